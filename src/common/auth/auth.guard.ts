@@ -1,0 +1,52 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { ApiKeysService } from '../../tenants/api-keys.service.js';
+import { secretsEqual } from '../../tenants/api-key-format.js';
+import {
+  adminRouteForbidden,
+  invalidCredentials,
+  missingCredentials,
+  tenantRouteForbidden,
+} from '../../tenants/tenants.errors.js';
+import { requestContext } from '../logging/request-context.js';
+import { AUTH_KIND, type AuthKind, type Tenant } from './auth.decorators.js';
+
+// One global guard: public routes pass, admin routes take ADMIN_TOKEN, every other route a tenant key.
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly apiKeys: ApiKeysService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const kind =
+      this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'tenant';
+    if (kind === 'public') return true;
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, unknown>; tenant?: Tenant }>();
+    const token = bearerToken(request.headers['authorization']);
+    if (token === null) throw missingCredentials();
+
+    const isAdminToken = this.config.adminToken !== null && secretsEqual(token, this.config.adminToken);
+    if (kind === 'admin') {
+      if (isAdminToken) return true;
+      if (await this.apiKeys.authenticate(token)) throw adminRouteForbidden();
+      throw invalidCredentials();
+    }
+    if (isAdminToken) throw tenantRouteForbidden();
+    const tenant = await this.apiKeys.authenticate(token);
+    if (!tenant) throw invalidCredentials();
+    request.tenant = tenant;
+    const store = requestContext.getStore();
+    if (store) store.tenantId = tenant.tenantId;
+    return true;
+  }
+}
+
+function bearerToken(header: unknown): string | null {
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+}

@@ -1,0 +1,29 @@
+import { TtlLruCache } from './ttl-lru-cache.js';
+
+describe('TtlLruCache', () => {
+  it('forgets an entry once its time to live has passed', () => {
+    let now = 0;
+    const cache = new TtlLruCache<string, number>(100, 10, () => now);
+    cache.set('a', 1);
+    now = 99;
+    expect(cache.get('a')).toBe(1);
+    now = 100;
+    expect(cache.get('a')).toBeUndefined();
+  });
+
+  it('evicts the least recently used entry when full', () => {
+    const cache = new TtlLruCache<string, number>(10_000, 2);
+    cache.set('a', 1);
+    cache.set('b', 2);
+    cache.get('a');
+    cache.set('c', 3);
+    expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual([1, undefined, 3]);
+    expect(cache.size).toBe(2);
+  });
+
+  it('stores nothing when the time to live is zero', () => {
+    const cache = new TtlLruCache<string, number>(0, 10);
+    cache.set('a', 1);
+    expect(cache.get('a')).toBeUndefined();
+  });
+});

@@ -1,0 +1,30 @@
+
+// The one typed configuration object, read and validated once at start-up (see loadConfig).
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string }
+  // dataDir null: in memory, gone when the process exits.
+  | { kind: 'pglite'; dataDir: string | null };
+
+export type WorkspaceFallback = 'cwd' | 'error';
+
+export interface AppConfig {
+  nodeEnv: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  bodyLimitBytes: number;
+  database: DatabaseTarget;
+  migrateOnStart: boolean;
+  adminToken: string | null;
+  apiKeyCacheTtlMs: number;
+  workspace: {
+    root: string | null;
+    allowedRoots: string[];
+    fallback: WorkspaceFallback;
+    cacheTtlMs: number;
+    cacheMaxEntries: number;
+    fileMaxBytes: number;
+  };
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

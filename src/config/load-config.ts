@@ -1,0 +1,132 @@
+import path from 'node:path';
+import type { AppConfig, DatabaseTarget, WorkspaceFallback } from './app-config.js';
+
+// A bad variable stops start-up with a message naming every bad variable, not just the first.
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConfig {
+  const problems: string[] = [];
+  const read = new EnvReader(env, problems);
+
+  const nodeEnv = read.oneOf('NODE_ENV', ['development', 'production', 'test'] as const, 'development');
+  const production = nodeEnv === 'production';
+  const workspaceRoot = read.absolutePath('WORKSPACE_ROOT', cwd);
+  const allowedRoots = read.pathList('WORKSPACE_ALLOWED_ROOTS', cwd) ?? (workspaceRoot ? [workspaceRoot] : []);
+  const adminToken = read.string('ADMIN_TOKEN');
+  if (adminToken !== null && adminToken.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters');
+  if (production && adminToken === null) problems.push('ADMIN_TOKEN is required when NODE_ENV=production');
+
+  const config: AppConfig = {
+    nodeEnv,
+    host: read.string('HOST') ?? '0.0.0.0',
+    port: read.integer('PORT', 3000, 0, 65535),
+    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    database: parseDatabase(read, cwd, problems),
+    migrateOnStart: read.boolean('MIGRATE_ON_START', true),
+    adminToken,
+    apiKeyCacheTtlMs: read.integer('API_KEY_CACHE_TTL_MS', 10_000, 0, 3_600_000),
+    workspace: {
+      root: workspaceRoot,
+      allowedRoots,
+      fallback: read.oneOf<WorkspaceFallback>('WORKSPACE_FALLBACK', ['cwd', 'error'], production ? 'error' : 'cwd'),
+      cacheTtlMs: read.integer('WORKSPACE_CACHE_TTL_MS', 300_000, 0, 86_400_000),
+      cacheMaxEntries: read.integer('WORKSPACE_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
+      fileMaxBytes: read.integer('WORKSPACE_FILE_MAX_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
+    },
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function parseDatabase(read: EnvReader, cwd: string, problems: string[]): DatabaseTarget {
+  const url = read.string('DATABASE_URL');
+  if (url === null) {
+    const dataDir = read.absolutePath('PGLITE_DATA_DIR', cwd) ?? path.resolve(cwd, '.data/pglite');
+    return { kind: 'pglite', dataDir };
+  }
+  if (url === 'pglite://memory') return { kind: 'pglite', dataDir: null };
+  if (url.startsWith('pglite://')) {
+    return { kind: 'pglite', dataDir: path.resolve(cwd, url.slice('pglite://'.length)) };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    try {
+      new URL(url);
+      return { kind: 'postgres', url };
+    } catch {
+      // fall through to the problem below
+    }
+  }
+  problems.push(
+    'DATABASE_URL must be a postgresql://user@host:port/db URL, pglite://memory or pglite://<directory> (unset: embedded PGlite in .data/pglite)',
+  );
+  return { kind: 'pglite', dataDir: null };
+}
+
+class EnvReader {
+  constructor(
+    private readonly env: Env,
+    private readonly problems: string[],
+  ) {}
+
+  string(name: string): string | null {
+    const value = this.env[name]?.trim();
+    return value ? value : null;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.string(name);
+    if (raw === null) return fallback;
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw) || value < min || value > max) {
+      this.problems.push(`${name} must be an integer between ${min} and ${max}, got '${raw}'`);
+      return fallback;
+    }
+    return value;
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const raw = this.string(name)?.toLowerCase();
+    if (raw === undefined || raw === null) return fallback;
+    if (['true', '1', 'yes'].includes(raw)) return true;
+    if (['false', '0', 'no'].includes(raw)) return false;
+    this.problems.push(`${name} must be true or false, got '${raw}'`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const raw = this.string(name);
+    if (raw === null) return fallback;
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    this.problems.push(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+    return fallback;
+  }
+
+  absolutePath(name: string, cwd: string): string | null {
+    const raw = this.string(name);
+    if (raw === null) return null;
+    if (raw.includes('\0')) {
+      this.problems.push(`${name} must be a path`);
+      return null;
+    }
+    return path.resolve(cwd, raw);
+  }
+
+  // Comma-separated (a colon would clash with nothing on POSIX, but commas read better in .env files).
+  pathList(name: string, cwd: string): string[] | null {
+    const raw = this.string(name);
+    if (raw === null) return null;
+    return raw
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .map((p) => path.resolve(cwd, p));
+  }
+}

@@ -1,0 +1,76 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import pg from 'pg';
+import type { DatabaseTarget } from '../config/app-config.js';
+
+// One connection's worth of raw SQL, for the migrator (its advisory lock must stay on one session).
+export interface SqlSession {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  // Runs a script of several statements (simple query protocol, no parameters).
+  exec(sql: string): Promise<void>;
+}
+
+type PrismaAdapterFactory = PrismaPg | PrismaPGlite;
+
+// The database behind Prisma: PostgreSQL through a pg pool, or embedded PGlite in-process.
+export interface DatabaseDriver {
+  readonly kind: DatabaseTarget['kind'];
+  // Where the data lives, for logs (no password).
+  readonly description: string;
+  readonly adapter: PrismaAdapterFactory;
+  withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export const DATABASE_DRIVER = Symbol('DATABASE_DRIVER');
+
+export async function createDatabaseDriver(target: DatabaseTarget): Promise<DatabaseDriver> {
+  return target.kind === 'postgres' ? createPostgresDriver(target.url) : createPgliteDriver(target.dataDir);
+}
+
+export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
+  // An idle client losing its server (restart, network cut) must not crash the process.
+  pool.on('error', () => undefined);
+  const safeUrl = new URL(url);
+  safeUrl.password = '';
+  return {
+    kind: 'postgres',
+    description: `postgresql ${safeUrl.host}${safeUrl.pathname}`,
+    adapter: new PrismaPg(pool),
+    async withSession(fn) {
+      const client = await pool.connect();
+      try {
+        return await fn({
+          query: async (sql, params) => (await client.query(sql, params)).rows,
+          exec: async (sql) => void (await client.query(sql)),
+        });
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+export async function createPgliteDriver(dataDir: string | null): Promise<DatabaseDriver> {
+  if (dataDir) await mkdir(dataDir, { recursive: true });
+  return wrapPglite(dataDir ? new PGlite(dataDir) : new PGlite(), dataDir ?? 'memory');
+}
+
+// Tests hand in a PGlite cloned from a migrated template, so each test file skips the 4 s cold start.
+export function wrapPglite(db: PGlite, location: string): DatabaseDriver {
+  return {
+    kind: 'pglite',
+    description: `pglite ${location}`,
+    adapter: new PrismaPGlite(db),
+    withSession: (fn) =>
+      fn({
+        query: async (sql, params) => (await db.query(sql, params)).rows as never[],
+        exec: async (sql) => void (await db.exec(sql)),
+      }),
+    close: () => (db.closed ? Promise.resolve() : db.close()),
+  };
+}

@@ -1,0 +1,18 @@
+// `npm run db:migrate`: applies pending migrations to DATABASE_URL (or the embedded PGlite) and exits.
+import { loadConfig } from '../config/load-config.js';
+import { createDatabaseDriver } from './database-driver.js';
+import { migrate, MIGRATIONS_DIR, readMigrations } from './migrator.js';
+
+const config = loadConfig();
+const driver = await createDatabaseDriver(config.database);
+try {
+  const report = await driver.withSession(async (session) => migrate(session, await readMigrations(MIGRATIONS_DIR)));
+  console.log(
+    `${driver.description}: ${report.applied.length} applied (${report.applied.join(', ') || 'none'}), ${report.alreadyApplied.length} already applied`,
+  );
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+} finally {
+  await driver.close();
+}

@@ -1,0 +1,33 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { AppModule } from './app.module.js';
+import { createPinoLogger, JsonLogger } from './common/logging/json-logger.js';
+import { ConfigError, loadConfig } from './config/load-config.js';
+import { configureApp } from './http/configure-app.js';
+
+async function bootstrap(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const pinoLogger = createPinoLogger(config.logLevel);
+  const app = await NestFactory.create(AppModule.forRoot(config), new ExpressAdapter(), {
+    bodyParser: false,
+    logger: new JsonLogger(pinoLogger),
+  });
+  configureApp(app, config, pinoLogger);
+  await app.listen(config.port, config.host);
+  pinoLogger.info({ port: config.port, host: config.host, database: config.database.kind }, 'Toolgate is listening');
+}
+
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(`Toolgate failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

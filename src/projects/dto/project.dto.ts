@@ -1,0 +1,73 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import type { Project } from '../../generated/prisma/client.js';
+
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+const SLUG_MESSAGE = 'slug must be 1-64 lowercase letters, digits or dashes, not starting or ending with a dash';
+
+export class CreateProjectDto {
+  @ApiProperty({ example: 'Docs site' })
+  @IsString()
+  @Length(1, 200)
+  name!: string;
+
+  @ApiProperty({ example: 'docs-site', description: 'Unique within the tenant', pattern: SLUG.source })
+  @IsString()
+  @Matches(SLUG, { message: SLUG_MESSAGE })
+  slug!: string;
+
+  @ApiPropertyOptional({
+    example: '/srv/toolgate/workspaces/docs-site',
+    description: 'An existing directory inside an allowed root (WORKSPACE_ALLOWED_ROOTS)',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4096)
+  workspacePath?: string;
+}
+
+export class UpdateProjectDto {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({ pattern: SLUG.source })
+  @IsOptional()
+  @IsString()
+  @Matches(SLUG, { message: SLUG_MESSAGE })
+  slug?: string;
+
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'null clears it' })
+  @ValidateIf((_, value) => value !== null && value !== undefined)
+  @IsString()
+  @MaxLength(4096)
+  workspacePath?: string | null;
+}
+
+export class ProjectResponseDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() slug!: string;
+  @ApiProperty({ nullable: true, type: String }) workspacePath!: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+
+  static from(p: Project): ProjectResponseDto {
+    return {
+      id: p.id,
+      name: p.name,
+      slug: p.slug,
+      workspacePath: p.workspacePath,
+      createdAt: p.createdAt.toISOString(),
+      updatedAt: p.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class ProjectListResponseDto {
+  @ApiProperty({ type: [ProjectResponseDto] }) items!: ProjectResponseDto[];
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as ?cursor= for the next page; null on the last' })
+  nextCursor!: string | null;
+}

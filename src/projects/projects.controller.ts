@@ -1,0 +1,69 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
+import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { PageQueryDto } from '../common/pagination/cursor.js';
+import {
+  CreateProjectDto,
+  ProjectListResponseDto,
+  ProjectResponseDto,
+  UpdateProjectDto,
+} from './dto/project.dto.js';
+import { ProjectsService } from './projects.service.js';
+
+@ApiTags('projects')
+@TenantAuth()
+@Controller('v1/projects')
+export class ProjectsController {
+  constructor(private readonly projects: ProjectsService) {}
+
+  @Post()
+  @ApiCreatedResponse({ type: ProjectResponseDto })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'project_slug_taken' })
+  @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_path_not_allowed' })
+  async create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
+    return ProjectResponseDto.from(await this.projects.create(tenant.tenantId, dto));
+  }
+
+  @Get()
+  @ApiOkResponse({ type: ProjectListResponseDto })
+  list(@CurrentTenant() tenant: Tenant, @Query() query: PageQueryDto): Promise<ProjectListResponseDto> {
+    return this.projects.list(tenant.tenantId, query.limit, query.cursor, (p) => ProjectResponseDto.from(p));
+  }
+
+  @Get(':projectId')
+  @ApiOkResponse({ type: ProjectResponseDto })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
+  async get(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<ProjectResponseDto> {
+    return ProjectResponseDto.from(await this.projects.get(tenant.tenantId, projectId));
+  }
+
+  @Patch(':projectId')
+  @ApiOkResponse({ type: ProjectResponseDto })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'project_slug_taken' })
+  @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_path_not_allowed' })
+  async update(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Body() dto: UpdateProjectDto,
+  ): Promise<ProjectResponseDto> {
+    return ProjectResponseDto.from(await this.projects.update(tenant.tenantId, projectId, dto));
+  }
+
+  @Delete(':projectId')
+  @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Deleted (the workspace directory on disk is left alone)' })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
+  async remove(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<void> {
+    await this.projects.delete(tenant.tenantId, projectId);
+  }
+}

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { conflict } from '../common/errors/app-error.js';
+import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
+import { Prisma, type Project } from '../generated/prisma/client.js';
+import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
+import { projectNotFound } from '../workspace/workspace.errors.js';
+import type { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
+import { ProjectsRepository } from './projects.repository.js';
+
+const DEFAULT_PAGE_SIZE = 20;
+
+@Injectable()
+export class ProjectsService {
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly workspaces: WorkspaceResolver,
+  ) {}
+
+  async create(tenantId: string, dto: CreateProjectDto): Promise<Project> {
+    const workspacePath = dto.workspacePath ? await this.workspaces.checkWorkspacePath(dto.workspacePath) : null;
+    const project = await withSlugConflict(dto.slug, () =>
+      this.projects.create(tenantId, { name: dto.name, slug: dto.slug, workspacePath }),
+    );
+    await this.workspaces.provision(project.id);
+    return project;
+  }
+
+  async list<R>(tenantId: string, limit = DEFAULT_PAGE_SIZE, cursor: string | undefined, map: (p: Project) => R): Promise<Page<R>> {
+    const after = cursor ? decodeCursor(cursor) : null;
+    return toPage(await this.projects.listPage(tenantId, limit, after), limit, map);
+  }
+
+  async get(tenantId: string, projectId: string): Promise<Project> {
+    const project = await this.projects.findById(tenantId, projectId);
+    if (!project) throw projectNotFound(projectId);
+    return project;
+  }
+
+  async update(tenantId: string, projectId: string, dto: UpdateProjectDto): Promise<Project> {
+    // Existence first, so another tenant's id answers 404 before any validation can tell it apart.
+    await this.get(tenantId, projectId);
+    const workspacePath =
+      dto.workspacePath === undefined || dto.workspacePath === null
+        ? dto.workspacePath
+        : await this.workspaces.checkWorkspacePath(dto.workspacePath);
+    const fields = { name: dto.name, slug: dto.slug, workspacePath };
+    const project = await withSlugConflict(dto.slug ?? '', () => this.projects.update(tenantId, projectId, fields));
+    this.workspaces.invalidate(tenantId, projectId);
+    if (!project) throw projectNotFound(projectId);
+    return project;
+  }
+
+  async delete(tenantId: string, projectId: string): Promise<void> {
+    const deleted = await this.projects.delete(tenantId, projectId);
+    this.workspaces.invalidate(tenantId, projectId);
+    if (!deleted) throw projectNotFound(projectId);
+  }
+}
+
+async function withSlugConflict<T>(slug: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+      throw conflict('project_slug_taken', `A project with slug '${slug}' already exists in this tenant`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaService } from '../database/prisma.service.js';
+import { isUuid } from '../common/validation/is-uuid.js';
+import type { ApiKey } from '../generated/prisma/client.js';
+
+@Injectable()
+export class ApiKeysRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  create(tenantId: string, name: string, prefix: string, keyHash: Buffer): Promise<ApiKey> {
+    return this.prisma.apiKey.create({ data: { tenantId, name, prefix, keyHash: new Uint8Array(keyHash) } });
+  }
+
+  listForTenant(tenantId: string): Promise<ApiKey[]> {
+    return this.prisma.apiKey.findMany({
+      where: { tenantId, revokedAt: null },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+  }
+
+  findActiveByPrefix(prefix: string): Promise<ApiKey | null> {
+    return this.prisma.apiKey.findFirst({ where: { prefix, revokedAt: null } });
+  }
+
+  // Answers the revoked key's prefix, or null when the tenant has no such active key.
+  async revoke(tenantId: string, keyId: string): Promise<string | null> {
+    if (!isUuid(keyId)) return null;
+    const key = await this.prisma.apiKey.findFirst({ where: { id: keyId, tenantId, revokedAt: null } });
+    if (!key) return null;
+    await this.prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
+    return key.prefix;
+  }
+
+  async touchLastUsed(keyId: string, at: Date): Promise<void> {
+    await this.prisma.apiKey.update({ where: { id: keyId }, data: { lastUsedAt: at } });
+  }
+}

@@ -1,0 +1,63 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import type { ApiKey, Tenant } from '../../generated/prisma/client.js';
+
+export class CreateTenantDto {
+  @ApiProperty({ example: 'acme', description: 'Unique tenant name: letters, digits, dot, dash, underscore' })
+  @IsString()
+  @Length(1, 100)
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'name may hold letters, digits, dot, dash and underscore' })
+  name!: string;
+}
+
+export class CreateApiKeyDto {
+  @ApiPropertyOptional({ example: 'ci', description: 'A label to tell keys apart', default: 'default' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 100)
+  name?: string;
+}
+
+export class TenantResponseDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+
+  static from(t: Tenant): TenantResponseDto {
+    return { id: t.id, name: t.name, createdAt: t.createdAt.toISOString(), updatedAt: t.updatedAt.toISOString() };
+  }
+}
+
+export class ApiKeyResponseDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ example: '3f9a1c0b7d2e', description: 'The public part of the key: tg_<prefix>_…' }) prefix!: string;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) lastUsedAt!: string | null;
+
+  static from(k: ApiKey): ApiKeyResponseDto {
+    return {
+      id: k.id,
+      name: k.name,
+      prefix: k.prefix,
+      createdAt: k.createdAt.toISOString(),
+      lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    };
+  }
+}
+
+export class CreatedApiKeyResponseDto extends ApiKeyResponseDto {
+  @ApiProperty({ description: 'The full key. It is shown this once and cannot be recovered.' })
+  key!: string;
+
+  @ApiProperty({ format: 'uuid' }) tenantId!: string;
+}
+
+export class TenantListResponseDto {
+  @ApiProperty({ type: [TenantResponseDto] }) items!: TenantResponseDto[];
+}
+
+export class ApiKeyListResponseDto {
+  @ApiProperty({ type: [ApiKeyResponseDto] }) items!: ApiKeyResponseDto[];
+}

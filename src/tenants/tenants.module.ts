@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { AdminTenantsController } from './admin-tenants.controller.js';
+import { ApiKeysController } from './api-keys.controller.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+import { ApiKeysService } from './api-keys.service.js';
+import { DefaultTenantBootstrap } from './default-tenant.bootstrap.js';
+import { TenantsRepository } from './tenants.repository.js';
+import { TenantsService } from './tenants.service.js';
+
+@Module({
+  controllers: [AdminTenantsController, ApiKeysController],
+  providers: [TenantsRepository, ApiKeysRepository, TenantsService, ApiKeysService, DefaultTenantBootstrap],
+  exports: [TenantsService, ApiKeysService],
+})
+export class TenantsModule {}

@@ -1,0 +1,126 @@
+import { mkdir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { WorkspaceRepository } from './workspace.repository.js';
+import { projectNotFound, workspacePathRefused, workspaceUnavailable } from './workspace.errors.js';
+
+export type WorkspaceSource = 'database' | 'workspace_root' | 'cwd';
+
+export interface ResolvedWorkspace {
+  // Real path (symlinks resolved) of the workspace directory.
+  path: string;
+  source: WorkspaceSource;
+}
+
+// Finds a project's workspace directory: its workspace_path column, then WORKSPACE_ROOT/<projectId>,
+// then the working directory. Every caller goes through here, so the cache keeps the database off
+// the hot path; updates and deletes of a project invalidate its entry.
+@Injectable()
+export class WorkspaceResolver {
+  private readonly logger = new Logger('Workspace');
+  private readonly cache: TtlLruCache<string, ResolvedWorkspace>;
+  // Projects already warned about falling back to the working directory (bounded like the cache).
+  private readonly warnedCwd: TtlLruCache<string, true>;
+  private readonly allowedRoots: Promise<string[]>;
+
+  constructor(
+    private readonly repository: WorkspaceRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    const { cacheTtlMs, cacheMaxEntries } = config.workspace;
+    this.cache = new TtlLruCache(cacheTtlMs, cacheMaxEntries);
+    this.warnedCwd = new TtlLruCache(Number.MAX_SAFE_INTEGER, cacheMaxEntries);
+    this.allowedRoots = Promise.all(config.workspace.allowedRoots.map((root) => realpathOrSelf(root)));
+  }
+
+  async resolve(tenantId: string, projectId: string): Promise<ResolvedWorkspace> {
+    const key = cacheKey(tenantId, projectId);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const row = await this.repository.findWorkspacePath(tenantId, projectId);
+    if (!row) throw projectNotFound(projectId);
+    const resolved = await this.resolveUncached(projectId, row.workspacePath);
+    this.cache.set(key, resolved);
+    return resolved;
+  }
+
+  invalidate(tenantId: string, projectId: string): void {
+    this.cache.delete(cacheKey(tenantId, projectId));
+  }
+
+  // Called when a project is created: its directory under WORKSPACE_ROOT exists from the start.
+  async provision(projectId: string): Promise<void> {
+    const root = this.config.workspace.root;
+    if (root) await mkdir(path.join(root, projectId), { recursive: true, mode: 0o750 });
+  }
+
+  // A tenant may only point a project at an existing directory inside an allowed root, judged on the
+  // real path so that a symlink cannot smuggle in `/` or `/etc`. Answers the real path to store.
+  async checkWorkspacePath(requested: string): Promise<string> {
+    if (!path.isAbsolute(requested)) throw workspacePathRefused('it must be an absolute path');
+    if (requested.includes('\0')) throw workspacePathRefused('it contains a NUL byte');
+    const roots = await this.allowedRoots;
+    if (roots.length === 0) {
+      throw workspacePathRefused('no allowed roots are configured (set WORKSPACE_ALLOWED_ROOTS or WORKSPACE_ROOT)');
+    }
+    let real: string;
+    try {
+      real = await realpath(requested);
+      if (!(await stat(real)).isDirectory()) throw new Error('not a directory');
+    } catch {
+      throw workspacePathRefused(`'${requested}' is not an existing directory`);
+    }
+    if (!roots.some((root) => isInside(root, real))) {
+      throw workspacePathRefused(`'${requested}' is outside the allowed workspace roots`);
+    }
+    return real;
+  }
+
+  private async resolveUncached(projectId: string, workspacePath: string | null): Promise<ResolvedWorkspace> {
+    if (workspacePath !== null) {
+      const real = await existingDirectory(workspacePath);
+      if (real) return { path: real, source: 'database' };
+      this.logger.warn(`project ${projectId}: workspace_path '${workspacePath}' is not an existing directory; trying the next source`);
+    }
+    const root = this.config.workspace.root;
+    if (root) {
+      const dir = path.join(root, projectId);
+      await mkdir(dir, { recursive: true, mode: 0o750 });
+      return { path: await realpath(dir), source: 'workspace_root' };
+    }
+    if (this.config.workspace.fallback === 'error') throw workspaceUnavailable(projectId);
+    if (!this.warnedCwd.get(projectId)) {
+      this.warnedCwd.set(projectId, true);
+      this.logger.warn(
+        `project ${projectId} has no workspace_path and WORKSPACE_ROOT is not set: using the working directory ${process.cwd()}`,
+      );
+    }
+    return { path: await realpath(process.cwd()), source: 'cwd' };
+  }
+}
+
+const cacheKey = (tenantId: string, projectId: string) => `${tenantId}:${projectId}`;
+
+export function isInside(root: string, candidate: string): boolean {
+  const relative = path.relative(root, candidate);
+  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+}
+
+async function existingDirectory(p: string): Promise<string | null> {
+  try {
+    const real = await realpath(p);
+    return (await stat(real)).isDirectory() ? real : null;
+  } catch {
+    return null;
+  }
+}
+
+async function realpathOrSelf(p: string): Promise<string> {
+  try {
+    return await realpath(p);
+  } catch {
+    return path.resolve(p);
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { WorkspaceController } from './workspace.controller.js';
+import { WorkspaceRepository } from './workspace.repository.js';
+import { WorkspaceResolver } from './workspace-resolver.js';
+
+@Module({
+  controllers: [WorkspaceController],
+  providers: [WorkspaceRepository, WorkspaceResolver],
+  exports: [WorkspaceResolver],
+})
+export class WorkspaceModule {}
