@@ -36,6 +36,7 @@ export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver
   pool.on('error', () => undefined);
   const safeUrl = new URL(url);
   safeUrl.password = '';
+  let closing: Promise<void> | null = null;
   return {
     kind: 'postgres',
     description: `postgresql ${safeUrl.host}${safeUrl.pathname}`,
@@ -51,7 +52,7 @@ export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver
         client.release();
       }
     },
-    close: () => pool.end(),
+    close: () => (closing ??= pool.end()),
   };
 }
 

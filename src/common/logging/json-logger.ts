@@ -1,13 +1,14 @@
 import type { LoggerService } from '@nestjs/common';
-import { pino, type Logger as PinoLogger } from 'pino';
+import { type DestinationStream, pino, type Logger as PinoLogger } from 'pino';
 import type { AppConfig } from '../../config/app-config.js';
 import { requestContext } from './request-context.js';
 
 // Keys whose values never reach a log line, wherever they sit in a logged object.
 const REDACTED_KEYS = ['authorization', 'apiKey', 'api_key', 'key', 'token', 'adminToken', 'password', 'secret', 'env', 'cookie'];
 
-export function createPinoLogger(level: AppConfig['logLevel']): PinoLogger {
-  return pino({
+export function createPinoLogger(level: AppConfig['logLevel'], destination?: DestinationStream): PinoLogger {
+  return pino(
+    {
     level,
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -20,7 +21,9 @@ export function createPinoLogger(level: AppConfig['logLevel']): PinoLogger {
       const ctx = requestContext.getStore();
       return ctx ? { requestId: ctx.requestId, ...(ctx.tenantId ? { tenantId: ctx.tenantId } : {}) } : {};
     },
-  });
+    },
+    destination,
+  );
 }
 
 // Nest's logger interface over pino: one JSON object per line, with the request id when there is one.

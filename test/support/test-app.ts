@@ -1,0 +1,98 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import type { INestApplication } from '@nestjs/common';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { AppModule } from '../../src/app.module.js';
+import { createPinoLogger, JsonLogger } from '../../src/common/logging/json-logger.js';
+import type { AppConfig } from '../../src/config/app-config.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { DATABASE_DRIVER } from '../../src/database/database-driver.js';
+import { configureApp } from '../../src/http/configure-app.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+export interface TestTenant {
+  id: string;
+  key: string;
+  auth: { Authorization: string };
+}
+
+export interface TestApp {
+  app: INestApplication;
+  http: ReturnType<typeof request>;
+  config: AppConfig;
+  database: TestDatabase;
+  // Real temporary directory used as WORKSPACE_ROOT (and allowed root) unless the env overrides it.
+  tmpDir: string;
+  // Every JSON log line the app wrote, parsed.
+  logs: Array<Record<string, unknown>>;
+  admin: { Authorization: string };
+  createTenant(name?: string): Promise<TestTenant>;
+  createProject(tenant: TestTenant, body?: Record<string, unknown>): Promise<{ id: string } & Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+let tenantCounter = 0;
+
+// The real Nest app on a real database (PGlite, or PostgreSQL with TEST_DATABASE_URL), real files.
+export async function createTestApp(options: { env?: Record<string, string>; database?: TestDatabase } = {}): Promise<TestApp> {
+  const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'toolgate-test-'));
+  const config = loadConfig(
+    {
+      NODE_ENV: 'test',
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'info',
+      WORKSPACE_ROOT: path.join(tmpDir, 'workspaces'),
+      ...options.env,
+    },
+    tmpDir,
+  );
+  const database = options.database ?? (await createTestDatabase());
+  const logs: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  const pinoLogger = createPinoLogger(config.logLevel, sink);
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
+    .overrideProvider(DATABASE_DRIVER)
+    .useValue(database.driver)
+    .compile();
+  const app = moduleRef.createNestApplication(new ExpressAdapter(), { bodyParser: false, logger: new JsonLogger(pinoLogger) });
+  configureApp(app, config, pinoLogger);
+  await app.init();
+  const http = request(app.getHttpServer());
+  const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+
+  return {
+    app,
+    http,
+    config,
+    database,
+    tmpDir,
+    logs,
+    admin,
+    async createTenant(name = `tenant-${process.pid}-${++tenantCounter}`) {
+      const tenant = await http.post('/v1/admin/tenants').set(admin).send({ name }).expect(201);
+      const key = await http.post(`/v1/admin/tenants/${tenant.body.id}/api-keys`).set(admin).send({}).expect(201);
+      return { id: tenant.body.id as string, key: key.body.key as string, auth: { Authorization: `Bearer ${key.body.key}` } };
+    },
+    async createProject(tenant, body = {}) {
+      const slug = `p-${++tenantCounter}`;
+      const res = await http.post('/v1/projects').set(tenant.auth).send({ name: slug, slug, ...body }).expect(201);
+      return res.body as { id: string };
+    },
+    async close() {
+      await app.close();
+      if (!options.database) await database.close();
+      await rm(tmpDir, { recursive: true, force: true });
+    },
+  };
+}

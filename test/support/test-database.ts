@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { createPostgresDriver, type DatabaseDriver, wrapPglite } from '../../src/database/database-driver.js';
+
+// Every test file gets a database of its own: on PostgreSQL when TEST_DATABASE_URL is set (a new
+// database cloned from the migrated template the global setup made), else an in-memory PGlite
+// loaded from the migrated dump the global setup wrote (about 0.5 s instead of a 4 s cold start).
+export interface TestDatabase {
+  driver: DatabaseDriver;
+  // postgresql:// URL of the database (PostgreSQL only), for tests that open their own connections.
+  url: string | null;
+  close(): Promise<void>;
+}
+
+export const TEMPLATE_ENV = {
+  pgTemplate: 'TOOLGATE_TEST_PG_TEMPLATE',
+  pgliteDump: 'TOOLGATE_TEST_PGLITE_DUMP',
+} as const;
+
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+  const migrated = options.migrated ?? true;
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (serverUrl) return createPostgresDatabase(serverUrl, migrated ? process.env[TEMPLATE_ENV.pgTemplate] : undefined);
+  const dumpPath = process.env[TEMPLATE_ENV.pgliteDump];
+  const db =
+    migrated && dumpPath ? new PGlite({ loadDataDir: new Blob([await readFile(dumpPath)]) }) : new PGlite();
+  await db.waitReady;
+  const driver = wrapPglite(db, 'memory');
+  return { driver, url: null, close: () => driver.close() };
+}
+
+export async function createPostgresDatabase(serverUrl: string, template?: string): Promise<TestDatabase> {
+  const name = `toolgate_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(serverUrl, `CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`);
+  const url = withDatabase(serverUrl, name);
+  const driver = createPostgresDriver(url, 5);
+  return {
+    driver,
+    url,
+    async close() {
+      await driver.close();
+      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    },
+  };
+}
+
+export function withDatabase(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
