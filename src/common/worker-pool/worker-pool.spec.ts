@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, open, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { AppError } from '../errors/app-error.js';
+import { listWorkspace, WorkspaceFsError, type ListWorkspaceResult } from '../../workspace/fs/workspace-fs.js';
+import { defaultThreadCount, resolveWorkerEntry, WorkerPool } from './worker-pool.js';
+
+let base: string;
+let root: string;
+let pool: WorkerPool;
+
+beforeAll(async () => {
+  base = await realpath(await mkdtemp(join(tmpdir(), 'toolgate-pool-')));
+  root = join(base, 'ws');
+  await mkdir(root);
+  pool = new WorkerPool({ threads: 2 });
+});
+
+afterAll(async () => {
+  await pool.close();
+  await rm(base, { recursive: true, force: true });
+});
+
+// Sparse, so the file costs no disk, yet hashing it takes many seconds.
+async function makeHugeFile(): Promise<void> {
+  const huge = await open(join(root, 'huge.bin'), 'w');
+  await huge.truncate(64 * 1024 ** 3);
+  await huge.close();
+}
+
+describe('resolveWorkerEntry', () => {
+  it('uses the compiled entry in dist/ when running from TypeScript sources', () => {
+    const entry = resolveWorkerEntry(import.meta.url);
+    expect(entry).toMatch(/\/dist\/common\/worker-pool\/worker-entry\.js$/);
+  });
+
+  it('uses the sibling entry when running compiled code', () => {
+    const compiled = resolveWorkerEntry(import.meta.url);
+    const sibling = pathToFileURL(join(compiled, '..', 'worker-pool.js')).href;
+    expect(resolveWorkerEntry(sibling)).toBe(compiled);
+  });
+
+  it('says how to produce the compiled entry when it is missing', () => {
+    expect(() => resolveWorkerEntry(pathToFileURL(join(base, 'src', 'x', 'worker-pool.ts')).href)).toThrow(
+      /does not exist; compile the sources first with `npm run build`/,
+    );
+  });
+});
+
+describe('WorkerPool', () => {
+  it('defaults to one thread less than the CPUs available, and at least one', () => {
+    expect(defaultThreadCount()).toBe(Math.max(1, availableParallelism() - 1));
+    expect(() => new WorkerPool({ threads: 0 })).toThrow(/at least 1/);
+  });
+
+  it('lists a tree of a few thousand files recursively on a worker thread', async () => {
+    for (let d = 0; d < 30; d++) {
+      const dir = join(root, 'tree', `dir-${String(d).padStart(2, '0')}`);
+      await mkdir(dir, { recursive: true });
+      await Promise.all(
+        Array.from({ length: 100 }, (_, f) => writeFile(join(dir, `file-${String(f).padStart(3, '0')}.txt`), `${d}/${f}`)),
+      );
+    }
+    await symlink('..', join(root, 'tree', 'dir-00', 'loop'));
+    const options = { limit: 10_000, maxDepth: 10 };
+
+    const viaPool = await pool.run<ListWorkspaceResult>('listWorkspaceRecursive', { root, path: 'tree', options });
+    expect(viaPool.truncated).toBe(false);
+    expect(viaPool.entries).toHaveLength(30 + 3000 + 1);
+    expect(viaPool.entries[0].path).toBe('tree/dir-00');
+    expect(viaPool.entries.at(-1)!.path).toBe('tree/dir-29/file-099.txt');
+    expect(viaPool).toEqual(await listWorkspace(root, 'tree', { ...options, recursive: true }));
+  }, 30_000);
+
+  it('hashes a confined file on a worker thread', async () => {
+    await writeFile(join(root, 'data.bin'), Buffer.alloc(3 * 1024 * 1024 + 17, 7));
+    const expected = createHash('sha256').update(Buffer.alloc(3 * 1024 * 1024 + 17, 7)).digest('hex');
+    expect(await pool.run('hashFile', { root, path: 'data.bin' })).toEqual({
+      path: 'data.bin',
+      size: 3 * 1024 * 1024 + 17,
+      sha256: expected,
+    });
+  });
+
+  it('brings refusals and outcomes back as the same error classes', async () => {
+    const refused = pool.run('hashFile', { root, path: '../outside' });
+    await expect(refused).rejects.toBeInstanceOf(AppError);
+    await expect(refused).rejects.toMatchObject({ status: 403, code: 'path_outside_workspace' });
+    const missing = pool.run('hashFile', { root, path: 'missing.bin' });
+    await expect(missing).rejects.toBeInstanceOf(WorkspaceFsError);
+    await expect(missing).rejects.toMatchObject({ code: 'not_found' });
+    await expect(pool.run('noSuchTask', {})).rejects.toThrow("Unknown worker task 'noSuchTask'");
+  });
+
+  it('stops an aborted task promptly and keeps serving', async () => {
+    await makeHugeFile();
+    const controller = new AbortController();
+    const task = pool.run('hashFile', { root, path: 'huge.bin' }, { signal: controller.signal });
+    const settled = task.then(
+      () => 'resolved',
+      (err: Error) => err.name,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const abortedAt = Date.now();
+    controller.abort();
+    expect(await settled).toBe('AbortError');
+    expect(Date.now() - abortedAt).toBeLessThan(1000);
+
+    await writeFile(join(root, 'small.txt'), 'abc');
+    await expect(pool.run('hashFile', { root, path: 'small.txt' })).resolves.toMatchObject({ size: 3 });
+  }, 20_000);
+
+  it('rejects at once when the signal is already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const payload = { root, path: '', options: { limit: 1 } };
+    const task = pool.run('listWorkspaceRecursive', payload, { signal: controller.signal });
+    await expect(task).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('leaves no descriptors open after a worker is terminated by an abort', async () => {
+    const openOnHugeFile = async () => {
+      const targets = await Promise.all(
+        (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
+      );
+      return targets.filter((t) => t.endsWith('/huge.bin')).length;
+    };
+    await makeHugeFile();
+    const controller = new AbortController();
+    const task = pool.run('hashFile', { root, path: 'huge.bin' }, { signal: controller.signal }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await openOnHugeFile()).toBeGreaterThan(0);
+    controller.abort();
+    await task;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await openOnHugeFile()).toBe(0);
+  }, 20_000);
+});

@@ -1,0 +1,75 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { reviveError, type TaskOutcome } from './worker-error.codec.js';
+import type { TaskRequest } from './worker-entry.js';
+
+export interface WorkerPoolOptions {
+  // Defaults to one less than the CPUs available, and at least one.
+  threads?: number;
+  // Absolute path of the worker module; defaults to the compiled worker-entry.js.
+  entry?: string;
+  // A thread idle this long exits; the next task starts a new one.
+  idleTimeoutMs?: number;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+}
+
+export const defaultThreadCount = (): number => Math.max(1, availableParallelism() - 1);
+
+// Worker threads cannot load TypeScript. Compiled code (dist/**) uses the sibling worker-entry.js; code
+// running from src/**/*.ts (Jest) uses the same file in dist/, which `npm run build` must have produced.
+export function resolveWorkerEntry(moduleUrl: string): string {
+  const modulePath = fileURLToPath(moduleUrl);
+  const dir = path.dirname(modulePath);
+  let entry = path.join(dir, 'worker-entry.js');
+  if (modulePath.endsWith('.ts')) {
+    const parts = dir.split(path.sep);
+    const src = parts.lastIndexOf('src');
+    if (src === -1) throw new Error(`Cannot locate the compiled worker entry for ${modulePath}: it is not under src/`);
+    parts[src] = 'dist';
+    entry = path.join(parts.join(path.sep), 'worker-entry.js');
+  }
+  if (!existsSync(entry)) {
+    throw new Error(
+      `Worker entry ${entry} does not exist; compile the sources first with \`npm run build\` (tsc -p tsconfig.build.json)`,
+    );
+  }
+  return entry;
+}
+
+// Runs named tasks from worker-tasks.ts on a thread pool, off the event loop. Aborting a task's signal
+// stops it for real: piscina terminates the thread running it and starts a fresh one when needed.
+export class WorkerPool {
+  private readonly piscina: Piscina<TaskRequest, TaskOutcome>;
+
+  constructor(options: WorkerPoolOptions = {}) {
+    const threads = options.threads ?? defaultThreadCount();
+    if (!Number.isInteger(threads) || threads < 1) throw new Error(`WorkerPool threads must be at least 1, got ${threads}`);
+    this.piscina = new Piscina<TaskRequest, TaskOutcome>({
+      filename: options.entry ?? resolveWorkerEntry(import.meta.url),
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout: options.idleTimeoutMs ?? 30_000,
+    });
+  }
+
+  get threads(): number {
+    return this.piscina.maxThreads;
+  }
+
+  async run<T>(task: string, payload: unknown, opts: RunOptions = {}): Promise<T> {
+    const outcome = await this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null });
+    if (outcome.ok) return outcome.value as T;
+    throw reviveError(outcome.error);
+  }
+
+  // Waits for running tasks, then stops every thread.
+  close(): Promise<void> {
+    return this.piscina.close();
+  }
+}

@@ -1,0 +1,23 @@
+import { hashWorkspaceFile } from '../../workspace/fs/workspace-file.reader.js';
+import { walkWorkspaceTree, type ListWorkspaceOptions } from '../../workspace/fs/workspace-tree.walker.js';
+
+export interface ListWorkspaceRecursivePayload {
+  root: string;
+  path: string;
+  options: Omit<ListWorkspaceOptions, 'recursive'>;
+}
+
+export interface HashFilePayload {
+  root: string;
+  path: string;
+}
+
+// What a pool thread can run, by name. Payloads and results cross threads by structured clone, so both
+// stay plain data.
+export const workerTasks = {
+  listWorkspaceRecursive: (payload: ListWorkspaceRecursivePayload) =>
+    walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true }),
+  hashFile: (payload: HashFilePayload) => hashWorkspaceFile(payload.root, payload.path),
+} satisfies Record<string, (payload: never) => Promise<unknown>>;
+
+export type WorkerTaskName = keyof typeof workerTasks;

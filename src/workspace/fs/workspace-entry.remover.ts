@@ -1,0 +1,108 @@
+import { readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import {
+  hardLink,
+  isADirectory,
+  toWorkspaceFsError,
+  workspaceRoot,
+  WorkspaceFsError,
+} from './workspace-fs.error.js';
+import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
+import { fdPath, openNoFollow, resolveWorkspacePath } from './workspace-path.resolver.js';
+import { entryType, type WorkspaceEntryType } from './workspace-tree.walker.js';
+
+export interface DeleteWorkspacePathOptions {
+  recursive?: boolean;
+}
+
+export interface DeleteWorkspacePathResult {
+  path: string;
+  type: WorkspaceEntryType;
+}
+
+// Each level holds one descriptor while its children are removed.
+const MAX_DELETE_DEPTH = 256;
+
+export async function deleteWorkspacePath(
+  root: string,
+  userPath: string,
+  opts: DeleteWorkspacePathOptions = {},
+): Promise<DeleteWorkspacePathResult> {
+  const parsed = parseWorkspacePath(root, userPath);
+  if (parsed.segments.every((s) => s === '' || s === '.')) throw workspaceRoot(parsed.display);
+  try {
+    const resolved = await resolveWorkspacePath(root, parsed, { final: 'nofollow' });
+    try {
+      const { parent, stat, handle } = resolved;
+      if (!parent || resolved.segments.length === 0) throw workspaceRoot(parsed.display);
+      const type = entryType(stat!);
+      const target = fdPath(parent.fd, resolved.name);
+      if (type === 'directory') {
+        if (!opts.recursive) {
+          throw isADirectory(parsed.display, 'pass recursive: true to delete it and everything inside it');
+        }
+        // Checked before anything is removed, so a refusal leaves the tree whole.
+        const shared = await findHardLink(handle!, resolved.segments, 0);
+        if (shared) throw hardLink(shared, 'deleted');
+        await removeChildren(handle!, 0);
+        await rmdir(target);
+      } else {
+        // A symlink loses only the link; FIFOs and sockets are unlinked without being opened.
+        if (type === 'file' && stat!.nlink > 1) throw hardLink(parsed.display, 'deleted');
+        await unlink(target);
+      }
+      return { path: toRelativePath(resolved.segments), type };
+    } finally {
+      await resolved.close();
+    }
+  } catch (err) {
+    throw toWorkspaceFsError(err, parsed.display);
+  }
+}
+
+// Children are reached through the descriptor of the directory already verified, never by path strings:
+// a subdirectory replaced by a symlink meanwhile is unlinked as a link, not descended into.
+async function forEachChild(
+  dir: FileHandle,
+  depth: number,
+  visit: (child: FileHandle, name: string) => Promise<boolean | void>,
+): Promise<boolean> {
+  if (depth > MAX_DELETE_DEPTH) {
+    throw new WorkspaceFsError(
+      'io_error',
+      `The directory tree is nested more than ${MAX_DELETE_DEPTH} levels deep; delete its deepest parts first`,
+    );
+  }
+  for (const name of await readdir(fdPath(dir.fd))) {
+    const child = await openNoFollow(fdPath(dir.fd, name));
+    if (!child) continue;
+    try {
+      if (await visit(child, name)) return true;
+    } finally {
+      await child.close();
+    }
+  }
+  return false;
+}
+
+async function findHardLink(dir: FileHandle, segments: string[], depth: number): Promise<string | null> {
+  let found: string | null = null;
+  await forEachChild(dir, depth, async (child, name) => {
+    const stat = await child.stat();
+    if (stat.isFile() && stat.nlink > 1) found = toRelativePath([...segments, name]);
+    else if (stat.isDirectory()) found = await findHardLink(child, [...segments, name], depth + 1);
+    return found !== null;
+  });
+  return found;
+}
+
+async function removeChildren(dir: FileHandle, depth: number): Promise<void> {
+  await forEachChild(dir, depth, async (child, name) => {
+    const path = fdPath(dir.fd, name);
+    if ((await child.stat()).isDirectory()) {
+      await removeChildren(child, depth + 1);
+      await rmdir(path);
+    } else {
+      await unlink(path);
+    }
+  });
+}

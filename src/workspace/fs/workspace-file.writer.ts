@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import {
+  hardLink,
+  invalidPath,
+  isADirectory,
+  specialFile,
+  toWorkspaceFsError,
+} from './workspace-fs.error.js';
+import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
+import { fdPath, resolveWorkspacePath } from './workspace-path.resolver.js';
+
+export interface WriteWorkspaceFileOptions {
+  createDirs?: boolean;
+}
+
+export interface WriteWorkspaceFileResult {
+  path: string;
+  bytesWritten: number;
+  created: boolean;
+}
+
+// The whole content lands under a temporary name in the verified directory, then one rename makes it
+// visible: readers never see half a file, and a hard link elsewhere is never written through.
+export async function writeWorkspaceFile(
+  root: string,
+  userPath: string,
+  content: Buffer,
+  opts: WriteWorkspaceFileOptions = {},
+): Promise<WriteWorkspaceFileResult> {
+  const parsed = parseWorkspacePath(root, userPath);
+  if (parsed.trailingSlash) throw invalidPath(parsed.display, "it ends with '/'; give the name of the file to write");
+  try {
+    const resolved = await resolveWorkspacePath(root, parsed, { final: 'write', createDirs: opts.createDirs });
+    try {
+      const { parent, stat } = resolved;
+      if (!parent) throw isADirectory(parsed.display, 'give the path of a file to write');
+      if (stat) {
+        if (stat.isDirectory()) throw isADirectory(parsed.display, 'give the path of a file to write');
+        if (!stat.isFile()) throw specialFile(parsed.display, stat);
+        if (stat.nlink > 1) throw hardLink(parsed.display, 'written');
+      }
+      await replaceAtomically(parent, resolved.name, content, stat ? stat.mode & 0o7777 : undefined);
+      return {
+        path: toRelativePath([...resolved.parentSegments, resolved.name]),
+        bytesWritten: content.length,
+        created: stat === null,
+      };
+    } finally {
+      await resolved.close();
+    }
+  } catch (err) {
+    throw toWorkspaceFsError(err, parsed.display);
+  }
+}
+
+async function replaceAtomically(dir: FileHandle, name: string, content: Buffer, mode?: number): Promise<void> {
+  // Fixed length, so a 255-byte final name still leaves room for it.
+  const tempPath = fdPath(dir.fd, `.toolgate-${randomBytes(8).toString('hex')}.tmp`);
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const temp = await open(tempPath, flags, 0o666);
+  let renamed = false;
+  try {
+    try {
+      await temp.writeFile(content);
+      if (mode !== undefined) await temp.chmod(mode);
+      await temp.sync();
+    } finally {
+      await temp.close();
+    }
+    await rename(tempPath, fdPath(dir.fd, name));
+    renamed = true;
+  } finally {
+    if (!renamed) await unlink(tempPath).catch(() => undefined);
+  }
+  await syncDirectory(dir);
+}
+
+// Makes the rename durable; a file system that cannot fsync a directory still has the data.
+async function syncDirectory(dir: FileHandle): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(fdPath(dir.fd), constants.O_RDONLY | constants.O_DIRECTORY);
+    await handle.sync();
+  } catch {
+    // Durability is best effort here; the write itself succeeded.
+  } finally {
+    await handle?.close();
+  }
+}

@@ -1,0 +1,116 @@
+import type { Stats } from 'node:fs';
+import { AppError, badRequest, forbidden } from '../../common/errors/app-error.js';
+
+export type WorkspaceFsErrorCode =
+  | 'not_found'
+  | 'not_a_directory'
+  | 'is_directory'
+  | 'binary_file'
+  | 'already_exists'
+  | 'not_empty'
+  | 'symlink_loop'
+  | 'permission_denied'
+  | 'no_space'
+  | 'read_only'
+  | 'io_error';
+
+// An operation that was allowed but did not work out (missing file, wrong kind of entry). Tools report it
+// to the model as an outcome; refusals are AppError instead.
+export class WorkspaceFsError extends Error {
+  constructor(
+    readonly code: WorkspaceFsErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WorkspaceFsError';
+  }
+}
+
+export const notFoundAt = (display: string) =>
+  new WorkspaceFsError('not_found', `No file or directory at '${display}' in the workspace; list_files shows what exists`);
+
+export const notADirectory = (display: string) =>
+  new WorkspaceFsError(
+    'not_a_directory',
+    `'${display}' (or one of its parent components) is a file, not a directory; list_files shows what exists`,
+  );
+
+export const isADirectory = (display: string, hint: string) =>
+  new WorkspaceFsError('is_directory', `'${display}' is a directory; ${hint}`);
+
+// Errno codes become outcomes the model can act on. Node's own messages are never reused: they carry
+// /proc/self/fd paths and host paths.
+export function toWorkspaceFsError(err: unknown, display: string): Error {
+  if (err instanceof AppError || err instanceof WorkspaceFsError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return notFoundAt(display);
+    case 'ENOTDIR':
+      return notADirectory(display);
+    case 'EISDIR':
+      return isADirectory(display, 'give the path of a file inside it');
+    case 'EEXIST':
+      return new WorkspaceFsError('already_exists', `Something already exists at '${display}'`);
+    case 'ENOTEMPTY':
+      return new WorkspaceFsError('not_empty', `The directory '${display}' is not empty`);
+    case 'EACCES':
+    case 'EPERM':
+      return new WorkspaceFsError('permission_denied', `Permission denied for '${display}' in the workspace`);
+    case 'ELOOP':
+      return new WorkspaceFsError('symlink_loop', `Too many levels of symbolic links while resolving '${display}'`);
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new WorkspaceFsError('no_space', `No space left on the workspace disk while writing '${display}'`);
+    case 'EROFS':
+      return new WorkspaceFsError('read_only', `The workspace is on a read-only file system; '${display}' cannot be changed`);
+    case 'ENAMETOOLONG':
+      return invalidPath(display, 'it resolves to a path that is too long');
+    default:
+      return new WorkspaceFsError('io_error', `Could not access '${display}' in the workspace (${code ?? 'unexpected error'})`);
+  }
+}
+
+// Refusals: the gateway will not do it, whatever is on disk. Each names the path as the caller wrote it.
+export const invalidPath = (display: string, reason: string) =>
+  badRequest('invalid_path', `Invalid path '${display}': ${reason}`, { path: display });
+
+export const outsideWorkspace = (display: string) =>
+  forbidden(
+    'path_outside_workspace',
+    `'${display}' is outside the project workspace (directly, through '..' or through a symbolic link); paths must stay inside the project workspace, e.g. 'src/index.ts'`,
+    { path: display },
+  );
+
+export const danglingSymlink = (display: string) =>
+  forbidden(
+    'dangling_symlink',
+    `'${display}' goes through a symbolic link whose target does not exist; write to the target path directly`,
+    { path: display },
+  );
+
+export const specialFile = (display: string, stat: Stats) =>
+  forbidden(
+    'special_file',
+    `'${display}' is a ${describeSpecial(stat)}, not a regular file; only regular files can be read or written`,
+    { path: display },
+  );
+
+export const hardLink = (display: string, action: 'written' | 'deleted') =>
+  forbidden(
+    'hard_link',
+    `'${display}' has more than one hard link (it may be shared with a file outside the workspace) and cannot be ${action}`,
+    { path: display },
+  );
+
+export const workspaceRoot = (display: string) =>
+  forbidden('workspace_root', `'${display}' is the workspace root itself, which cannot be deleted; name an entry inside it`, {
+    path: display,
+  });
+
+function describeSpecial(stat: Stats): string {
+  if (stat.isFIFO()) return 'FIFO (named pipe)';
+  if (stat.isSocket()) return 'socket';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'device';
+  return 'special file';
+}

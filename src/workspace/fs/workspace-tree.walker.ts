@@ -1,0 +1,166 @@
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
+import { badRequest } from '../../common/errors/app-error.js';
+import { notADirectory, toWorkspaceFsError } from './workspace-fs.error.js';
+import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
+import { fdPath, O_PATH, resolveWorkspacePath, verifiedSegments } from './workspace-path.resolver.js';
+
+export type WorkspaceEntryType = 'file' | 'directory' | 'symlink' | 'other';
+
+export interface WorkspaceEntry {
+  name: string;
+  path: string;
+  type: WorkspaceEntryType;
+  size: number;
+  modified: string;
+}
+
+export interface ListWorkspaceOptions {
+  recursive?: boolean;
+  // Levels below the listed directory; its direct children are depth 1.
+  maxDepth?: number;
+  includeHidden?: boolean;
+  limit: number;
+}
+
+export interface ListWorkspaceResult {
+  path: string;
+  entries: WorkspaceEntry[];
+  truncated: boolean;
+}
+
+export const DEFAULT_RECURSIVE_DEPTH = 32;
+// Deeper requests are clamped: each level holds one directory descriptor open while its subtree is walked.
+export const MAX_DEPTH = 64;
+const STAT_BATCH = 64;
+
+export const entryType = (stat: Stats): WorkspaceEntryType =>
+  stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'directory' : stat.isFile() ? 'file' : 'other';
+
+interface Walk {
+  root: string;
+  display: string;
+  maxDepth: number;
+  includeHidden: boolean;
+  limit: number;
+  entries: WorkspaceEntry[];
+  truncated: boolean;
+}
+
+export async function listWorkspace(
+  root: string,
+  userPath: string,
+  opts: ListWorkspaceOptions,
+): Promise<ListWorkspaceResult> {
+  return walkWorkspaceTree(root, userPath, opts);
+}
+
+// Depth-first with siblings sorted, so entries come out ordered by path segment by segment and the walk can
+// stop as soon as `limit` is reached. Symlinks are reported, never entered: a link loop cannot recurse.
+export async function walkWorkspaceTree(
+  root: string,
+  userPath: string,
+  opts: ListWorkspaceOptions,
+): Promise<ListWorkspaceResult> {
+  const parsed = parseWorkspacePath(root, userPath, { allowEmpty: true });
+  const limit = boundedInteger('limit', opts.limit, 1, Number.MAX_SAFE_INTEGER);
+  const requestedDepth = opts.recursive ? (opts.maxDepth ?? DEFAULT_RECURSIVE_DEPTH) : 1;
+  const maxDepth = Math.min(MAX_DEPTH, boundedInteger('maxDepth', requestedDepth, 1, Number.MAX_SAFE_INTEGER));
+  try {
+    const resolved = await resolveWorkspacePath(root, parsed, { final: 'follow' });
+    try {
+      if (!resolved.stat!.isDirectory()) throw notADirectory(parsed.display);
+      const walk: Walk = {
+        root,
+        display: parsed.display,
+        maxDepth,
+        includeHidden: opts.includeHidden ?? false,
+        limit,
+        entries: [],
+        truncated: false,
+      };
+      await walkDirectory(walk, resolved.handle!, resolved.segments, 1);
+      return { path: toRelativePath(resolved.segments), entries: walk.entries, truncated: walk.truncated };
+    } finally {
+      await resolved.close();
+    }
+  } catch (err) {
+    throw toWorkspaceFsError(err, parsed.display);
+  }
+}
+
+async function walkDirectory(walk: Walk, dir: FileHandle, segments: string[], depth: number): Promise<void> {
+  const names = (await readdir(fdPath(dir.fd)))
+    .filter((name) => walk.includeHidden || !name.startsWith('.'))
+    .sort(byCodeUnit);
+  for (let i = 0; i < names.length; i += STAT_BATCH) {
+    const batch = names.slice(i, i + STAT_BATCH);
+    const stats = await Promise.all(batch.map((name) => lstatOrNull(fdPath(dir.fd, name))));
+    for (let j = 0; j < batch.length; j++) {
+      const stat = stats[j];
+      // Removed while we were listing.
+      if (!stat) continue;
+      if (walk.entries.length >= walk.limit) {
+        walk.truncated = true;
+        return;
+      }
+      const name = batch[j];
+      const entrySegments = [...segments, name];
+      walk.entries.push({
+        name,
+        path: entrySegments.join('/'),
+        type: entryType(stat),
+        size: stat.size,
+        modified: stat.mtime.toISOString(),
+      });
+      if (stat.isDirectory() && depth < walk.maxDepth) {
+        await walkSubdirectory(walk, dir, name, entrySegments, depth + 1);
+        if (walk.truncated) return;
+      }
+    }
+  }
+}
+
+async function walkSubdirectory(
+  walk: Walk,
+  parent: FileHandle,
+  name: string,
+  segments: string[],
+  depth: number,
+): Promise<void> {
+  let child: FileHandle;
+  try {
+    // O_NOFOLLOW: if the directory was swapped for a symlink since lstat, the open fails instead of following.
+    child = await open(fdPath(parent.fd, name), O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+  } catch {
+    return;
+  }
+  try {
+    await verifiedSegments(walk.root, child, walk.display);
+    await walkDirectory(walk, child, segments, depth);
+  } catch (err) {
+    // An unreadable or vanished subdirectory is listed but not entered; escapes still abort the walk.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+  } finally {
+    await child.close();
+  }
+}
+
+async function lstatOrNull(path: string): Promise<Stats | null> {
+  try {
+    return await lstat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function boundedInteger(name: string, value: number, min: number, max: number): number {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw badRequest('invalid_argument', `${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
