@@ -1,0 +1,25 @@
+import { prlimitArgs } from './process-limits.js';
+
+describe('prlimitArgs', () => {
+  it('always disables core files and sets the file-size and CPU limits it is given', async () => {
+    await expect(prlimitArgs({ maxFileSizeBytes: 1024, cpuSeconds: 2 }, 0)).resolves.toEqual([
+      '--core=0',
+      '--fsize=1024',
+      '--cpu=2:3',
+    ]);
+  });
+
+  it('leaves RLIMIT_NPROC alone for root, where the kernel ignores it', async () => {
+    await expect(prlimitArgs({ maxProcesses: 50 }, 0)).resolves.toEqual(['--core=0']);
+  });
+
+  it('for another uid, sets RLIMIT_NPROC to the tasks that uid already has plus the run limit', async () => {
+    const [, nproc] = await prlimitArgs({ maxProcesses: 50 }, 65534);
+    expect(nproc).toMatch(/^--nproc=\d+$/);
+    expect(Number(nproc!.split('=')[1])).toBeGreaterThanOrEqual(50);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN])('refuses a limit of %p', async (value) => {
+    await expect(prlimitArgs({ cpuSeconds: value })).rejects.toMatchObject({ status: 400, code: 'invalid_limits' });
+  });
+});

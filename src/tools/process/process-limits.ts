@@ -1,0 +1,32 @@
+import { badRequest } from '../../common/errors/app-error.js';
+import { countTasksOfUid } from './process-group.js';
+
+export const PRLIMIT = '/usr/bin/prlimit';
+
+export interface ProcessLimits {
+  maxProcesses?: number;
+  maxFileSizeBytes?: number;
+  cpuSeconds?: number;
+}
+
+// Options for prlimit(1), which sets the limits on itself and then execs the command.
+// `uid` is the one the command will run as.
+export async function prlimitArgs(limits: ProcessLimits = {}, uid = process.getuid?.() ?? 0): Promise<string[]> {
+  const { maxProcesses, maxFileSizeBytes, cpuSeconds } = limits;
+  for (const [name, value] of Object.entries(limits)) {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+      throw badRequest('invalid_limits', `Process limit ${name} must be a positive integer.`, { name });
+    }
+  }
+  // No core files: SIGXFSZ and SIGXCPU would otherwise dump one into the workspace.
+  const args = ['--core=0'];
+  if (maxFileSizeBytes !== undefined) args.push(`--fsize=${maxFileSizeBytes}`);
+  // SIGXCPU at the soft limit tells the command why; SIGKILL a second later if it ignores it.
+  if (cpuSeconds !== undefined) args.push(`--cpu=${cpuSeconds}:${cpuSeconds + 1}`);
+  // The kernel ignores RLIMIT_NPROC for root, and for anyone else it counts every task of the uid,
+  // so it is only a coarse backstop on top of this run's headroom; the watchdog is the per-run limit.
+  if (maxProcesses !== undefined && uid !== 0) {
+    args.push(`--nproc=${(await countTasksOfUid(uid)) + maxProcesses}`);
+  }
+  return args;
+}

@@ -1,0 +1,389 @@
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError } from '../../common/errors/app-error.js';
+import { ToolError } from '../tool-error.js';
+import { resolveAllowedExecutable } from './executable-allowlist.js';
+import { runProcess, validateEnv, type RunProcessOptions } from './process-runner.js';
+
+const ALLOWED = ['sh', 'printf', 'ls', 'env', 'cat', 'yes', 'dd', 'sleep', 'true', 'id'];
+
+let dir: string;
+// Every group a test started is killed in afterAll, whatever the runner did.
+const groups = new Set<number>();
+
+const run = (argv: string[], extra: Partial<RunProcessOptions> = {}) =>
+  runProcess({
+    argv,
+    executable: resolveAllowedExecutable(argv[0]!, ALLOWED),
+    cwd: dir,
+    timeoutMs: 10_000,
+    maxOutputBytes: 64 * 1024,
+    ...extra,
+  });
+
+// The command prints its own pid first; under `detached` that is also its process group id.
+const pgidOf = (stdout: string) => {
+  const pgid = Number.parseInt(stdout, 10);
+  expect(pgid).toBeGreaterThan(1);
+  groups.add(pgid);
+  return pgid;
+};
+
+// True when kill(-pgid, 0) finds no one, or only zombies that init has not reaped yet.
+const groupIsGone = (pgid: number) => {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .every((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(pgrp) !== pgid || state === 'Z';
+      } catch {
+        return true;
+      }
+    });
+};
+
+// Processes whose command line contains `marker`, found by scanning /proc.
+const pidsRunning = (marker: string) =>
+  readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(marker);
+      } catch {
+        return false;
+      }
+    });
+
+beforeAll(() => {
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'process-runner-')));
+});
+
+afterAll(() => {
+  for (const pgid of groups) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // already gone, as it should be
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('runProcess', () => {
+  it('reports stdout, stderr and the exit code', async () => {
+    const result = await run(['sh', '-c', 'echo out; echo err >&2; exit 3']);
+    expect(result).toMatchObject({
+      exitCode: 3,
+      signal: null,
+      stdout: 'out\n',
+      stderr: 'err\n',
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      timedOut: false,
+      aborted: false,
+      killedForOutput: false,
+      killedForProcessLimit: false,
+    });
+    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('reports the signal that ended the command', async () => {
+    const result = await run(['sh', '-c', 'kill -TERM $$']);
+    expect([result.exitCode, result.signal]).toEqual([null, 'SIGTERM']);
+  });
+
+  it('runs in the given working directory', async () => {
+    writeFileSync(join(dir, 'here.txt'), '');
+    expect((await run(['ls'])).stdout.split('\n')).toContain('here.txt');
+  });
+
+  it('delivers stdin and then closes it', async () => {
+    const result = await run(['cat'], { stdin: 'line one\nligne deux é\n' });
+    expect([result.exitCode, result.stdout]).toEqual([0, 'line one\nligne deux é\n']);
+  });
+
+  it('ignores EPIPE when the command does not read its stdin', async () => {
+    const result = await run(['true'], { stdin: 'x'.repeat(8 * 1024 * 1024) });
+    expect(result.exitCode).toBe(0);
+  });
+
+  it('decodes UTF-8 and never splits a character at the cap', async () => {
+    const result = await run(['printf', '%s', 'aé€'.repeat(100)], { maxOutputBytes: 10 });
+    expect(result.stdoutTruncated).toBe(true);
+    // 'a' (1) + 'é' (2) + '€' (3) + 'a' (1) = 7 bytes; the next 'é' would end past the cap of 10 only in part.
+    expect(result.stdout).toBe('aé€aé');
+    expect(result.stdout).not.toContain('\uFFFD');
+    expect(Buffer.byteLength(result.stdout)).toBeLessThanOrEqual(10);
+  });
+
+  it('caps stderr on its own', async () => {
+    const result = await run(['sh', '-c', 'echo fine; head -c 5000 /dev/zero | tr "\\0" x >&2'], {
+      maxOutputBytes: 100,
+    });
+    expect([result.stdout, result.stdoutTruncated]).toEqual(['fine\n', false]);
+    expect([result.stderr.length, result.stderrTruncated, result.killedForOutput]).toEqual([100, true, true]);
+  });
+
+  it('settles soon after the command exits even if a process outside its group holds stdout open', async () => {
+    const started = Date.now();
+    const result = await run(['sh', '-c', 'setsid sleep 5.31 & echo $!']);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(result.exitCode).toBe(0);
+    process.kill(Number.parseInt(result.stdout, 10), 'SIGKILL'); // setsid left the group; see the report
+  });
+
+  it('fails with spawn_failed when the executable is missing or not executable', async () => {
+    const notExecutable = join(dir, 'script.sh');
+    writeFileSync(notExecutable, '#!/bin/sh\necho hi\n', { mode: 0o644 });
+    for (const executable of [join(dir, 'missing'), notExecutable, dir]) {
+      const attempt = runProcess({ argv: ['x'], executable, cwd: dir, timeoutMs: 1000, maxOutputBytes: 100 });
+      await expect(attempt).rejects.toBeInstanceOf(ToolError);
+      await expect(attempt).rejects.toMatchObject({ code: 'spawn_failed' });
+    }
+  });
+
+  it('fails with spawn_failed when the working directory does not exist', async () => {
+    await expect(run(['ls'], { cwd: join(dir, 'nope') })).rejects.toMatchObject({ code: 'spawn_failed' });
+  });
+
+  it('refuses a timeout setTimeout cannot represent and a negative output cap', async () => {
+    await expect(run(['true'], { timeoutMs: 2 ** 31 })).rejects.toMatchObject({ status: 400, code: 'invalid_timeout' });
+    await expect(run(['true'], { maxOutputBytes: -1 })).rejects.toMatchObject({ code: 'invalid_output_cap' });
+  });
+
+  it('refuses an argv with a NUL byte and an empty argv with 400', async () => {
+    await expect(run(['printf', 'a\0b'])).rejects.toMatchObject({ status: 400, code: 'invalid_argv' });
+    await expect(
+      runProcess({ argv: [], executable: '/usr/bin/true', cwd: dir, timeoutMs: 1000, maxOutputBytes: 10 }),
+    ).rejects.toMatchObject({ status: 400, code: 'invalid_argv' });
+  });
+
+  it('refuses dangerous environment names before spawning', async () => {
+    const marker = join(dir, 'env-refused');
+    await expect(run(['sh', '-c', `touch ${marker}`], { env: { LD_PRELOAD: '/tmp/x.so' } })).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_env',
+    });
+    expect(existsSync(marker)).toBe(false);
+    expect(() => validateEnv({ NODE_OPTIONS: '--require x' })).toThrow(AppError);
+  });
+
+  it('reports the timeout', async () => {
+    const result = await run(['sleep', '30'], { timeoutMs: 300 });
+    expect(result).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL', aborted: false });
+    expect(result.durationMs).toBeGreaterThanOrEqual(290);
+    expect(result.durationMs).toBeLessThan(2000);
+  });
+
+  it('keeps the output produced before the timeout', async () => {
+    const result = await run(['sh', '-c', 'echo before; sleep 30'], { timeoutMs: 300 });
+    expect([result.timedOut, result.stdout]).toEqual([true, 'before\n']);
+  });
+
+  it('kills the whole group when the AbortSignal fires', async () => {
+    const controller = new AbortController();
+    const pending = run(['sh', '-c', 'echo $$; sleep 997.5 & sleep 997.5'], { signal: controller.signal });
+    setTimeout(() => controller.abort(), 300);
+    const result = await pending;
+    expect(result).toMatchObject({ aborted: true, timedOut: false, signal: 'SIGKILL' });
+    expect(result.durationMs).toBeLessThan(2000);
+    expect(groupIsGone(pgidOf(result.stdout))).toBe(true);
+    expect(pidsRunning('997.5')).toEqual([]);
+  });
+
+  it('does not start a command whose signal is already aborted', async () => {
+    const marker = join(dir, 'aborted-before');
+    const result = await run(['sh', '-c', `touch ${marker}`], { signal: AbortSignal.abort() });
+    expect(result.aborted).toBe(true);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('kills processes left in the background when the command exits', async () => {
+    const result = await run(['sh', '-c', 'echo $$; sleep 996.5 >/dev/null 2>&1 &']);
+    expect(result.exitCode).toBe(0);
+    expect(groupIsGone(pgidOf(result.stdout))).toBe(true);
+    expect(pidsRunning('996.5')).toEqual([]);
+  });
+});
+
+describe('runProcess against hostile commands', () => {
+  it('[sec-27] passes "; rm -rf /" as one literal argument and runs no shell', async () => {
+    writeFileSync(join(dir, 'canary'), 'still here');
+    const printed = await run(['printf', '%s', '; rm -rf / ; touch pwned $(touch pwned2)']);
+    expect(printed.stdout).toBe('; rm -rf / ; touch pwned $(touch pwned2)');
+    const listed = await run(['ls', '; rm -rf /']);
+    expect(listed.exitCode).not.toBe(0);
+    expect(listed.stderr).toContain("'; rm -rf /'");
+    expect(readFileSync(join(dir, 'canary'), 'utf8')).toBe('still here');
+    expect(existsSync(join(dir, 'pwned'))).toBe(false);
+    expect(existsSync(join(dir, 'pwned2'))).toBe(false);
+  });
+
+  it('[sec-29] kills the whole group of sh -c "sleep 999 & sleep 999" at the timeout and leaves no orphans', async () => {
+    const result = await run(['sh', '-c', 'echo $$; sleep 999.29 & sleep 999.29'], { timeoutMs: 500 });
+    expect(result).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
+    expect(result.durationMs).toBeLessThan(1500);
+    expect(groupIsGone(pgidOf(result.stdout))).toBe(true);
+    expect(pidsRunning('999.29')).toEqual([]);
+  });
+
+  it('[sec-29] settles at the timeout even when a grandchild keeps stdout open', async () => {
+    const result = await run(['sh', '-c', 'echo $$; (sleep 999.291; echo never) & wait'], { timeoutMs: 300 });
+    expect(result.timedOut).toBe(true);
+    expect(result.durationMs).toBeLessThan(1500);
+    expect(groupIsGone(pgidOf(result.stdout))).toBe(true);
+    expect(pidsRunning('999.291')).toEqual([]);
+  });
+
+  it('[sec-30] caps the output of yes, marks it truncated and kills it', async () => {
+    const result = await run(['yes'], { maxOutputBytes: 64 * 1024, timeoutMs: 10_000 });
+    expect(result).toMatchObject({
+      stdoutTruncated: true,
+      killedForOutput: true,
+      timedOut: false,
+      exitCode: null,
+      signal: 'SIGKILL',
+    });
+    expect(result.stdout).toHaveLength(64 * 1024);
+    expect(result.stdout.startsWith('y\ny\n')).toBe(true);
+    expect(result.durationMs).toBeLessThan(2000);
+  });
+
+  it('[sec-31] env shows none of the service environment', async () => {
+    const planted = { TOOLGATE_SEC31_CANARY: 'canary-value', DATABASE_URL: 'postgres://secret', ADMIN_TOKEN: 'tok' };
+    const saved = Object.fromEntries(Object.keys(planted).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, planted);
+    try {
+      const result = await run(['env'], { env: { GIT_AUTHOR_NAME: 'agent' } });
+      const names = result.stdout.trim().split('\n').map((line) => line.split('=')[0]);
+      expect(names.sort()).toEqual(['GIT_AUTHOR_NAME', 'HOME', 'LANG', 'PATH', 'TMPDIR']);
+      for (const value of Object.values(planted)) expect(result.stdout).not.toContain(value);
+      expect(result.stdout).toContain(`HOME=${dir}\n`);
+      expect(result.stdout).toContain('PATH=/usr/local/bin:/usr/bin:/bin\n');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
+  it('[sec-32] stops a bounded fork bomb at the process limit', async () => {
+    // At most 300 sleeping processes even if every limit failed; each one notes that it started.
+    const bomb = 'echo $$; i=0; while [ $i -lt 300 ]; do sleep 995.32 & echo >> started; i=$((i+1)); done; wait';
+    const result = await run(['sh', '-c', bomb], { timeoutMs: 15_000, limits: { maxProcesses: 40 } });
+    const started = readFileSync(join(dir, 'started'), 'utf8').length;
+    expect(result).toMatchObject({ killedForProcessLimit: true, timedOut: false, signal: 'SIGKILL' });
+    expect(started).toBeLessThan(300);
+    expect(groupIsGone(pgidOf(result.stdout))).toBe(true);
+    expect(pidsRunning('995.32')).toEqual([]);
+  });
+
+  it('[sec-32] stops a bounded recursive fork bomb at the process limit', async () => {
+    // Every process starts two more down to depth 8: 511 at most, far past the limit of 40.
+    const tree = join(dir, 'tree.sh');
+    writeFileSync(
+      tree,
+      'echo >> started-tree\nif [ "$1" -gt 0 ]; then sh "$0" $(($1-1)) & sh "$0" $(($1-1)) & fi\nexec sleep 994.32\n',
+    );
+    const result = await run(['sh', '-c', 'echo $$; exec sh "$0" 8', tree], {
+      timeoutMs: 15_000,
+      limits: { maxProcesses: 40 },
+    });
+    const started = readFileSync(join(dir, 'started-tree'), 'utf8').length;
+    expect(result).toMatchObject({ killedForProcessLimit: true, timedOut: false, signal: 'SIGKILL' });
+    expect(started).toBeLessThan(511);
+    expect(groupIsGone(pgidOf(result.stdout))).toBe(true);
+    expect(pidsRunning('994.32')).toEqual([]);
+  });
+
+  it('[sec-32] stops a huge file write at the file-size limit', async () => {
+    const limit = 1024 * 1024;
+    const result = await run(['dd', 'if=/dev/zero', 'of=big.bin', 'bs=64k', 'count=160'], {
+      limits: { maxFileSizeBytes: limit },
+    });
+    expect(result.signal).toBe('SIGXFSZ');
+    expect(statSync(join(dir, 'big.bin')).size).toBeLessThanOrEqual(limit);
+  });
+
+  it('[sec-32] writes through a shell redirect are held to the same file-size limit', async () => {
+    const limit = 256 * 1024;
+    const result = await run(['sh', '-c', 'head -c 5000000 /dev/zero > big2.bin'], {
+      limits: { maxFileSizeBytes: limit },
+    });
+    expect(result.exitCode).not.toBe(0);
+    expect(statSync(join(dir, 'big2.bin')).size).toBeLessThanOrEqual(limit);
+  });
+
+  it('stops a CPU-bound loop at the CPU limit', async () => {
+    const result = await run(['sh', '-c', 'while :; do :; done'], { timeoutMs: 10_000, limits: { cpuSeconds: 1 } });
+    expect(result.signal).toBe('SIGXCPU');
+    expect(result.timedOut).toBe(false);
+  });
+});
+
+// Dropping to another uid needs a root service; elsewhere these are skipped.
+const asRoot = process.getuid?.() === 0 ? describe : describe.skip;
+
+asRoot('runProcess with runAs an unprivileged uid', () => {
+  const nobody = { uid: 65534, gid: 65534 };
+  let ws: string;
+  const runAsNobody = (argv: string[], extra: Partial<RunProcessOptions> = {}) =>
+    run(argv, { cwd: ws, runAs: nobody, ...extra });
+
+  beforeAll(() => {
+    ws = realpathSync(mkdtempSync(join(tmpdir(), 'process-runner-nobody-')));
+    chownSync(ws, nobody.uid, nobody.gid); // the deployment's job: the workspace belongs to the sandbox uid
+  });
+  afterAll(() => rmSync(ws, { recursive: true, force: true }));
+
+  it('runs as that uid and gid with no supplementary groups, and can write its workspace', async () => {
+    const result = await runAsNobody(['sh', '-c', 'id -u; id -g; id -G; echo written > out.txt']);
+    expect(result.stdout).toBe('65534\n65534\n65534\n');
+    expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('written\n');
+  });
+
+  it('[sec-31] cannot read the environment the service started with from /proc', async () => {
+    const result = await runAsNobody(['sh', '-c', 'cat /proc/$PPID/environ']);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('Permission denied');
+  });
+
+  it('[sec-32] the kernel refuses forks past the process limit (RLIMIT_NPROC)', async () => {
+    const bomb = 'echo $$; i=0; while [ $i -lt 300 ]; do sleep 992.32 & echo >> started; i=$((i+1)); done; wait';
+    const result = await runAsNobody(['sh', '-c', bomb], { timeoutMs: 15_000, limits: { maxProcesses: 40 } });
+    const started = readFileSync(join(ws, 'started'), 'utf8').length;
+    expect(result.stderr).toContain('Cannot fork');
+    expect(started).toBeLessThan(40); // a hard cap: the shell itself is one of the 40
+    expect(groupIsGone(pgidOf(result.stdout))).toBe(true);
+    expect(pidsRunning('992.32')).toEqual([]);
+  });
+
+  it('fails with spawn_failed when that uid may not execute the command', async () => {
+    const rootOnly = join(ws, 'root-only');
+    writeFileSync(rootOnly, '#!/bin/sh\necho ran\n', { mode: 0o700 });
+    const attempt = runProcess({
+      argv: ['root-only'],
+      executable: rootOnly,
+      cwd: ws,
+      runAs: nobody,
+      timeoutMs: 5000,
+      maxOutputBytes: 1000,
+    });
+    await expect(attempt).rejects.toBeInstanceOf(ToolError);
+    await expect(attempt).rejects.toMatchObject({ code: 'spawn_failed' });
+  });
+
+  it('refuses a runAs that is not a uid and gid', async () => {
+    await expect(run(['true'], { runAs: { uid: -1, gid: 0 } })).rejects.toMatchObject({ code: 'invalid_run_as' });
+  });
+});
