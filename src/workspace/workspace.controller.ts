@@ -1,21 +1,59 @@
-import { Controller, Get, Param } from '@nestjs/common';
-import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { ListFilesQueryDto, ReadFileQueryDto, WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
 import { WorkspaceResponseDto } from './dto/workspace.dto.js';
+import { WorkspaceBrowserService } from './workspace-browser.service.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
 
 @ApiTags('workspace')
 @TenantAuth()
 @Controller('v1/projects/:projectId/workspace')
+@ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or (files) not_found' })
+@ApiConflictResponse({ type: ErrorResponseDto, description: 'workspace_unavailable (WORKSPACE_FALLBACK=error)' })
 export class WorkspaceController {
-  constructor(private readonly resolver: WorkspaceResolver) {}
+  constructor(
+    private readonly resolver: WorkspaceResolver,
+    private readonly browser: WorkspaceBrowserService,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: WorkspaceResponseDto })
-  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
-  @ApiConflictResponse({ type: ErrorResponseDto, description: 'workspace_unavailable (WORKSPACE_FALLBACK=error)' })
   resolve(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<WorkspaceResponseDto> {
     return this.resolver.resolve(tenant.tenantId, projectId);
+  }
+
+  @Get('files')
+  @ApiOkResponse({ type: WorkspaceListingDto })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_path, not_a_directory' })
+  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'path_outside_workspace, special_file' })
+  listFiles(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Query() query: ListFilesQueryDto,
+  ): Promise<WorkspaceListingDto> {
+    return this.browser.list(tenant.tenantId, projectId, query.path, query.recursive);
+  }
+
+  @Get('file')
+  @ApiOkResponse({ type: WorkspaceFileDto })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_path, is_directory' })
+  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'path_outside_workspace, special_file' })
+  @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'binary_file (ask with encoding=base64)' })
+  readFile(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Query() query: ReadFileQueryDto,
+  ): Promise<WorkspaceFileDto> {
+    return this.browser.read(tenant.tenantId, projectId, query.path, query.encoding);
   }
 }

@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors/app-error.js';
+import { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
+import type { ListWorkspaceRecursivePayload } from '../common/worker-pool/worker-tasks.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
+import { listWorkspace, readWorkspaceFile, WorkspaceFsError } from './fs/workspace-fs.js';
+import { WorkspaceResolver } from './workspace-resolver.js';
+
+// Entries in one listing answer for the dashboard; `truncated` says when there are more.
+const LISTING_LIMIT = 5_000;
+
+// Read-only browsing of a project's workspace for the dashboard, confined like the file tools.
+@Injectable()
+export class WorkspaceBrowserService {
+  constructor(
+    private readonly resolver: WorkspaceResolver,
+    private readonly pool: AppWorkerPool,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async list(tenantId: string, projectId: string, path = '', recursive = false): Promise<WorkspaceListingDto> {
+    const { path: root } = await this.resolver.resolve(tenantId, projectId);
+    return asHttpError(() => {
+      if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT });
+      // A recursive walk of a big tree is CPU and syscall heavy: keep it off the event loop.
+      const payload: ListWorkspaceRecursivePayload = { root, path, options: { limit: LISTING_LIMIT } };
+      return this.pool.run<WorkspaceListingDto>('listWorkspaceRecursive', payload);
+    });
+  }
+
+  async read(tenantId: string, projectId: string, path: string, encoding: 'utf8' | 'base64' = 'utf8'): Promise<WorkspaceFileDto> {
+    const { path: root } = await this.resolver.resolve(tenantId, projectId);
+    const file = await asHttpError(() =>
+      readWorkspaceFile(root, path, { maxBytes: this.config.workspace.fileMaxBytes, encoding }),
+    );
+    return { path: file.path, encoding: file.encoding, content: file.content, size: file.size, truncated: file.truncated };
+  }
+}
+
+const FS_ERROR_STATUS: Record<WorkspaceFsError['code'], number> = {
+  not_found: 404,
+  not_a_directory: 400,
+  is_directory: 400,
+  binary_file: 422,
+  already_exists: 409,
+  not_empty: 409,
+  symlink_loop: 400,
+  permission_denied: 403,
+  no_space: 507,
+  read_only: 409,
+  io_error: 500,
+};
+
+// Here a missing file is an HTTP 404; the tools report the same outcomes to the model instead.
+async function asHttpError<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (error instanceof WorkspaceFsError) throw new AppError(FS_ERROR_STATUS[error.code], error.code, error.message);
+    throw error;
+  }
+}
