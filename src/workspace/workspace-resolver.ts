@@ -23,7 +23,6 @@ export class WorkspaceResolver {
   private readonly cache: TtlLruCache<string, ResolvedWorkspace>;
   // Projects already warned about falling back to the working directory (bounded like the cache).
   private readonly warnedCwd: TtlLruCache<string, true>;
-  private readonly allowedRoots: Promise<string[]>;
 
   constructor(
     private readonly repository: WorkspaceRepository,
@@ -32,7 +31,6 @@ export class WorkspaceResolver {
     const { cacheTtlMs, cacheMaxEntries } = config.workspace;
     this.cache = new TtlLruCache(cacheTtlMs, cacheMaxEntries);
     this.warnedCwd = new TtlLruCache(Number.MAX_SAFE_INTEGER, cacheMaxEntries);
-    this.allowedRoots = Promise.all(config.workspace.allowedRoots.map((root) => realpathOrSelf(root)));
   }
 
   async resolve(tenantId: string, projectId: string): Promise<ResolvedWorkspace> {
@@ -61,7 +59,8 @@ export class WorkspaceResolver {
   async checkWorkspacePath(requested: string): Promise<string> {
     if (!path.isAbsolute(requested)) throw workspacePathRefused('it must be an absolute path');
     if (requested.includes('\0')) throw workspacePathRefused('it contains a NUL byte');
-    const roots = await this.allowedRoots;
+    // Real paths of the roots too, taken now: a root may be created or re-pointed after start-up.
+    const roots = await Promise.all(this.config.workspace.allowedRoots.map((root) => realpathOrSelf(root)));
     if (roots.length === 0) {
       throw workspacePathRefused('no allowed roots are configured (set WORKSPACE_ALLOWED_ROOTS or WORKSPACE_ROOT)');
     }
