@@ -2,7 +2,10 @@ import { type DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthGuard } from './common/auth/auth.guard.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
+import { ProjectChangesModule } from './common/events/project-changes.module.js';
 import { WorkerPoolModule } from './common/worker-pool/worker-pool.module.js';
+import { AuditModule } from './audit/audit.module.js';
+import { ToolsModule } from './tools/tools.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -20,9 +23,12 @@ export class AppModule {
         ConfigModule.forRoot(config),
         DatabaseModule,
         WorkerPoolModule,
+        ProjectChangesModule,
         TenantsModule,
         ProjectsModule,
         WorkspaceModule,
+        AuditModule,
+        ToolsModule,
         HealthModule,
       ],
       providers: [

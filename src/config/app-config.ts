@@ -25,6 +25,25 @@ export interface AppConfig {
     cacheMaxEntries: number;
     fileMaxBytes: number;
   };
+  tools: {
+    readMaxBytes: number;
+    shell: {
+      maxOutputBytes: number;
+      maxProcesses: number;
+      maxFileSizeBytes: number;
+      // Run commands as this uid/gid (needs a root service): then the kernel enforces maxProcesses
+      // and commands cannot read the service's own /proc entries.
+      runAs: { uid: number; gid: number } | null;
+    };
+    fetch: {
+      // host or host:port entries the address checks let through (e.g. an internal API).
+      allowHosts: string[];
+      maxBytesLimit: number;
+    };
+  };
+  audit: {
+    argumentsMaxBytes: number;
+  };
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -41,9 +41,36 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       cacheMaxEntries: read.integer('WORKSPACE_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
       fileMaxBytes: read.integer('WORKSPACE_FILE_MAX_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
     },
+    tools: {
+      readMaxBytes: read.integer('READ_FILE_MAX_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+      shell: {
+        maxOutputBytes: read.integer('SHELL_MAX_OUTPUT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+        maxProcesses: read.integer('SHELL_MAX_PROCESSES', 64, 1, 4096),
+        maxFileSizeBytes: read.integer('SHELL_MAX_FILE_SIZE_BYTES', 64 * 1024 * 1024, 1024, 2 ** 40),
+        runAs: parseRunAs(read, problems),
+      },
+      fetch: {
+        allowHosts: read.list('FETCH_ALLOW_HOSTS') ?? [],
+        maxBytesLimit: read.integer('FETCH_MAX_BYTES_LIMIT', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+      },
+    },
+    audit: {
+      argumentsMaxBytes: read.integer('AUDIT_ARGUMENTS_MAX_BYTES', 8 * 1024, 256, 1024 * 1024),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+function parseRunAs(read: EnvReader, problems: string[]): { uid: number; gid: number } | null {
+  const raw = read.string('SHELL_RUN_AS');
+  if (raw === null) return null;
+  const match = /^(\d+):(\d+)$/.exec(raw);
+  if (!match) {
+    problems.push(`SHELL_RUN_AS must be <uid>:<gid>, e.g. 65534:65534, got '${raw}'`);
+    return null;
+  }
+  return { uid: Number(match[1]), gid: Number(match[2]) };
 }
 
 function parseDatabase(read: EnvReader, cwd: string, problems: string[]): DatabaseTarget {
@@ -53,9 +80,9 @@ function parseDatabase(read: EnvReader, cwd: string, problems: string[]): Databa
     return { kind: 'pglite', dataDir };
   }
   if (url === 'pglite://memory') return { kind: 'pglite', dataDir: null };
-  if (url.startsWith('pglite://')) {
-    return { kind: 'pglite', dataDir: path.resolve(cwd, url.slice('pglite://'.length)) };
-  }
+  // An empty directory would put the database files in the working directory itself.
+  const pgliteDir = url.startsWith('pglite://') ? url.slice('pglite://'.length) : null;
+  if (pgliteDir) return { kind: 'pglite', dataDir: path.resolve(cwd, pgliteDir) };
   if (/^postgres(ql)?:\/\//.test(url)) {
     try {
       new URL(url);
@@ -119,14 +146,19 @@ class EnvReader {
     return path.resolve(cwd, raw);
   }
 
-  // Comma-separated (a colon would clash with nothing on POSIX, but commas read better in .env files).
-  pathList(name: string, cwd: string): string[] | null {
+  list(name: string): string[] | null {
     const raw = this.string(name);
     if (raw === null) return null;
     return raw
       .split(',')
       .map((p) => p.trim())
-      .filter(Boolean)
-      .map((p) => path.resolve(cwd, p));
+      .filter(Boolean);
+  }
+
+  // Comma-separated (a colon would clash with nothing on POSIX, but commas read better in .env files).
+  pathList(name: string, cwd: string): string[] | null {
+    const raw = this.string(name);
+    if (raw === null) return null;
+    return (this.list(name) ?? []).map((p) => path.resolve(cwd, p));
   }
 }

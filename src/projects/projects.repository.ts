@@ -8,6 +8,8 @@ export interface ProjectFields {
   name: string;
   slug: string;
   workspacePath: string | null;
+  shellEnabled: boolean;
+  shellAllowlist: string[];
 }
 
 @Injectable()

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { conflict } from '../common/errors/app-error.js';
+import { ProjectChanges } from '../common/events/project-changes.js';
 import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
 import { Prisma, type Project } from '../generated/prisma/client.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
@@ -14,12 +15,19 @@ export class ProjectsService {
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly workspaces: WorkspaceResolver,
+    private readonly changes: ProjectChanges,
   ) {}
 
   async create(tenantId: string, dto: CreateProjectDto): Promise<Project> {
     const workspacePath = dto.workspacePath ? await this.workspaces.checkWorkspacePath(dto.workspacePath) : null;
     const project = await withSlugConflict(dto.slug, () =>
-      this.projects.create(tenantId, { name: dto.name, slug: dto.slug, workspacePath }),
+      this.projects.create(tenantId, {
+        name: dto.name,
+        slug: dto.slug,
+        workspacePath,
+        shellEnabled: dto.shellEnabled ?? false,
+        shellAllowlist: dto.shellAllowlist ?? [],
+      }),
     );
     await this.workspaces.provision(project.id);
     return project;
@@ -43,16 +51,22 @@ export class ProjectsService {
       dto.workspacePath === undefined || dto.workspacePath === null
         ? dto.workspacePath
         : await this.workspaces.checkWorkspacePath(dto.workspacePath);
-    const fields = { name: dto.name, slug: dto.slug, workspacePath };
+    const fields = {
+      name: dto.name,
+      slug: dto.slug,
+      workspacePath,
+      shellEnabled: dto.shellEnabled,
+      shellAllowlist: dto.shellAllowlist,
+    };
     const project = await withSlugConflict(dto.slug ?? '', () => this.projects.update(tenantId, projectId, fields));
-    this.workspaces.invalidate(tenantId, projectId);
+    this.changes.changed(tenantId, projectId);
     if (!project) throw projectNotFound(projectId);
     return project;
   }
 
   async delete(tenantId: string, projectId: string): Promise<void> {
     const deleted = await this.projects.delete(tenantId, projectId);
-    this.workspaces.invalidate(tenantId, projectId);
+    this.changes.changed(tenantId, projectId);
     if (!deleted) throw projectNotFound(projectId);
   }
 }

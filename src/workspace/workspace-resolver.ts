@@ -2,6 +2,7 @@ import { mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
+import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { WorkspaceRepository } from './workspace.repository.js';
 import { projectNotFound, workspacePathRefused, workspaceUnavailable } from './workspace.errors.js';
@@ -27,7 +28,9 @@ export class WorkspaceResolver {
   constructor(
     private readonly repository: WorkspaceRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    changes: ProjectChanges,
   ) {
+    changes.subscribe((tenantId, projectId) => this.invalidate(tenantId, projectId));
     const { cacheTtlMs, cacheMaxEntries } = config.workspace;
     this.cache = new TtlLruCache(cacheTtlMs, cacheMaxEntries);
     this.warnedCwd = new TtlLruCache(Number.MAX_SAFE_INTEGER, cacheMaxEntries);

@@ -21,6 +21,8 @@ describe('projects', () => {
       name: 'Docs',
       slug: 'docs',
       workspacePath: null,
+      shellEnabled: false,
+      shellAllowlist: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -55,7 +57,7 @@ describe('projects', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = await t.http
+      const res: { body: { items: Array<{ slug: string }>; nextCursor: string | null } } = await t.http
         .get('/v1/projects')
         .query({ limit: 2, ...(cursor ? { cursor } : {}) })
         .set(tenant.auth)

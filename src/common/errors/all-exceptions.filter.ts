@@ -35,9 +35,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const body: ErrorBody = {
       error: {
-        ...mapped.extra,
         code: mapped.code,
         message: mapped.message,
+        ...mapped.extra,
         ...(mapped.details ? { details: mapped.details } : {}),
       },
       requestId: currentRequestId(),

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import type { Project } from '../../generated/prisma/client.js';
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
@@ -24,6 +24,23 @@ export class CreateProjectDto {
   @IsString()
   @MaxLength(4096)
   workspacePath?: string;
+
+  @ApiPropertyOptional({ default: false, description: 'Allow shell_exec in this project (only executables on shellAllowlist run)' })
+  @IsOptional()
+  @IsBoolean()
+  shellEnabled?: boolean;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['git', 'ls', 'npm'],
+    description: 'Executables shell_exec may run: bare names looked up on PATH, or absolute paths',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(/^(\/[^\0]+|[A-Za-z0-9._+-]+)$/, { each: true, message: 'shellAllowlist entries must be executable names or absolute paths' })
+  shellAllowlist?: string[];
 }
 
 export class UpdateProjectDto {
@@ -44,6 +61,23 @@ export class UpdateProjectDto {
   @IsString()
   @MaxLength(4096)
   workspacePath?: string | null;
+
+  @ApiPropertyOptional({ default: false, description: 'Allow shell_exec in this project (only executables on shellAllowlist run)' })
+  @IsOptional()
+  @IsBoolean()
+  shellEnabled?: boolean;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['git', 'ls', 'npm'],
+    description: 'Executables shell_exec may run: bare names looked up on PATH, or absolute paths',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(/^(\/[^\0]+|[A-Za-z0-9._+-]+)$/, { each: true, message: 'shellAllowlist entries must be executable names or absolute paths' })
+  shellAllowlist?: string[];
 }
 
 export class ProjectResponseDto {
@@ -51,6 +85,8 @@ export class ProjectResponseDto {
   @ApiProperty() name!: string;
   @ApiProperty() slug!: string;
   @ApiProperty({ nullable: true, type: String }) workspacePath!: string | null;
+  @ApiProperty() shellEnabled!: boolean;
+  @ApiProperty({ type: [String] }) shellAllowlist!: string[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 
@@ -60,6 +96,8 @@ export class ProjectResponseDto {
       name: p.name,
       slug: p.slug,
       workspacePath: p.workspacePath,
+      shellEnabled: p.shellEnabled,
+      shellAllowlist: p.shellAllowlist,
       createdAt: p.createdAt.toISOString(),
       updatedAt: p.updatedAt.toISOString(),
     };

@@ -1,0 +1,53 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { notFound } from '../common/errors/app-error.js';
+import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { Invocation } from '../generated/prisma/client.js';
+import { AuditRepository, type InvocationFilter, type InvocationRecord } from './audit.repository.js';
+
+export type AuditEntry = Omit<InvocationRecord, 'argumentsTruncated'>;
+
+// The invocation log is data in the database: one row per call, whether it ran or was refused.
+@Injectable()
+export class AuditService {
+  constructor(
+    private readonly repository: AuditRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  record(entry: AuditEntry): Promise<void> {
+    const { value, truncated } = capArguments(entry.arguments, this.config.audit.argumentsMaxBytes);
+    return this.repository.insert({ ...entry, arguments: value, argumentsTruncated: truncated });
+  }
+
+  async list<R>(
+    tenantId: string,
+    projectId: string,
+    filter: InvocationFilter,
+    limit: number,
+    cursor: string | undefined,
+    map: (row: Invocation) => R,
+  ): Promise<Page<R>> {
+    const rows = await this.repository.listPage(tenantId, projectId, filter, limit, cursor ? decodeCursor(cursor) : null);
+    return toPage(rows, limit, map);
+  }
+
+  async get(tenantId: string, projectId: string, invocationId: string): Promise<Invocation> {
+    const row = await this.repository.findById(tenantId, projectId, invocationId);
+    if (!row) throw notFound('invocation_not_found', `No invocation with id '${invocationId}' in this project`);
+    return row;
+  }
+}
+
+// Arguments are kept for the audit as received, up to a size; beyond it, a preview of the JSON text.
+export function capArguments(args: unknown, maxBytes: number): { value: unknown; truncated: boolean } {
+  if (args === undefined) return { value: null, truncated: false };
+  let text: string;
+  try {
+    text = JSON.stringify(args) ?? 'null';
+  } catch {
+    return { value: { preview: '[arguments could not be serialised]' }, truncated: true };
+  }
+  if (Buffer.byteLength(text) <= maxBytes) return { value: JSON.parse(text) as unknown, truncated: false };
+  return { value: { preview: Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '') }, truncated: true };
+}

@@ -1,0 +1,55 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination/cursor.js';
+import type { Invocation } from '../../generated/prisma/client.js';
+import { INVOCATION_STATUSES, type InvocationStatus } from '../audit.repository.js';
+
+export class ListInvocationsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ description: 'Only calls of this tool' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  tool?: string;
+
+  @ApiPropertyOptional({ enum: INVOCATION_STATUSES })
+  @IsOptional()
+  @IsIn(INVOCATION_STATUSES)
+  status?: InvocationStatus;
+}
+
+export class InvocationResponseDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) projectId!: string;
+  @ApiProperty() tool!: string;
+  @ApiProperty({ enum: INVOCATION_STATUSES }) status!: string;
+  @ApiProperty({ nullable: true, type: String, example: 'TOOL_ARG_VALIDATION_FAILURE' }) event!: string | null;
+  @ApiProperty({ nullable: true, type: String }) errorCode!: string | null;
+  @ApiProperty({ nullable: true, type: String }) errorMessage!: string | null;
+  @ApiProperty() durationMs!: number;
+  @ApiProperty({ nullable: true, description: 'The arguments as received (size-capped)' }) arguments!: unknown;
+  @ApiProperty() argumentsTruncated!: boolean;
+  @ApiProperty({ format: 'date-time' }) startedAt!: string;
+  @ApiProperty({ format: 'date-time' }) finishedAt!: string;
+
+  static from(row: Invocation): InvocationResponseDto {
+    return {
+      id: row.id,
+      projectId: row.projectId,
+      tool: row.tool,
+      status: row.status,
+      event: row.event,
+      errorCode: row.errorCode,
+      errorMessage: row.errorMessage,
+      durationMs: row.durationMs,
+      arguments: row.arguments,
+      argumentsTruncated: row.argumentsTruncated,
+      startedAt: row.startedAt.toISOString(),
+      finishedAt: row.finishedAt.toISOString(),
+    };
+  }
+}
+
+export class InvocationListResponseDto {
+  @ApiProperty({ type: [InvocationResponseDto] }) items!: InvocationResponseDto[];
+  @ApiProperty({ nullable: true, type: String }) nextCursor!: string | null;
+}

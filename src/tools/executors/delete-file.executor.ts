@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import { deleteWorkspacePath } from '../../workspace/fs/workspace-fs.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import { LIST_TOOL_TIMEOUT_MS } from '../tools.config.js';
+import { PATH_PROPERTY } from './file-tool.schemas.js';
+
+interface DeleteFileArgs {
+  path: string;
+  recursive?: boolean;
+}
+
+@Injectable()
+export class DeleteFileExecutor implements ToolExecutor<DeleteFileArgs> {
+  readonly definition: ToolDefinition = {
+    name: 'delete_file',
+    description:
+      'Delete a file (or, with recursive: true, a directory and everything in it) from the project workspace. A symlink is removed, never its target. The workspace root cannot be deleted.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        path: PATH_PROPERTY,
+        recursive: { type: 'boolean', description: 'Required to delete a directory (default false)' },
+      },
+      required: ['path'],
+      additionalProperties: false,
+    },
+    annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
+    timeoutMs: LIST_TOOL_TIMEOUT_MS,
+    source: 'builtin',
+  };
+
+  execute(args: DeleteFileArgs, ctx: ToolContext) {
+    return deleteWorkspacePath(ctx.workspace, args.path, { recursive: args.recursive });
+  }
+}

@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { AppWorkerPool } from '../../common/worker-pool/worker-pool.module.js';
+import type { ListWorkspaceRecursivePayload } from '../../common/worker-pool/worker-tasks.js';
+import { listWorkspace } from '../../workspace/fs/workspace-fs.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import { LIST_TOOL_TIMEOUT_MS } from '../tools.config.js';
+import { PATH_PROPERTY } from './file-tool.schemas.js';
+
+interface ListFilesArgs {
+  path?: string;
+  recursive?: boolean;
+  maxDepth?: number;
+  includeHidden?: boolean;
+  limit?: number;
+}
+
+const DEFAULT_LIMIT = 1000;
+
+@Injectable()
+export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
+  readonly definition: ToolDefinition = {
+    name: 'list_files',
+    description:
+      'List the entries of a directory in the project workspace (name, path, type, size, modified). Recursive listings are bounded by maxDepth and limit; symlinks are listed, never followed.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        path: { ...PATH_PROPERTY, description: 'Directory relative to the workspace (default: its root)' },
+        recursive: { type: 'boolean', description: 'Descend into subdirectories (default false)' },
+        maxDepth: { type: 'integer', minimum: 1, maximum: 64, description: 'How deep a recursive listing goes (default 32)' },
+        includeHidden: { type: 'boolean', description: 'Include names starting with a dot (default false)' },
+        limit: { type: 'integer', minimum: 1, maximum: 10000, description: `Most entries to return (default ${DEFAULT_LIMIT})` },
+      },
+      additionalProperties: false,
+    },
+    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+    timeoutMs: LIST_TOOL_TIMEOUT_MS,
+    source: 'builtin',
+  };
+
+  constructor(private readonly pool: AppWorkerPool) {}
+
+  execute(args: ListFilesArgs, ctx: ToolContext) {
+    const options = { maxDepth: args.maxDepth, includeHidden: args.includeHidden, limit: args.limit ?? DEFAULT_LIMIT };
+    if (!args.recursive) return listWorkspace(ctx.workspace, args.path ?? '', options);
+    // A recursive walk of a big tree would hold the event loop: it runs in the worker pool, cancellable.
+    const payload: ListWorkspaceRecursivePayload = { root: ctx.workspace, path: args.path ?? '', options };
+    return this.pool.run('listWorkspaceRecursive', payload, { signal: ctx.signal });
+  }
+}

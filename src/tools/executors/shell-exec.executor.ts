@@ -1,0 +1,92 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { forbidden } from '../../common/errors/app-error.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { resolveWorkspaceDirectory } from '../../workspace/fs/workspace-fs.js';
+import { resolveAllowedExecutable } from '../process/executable-allowlist.js';
+import { runProcess, validateEnv } from '../process/process-runner.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import { SHELL_TOOL_DEFAULT_TIMEOUT_MS, SHELL_TOOL_MAX_TIMEOUT_MS } from '../tools.config.js';
+
+interface ShellExecArgs {
+  argv: string[];
+  cwd?: string;
+  timeoutMs?: number;
+  env?: Record<string, string>;
+  stdin?: string;
+}
+
+@Injectable()
+export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
+  readonly definition: ToolDefinition = {
+    name: 'shell_exec',
+    description:
+      "Run one command in the project workspace, given as an argv array (no shell: ';', '|', '$()' are plain characters). Only executables on the project's allow-list run. Answers the exit code, the signal, stdout and stderr (capped, marked truncated).",
+    inputSchema: {
+      type: 'object',
+      properties: {
+        argv: {
+          type: 'array',
+          items: { type: 'string', maxLength: 32768 },
+          minItems: 1,
+          maxItems: 1024,
+          description: 'The command and its arguments, e.g. ["git", "status", "--short"]',
+        },
+        cwd: { type: 'string', minLength: 1, maxLength: 8192, description: 'Working directory inside the workspace (default: its root)' },
+        timeoutMs: {
+          type: 'integer',
+          minimum: 100,
+          maximum: SHELL_TOOL_MAX_TIMEOUT_MS,
+          description: `Kill the command after this long (default ${SHELL_TOOL_DEFAULT_TIMEOUT_MS})`,
+        },
+        env: {
+          type: 'object',
+          additionalProperties: { type: 'string', maxLength: 32768 },
+          propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 128 },
+          maxProperties: 64,
+          description: 'Extra environment variables (the command otherwise gets a minimal environment)',
+        },
+        stdin: { type: 'string', maxLength: 1048576, description: 'Text written to the standard input' },
+      },
+      required: ['argv'],
+      additionalProperties: false,
+    },
+    annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
+    timeoutMs: SHELL_TOOL_MAX_TIMEOUT_MS,
+    source: 'builtin',
+  };
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  async execute(args: ShellExecArgs, ctx: ToolContext) {
+    if (!ctx.project.shellEnabled) {
+      throw forbidden('shell_disabled', 'shell_exec is not enabled for this project; an operator can enable it with an allow-list of executables');
+    }
+    const executable = resolveAllowedExecutable(args.argv[0]!, ctx.project.shellAllowlist);
+    if (args.env) validateEnv(args.env);
+    const cwd = args.cwd ? await resolveWorkspaceDirectory(ctx.workspace, args.cwd) : ctx.workspace;
+    const { shell } = this.config.tools;
+    const result = await runProcess({
+      argv: args.argv,
+      executable,
+      cwd,
+      env: args.env,
+      stdin: args.stdin,
+      timeoutMs: Math.min(args.timeoutMs ?? SHELL_TOOL_DEFAULT_TIMEOUT_MS, ctx.timeoutMs),
+      maxOutputBytes: shell.maxOutputBytes,
+      signal: ctx.signal,
+      limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes },
+      runAs: shell.runAs ?? undefined,
+    });
+    return {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      stdoutTruncated: result.stdoutTruncated,
+      stderrTruncated: result.stderrTruncated,
+      timedOut: result.timedOut,
+      killed: result.killedForOutput ? 'output_limit' : result.killedForProcessLimit ? 'process_limit' : null,
+      durationMs: result.durationMs,
+    };
+  }
+}

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import type { InvocationStatus } from '../audit/audit.repository.js';
+import { AuditService } from '../audit/audit.service.js';
+import { ToolEvents } from './events/tool-events.js';
+
+export const TOOL_ARG_VALIDATION_FAILURE = 'TOOL_ARG_VALIDATION_FAILURE';
+
+export interface CallIdentity {
+  tenantId: string;
+  projectId: string;
+  invocationId: string;
+  tool: string;
+}
+
+export interface CallOutcome {
+  status: InvocationStatus;
+  event?: string;
+  error?: { code: string; message: string };
+  arguments: unknown;
+  startedAt: Date;
+}
+
+// Every call ends here exactly once: one audit row, then the event a dashboard sees.
+@Injectable()
+export class InvocationRecorder {
+  constructor(
+    private readonly audit: AuditService,
+    private readonly events: ToolEvents,
+  ) {}
+
+  started(call: CallIdentity): void {
+    this.events.emit({ type: 'tool.started', ...call });
+  }
+
+  async finished(call: CallIdentity, outcome: CallOutcome): Promise<number> {
+    const finishedAt = new Date();
+    const durationMs = finishedAt.getTime() - outcome.startedAt.getTime();
+    await this.audit.record({
+      id: call.invocationId,
+      tenantId: call.tenantId,
+      projectId: call.projectId,
+      tool: call.tool,
+      status: outcome.status,
+      event: outcome.event ?? null,
+      errorCode: outcome.error?.code ?? null,
+      errorMessage: outcome.error?.message ?? null,
+      durationMs,
+      arguments: outcome.arguments,
+      startedAt: outcome.startedAt,
+      finishedAt,
+    });
+    this.events.emit({
+      type: outcome.status === 'ok' ? 'tool.completed' : 'tool.error',
+      ...call,
+      status: outcome.status,
+      error: outcome.error,
+      durationMs,
+    });
+    return durationMs;
+  }
+}

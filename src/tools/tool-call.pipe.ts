@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { createParamDecorator, type ExecutionContext, Injectable, type PipeTransform } from '@nestjs/common';
+import type { Tenant } from '../common/auth/auth.decorators.js';
+import { AppError } from '../common/errors/app-error.js';
+import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
+import { InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
+import type { ProjectToolSettings } from './tools.repository.js';
+import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
+
+export interface RawToolCall {
+  tenantId: string;
+  projectId: string;
+  toolName: string;
+  body: unknown;
+}
+
+export interface ValidatedToolCall {
+  invocationId: string;
+  tenantId: string;
+  projectId: string;
+  tool: RegisteredTool;
+  settings: ProjectToolSettings;
+  workspace: string;
+  args: Record<string, unknown>;
+  rawArguments: unknown;
+  timeoutMs: number;
+  startedAt: Date;
+}
+
+// Collects what the pipe below needs from the route: the tenant, the project, the tool and the body.
+export const ToolCall = createParamDecorator((_: unknown, ctx: ExecutionContext): RawToolCall => {
+  const request = ctx.switchToHttp().getRequest<{ tenant: Tenant; params: Record<string, string>; body: unknown }>();
+  return {
+    tenantId: request.tenant.tenantId,
+    projectId: request.params.projectId!,
+    toolName: request.params.toolName!,
+    body: request.body,
+  };
+});
+
+// The gate in front of every executor, in order: the project (404), the tool (404 with suggestions),
+// the body's envelope, then the arguments: a JSON object, no prototype keys, valid against the tool's
+// compiled schema (422 written for the model). A refused call is audited before the error leaves.
+@Injectable()
+export class ToolCallPipe implements PipeTransform<RawToolCall, Promise<ValidatedToolCall>> {
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly workspaces: WorkspaceResolver,
+    private readonly recorder: InvocationRecorder,
+  ) {}
+
+  async transform(call: RawToolCall): Promise<ValidatedToolCall> {
+    const startedAt = new Date();
+    const invocationId = randomUUID();
+    const { settings, tools } = await this.registry.forProject(call.tenantId, call.projectId);
+    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128) };
+    const body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
+    try {
+      const tool = tools.find((t) => t.executor.definition.name === call.toolName);
+      if (!tool) throw this.registry.notFound(call.toolName, tools);
+      checkEnvelope(call.body);
+      const timeoutMs = callTimeout(body.timeoutMs, tool.executor.definition.timeoutMs);
+      const args = tool.validator.parse(body.arguments);
+      const { path: workspace } = await this.workspaces.resolve(call.tenantId, call.projectId);
+      return { invocationId, tenantId: call.tenantId, projectId: call.projectId, tool, settings, workspace, args, rawArguments: body.arguments, timeoutMs, startedAt };
+    } catch (error) {
+      if (error instanceof AppError) {
+        const invalid = error.code === 'invalid_arguments';
+        await this.recorder.finished(identity, {
+          status: invalid ? 'invalid_arguments' : 'denied',
+          event: invalid ? TOOL_ARG_VALIDATION_FAILURE : undefined,
+          error: { code: error.code, message: error.message },
+          arguments: body.arguments,
+          startedAt,
+        });
+      }
+      throw error;
+    }
+  }
+}
+
+function checkEnvelope(body: unknown): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError(400, 'invalid_body', 'The body must be a JSON object: { "arguments": {...}, "timeoutMs"?: number }');
+  }
+  const unknown = Object.keys(body).filter((k) => k !== 'arguments' && k !== 'timeoutMs');
+  if (unknown.length > 0) {
+    throw new AppError(400, 'invalid_body', `Unknown field(s) ${unknown.join(', ')}: the body takes "arguments" and "timeoutMs"`);
+  }
+}
+
+function callTimeout(requested: unknown, toolTimeoutMs: number): number {
+  if (requested === undefined) return toolTimeoutMs;
+  if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 1) {
+    throw new AppError(400, 'invalid_timeout', 'timeoutMs must be a positive integer (milliseconds)');
+  }
+  return Math.min(requested, toolTimeoutMs);
+}

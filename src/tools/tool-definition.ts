@@ -1,0 +1,44 @@
+import type { JsonSchema } from './validation/schema-type.js';
+
+export interface ToolAnnotations {
+  readOnly: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+  // Reaches beyond the workspace (the network, other systems).
+  openWorld: boolean;
+}
+
+// `builtin`, or `skill:<skillName>@<version>` for tenant-registered tools.
+export type ToolSource = string;
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations: ToolAnnotations;
+  // The longest a call may run; a request may ask for less, never more.
+  timeoutMs: number;
+  source: ToolSource;
+}
+
+// What an executor knows about the call it runs.
+export interface ToolContext {
+  tenantId: string;
+  projectId: string;
+  invocationId: string;
+  // Real path of the project's workspace.
+  workspace: string;
+  project: { shellEnabled: boolean; shellAllowlist: string[] };
+  // Aborted at the timeout or when the client goes away; executors pass it to their I/O.
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+// One tool: its definition and the code that runs it. Arguments arrive already validated against
+// `definition.inputSchema`. Throw an AppError to refuse (4xx), a ToolError for a failure the model
+// should read; return the result.
+export interface ToolExecutor<Args = Record<string, unknown>> {
+  readonly definition: ToolDefinition;
+  execute(args: Args, context: ToolContext): Promise<unknown>;
+}

@@ -1,0 +1,114 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppError } from '../common/errors/app-error.js';
+import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
+import { InvocationRecorder } from './invocation-recorder.js';
+import type { CallOutcome } from './invocation-recorder.js';
+import type { InvocationResultDto } from './dto/tool.dto.js';
+import type { ValidatedToolCall } from './tool-call.pipe.js';
+import { ToolError } from './tool-error.js';
+
+const TIMED_OUT = Symbol('timed out');
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown } | typeof TIMED_OUT;
+
+// Runs a validated call: with a deadline no executor can outlast, cancelled when the client leaves,
+// audited once, and answered 200 whenever the tool ran (a refusal from the executor stays a 4xx).
+@Injectable()
+export class ToolInvocationService {
+  private readonly logger = new Logger('Tools');
+
+  constructor(private readonly recorder: InvocationRecorder) {}
+
+  async invoke(call: ValidatedToolCall, clientSignal: AbortSignal): Promise<InvocationResultDto> {
+    const name = call.tool.executor.definition.name;
+    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name };
+    this.recorder.started(identity);
+
+    const settled = await this.runWithDeadline(call, clientSignal);
+    const outcome = this.toOutcome(settled, call, clientSignal);
+    if (outcome instanceof AppError) {
+      await this.recorder.finished(identity, {
+        status: 'denied',
+        error: { code: outcome.code, message: outcome.message },
+        arguments: call.rawArguments,
+        startedAt: call.startedAt,
+      });
+      throw outcome;
+    }
+    const durationMs = await this.recorder.finished(identity, {
+      status: outcome.status,
+      error: outcome.error,
+      arguments: call.rawArguments,
+      startedAt: call.startedAt,
+    });
+    return {
+      invocationId: call.invocationId,
+      tool: name,
+      status: outcome.status,
+      ...(outcome.status === 'ok' ? { result: outcome.result } : { error: outcome.error }),
+      durationMs,
+    };
+  }
+
+  private async runWithDeadline(call: ValidatedToolCall, clientSignal: AbortSignal): Promise<Settled> {
+    const controller = new AbortController();
+    const onClientGone = () => controller.abort(clientSignal.reason);
+    clientSignal.addEventListener('abort', onClientGone, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    // The executor is also raced against the deadline: one that ignores its signal still cannot hold the caller.
+    const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort(new Error('timeout'));
+        resolve(TIMED_OUT);
+      }, call.timeoutMs);
+    });
+    const execution = call.tool.executor
+      .execute(call.args, {
+        tenantId: call.tenantId,
+        projectId: call.projectId,
+        invocationId: call.invocationId,
+        workspace: call.workspace,
+        project: call.settings,
+        signal: controller.signal,
+        timeoutMs: call.timeoutMs,
+      })
+      .then(
+        (value): Settled => ({ ok: true, value }),
+        (error: unknown): Settled => ({ ok: false, error }),
+      );
+    try {
+      return await Promise.race([execution, deadline]);
+    } finally {
+      clearTimeout(timer);
+      clientSignal.removeEventListener('abort', onClientGone);
+    }
+  }
+
+  private toOutcome(
+    settled: Settled,
+    call: ValidatedToolCall,
+    clientSignal: AbortSignal,
+  ): AppError | { status: 'ok' | 'error' | 'timeout'; result?: unknown; error?: Required<CallOutcome>['error'] & { retryable: boolean } } {
+    if (settled === TIMED_OUT) {
+      return {
+        status: 'timeout',
+        error: { code: 'timeout', message: `The tool did not finish within ${call.timeoutMs} ms and was stopped`, retryable: true },
+      };
+    }
+    if (settled.ok) return { status: 'ok', result: settled.value };
+    const error = settled.error;
+    if (error instanceof AppError && error.status < 500) return error;
+    if (error instanceof ToolError) {
+      const status = error.code === 'timeout' ? 'timeout' : 'error';
+      return { status, error: { code: error.code, message: error.message, retryable: error.retryable } };
+    }
+    if (error instanceof WorkspaceFsError) {
+      return { status: 'error', error: { code: error.code, message: error.message, retryable: error.code === 'io_error' } };
+    }
+    if (clientSignal.aborted) {
+      return { status: 'error', error: { code: 'cancelled', message: 'The client disconnected; the call was cancelled', retryable: true } };
+    }
+    this.logger.error(error instanceof Error ? error : String(error));
+    return { status: 'error', error: { code: 'internal_error', message: 'The tool failed unexpectedly; the failure has been logged', retryable: false } };
+  }
+}

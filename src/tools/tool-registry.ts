@@ -1,0 +1,87 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
+import { ProjectChanges } from '../common/events/project-changes.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { projectNotFound } from '../workspace/workspace.errors.js';
+import { DeleteFileExecutor } from './executors/delete-file.executor.js';
+import { FetchUrlExecutor } from './executors/fetch-url.executor.js';
+import { ListFilesExecutor } from './executors/list-files.executor.js';
+import { ReadFileExecutor } from './executors/read-file.executor.js';
+import { ShellExecExecutor } from './executors/shell-exec.executor.js';
+import { WriteFileExecutor } from './executors/write-file.executor.js';
+import type { ToolExecutor } from './tool-definition.js';
+import { type ProjectToolSettings, ToolsRepository } from './tools.repository.js';
+import { toolNotFound } from './validation/name-suggestions.js';
+import { type CompiledToolValidator, ToolValidatorCache } from './validation/tool-validator.js';
+
+export interface RegisteredTool {
+  executor: ToolExecutor;
+  validator: CompiledToolValidator;
+}
+
+export interface ProjectTools {
+  settings: ProjectToolSettings;
+  tools: RegisteredTool[];
+}
+
+// The tools a project can use. Built-in validators are compiled once at start-up; the request path
+// only looks them up. A project's tool settings are cached like its workspace.
+@Injectable()
+export class ToolRegistry implements OnModuleInit {
+  private readonly builtins: ToolExecutor[];
+  private readonly validators = new ToolValidatorCache();
+  private compiled: RegisteredTool[] = [];
+  private readonly settingsCache: TtlLruCache<string, ProjectToolSettings>;
+
+  constructor(
+    private readonly repository: ToolsRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+    changes: ProjectChanges,
+    readFile: ReadFileExecutor,
+    writeFile: WriteFileExecutor,
+    listFiles: ListFilesExecutor,
+    deleteFile: DeleteFileExecutor,
+    shellExec: ShellExecExecutor,
+    fetchUrl: FetchUrlExecutor,
+  ) {
+    this.builtins = [readFile, writeFile, listFiles, deleteFile, shellExec, fetchUrl] as ToolExecutor[];
+    this.settingsCache = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
+    changes.subscribe((tenantId, projectId) => this.settingsCache.delete(`${tenantId}:${projectId}`));
+  }
+
+  onModuleInit(): void {
+    this.compiled = this.builtins.map((executor) => ({
+      executor,
+      validator: this.validators.getOrCompile(
+        `builtin:${executor.definition.name}`,
+        executor.definition.name,
+        executor.definition.inputSchema,
+      ),
+    }));
+  }
+
+  async forProject(tenantId: string, projectId: string): Promise<ProjectTools> {
+    return { settings: await this.settings(tenantId, projectId), tools: this.compiled };
+  }
+
+  async find(tenantId: string, projectId: string, toolName: string): Promise<RegisteredTool> {
+    const { tools } = await this.forProject(tenantId, projectId);
+    const tool = tools.find((t) => t.executor.definition.name === toolName);
+    if (!tool) throw this.notFound(toolName, tools);
+    return tool;
+  }
+
+  notFound(toolName: string, tools: RegisteredTool[]) {
+    return toolNotFound(toolName, tools.map((t) => t.executor.definition.name));
+  }
+
+  private async settings(tenantId: string, projectId: string): Promise<ProjectToolSettings> {
+    const key = `${tenantId}:${projectId}`;
+    const cached = this.settingsCache.get(key);
+    if (cached) return cached;
+    const settings = await this.repository.findProjectToolSettings(tenantId, projectId);
+    if (!settings) throw projectNotFound(projectId);
+    this.settingsCache.set(key, settings);
+    return settings;
+  }
+}

@@ -1,0 +1,78 @@
+import { Controller, Get, HttpCode, Param, Post, Query, Sse } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiProduces,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
+import type { Observable } from 'rxjs';
+import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { ClientAbortSignal } from '../common/http/client-abort-signal.decorator.js';
+import {
+  InvalidArgumentsResponseDto,
+  InvocationResultDto,
+  InvokeToolBodyDto,
+  ToolDto,
+  ToolFormatQueryDto,
+  ToolListResponseDto,
+} from './dto/tool.dto.js';
+import type { ServerSentEvent } from './events/tool-events.js';
+import { ToolCall, ToolCallPipe, type ValidatedToolCall } from './tool-call.pipe.js';
+import { ToolInvocationService } from './tool-invocation.service.js';
+import { ToolsService } from './tools.service.js';
+import { ToolEventsService } from './events/tool-events.service.js';
+
+@ApiTags('tools')
+@TenantAuth()
+@Controller('v1/projects/:projectId')
+@ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or tool_not_found with details.suggestions' })
+export class ToolsController {
+  constructor(
+    private readonly tools: ToolsService,
+    private readonly invocations: ToolInvocationService,
+    private readonly events: ToolEventsService,
+  ) {}
+
+  @Get('tools')
+  @ApiOkResponse({ type: ToolListResponseDto })
+  list(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string, @Query() query: ToolFormatQueryDto) {
+    return this.tools.list(tenant.tenantId, projectId, query.format);
+  }
+
+  @Get('tools/:toolName')
+  @ApiOkResponse({ type: ToolDto, description: 'One tool, in the asked format' })
+  get(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Param('toolName') toolName: string,
+    @Query() query: ToolFormatQueryDto,
+  ) {
+    return this.tools.get(tenant.tenantId, projectId, toolName, query.format);
+  }
+
+  @Post('tools/:toolName/invoke')
+  @HttpCode(200)
+  @ApiBody({ type: InvokeToolBodyDto })
+  @ApiOkResponse({ type: InvocationResultDto, description: 'The tool ran: status ok, error or timeout' })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_body, invalid_path, invalid_timeout' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: 'Refused before running: path_outside_workspace, url_blocked, command_not_allowed, shell_disabled, special_file, hard_link',
+  })
+  @ApiUnprocessableEntityResponse({ type: InvalidArgumentsResponseDto, description: 'invalid_arguments' })
+  invoke(@ToolCall(ToolCallPipe) call: ValidatedToolCall, @ClientAbortSignal() signal: AbortSignal): Promise<InvocationResultDto> {
+    return this.invocations.invoke(call, signal);
+  }
+
+  @Sse('events')
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({ description: 'Server-sent events: tool.started, tool.completed, tool.error (data: invocationId, tool, status, error)' })
+  stream(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<Observable<ServerSentEvent>> {
+    return this.events.stream(tenant.tenantId, projectId);
+  }
+}

@@ -1,0 +1,41 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { WorkspaceModule } from '../workspace/workspace.module.js';
+import { ToolEvents } from './events/tool-events.js';
+import { ToolEventsService } from './events/tool-events.service.js';
+import { DeleteFileExecutor } from './executors/delete-file.executor.js';
+import { FetchUrlExecutor } from './executors/fetch-url.executor.js';
+import { ListFilesExecutor } from './executors/list-files.executor.js';
+import { ReadFileExecutor } from './executors/read-file.executor.js';
+import { ShellExecExecutor } from './executors/shell-exec.executor.js';
+import { WriteFileExecutor } from './executors/write-file.executor.js';
+import { InvocationRecorder } from './invocation-recorder.js';
+import { ToolCallPipe } from './tool-call.pipe.js';
+import { ToolInvocationService } from './tool-invocation.service.js';
+import { ToolRegistry } from './tool-registry.js';
+import { ToolsController } from './tools.controller.js';
+import { ToolsRepository } from './tools.repository.js';
+import { ToolsService } from './tools.service.js';
+
+@Module({
+  imports: [WorkspaceModule, AuditModule],
+  controllers: [ToolsController],
+  providers: [
+    ReadFileExecutor,
+    WriteFileExecutor,
+    ListFilesExecutor,
+    DeleteFileExecutor,
+    ShellExecExecutor,
+    FetchUrlExecutor,
+    ToolsRepository,
+    ToolRegistry,
+    ToolCallPipe,
+    ToolEvents,
+    ToolEventsService,
+    InvocationRecorder,
+    ToolInvocationService,
+    ToolsService,
+  ],
+  exports: [ToolRegistry, ToolEvents],
+})
+export class ToolsModule {}
