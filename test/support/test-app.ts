@@ -53,6 +53,16 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
     tmpDir,
   );
   const database = options.database ?? (await createTestDatabase());
+  try {
+    return await startTestApp(config, tmpDir, database, options.database === undefined);
+  } catch (error) {
+    if (!options.database) await database.close();
+    await rm(tmpDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function startTestApp(config: AppConfig, tmpDir: string, database: TestDatabase, ownsDatabase: boolean): Promise<TestApp> {
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -91,7 +101,7 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
     },
     async close() {
       await app.close();
-      if (!options.database) await database.close();
+      if (ownsDatabase) await database.close();
       await rm(tmpDir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,173 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig } from '../../src/config/load-config.js';
+
+const CWD = '/srv/toolgate';
+const TOKEN = 'a-production-admin-token-0123456789';
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env, CWD);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('with no variables runs in development on port 3000 with the embedded PGlite under <cwd>/.data/pglite', () => {
+    const config = loadConfig({}, CWD);
+
+    expect(config).toMatchObject({
+      nodeEnv: 'development',
+      host: '0.0.0.0',
+      port: 3000,
+      logLevel: 'info',
+      database: { kind: 'pglite', dataDir: '/srv/toolgate/.data/pglite' },
+      migrateOnStart: true,
+      adminToken: null,
+      workspace: { root: null, allowedRoots: [], fallback: 'cwd' },
+    });
+  });
+
+  it('resolves WORKSPACE_ROOT against the working directory and allows only it by default', () => {
+    const config = loadConfig({ WORKSPACE_ROOT: 'workspaces' }, CWD);
+
+    expect(config.workspace).toMatchObject({ root: '/srv/toolgate/workspaces', allowedRoots: ['/srv/toolgate/workspaces'] });
+  });
+
+  it('reads WORKSPACE_ALLOWED_ROOTS as a comma-separated list of paths', () => {
+    const config = loadConfig({ WORKSPACE_ROOT: '/data/ws', WORKSPACE_ALLOWED_ROOTS: '/data/ws, shared ,,/mnt/repos' }, CWD);
+
+    expect(config.workspace.allowedRoots).toEqual(['/data/ws', '/srv/toolgate/shared', '/mnt/repos']);
+  });
+
+  it('refuses to fall back to the working directory in production unless WORKSPACE_FALLBACK says so', () => {
+    expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN }, CWD).workspace.fallback).toBe('error');
+    expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN, WORKSPACE_FALLBACK: 'cwd' }, CWD).workspace.fallback).toBe('cwd');
+    expect(loadConfig({ WORKSPACE_FALLBACK: 'error' }, CWD).workspace.fallback).toBe('error');
+  });
+
+  it('trims values and reads booleans written as true/false, 1/0 or yes/no', () => {
+    expect(loadConfig({ PORT: ' 8080 ' }, CWD).port).toBe(8080);
+    for (const [raw, value] of [['false', false], ['0', false], ['NO', false], ['true', true], ['1', true], ['yes', true]] as const) {
+      expect(loadConfig({ MIGRATE_ON_START: raw }, CWD).migrateOnStart).toBe(value);
+    }
+  });
+
+  describe('DATABASE_URL', () => {
+    const PG_URL = 'postgresql://toolgate:pw@db.internal:5432/toolgate';
+    const PG_URL_SHORT = 'postgres://db.internal/toolgate?sslmode=require';
+
+    it.each([
+      [PG_URL, 'that PostgreSQL server', { kind: 'postgres', url: PG_URL }],
+      [PG_URL_SHORT, 'that PostgreSQL server', { kind: 'postgres', url: PG_URL_SHORT }],
+      ['pglite://memory', 'an in-memory PGlite', { kind: 'pglite', dataDir: null }],
+      ['pglite://var/pglite', 'PGlite in <cwd>/var/pglite', { kind: 'pglite', dataDir: '/srv/toolgate/var/pglite' }],
+      ['pglite:///var/lib/toolgate', 'PGlite in /var/lib/toolgate', { kind: 'pglite', dataDir: '/var/lib/toolgate' }],
+    ])('%s selects %s', (url, _what, target) => {
+      expect(loadConfig({ DATABASE_URL: url }, CWD).database).toEqual(target);
+    });
+
+    it('PGLITE_DATA_DIR moves the embedded database when DATABASE_URL is unset', () => {
+      expect(loadConfig({ PGLITE_DATA_DIR: 'db' }, CWD).database).toEqual({ kind: 'pglite', dataDir: '/srv/toolgate/db' });
+    });
+
+    it.each(['mysql://root@localhost/toolgate', 'postgresql://toolgate:pw@db:99999/toolgate', 'pglite://', 'localhost:5432'])(
+      'rejects %s, naming DATABASE_URL and the forms it accepts',
+      (url) => {
+        expect(configError({ DATABASE_URL: url }).problems).toEqual([
+          expect.stringMatching(/^DATABASE_URL must be a postgresql:\/\/.* URL, pglite:\/\/memory or pglite:\/\/<directory>/),
+        ]);
+      },
+    );
+
+    it('does not echo a rejected DATABASE_URL, which may hold a password', () => {
+      expect(configError({ DATABASE_URL: 'postgresql://toolgate:s3cret@db:99999/toolgate' }).message).not.toContain('s3cret');
+    });
+  });
+
+  it('names every bad variable in one ConfigError', () => {
+    const error = configError({
+      NODE_ENV: 'staging',
+      PORT: 'notaport',
+      LOG_LEVEL: 'loud',
+      MIGRATE_ON_START: 'maybe',
+      BODY_LIMIT_BYTES: '12',
+      DATABASE_URL: 'mysql://localhost/toolgate',
+      WORKSPACE_FALLBACK: 'home',
+    });
+
+    const named = ['NODE_ENV', 'PORT', 'LOG_LEVEL', 'MIGRATE_ON_START', 'BODY_LIMIT_BYTES', 'DATABASE_URL', 'WORKSPACE_FALLBACK'];
+    expect(error.problems).toHaveLength(named.length);
+    for (const name of named) {
+      expect(error.problems).toContainEqual(expect.stringMatching(new RegExp(`^${name} must be`)));
+      expect(error.message).toContain(name);
+    }
+    expect(error.message).toMatch(/^Invalid configuration:\n {2}- /);
+  });
+
+  it.each(['notaport', '65536', '-1', '80.5', '1e3', '0x50'])('rejects PORT=%s, naming PORT and the value', (port) => {
+    expect(configError({ PORT: port }).problems).toEqual([`PORT must be an integer between 0 and 65535, got '${port}'`]);
+  });
+
+  it('requires ADMIN_TOKEN in production, and a blank one counts as missing', () => {
+    const envs: Array<Record<string, string>> = [{ NODE_ENV: 'production' }, { NODE_ENV: 'production', ADMIN_TOKEN: '   ' }];
+    for (const env of envs) {
+      expect(configError(env).problems).toEqual(['ADMIN_TOKEN is required when NODE_ENV=production']);
+    }
+  });
+
+  it('rejects an ADMIN_TOKEN shorter than 16 characters in any environment, without echoing it', () => {
+    const error = configError({ ADMIN_TOKEN: 'hunter2' });
+
+    expect(error.problems).toEqual(['ADMIN_TOKEN must be at least 16 characters']);
+    expect(error.message).not.toContain('hunter2');
+  });
+});
+
+describe('the compiled service (dist/main.js) with a bad configuration', () => {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const main = path.join(root, 'dist/main.js');
+  let cwd: string;
+
+  beforeAll(() => {
+    if (!existsSync(main)) throw new Error('dist/main.js is missing: run `npm run build` before these tests');
+  });
+  beforeEach(async () => {
+    cwd = await mkdtemp(path.join(os.tmpdir(), 'toolgate-config-'));
+  });
+  afterEach(() => rm(cwd, { recursive: true, force: true }));
+
+  // A service that wrongly accepted the configuration would start listening; the timeout ends it.
+  const start = (env: Record<string, string>) =>
+    new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        [main],
+        { cwd, timeout: 15_000, env: { PATH: process.env.PATH ?? '', DATABASE_URL: 'pglite://memory', ...env } },
+        (_error, _stdout, stderr) => resolve({ code: child.exitCode, signal: child.signalCode, stderr }),
+      );
+    });
+
+  it('exits non-zero, naming PORT on stderr, when PORT is not a port', async () => {
+    const result = await start({ PORT: 'notaport' });
+
+    expect(result.signal).toBeNull();
+    expect(result.code).toBeGreaterThan(0);
+    expect(result.stderr).toContain("PORT must be an integer between 0 and 65535, got 'notaport'");
+  });
+
+  it('exits non-zero, naming ADMIN_TOKEN on stderr, in production without ADMIN_TOKEN', async () => {
+    const result = await start({ NODE_ENV: 'production' });
+
+    expect(result.signal).toBeNull();
+    expect(result.code).toBeGreaterThan(0);
+    expect(result.stderr).toContain('ADMIN_TOKEN is required when NODE_ENV=production');
+  });
+});
