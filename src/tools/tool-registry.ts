@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { SkillTools } from '../skills/skill-tools.js';
 import { projectNotFound } from '../workspace/workspace.errors.js';
 import { DeleteFileExecutor } from './executors/delete-file.executor.js';
 import { FetchUrlExecutor } from './executors/fetch-url.executor.js';
@@ -9,6 +10,7 @@ import { ListFilesExecutor } from './executors/list-files.executor.js';
 import { ReadFileExecutor } from './executors/read-file.executor.js';
 import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
+import { BUILTIN_TOOL_NAMES } from './builtin-tool-names.js';
 import type { ToolExecutor } from './tool-definition.js';
 import { type ProjectToolSettings, ToolsRepository } from './tools.repository.js';
 import { toolNotFound } from './validation/name-suggestions.js';
@@ -35,6 +37,7 @@ export class ToolRegistry implements OnModuleInit {
 
   constructor(
     private readonly repository: ToolsRepository,
+    private readonly skillTools: SkillTools,
     @Inject(APP_CONFIG) config: AppConfig,
     changes: ProjectChanges,
     readFile: ReadFileExecutor,
@@ -46,10 +49,17 @@ export class ToolRegistry implements OnModuleInit {
   ) {
     this.builtins = [readFile, writeFile, listFiles, deleteFile, shellExec, fetchUrl] as ToolExecutor[];
     this.settingsCache = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
-    changes.subscribe((tenantId, projectId) => this.settingsCache.delete(`${tenantId}:${projectId}`));
+    changes.subscribe((tenantId, projectId) => {
+      this.settingsCache.delete(`${tenantId}:${projectId}`);
+      this.skillTools.forgetProject(tenantId, projectId);
+    });
   }
 
   onModuleInit(): void {
+    const names = this.builtins.map((b) => b.definition.name);
+    if (names.join() !== BUILTIN_TOOL_NAMES.join()) {
+      throw new Error(`BUILTIN_TOOL_NAMES (${BUILTIN_TOOL_NAMES.join(', ')}) does not match the executors (${names.join(', ')})`);
+    }
     this.compiled = this.builtins.map((executor) => ({
       executor,
       validator: this.validators.getOrCompile(
@@ -61,7 +71,9 @@ export class ToolRegistry implements OnModuleInit {
   }
 
   async forProject(tenantId: string, projectId: string): Promise<ProjectTools> {
-    return { settings: await this.settings(tenantId, projectId), tools: this.compiled };
+    const settings = await this.settings(tenantId, projectId);
+    const skillTools = await this.skillTools.forProject(tenantId, projectId);
+    return { settings, tools: skillTools.length === 0 ? this.compiled : [...this.compiled, ...skillTools] };
   }
 
   async find(tenantId: string, projectId: string, toolName: string): Promise<RegisteredTool> {

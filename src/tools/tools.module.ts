@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { ToolEvents } from './events/tool-events.js';
 import { ToolEventsService } from './events/tool-events.service.js';
@@ -18,7 +19,7 @@ import { ToolsRepository } from './tools.repository.js';
 import { ToolsService } from './tools.service.js';
 
 @Module({
-  imports: [WorkspaceModule, AuditModule],
+  imports: [WorkspaceModule, AuditModule, SkillsModule],
   controllers: [ToolsController],
   providers: [
     ReadFileExecutor,

@@ -1,4 +1,5 @@
 import { AppError } from '../errors/app-error.js';
+import { ToolError } from '../../tools/tool-error.js';
 import { WorkspaceFsError, type WorkspaceFsErrorCode } from '../../workspace/fs/workspace-fs.error.js';
 
 // Errors cross the thread boundary by structured clone, which keeps only name and message. Tasks answer
@@ -6,6 +7,7 @@ import { WorkspaceFsError, type WorkspaceFsErrorCode } from '../../workspace/fs/
 export type SerializedError =
   | { kind: 'app'; status: number; code: string; message: string; details?: Record<string, unknown> }
   | { kind: 'workspace_fs'; code: WorkspaceFsErrorCode; message: string }
+  | { kind: 'tool'; code: string; message: string; retryable: boolean }
   | { kind: 'error'; name: string; message: string; code?: string };
 
 export type TaskOutcome = { ok: true; value: unknown } | { ok: false; error: SerializedError };
@@ -15,6 +17,7 @@ export function serializeError(err: unknown): SerializedError {
     return { kind: 'app', status: err.status, code: err.code, message: err.message, details: err.details };
   }
   if (err instanceof WorkspaceFsError) return { kind: 'workspace_fs', code: err.code, message: err.message };
+  if (err instanceof ToolError) return { kind: 'tool', code: err.code, message: err.message, retryable: err.retryable };
   if (err instanceof Error) {
     const code = (err as NodeJS.ErrnoException).code;
     return { kind: 'error', name: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}) };
@@ -28,6 +31,8 @@ export function reviveError(serialized: SerializedError): Error {
       return new AppError(serialized.status, serialized.code, serialized.message, serialized.details);
     case 'workspace_fs':
       return new WorkspaceFsError(serialized.code, serialized.message);
+    case 'tool':
+      return new ToolError(serialized.code, serialized.message, serialized.retryable);
     case 'error': {
       const err = new Error(serialized.message) as NodeJS.ErrnoException;
       err.name = serialized.name;

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { reviveError, type TaskOutcome } from './worker-error.codec.js';
 import type { TaskRequest } from './worker-entry.js';
@@ -17,6 +18,11 @@ export interface WorkerPoolOptions {
 
 export interface RunOptions {
   signal?: AbortSignal;
+}
+
+// The task receives `cancel` (a MessagePort) in its payload and gets one message when the caller aborts.
+export interface CancellablePayload {
+  cancel: MessagePort;
 }
 
 export const defaultThreadCount = (): number => Math.max(1, availableParallelism() - 1);
@@ -66,6 +72,25 @@ export class WorkerPool {
     const outcome = await this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null });
     if (outcome.ok) return outcome.value as T;
     throw reviveError(outcome.error);
+  }
+
+  // For tasks that own resources outside the thread (a child process, a socket): instead of terminating
+  // the thread, which would strand them, the task is told to cancel and cleans up itself.
+  async runCooperative<T>(task: string, payload: object, signal: AbortSignal): Promise<T> {
+    const { port1, port2 } = new MessageChannel();
+    const onAbort = () => port1.postMessage('abort');
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const outcome = await this.piscina.run(
+        { task, payload: { ...payload, cancel: port2 } },
+        { name: 'runTask', transferList: [port2] },
+      );
+      if (outcome.ok) return outcome.value as T;
+      throw reviveError(outcome.error);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      port1.close();
+    }
   }
 
   // Waits for running tasks, then stops every thread.

@@ -1,3 +1,4 @@
+import { runSkillToolInWorker } from '../../skills/executors/skill-runner.js';
 import { hashWorkspaceFile } from '../../workspace/fs/workspace-file.reader.js';
 import { walkWorkspaceTree, type ListWorkspaceOptions } from '../../workspace/fs/workspace-tree.walker.js';
 
@@ -18,6 +19,8 @@ export const workerTasks = {
   listWorkspaceRecursive: (payload: ListWorkspaceRecursivePayload) =>
     walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true }),
   hashFile: (payload: HashFilePayload) => hashWorkspaceFile(payload.root, payload.path),
+  // Tenant skill tools registered with mode "sync" (see src/skills).
+  runSkillTool: runSkillToolInWorker,
 } satisfies Record<string, (payload: never) => Promise<unknown>>;
 
 export type WorkerTaskName = keyof typeof workerTasks;

@@ -23,6 +23,8 @@ export const TOOL_AJV_OPTIONS: Readonly<Options> = Object.freeze({
   // and a new version of a schema with the same `$id` compiles beside the old one.
   addUsedSchema: false,
   validateFormats: true,
+  // strict mode otherwise refuses ordinary schemas such as `anyOf: [{ required: ['a'] }, { required: ['b'] }]`.
+  strictRequired: false,
   // No `loadSchema`: a `$ref` to anything outside the schema fails at compile time instead of fetching it.
 });
 

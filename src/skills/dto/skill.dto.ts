@@ -1,0 +1,55 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsString, MaxLength } from 'class-validator';
+import type { Skill } from '../../generated/prisma/client.js';
+
+export class SkillResponseDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() version!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'The tools as registered' }) tools!: unknown[];
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+
+  static from(skill: Skill): SkillResponseDto {
+    return {
+      id: skill.id,
+      name: skill.name,
+      version: skill.version,
+      description: skill.description,
+      tools: skill.tools as unknown[],
+      createdAt: skill.createdAt.toISOString(),
+      updatedAt: skill.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class RegisteredSkillResponseDto extends SkillResponseDto {
+  @ApiProperty({
+    description:
+      'Key of the X-Toolgate-Signature header (sha256=<hex HMAC-SHA256 of the body>) sent to http executors. Shown this once.',
+  })
+  signingSecret!: string;
+}
+
+export class SkillListResponseDto {
+  @ApiProperty({ type: [SkillResponseDto] }) items!: SkillResponseDto[];
+  @ApiProperty({ nullable: true, type: String }) nextCursor!: string | null;
+}
+
+export class EnableSkillDto {
+  @ApiProperty({ format: 'uuid' })
+  @IsString()
+  @MaxLength(64)
+  skillId!: string;
+}
+
+export class ProjectSkillResponseDto {
+  @ApiProperty({ format: 'uuid' }) projectId!: string;
+  @ApiProperty({ type: SkillResponseDto }) skill!: SkillResponseDto;
+  @ApiProperty({ format: 'date-time' }) enabledAt!: string;
+}
+
+export class ProjectSkillListResponseDto {
+  @ApiProperty({ type: [SkillResponseDto] }) items!: SkillResponseDto[];
+}

@@ -1,0 +1,121 @@
+import { createHmac } from 'node:crypto';
+import type { MessagePort } from 'node:worker_threads';
+import type { CancellablePayload } from '../../common/worker-pool/worker-pool.js';
+import { resolveAllowedExecutable } from '../../tools/process/executable-allowlist.js';
+import { runProcess, type ProcessLimits } from '../../tools/process/process-runner.js';
+import { safeFetch } from '../../tools/net/safe-fetch.js';
+import { ToolError } from '../../tools/tool-error.js';
+import { renderArgv } from './argv-template.js';
+
+export interface HttpExecutorSpec {
+  type: 'http';
+  url: string;
+  method?: 'POST' | 'PUT' | 'PATCH';
+  headers?: Record<string, string>;
+}
+
+export interface CommandExecutorSpec {
+  type: 'command';
+  argv: string[];
+}
+
+export type SkillExecutorSpec = HttpExecutorSpec | CommandExecutorSpec;
+
+// Everything one call of a skill tool needs, as plain data: it may cross into a pool thread.
+export interface SkillRunRequest {
+  spec: SkillExecutorSpec;
+  args: Record<string, unknown>;
+  signingSecret: string;
+  invocationId: string;
+  workspace: string;
+  shellAllowlist: string[];
+  timeoutMs: number;
+  fetch: { allowHosts: string[]; maxBytes: number };
+  shell: { maxOutputBytes: number; limits: ProcessLimits; runAs?: { uid: number; gid: number } };
+}
+
+export const signBody = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+export function runSkillTool(request: SkillRunRequest, signal: AbortSignal): Promise<unknown> {
+  return request.spec.type === 'http' ? callEndpoint(request, request.spec, signal) : runCommand(request, request.spec, signal);
+}
+
+// The validated arguments go to the tenant's endpoint as JSON, signed so the receiver can tell the call
+// is genuine; its answer (JSON or text) is the tool's result, a non-2xx answer the tool's error.
+async function callEndpoint(request: SkillRunRequest, spec: HttpExecutorSpec, signal: AbortSignal): Promise<unknown> {
+  const body = JSON.stringify(request.args);
+  const response = await safeFetch(
+    {
+      url: spec.url,
+      method: spec.method ?? 'POST',
+      headers: {
+        ...spec.headers,
+        'content-type': 'application/json',
+        'x-toolgate-signature': signBody(request.signingSecret, body),
+        'x-toolgate-invocation-id': request.invocationId,
+      },
+      body,
+      timeoutMs: request.timeoutMs,
+      maxBytes: request.fetch.maxBytes,
+      signal,
+    },
+    { allowHosts: request.fetch.allowHosts, maxRedirects: 0 },
+  );
+  const json = /\bjson\b/i.test(response.headers['content-type'] ?? '') && !response.truncated;
+  const content = json ? parseJson(response.body) : response.body;
+  if (response.status < 200 || response.status >= 300) {
+    const detail = typeof content === 'string' ? content : JSON.stringify(content);
+    throw new ToolError(
+      'endpoint_error',
+      `The skill's endpoint answered ${response.status}${detail ? `: ${detail.slice(0, 2000)}` : ''}`,
+      response.status >= 500 || response.status === 429,
+    );
+  }
+  return json ? content : { text: response.body, truncated: response.truncated };
+}
+
+async function runCommand(request: SkillRunRequest, spec: CommandExecutorSpec, signal: AbortSignal): Promise<unknown> {
+  const argv = renderArgv(spec.argv, request.args);
+  const executable = resolveAllowedExecutable(argv[0]!, request.shellAllowlist);
+  const result = await runProcess({
+    argv,
+    executable,
+    cwd: request.workspace,
+    timeoutMs: request.timeoutMs,
+    maxOutputBytes: request.shell.maxOutputBytes,
+    signal,
+    limits: request.shell.limits,
+    runAs: request.shell.runAs,
+  });
+  if (result.timedOut) throw new ToolError('timeout', `The command did not finish within ${request.timeoutMs} ms and was killed`, true);
+  if (result.exitCode !== 0) {
+    const why = result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+    throw new ToolError('command_failed', `The command ${why}${result.stderr ? `: ${result.stderr.slice(-2000)}` : ''}`);
+  }
+  return {
+    stdout: result.stdout,
+    stderr: result.stderr,
+    stdoutTruncated: result.stdoutTruncated,
+    stderrTruncated: result.stderrTruncated,
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+// The pool-thread side of `mode: "sync"`: the caller's abort arrives as a message on `cancel`.
+export async function runSkillToolInWorker(payload: SkillRunRequest & CancellablePayload): Promise<unknown> {
+  const controller = new AbortController();
+  const cancel: MessagePort = payload.cancel;
+  cancel.once('message', () => controller.abort(new Error('cancelled')));
+  try {
+    return await runSkillTool(payload, controller.signal);
+  } finally {
+    cancel.close();
+  }
+}

@@ -1,0 +1,42 @@
+import type { AppConfig } from '../../config/app-config.js';
+import type { WorkerPool } from '../../common/worker-pool/worker-pool.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../tools/tool-definition.js';
+import type { CompiledSkillTool } from '../skill-compiler.js';
+import { SKILL_HTTP_MAX_BYTES } from '../skills.limits.js';
+import { runSkillTool, type SkillRunRequest } from './skill-runner.js';
+
+// A tenant's tool, run like a built-in one: `async` on the event loop, `sync` in the worker pool with
+// cooperative cancellation (the pool thread kills its child process or socket itself).
+export class SkillToolExecutor implements ToolExecutor {
+  readonly definition: ToolDefinition;
+
+  constructor(
+    private readonly tool: CompiledSkillTool,
+    private readonly signingSecret: string,
+    private readonly config: AppConfig,
+    private readonly pool: WorkerPool,
+  ) {
+    this.definition = tool.definition;
+  }
+
+  execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    const { shell, fetch } = this.config.tools;
+    const request: SkillRunRequest = {
+      spec: this.tool.spec.executor,
+      args,
+      signingSecret: this.signingSecret,
+      invocationId: ctx.invocationId,
+      workspace: ctx.workspace,
+      shellAllowlist: ctx.project.shellAllowlist,
+      timeoutMs: ctx.timeoutMs,
+      fetch: { allowHosts: fetch.allowHosts, maxBytes: SKILL_HTTP_MAX_BYTES },
+      shell: {
+        maxOutputBytes: shell.maxOutputBytes,
+        limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes },
+        runAs: shell.runAs ?? undefined,
+      },
+    };
+    if (this.tool.spec.mode === 'sync') return this.pool.runCooperative('runSkillTool', request, ctx.signal);
+    return runSkillTool(request, ctx.signal);
+  }
+}

@@ -1,0 +1,107 @@
+import type { Ajv } from 'ajv';
+import { RE2JS } from 're2js';
+import { createToolAjv } from '../tools/validation/ajv-factory.js';
+import type { JsonSchema } from '../tools/validation/schema-type.js';
+
+export const SCHEMA_LIMITS = {
+  // Bytes of one schema's JSON text.
+  maxBytes: 64 * 1024,
+  // Nesting of objects and arrays in one schema.
+  maxDepth: 32,
+  maxPatternLength: 1024,
+} as const;
+
+// Why a tenant's schema was refused, and where in it (a JSON pointer).
+export class SchemaRefusal extends Error {
+  constructor(
+    readonly location: string,
+    readonly reason: string,
+  ) {
+    super(`${location || '/'}: ${reason}`);
+    this.name = 'SchemaRefusal';
+  }
+}
+
+// `pattern` and `patternProperties` run on RE2 (linear time in the input): a pattern that would backtrack
+// catastrophically on RegExp cannot here, and one that needs backtracking features does not compile.
+const linearRegExp = Object.assign((pattern: string) => RE2JS.compile(pattern), { code: 're2js.RE2JS.compile' });
+
+// One Ajv per tenant skill version: a tenant's `$id`s can never be seen from another's schemas.
+export function createTenantAjv(): Ajv {
+  return createToolAjv({ regExp: linearRegExp });
+}
+
+// A tenant's schema is untrusted input. Checked in full before anything is stored: its size and
+// depth, no `$data`, no `$ref` leaving the schema, every pattern on the linear-time engine, and a
+// compile under AJV's strict mode (which refuses unknown keywords).
+export function vetSchema(schema: unknown, ajv: Ajv, kind: 'input' | 'output'): JsonSchema {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    throw new SchemaRefusal('', 'a schema must be a JSON object');
+  }
+  // Depth first, iteratively: serialising a 10,000-level schema to measure it would recurse that deep.
+  walk(schema as JsonSchema);
+  const bytes = Buffer.byteLength(JSON.stringify(schema));
+  if (bytes > SCHEMA_LIMITS.maxBytes) {
+    throw new SchemaRefusal('', `the schema is ${bytes} bytes; the limit is ${SCHEMA_LIMITS.maxBytes}`);
+  }
+  if (kind === 'input' && (schema as JsonSchema).type !== 'object') {
+    throw new SchemaRefusal('/type', 'an input schema must have "type": "object" (tool arguments are an object)');
+  }
+  try {
+    ajv.compile(schema as JsonSchema);
+  } catch (error) {
+    throw new SchemaRefusal('', `it does not compile in strict mode: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return schema as JsonSchema;
+}
+
+function walk(root: JsonSchema): void {
+  const stack: Array<{ node: unknown; pointer: string; depth: number; parentKey: string | null }> = [
+    { node: root, pointer: '', depth: 1, parentKey: null },
+  ];
+  while (stack.length > 0) {
+    const { node, pointer, depth, parentKey } = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > SCHEMA_LIMITS.maxDepth) {
+      throw new SchemaRefusal(pointer, `the schema nests deeper than ${SCHEMA_LIMITS.maxDepth} levels`);
+    }
+    // Keys under `properties` etc. are parameter names, not keywords.
+    const namesOnly = parentKey === 'properties' || parentKey === 'patternProperties' || parentKey === 'definitions' || parentKey === '$defs';
+    for (const [key, value] of Object.entries(node)) {
+      const at = `${pointer}/${escapePointer(key)}`;
+      if (!Array.isArray(node) && !namesOnly) checkKeyword(key, value, at);
+      if (parentKey === 'patternProperties') checkPattern(key, at);
+      stack.push({ node: value, pointer: at, depth: depth + 1, parentKey: Array.isArray(node) ? parentKey : key });
+    }
+  }
+}
+
+function checkKeyword(key: string, value: unknown, at: string): void {
+  if (key === '$data') throw new SchemaRefusal(at, '$data references are not allowed');
+  if (typeof value === 'object' && value !== null && '$data' in value) {
+    throw new SchemaRefusal(`${at}/$data`, '$data references are not allowed');
+  }
+  if (key === '$ref' && (typeof value !== 'string' || !value.startsWith('#'))) {
+    throw new SchemaRefusal(at, `only local references ("#/...") are allowed, got ${JSON.stringify(value)}`);
+  }
+  if (key === '$schema' && (typeof value !== 'string' || !/json-schema\.org\/draft-07\/schema#?$/.test(value))) {
+    throw new SchemaRefusal(at, 'only JSON Schema draft-07 is supported ("$schema": "http://json-schema.org/draft-07/schema#")');
+  }
+  if (key === 'pattern' && typeof value === 'string') checkPattern(value, at);
+}
+
+function checkPattern(pattern: string, at: string): void {
+  if (pattern.length > SCHEMA_LIMITS.maxPatternLength) {
+    throw new SchemaRefusal(at, `the pattern is longer than ${SCHEMA_LIMITS.maxPatternLength} characters`);
+  }
+  try {
+    RE2JS.compile(pattern);
+  } catch (error) {
+    throw new SchemaRefusal(
+      at,
+      `the pattern is not supported by the linear-time regular expression engine (no backreferences or lookaround): ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');

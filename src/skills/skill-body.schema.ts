@@ -1,0 +1,74 @@
+import { SKILL_TOOL_MAX_TIMEOUT_MS } from './skills.limits.js';
+
+const TOOL_NAME = { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$', description: 'What model providers accept: ^[a-zA-Z0-9_-]{1,64}$' };
+const HEADERS = {
+  type: 'object',
+  additionalProperties: { type: 'string', maxLength: 8192 },
+  propertyNames: { pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,128}$' },
+  maxProperties: 32,
+};
+
+// The registration body of a skill, validated with AJV (and published as is in the OpenAPI document).
+// The tools' own inputSchema and outputSchema are vetted separately: see schema-vetting.ts.
+export const SKILL_BODY_SCHEMA = {
+  type: 'object',
+  properties: {
+    name: { ...TOOL_NAME, description: 'Unique among the tenant’s skills' },
+    version: { type: 'string', pattern: '^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$', description: 'e.g. 1.0.0; a PUT must bring a new one' },
+    description: { type: 'string', maxLength: 4096 },
+    tools: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 128,
+      items: {
+        type: 'object',
+        properties: {
+          name: TOOL_NAME,
+          description: { type: 'string', minLength: 1, maxLength: 4096 },
+          inputSchema: { type: 'object', description: 'JSON Schema (draft-07) of the arguments; "type": "object"' },
+          outputSchema: { type: 'object' },
+          executor: {
+            oneOf: [
+              {
+                type: 'object',
+                properties: {
+                  type: { const: 'http' },
+                  url: { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 },
+                  method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'] },
+                  headers: HEADERS,
+                },
+                required: ['type', 'url'],
+                additionalProperties: false,
+              },
+              {
+                type: 'object',
+                properties: {
+                  type: { const: 'command' },
+                  argv: { type: 'array', items: { type: 'string', maxLength: 4096 }, minItems: 1, maxItems: 256 },
+                },
+                required: ['type', 'argv'],
+                additionalProperties: false,
+              },
+            ],
+          },
+          timeoutMs: { type: 'integer', minimum: 100, maximum: SKILL_TOOL_MAX_TIMEOUT_MS },
+          mode: { type: 'string', enum: ['async', 'sync'], description: 'sync: CPU-bound work, run in the worker pool' },
+          annotations: {
+            type: 'object',
+            properties: {
+              readOnly: { type: 'boolean' },
+              destructive: { type: 'boolean' },
+              idempotent: { type: 'boolean' },
+              openWorld: { type: 'boolean' },
+            },
+            additionalProperties: false,
+          },
+        },
+        required: ['name', 'description', 'inputSchema', 'executor'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['name', 'version', 'description', 'tools'],
+  additionalProperties: false,
+} as const;

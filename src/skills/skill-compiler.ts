@@ -1,0 +1,129 @@
+import { Injectable } from '@nestjs/common';
+import { Ajv } from 'ajv';
+import type { ErrorObject } from 'ajv';
+import { AppError } from '../common/errors/app-error.js';
+import type { ToolAnnotations, ToolDefinition } from '../tools/tool-definition.js';
+import { createToolAjv } from '../tools/validation/ajv-factory.js';
+import type { JsonSchema } from '../tools/validation/schema-type.js';
+import { type CompiledToolValidator, compileToolValidator } from '../tools/validation/tool-validator.js';
+import { describeAjvErrors } from '../tools/validation/validation-message.js';
+import { TemplateRefusal, vetArgvTemplate } from './executors/argv-template.js';
+import type { SkillExecutorSpec } from './executors/skill-runner.js';
+import { createTenantAjv, SchemaRefusal, vetSchema } from './schema-vetting.js';
+import { SKILL_BODY_SCHEMA } from './skill-body.schema.js';
+import { schemaRefused } from './skills.errors.js';
+import { SKILL_TOOL_DEFAULT_TIMEOUT_MS } from './skills.limits.js';
+
+export interface SkillToolSpec {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  executor: SkillExecutorSpec;
+  timeoutMs?: number;
+  mode?: 'async' | 'sync';
+  annotations?: Partial<ToolAnnotations>;
+}
+
+export interface SkillBody {
+  name: string;
+  version: string;
+  description: string;
+  tools: SkillToolSpec[];
+}
+
+export interface CompiledSkillTool {
+  definition: ToolDefinition;
+  spec: SkillToolSpec;
+  validator: CompiledToolValidator;
+}
+
+// Checks a registration body and compiles its tools: the envelope against SKILL_BODY_SCHEMA, every
+// tenant schema vetted (schema-vetting.ts) and compiled on an Ajv of its own, so one tenant's `$id`s
+// never meet another's. Compiled skills are kept by id and version; nothing compiles per call.
+@Injectable()
+export class SkillCompiler {
+  private readonly checkBody = createToolAjv().compile(SKILL_BODY_SCHEMA);
+  private readonly compiled = new Map<string, CompiledSkillTool[]>();
+
+  parseBody(body: unknown): SkillBody {
+    if (!this.checkBody(body)) {
+      const { issues } = describeAjvErrors((this.checkBody.errors ?? []) as ErrorObject[], SKILL_BODY_SCHEMA as unknown as JsonSchema);
+      throw new AppError(422, 'invalid_skill', `Invalid skill: ${issues.map((i) => i.message).join('; ')}`, undefined, { issues });
+    }
+    const skill = body as unknown as SkillBody;
+    const seen = new Set<string>();
+    for (const tool of skill.tools) {
+      if (seen.has(tool.name)) throw new AppError(422, 'invalid_skill', `Invalid skill: the tool name '${tool.name}' appears twice`);
+      seen.add(tool.name);
+    }
+    return skill;
+  }
+
+  // Vets and compiles without keeping anything: a refused skill leaves no trace.
+  vet(skill: SkillBody, source: string): CompiledSkillTool[] {
+    const ajv = createTenantAjv();
+    return skill.tools.map((tool) => this.compileTool(ajv, tool, source));
+  }
+
+  // For a skill loaded from the database (first use after a restart); its schemas were vetted at registration.
+  load(skillId: string, skill: SkillBody, source: string): CompiledSkillTool[] {
+    const key = `${skillId}@${skill.version}`;
+    let tools = this.compiled.get(key);
+    if (!tools) {
+      tools = this.vet(skill, source);
+      this.compiled.set(key, tools);
+    }
+    return tools;
+  }
+
+  remember(skillId: string, version: string, tools: CompiledSkillTool[]): void {
+    this.compiled.set(`${skillId}@${version}`, tools);
+  }
+
+  forget(skillId: string): void {
+    for (const key of this.compiled.keys()) if (key.startsWith(`${skillId}@`)) this.compiled.delete(key);
+  }
+
+  private compileTool(ajv: Ajv, tool: SkillToolSpec, source: string): CompiledSkillTool {
+    const refused = (schema: 'inputSchema' | 'outputSchema' | 'executor', error: unknown): never => {
+      if (error instanceof SchemaRefusal || error instanceof TemplateRefusal) throw schemaRefused(tool.name, schema, error.location, error.reason);
+      throw error;
+    };
+    let inputSchema: JsonSchema;
+    try {
+      inputSchema = vetSchema(tool.inputSchema, ajv, 'input');
+    } catch (error) {
+      return refused('inputSchema', error);
+    }
+    if (tool.outputSchema !== undefined) {
+      try {
+        vetSchema(tool.outputSchema, ajv, 'output');
+      } catch (error) {
+        refused('outputSchema', error);
+      }
+    }
+    if (tool.executor.type === 'command') {
+      try {
+        vetArgvTemplate(tool.executor.argv, inputSchema);
+      } catch (error) {
+        refused('executor', error);
+      }
+    }
+    const definition: ToolDefinition = {
+      name: tool.name,
+      description: tool.description,
+      inputSchema,
+      ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+      annotations: {
+        readOnly: tool.annotations?.readOnly ?? false,
+        destructive: tool.annotations?.destructive ?? true,
+        idempotent: tool.annotations?.idempotent ?? false,
+        openWorld: tool.annotations?.openWorld ?? tool.executor.type === 'http',
+      },
+      timeoutMs: tool.timeoutMs ?? SKILL_TOOL_DEFAULT_TIMEOUT_MS,
+      source,
+    };
+    return { definition, spec: tool, validator: compileToolValidator(ajv, tool.name, inputSchema) };
+  }
+}

@@ -1,0 +1,69 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
+import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { PageQueryDto } from '../common/pagination/cursor.js';
+import { RegisteredSkillResponseDto, SkillListResponseDto, SkillResponseDto } from './dto/skill.dto.js';
+import { SKILL_BODY_SCHEMA } from './skill-body.schema.js';
+import { SkillsService } from './skills.service.js';
+
+const SKILL_BODY = { schema: SKILL_BODY_SCHEMA as unknown as Record<string, unknown> };
+const REFUSED = 'invalid_skill (the body), or schema_refused: details name the tool, the schema, the location and the reason';
+
+@ApiTags('skills')
+@TenantAuth()
+@Controller('v1/skills')
+export class SkillsController {
+  constructor(private readonly skills: SkillsService) {}
+
+  @Post()
+  @ApiBody(SKILL_BODY)
+  @ApiCreatedResponse({ type: RegisteredSkillResponseDto })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'skill_name_taken' })
+  @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: REFUSED })
+  async register(@CurrentTenant() tenant: Tenant, @Body() body: unknown): Promise<RegisteredSkillResponseDto> {
+    const { skill, signingSecret } = await this.skills.register(tenant.tenantId, body);
+    return { ...SkillResponseDto.from(skill), signingSecret };
+  }
+
+  @Get()
+  @ApiOkResponse({ type: SkillListResponseDto })
+  async list(@CurrentTenant() tenant: Tenant, @Query() query: PageQueryDto): Promise<SkillListResponseDto> {
+    const page = await this.skills.list(tenant.tenantId, query.limit ?? 20, query.cursor);
+    return { items: page.items.map((s) => SkillResponseDto.from(s)), nextCursor: page.nextCursor };
+  }
+
+  @Get(':skillId')
+  @ApiOkResponse({ type: SkillResponseDto })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'skill_not_found' })
+  async get(@CurrentTenant() tenant: Tenant, @Param('skillId') skillId: string): Promise<SkillResponseDto> {
+    return SkillResponseDto.from(await this.skills.get(tenant.tenantId, skillId));
+  }
+
+  @Put(':skillId')
+  @ApiBody(SKILL_BODY)
+  @ApiOkResponse({ type: SkillResponseDto, description: 'The new version; the signing secret is unchanged' })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'skill_not_found' })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'skill_version_exists, tool_name_collision' })
+  @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: REFUSED })
+  async update(@CurrentTenant() tenant: Tenant, @Param('skillId') skillId: string, @Body() body: unknown): Promise<SkillResponseDto> {
+    return SkillResponseDto.from(await this.skills.update(tenant.tenantId, skillId, body));
+  }
+
+  @Delete(':skillId')
+  @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Deleted, and disabled on every project' })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'skill_not_found' })
+  async remove(@CurrentTenant() tenant: Tenant, @Param('skillId') skillId: string): Promise<void> {
+    await this.skills.delete(tenant.tenantId, skillId);
+  }
+}

@@ -1,0 +1,24 @@
+import { AppError, conflict, notFound } from '../common/errors/app-error.js';
+
+export const skillNotFound = (skillId: string) => notFound('skill_not_found', `No skill with id '${skillId}'`);
+export const skillNameTaken = (name: string) => conflict('skill_name_taken', `A skill named '${name}' already exists; PUT a new version instead`);
+export const skillVersionExists = (version: string) =>
+  conflict('skill_version_exists', `The skill is already at version '${version}'; a PUT must bring a new version`);
+export const skillNotEnabled = (skillId: string) => notFound('skill_not_enabled', `Skill '${skillId}' is not enabled on this project`);
+export const skillAlreadyEnabled = (skillId: string) => conflict('skill_already_enabled', `Skill '${skillId}' is already enabled on this project`);
+
+export interface ToolCollision {
+  tool: string;
+  // 'builtin' or 'skill:<name>@<version>'
+  conflictsWith: string;
+}
+
+export const toolNameCollision = (collisions: ToolCollision[]) =>
+  conflict(
+    'tool_name_collision',
+    `Tool names must be unique in a project: ${collisions.map((c) => `'${c.tool}' is already provided by ${c.conflictsWith === 'builtin' ? 'the built-in tools' : c.conflictsWith}`).join('; ')}`,
+    { collisions },
+  );
+
+export const schemaRefused = (tool: string, schema: 'inputSchema' | 'outputSchema' | 'executor', location: string, reason: string) =>
+  new AppError(422, 'schema_refused', `Tool '${tool}': ${schema}${location} refused: ${reason}`, { tool, schema, location: location || '/', reason });

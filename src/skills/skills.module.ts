@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { ProjectSkillsController } from './project-skills.controller.js';
+import { SkillCompiler } from './skill-compiler.js';
+import { SkillTools } from './skill-tools.js';
+import { SkillsController } from './skills.controller.js';
+import { SkillsRepository } from './skills.repository.js';
+import { SkillsService } from './skills.service.js';
+
+@Module({
+  controllers: [SkillsController, ProjectSkillsController],
+  providers: [SkillsRepository, SkillCompiler, SkillTools, SkillsService],
+  exports: [SkillTools],
+})
+export class SkillsModule {}
