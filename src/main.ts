@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ExpressAdapter } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { createPinoLogger, JsonLogger } from './common/logging/json-logger.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
-import { configureApp } from './http/configure-app.js';
+import { configureApp, createHttpAdapter } from './http/configure-app.js';
 
 async function bootstrap(): Promise<void> {
   let config;
@@ -18,13 +17,16 @@ async function bootstrap(): Promise<void> {
     throw error;
   }
   const pinoLogger = createPinoLogger(config.logLevel);
-  const app = await NestFactory.create(AppModule.forRoot(config), new ExpressAdapter(), {
+  const app = await NestFactory.create(AppModule.forRoot(config), createHttpAdapter(config), {
     bodyParser: false,
     logger: new JsonLogger(pinoLogger),
   });
   configureApp(app, config, pinoLogger);
   await app.listen(config.port, config.host);
-  pinoLogger.info({ port: config.port, host: config.host, database: config.database.kind }, 'Toolgate is listening');
+  pinoLogger.info(
+    { port: config.port, host: config.host, database: config.database.kind, httpAdapter: config.httpAdapter },
+    'Toolgate is listening',
+  );
 }
 
 bootstrap().catch((error: unknown) => {

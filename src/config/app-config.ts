@@ -10,6 +10,7 @@ export type WorkspaceFallback = 'cwd' | 'error';
 export interface AppConfig {
   nodeEnv: 'development' | 'production' | 'test';
   host: string;
+  httpAdapter: 'express' | 'fastify';
   port: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;

@@ -26,6 +26,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
   const config: AppConfig = {
     nodeEnv,
     host: read.string('HOST') ?? '0.0.0.0',
+    httpAdapter: read.oneOf('HTTP_ADAPTER', ['express', 'fastify'] as const, 'express'),
     port: read.integer('PORT', 3000, 0, 65535),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),

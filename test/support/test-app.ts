@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { INestApplication } from '@nestjs/common';
-import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
@@ -11,7 +10,7 @@ import { createPinoLogger, JsonLogger } from '../../src/common/logging/json-logg
 import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { DATABASE_DRIVER } from '../../src/database/database-driver.js';
-import { configureApp } from '../../src/http/configure-app.js';
+import { configureApp, createHttpAdapter } from '../../src/http/configure-app.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -45,6 +44,8 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
   const config = loadConfig(
     {
       NODE_ENV: 'test',
+      // The e2e suites run on the adapter CI asks for (HTTP_ADAPTER=fastify), Express otherwise.
+      ...(process.env.HTTP_ADAPTER ? { HTTP_ADAPTER: process.env.HTTP_ADAPTER } : {}),
       ADMIN_TOKEN,
       LOG_LEVEL: 'info',
       WORKSPACE_ROOT: path.join(tmpDir, 'workspaces'),
@@ -75,9 +76,11 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
     .overrideProvider(DATABASE_DRIVER)
     .useValue(database.driver)
     .compile();
-  const app = moduleRef.createNestApplication(new ExpressAdapter(), { bodyParser: false, logger: new JsonLogger(pinoLogger) });
+  const app = moduleRef.createNestApplication(createHttpAdapter(config), { bodyParser: false, logger: new JsonLogger(pinoLogger) });
   configureApp(app, config, pinoLogger);
   await app.init();
+  // Fastify routes only once its instance is ready.
+  if (config.httpAdapter === 'fastify') await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
   const http = request(app.getHttpServer());
   const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 

@@ -65,6 +65,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (prisma) return prisma;
     const bodyParser = mapBodyParserError(exception);
     if (bodyParser) return bodyParser;
+    // Fastify's own errors for a request it cannot take (4xx) keep their status.
+    const statusCode = (exception as { statusCode?: unknown } | null)?.statusCode;
+    if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+      return { status: statusCode, code: STATUS_CODES[statusCode] ?? 'bad_request', message: 'The request could not be handled' };
+    }
     return { status: 500, code: 'internal_error', message: 'An unexpected error occurred; it has been logged' };
   }
 }
@@ -99,25 +104,35 @@ function mapHttpException(exception: HttpException): Mapped {
   return { status, code, message: exception.message };
 }
 
-// Errors raised by the body parser carry `type` and `status` (see body-parser / raw-body).
+// Errors raised while reading the body: body-parser's carry `type` and `status` (Express), Fastify's
+// carry `code` and `statusCode`.
 function mapBodyParserError(exception: unknown): Mapped | null {
   if (typeof exception !== 'object' || exception === null) return null;
-  const { type, status, limit } = exception as { type?: unknown; status?: unknown; limit?: unknown };
-  if (type === 'entity.too.large' || status === 413) {
+  const { type, status, statusCode, code, limit } = exception as Record<string, unknown>;
+  const httpStatus = typeof status === 'number' ? status : typeof statusCode === 'number' ? statusCode : undefined;
+  if (type === 'entity.too.large' || code === 'FST_ERR_CTP_BODY_TOO_LARGE' || httpStatus === 413) {
     return {
       status: 413,
       code: 'payload_too_large',
-      message: `The request body is larger than the limit of ${String(limit ?? 'the configured')} bytes`,
+      message: `The request body is larger than the limit${typeof limit === 'number' ? ` of ${limit} bytes` : ''}`,
     };
   }
-  if (type === 'entity.parse.failed' || (exception instanceof SyntaxError && status === 400)) {
+  if (
+    type === 'entity.parse.failed' ||
+    code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    (exception instanceof SyntaxError && httpStatus === 400)
+  ) {
     return { status: 400, code: 'invalid_json', message: 'The request body is not valid JSON' };
+  }
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || httpStatus === 415) {
+    return { status: 415, code: 'unsupported_media_type', message: 'Send the body as application/json' };
   }
   if (exception instanceof URIError) {
     return { status: 400, code: 'bad_request', message: 'The request path has an invalid percent-encoding' };
   }
-  if (typeof type === 'string' && typeof status === 'number' && status >= 400 && status < 500) {
-    return { status, code: 'bad_request', message: 'The request body could not be read' };
+  if ((typeof type === 'string' || (typeof code === 'string' && code.startsWith('FST_'))) && httpStatus !== undefined && httpStatus >= 400 && httpStatus < 500) {
+    return { status: httpStatus, code: 'bad_request', message: 'The request body could not be read' };
   }
   return null;
 }
