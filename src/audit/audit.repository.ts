@@ -32,9 +32,14 @@ export interface InvocationFilter {
 export class AuditRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async insert(record: InvocationRecord): Promise<void> {
-    await this.prisma.invocation.create({
-      data: { ...record, arguments: record.arguments === undefined ? Prisma.DbNull : (record.arguments as Prisma.InputJsonValue) },
+  // One multi-row insert; rows already written by an earlier, interrupted attempt are skipped.
+  async insertMany(records: InvocationRecord[]): Promise<void> {
+    await this.prisma.invocation.createMany({
+      data: records.map((record) => ({
+        ...record,
+        arguments: record.arguments === undefined || record.arguments === null ? Prisma.DbNull : (record.arguments as Prisma.InputJsonValue),
+      })),
+      skipDuplicates: true,
     });
   }
 

@@ -4,6 +4,7 @@ import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js'
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Invocation } from '../generated/prisma/client.js';
 import { AuditRepository, type InvocationFilter, type InvocationRecord } from './audit.repository.js';
+import { AuditWriter } from './audit-writer.js';
 
 export type AuditEntry = Omit<InvocationRecord, 'argumentsTruncated'>;
 
@@ -12,12 +13,14 @@ export type AuditEntry = Omit<InvocationRecord, 'argumentsTruncated'>;
 export class AuditService {
   constructor(
     private readonly repository: AuditRepository,
+    private readonly writer: AuditWriter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  // Queued for the batched writer; waits only when the queue is full (backpressure).
   record(entry: AuditEntry): Promise<void> {
     const { value, truncated } = capArguments(entry.arguments, this.config.audit.argumentsMaxBytes);
-    return this.repository.insert({ ...entry, arguments: value, argumentsTruncated: truncated });
+    return this.writer.enqueue({ ...entry, arguments: value, argumentsTruncated: truncated });
   }
 
   async list<R>(
@@ -28,11 +31,13 @@ export class AuditService {
     cursor: string | undefined,
     map: (row: Invocation) => R,
   ): Promise<Page<R>> {
+    await this.writer.drain();
     const rows = await this.repository.listPage(tenantId, projectId, filter, limit, cursor ? decodeCursor(cursor) : null);
     return toPage(rows, limit, map);
   }
 
   async get(tenantId: string, projectId: string, invocationId: string): Promise<Invocation> {
+    await this.writer.drain();
     const row = await this.repository.findById(tenantId, projectId, invocationId);
     if (!row) throw notFound('invocation_not_found', `No invocation with id '${invocationId}' in this project`);
     return row;

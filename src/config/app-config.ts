@@ -44,6 +44,9 @@ export interface AppConfig {
   };
   audit: {
     argumentsMaxBytes: number;
+    maxQueue: number;
+    batchSize: number;
+    flushIntervalMs: number;
   };
 }
 

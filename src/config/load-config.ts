@@ -57,6 +57,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
     },
     audit: {
       argumentsMaxBytes: read.integer('AUDIT_ARGUMENTS_MAX_BYTES', 8 * 1024, 256, 1024 * 1024),
+      maxQueue: read.integer('AUDIT_MAX_QUEUE', 10_000, 1, 1_000_000),
+      batchSize: read.integer('AUDIT_BATCH_SIZE', 500, 1, 10_000),
+      flushIntervalMs: read.integer('AUDIT_FLUSH_INTERVAL_MS', 5, 0, 600_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
