@@ -6,7 +6,12 @@ export default {
   moduleFileExtensions: ['ts', 'js', 'json'],
   roots: ['<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // @fastify/static requires content-disposition 3, which is ESM only; Jest on Node 20 cannot require ESM.
+    // Version 2 (CommonJS, same `create` API) stands in under Jest; plain Node loads version 3.
+    '^content-disposition$': '<rootDir>/node_modules/content-disposition',
+  },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
