@@ -6,6 +6,8 @@ import { ProjectChangesModule } from './common/events/project-changes.module.js'
 import { WorkerPoolModule } from './common/worker-pool/worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { TenantRateLimitGuard } from './rate-limit/tenant-rate-limit.guard.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -29,11 +31,14 @@ export class AppModule {
         WorkspaceModule,
         AuditModule,
         ToolsModule,
+        RateLimitModule,
         HealthModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // In this order: who the tenant is, then whether it is over its rate limit.
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useExisting: TenantRateLimitGuard },
         {
           provide: APP_PIPE,
           useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }),

@@ -42,6 +42,15 @@ export interface AppConfig {
       maxBytesLimit: number;
     };
   };
+  rateLimit: {
+    // Requests per tenant per window, on every tenant route.
+    requests: number;
+    // Calls of shell_exec and command skills per tenant per window.
+    commandCalls: number;
+    windowMs: number;
+    // Shared counters across instances; in memory per instance when unset.
+    redisUrl: string | null;
+  };
   audit: {
     argumentsMaxBytes: number;
     maxQueue: number;

@@ -55,6 +55,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
         maxBytesLimit: read.integer('FETCH_MAX_BYTES_LIMIT', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
       },
     },
+    rateLimit: {
+      requests: read.integer('RATE_LIMIT_REQUESTS', 1200, 1, 10_000_000),
+      commandCalls: read.integer('RATE_LIMIT_COMMAND_CALLS', 120, 1, 10_000_000),
+      windowMs: read.integer('RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
+      redisUrl: read.string('REDIS_URL'),
+    },
     audit: {
       argumentsMaxBytes: read.integer('AUDIT_ARGUMENTS_MAX_BYTES', 8 * 1024, 256, 1024 * 1024),
       maxQueue: read.integer('AUDIT_MAX_QUEUE', 10_000, 1, 1_000_000),

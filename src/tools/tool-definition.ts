@@ -40,5 +40,7 @@ export interface ToolContext {
 // should read; return the result.
 export interface ToolExecutor<Args = Record<string, unknown>> {
   readonly definition: ToolDefinition;
+  // Runs a child process: such calls also count against the tighter per-tenant command rate limit.
+  readonly spawnsProcesses?: boolean;
   execute(args: Args, context: ToolContext): Promise<unknown>;
 }

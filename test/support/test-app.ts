@@ -48,6 +48,9 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
       ...(process.env.HTTP_ADAPTER ? { HTTP_ADAPTER: process.env.HTTP_ADAPTER } : {}),
       ADMIN_TOKEN,
       LOG_LEVEL: 'info',
+      // Suites make many calls per tenant; the rate-limit suite sets its own limits.
+      RATE_LIMIT_REQUESTS: '1000000',
+      RATE_LIMIT_COMMAND_CALLS: '1000000',
       WORKSPACE_ROOT: path.join(tmpDir, 'workspaces'),
       ...options.env,
     },

@@ -54,7 +54,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         message: exception.message,
         details: exception.details,
         extra: exception.extra,
-        headers: exception.status === 503 ? { 'Retry-After': '5' } : undefined,
+        headers: exception.headers ?? (exception.status === 503 ? { 'Retry-After': '5' } : undefined),
       };
     }
     if (exception instanceof HttpException) {

@@ -8,6 +8,8 @@ export class AppError extends Error {
     readonly details?: Record<string, unknown>,
     // Extra top-level fields of `error` (e.g. `issues`, `usage` for invalid tool arguments).
     readonly extra?: Record<string, unknown>,
+    // Response headers that belong with the error (e.g. Retry-After).
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = 'AppError';

@@ -9,6 +9,7 @@ import { runSkillTool, type SkillRunRequest } from './skill-runner.js';
 // cooperative cancellation (the pool thread kills its child process or socket itself).
 export class SkillToolExecutor implements ToolExecutor {
   readonly definition: ToolDefinition;
+  readonly spawnsProcesses: boolean;
 
   constructor(
     private readonly tool: CompiledSkillTool,
@@ -17,6 +18,7 @@ export class SkillToolExecutor implements ToolExecutor {
     private readonly pool: WorkerPool,
   ) {
     this.definition = tool.definition;
+    this.spawnsProcesses = tool.spec.executor.type === 'command';
   }
 
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {

@@ -6,6 +6,7 @@ import { resolveAllowedExecutable } from '../process/executable-allowlist.js';
 import { runProcess, validateEnv } from '../process/process-runner.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
 import { SHELL_TOOL_DEFAULT_TIMEOUT_MS, SHELL_TOOL_MAX_TIMEOUT_MS } from '../tools.config.js';
+import { ToolError } from '../tool-error.js';
 
 interface ShellExecArgs {
   argv: string[];
@@ -17,6 +18,7 @@ interface ShellExecArgs {
 
 @Injectable()
 export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
+  readonly spawnsProcesses = true;
   readonly definition: ToolDefinition = {
     name: 'shell_exec',
     description:
@@ -77,6 +79,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes },
       runAs: shell.runAs ?? undefined,
     });
+    if (result.aborted) throw new ToolError('cancelled', 'The call was cancelled before the command finished; the command was stopped', true);
     return {
       exitCode: result.exitCode,
       signal: result.signal,

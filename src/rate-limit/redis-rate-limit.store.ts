@@ -1,0 +1,28 @@
+import { Redis } from 'ioredis';
+import type { RateLimitHit, RateLimitStore } from './rate-limit.store.js';
+
+// One round trip: count the hit and start the window on the first one.
+const HIT = `
+local hits = redis.call('INCR', KEYS[1])
+if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return {hits, redis.call('PTTL', KEYS[1])}
+`;
+
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly redis: Redis;
+
+  constructor(url: string, private readonly prefix = 'toolgate:rate:') {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 2 });
+    // Connection errors surface on the commands; the client reconnects by itself.
+    this.redis.on('error', () => undefined);
+  }
+
+  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+    const [hits, ttl] = (await this.redis.eval(HIT, 1, `${this.prefix}${key}`, windowMs)) as [number, number];
+    return { hits, resetInMs: ttl > 0 ? ttl : windowMs };
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+describe('per-tenant rate limits', () => {
+  let t: TestApp;
+  afterEach(() => t?.close());
+
+  it("[sec-42] throttles a tenant's burst with 429 and Retry-After, and leaves another tenant alone", async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_REQUESTS: '10', RATE_LIMIT_WINDOW_MS: '60000' } });
+    const [a, b] = [await t.createTenant(), await t.createTenant()];
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await t.http.get('/v1/projects').set(a.auth)).status);
+    expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+    const limited = await t.http.get('/v1/projects').set(a.auth).expect(429);
+    expect(limited.body.error.code).toBe('rate_limited');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    await t.http.get('/v1/projects').set(b.auth).expect(200);
+    // Health and the docs are not tenant routes and stay open.
+    await t.http.get('/health/live').expect(200);
+  });
+
+  it('gives shell_exec a tighter bucket than other calls', async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_REQUESTS: '100', RATE_LIMIT_COMMAND_CALLS: '2' } });
+    const tenant = await t.createTenant();
+    const project = await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['true'] });
+    const shell = () => t.http.post(`/v1/projects/${project.id}/tools/shell_exec/invoke`).set(tenant.auth).send({ arguments: { argv: ['true'] } });
+    await shell().expect(200);
+    await shell().expect(200);
+    const limited = await shell().expect(429);
+    expect(limited.headers['retry-after']).toBeDefined();
+    // Other tools of the same tenant still run.
+    await t.http.post(`/v1/projects/${project.id}/tools/list_files/invoke`).set(tenant.auth).send({ arguments: {} }).expect(200);
+  });
+
+  it('shares the counters between instances through Redis (REDIS_URL)', async () => {
+    const { Redis } = await import('ioredis');
+    const probe = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await probe.connect();
+    await probe.quit();
+    t = await createTestApp({ env: { RATE_LIMIT_REQUESTS: '6', REDIS_URL: 'redis://127.0.0.1:6379' } });
+    const tenant = await t.createTenant(`redis-${randomBytes(4).toString('hex')}`);
+    // A second instance on the same database and Redis.
+    const second = await createTestApp({ env: { RATE_LIMIT_REQUESTS: '6', REDIS_URL: 'redis://127.0.0.1:6379' }, database: t.database });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        statuses.push((await t.http.get('/v1/projects').set(tenant.auth)).status);
+        statuses.push((await second.http.get('/v1/projects').set(tenant.auth)).status);
+      }
+      // Six allowed in total across both instances, then 429 on either.
+      expect(statuses.filter((s) => s === 200)).toHaveLength(6);
+      expect(statuses.slice(6)).toEqual([429, 429]);
+    } finally {
+      await second.close();
+    }
+  });
+});
