@@ -7,6 +7,7 @@ import { WorkerPoolModule } from './common/worker-pool/worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { ShutdownModule } from './shutdown/shutdown.module.js';
 import { TenantRateLimitGuard } from './rate-limit/tenant-rate-limit.guard.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -32,6 +33,7 @@ export class AppModule {
         AuditModule,
         ToolsModule,
         RateLimitModule,
+        ShutdownModule,
         HealthModule,
       ],
       providers: [

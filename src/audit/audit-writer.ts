@@ -1,4 +1,4 @@
-import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 
 export interface AuditWriterOptions {
@@ -24,7 +24,7 @@ interface Waiter {
 // rows. A database that fails is retried with backoff while the rows wait in the bounded queue, so an
 // outage loses nothing; the queue is flushed before the database closes on shutdown.
 @Injectable()
-export class AuditWriter implements BeforeApplicationShutdown {
+export class AuditWriter {
   private readonly logger = new Logger('AuditWriter');
   private readonly queue: Array<{ seq: number; record: InvocationRecord }> = [];
   private enqueuedSeq = 0;
@@ -58,7 +58,8 @@ export class AuditWriter implements BeforeApplicationShutdown {
     return new Promise((resolve) => this.drainWaiters.push({ seq, resolve }));
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  // Called by the graceful shutdown once no call can add rows any more.
+  async close(): Promise<void> {
     this.giveUpAt = Date.now() + SHUTDOWN_FLUSH_DEADLINE_MS;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;

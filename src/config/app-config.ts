@@ -14,6 +14,8 @@ export interface AppConfig {
   port: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
+  // How long running tool calls may go on after SIGTERM before they are cancelled.
+  shutdownGraceMs: number;
   database: DatabaseTarget;
   migrateOnStart: boolean;
   adminToken: string | null;

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
 import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
+import { InFlightCalls } from './in-flight-calls.js';
 import { InvocationRecorder } from './invocation-recorder.js';
 import type { CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
@@ -9,7 +10,7 @@ import { ToolError } from './tool-error.js';
 
 const TIMED_OUT = Symbol('timed out');
 
-type Settled = { ok: true; value: unknown } | { ok: false; error: unknown } | typeof TIMED_OUT;
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown; aborted: boolean } | typeof TIMED_OUT;
 
 // Runs a validated call: with a deadline no executor can outlast, cancelled when the client leaves,
 // audited once, and answered 200 whenever the tool ran (a refusal from the executor stays a 4xx).
@@ -17,11 +18,15 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown } | ty
 export class ToolInvocationService {
   private readonly logger = new Logger('Tools');
 
-  constructor(private readonly recorder: InvocationRecorder) {}
+  constructor(
+    private readonly recorder: InvocationRecorder,
+    private readonly inFlight: InFlightCalls,
+  ) {}
 
   async invoke(call: ValidatedToolCall, clientSignal: AbortSignal): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
     const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name };
+    this.inFlight.admit();
     this.recorder.started(identity);
 
     const settled = await this.runWithDeadline(call, clientSignal);
@@ -74,8 +79,9 @@ export class ToolInvocationService {
       })
       .then(
         (value): Settled => ({ ok: true, value }),
-        (error: unknown): Settled => ({ ok: false, error }),
+        (error: unknown): Settled => ({ ok: false, error, aborted: controller.signal.aborted }),
       );
+    this.inFlight.track(call.invocationId, controller, execution);
     try {
       return await Promise.race([execution, deadline]);
     } finally {
@@ -97,6 +103,13 @@ export class ToolInvocationService {
     }
     if (settled.ok) return { status: 'ok', result: settled.value };
     const error = settled.error;
+    // Stopped from outside: say why, whatever the executor made of its aborted signal.
+    if (settled.aborted && clientSignal.aborted) {
+      return { status: 'error', error: { code: 'cancelled', message: 'The client disconnected; the call was cancelled', retryable: true } };
+    }
+    if (settled.aborted && this.inFlight.isDraining) {
+      return { status: 'error', error: { code: 'shutting_down', message: 'The service shut down while the call ran; it was stopped', retryable: true } };
+    }
     if (error instanceof AppError && error.status < 500) return error;
     if (error instanceof ToolError) {
       const status = error.code === 'timeout' ? 'timeout' : 'error';
@@ -104,9 +117,6 @@ export class ToolInvocationService {
     }
     if (error instanceof WorkspaceFsError) {
       return { status: 'error', error: { code: error.code, message: error.message, retryable: error.code === 'io_error' } };
-    }
-    if (clientSignal.aborted) {
-      return { status: 'error', error: { code: 'cancelled', message: 'The client disconnected; the call was cancelled', retryable: true } };
     }
     this.logger.error(error instanceof Error ? error : String(error));
     return { status: 'error', error: { code: 'internal_error', message: 'The tool failed unexpectedly; the failure has been logged', retryable: false } };

@@ -10,6 +10,7 @@ import { ListFilesExecutor } from './executors/list-files.executor.js';
 import { ReadFileExecutor } from './executors/read-file.executor.js';
 import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
+import { InFlightCalls } from './in-flight-calls.js';
 import { InvocationRecorder } from './invocation-recorder.js';
 import { ToolCallPipe } from './tool-call.pipe.js';
 import { ToolInvocationService } from './tool-invocation.service.js';
@@ -34,9 +35,10 @@ import { ToolsService } from './tools.service.js';
     ToolEvents,
     ToolEventsService,
     InvocationRecorder,
+    InFlightCalls,
     ToolInvocationService,
     ToolsService,
   ],
-  exports: [ToolRegistry, ToolEvents],
+  exports: [ToolRegistry, ToolEvents, InFlightCalls],
 })
 export class ToolsModule {}

@@ -62,7 +62,7 @@ describe('batched audit writer', () => {
         maxPending = Math.max(maxPending, writer.pending);
       }),
     );
-    await writer.beforeApplicationShutdown();
+    await writer.close();
     expect(await countRows(rows.map((r) => r.id))).toBe(2_000);
     expect(maxPending).toBeLessThanOrEqual(100);
     expect(largestBatch).toBeLessThanOrEqual(40);
