@@ -39,7 +39,7 @@ export function vetSchema(schema: unknown, ajv: Ajv, kind: 'input' | 'output'): 
     throw new SchemaRefusal('', 'a schema must be a JSON object');
   }
   // Depth first, iteratively: serialising a 10,000-level schema to measure it would recurse that deep.
-  walk(schema as JsonSchema);
+  const keywordAt = walk(schema as JsonSchema);
   const bytes = Buffer.byteLength(JSON.stringify(schema));
   if (bytes > SCHEMA_LIMITS.maxBytes) {
     throw new SchemaRefusal('', `the schema is ${bytes} bytes; the limit is ${SCHEMA_LIMITS.maxBytes}`);
@@ -50,12 +50,17 @@ export function vetSchema(schema: unknown, ajv: Ajv, kind: 'input' | 'output'): 
   try {
     ajv.compile(schema as JsonSchema);
   } catch (error) {
-    throw new SchemaRefusal('', `it does not compile in strict mode: ${error instanceof Error ? error.message : String(error)}`);
+    const message = error instanceof Error ? error.message : String(error);
+    // AJV names an unknown keyword but not where it is; point at it so the tenant can find the typo.
+    const unknown = /unknown keyword: "([^"]*)"/.exec(message)?.[1];
+    throw new SchemaRefusal((unknown !== undefined && keywordAt.get(unknown)) || '', `it does not compile in strict mode: ${message}`);
   }
   return schema as JsonSchema;
 }
 
-function walk(root: JsonSchema): void {
+// Answers where each keyword first appears (a JSON pointer), for messages about a keyword.
+function walk(root: JsonSchema): Map<string, string> {
+  const keywordAt = new Map<string, string>();
   const stack: Array<{ node: unknown; pointer: string; depth: number; parentKey: string | null }> = [
     { node: root, pointer: '', depth: 1, parentKey: null },
   ];
@@ -69,11 +74,17 @@ function walk(root: JsonSchema): void {
     const namesOnly = parentKey === 'properties' || parentKey === 'patternProperties' || parentKey === 'definitions' || parentKey === '$defs';
     for (const [key, value] of Object.entries(node)) {
       const at = `${pointer}/${escapePointer(key)}`;
-      if (!Array.isArray(node) && !namesOnly) checkKeyword(key, value, at);
+      if (!Array.isArray(node) && !namesOnly) {
+        checkKeyword(key, value, at);
+        if (!keywordAt.has(key)) keywordAt.set(key, at);
+      }
       if (parentKey === 'patternProperties') checkPattern(key, at);
-      stack.push({ node: value, pointer: at, depth: depth + 1, parentKey: Array.isArray(node) ? parentKey : key });
+      // The schema under a parameter name is keywords again, even when the parameter is called `properties`.
+      const childKey = Array.isArray(node) ? parentKey : namesOnly ? null : key;
+      stack.push({ node: value, pointer: at, depth: depth + 1, parentKey: childKey });
     }
   }
+  return keywordAt;
 }
 
 function checkKeyword(key: string, value: unknown, at: string): void {

@@ -54,6 +54,11 @@ export class SkillsRepository {
     });
   }
 
+  async projectExists(tenantId: string, projectId: string): Promise<boolean> {
+    if (!isUuid(projectId)) return false;
+    return (await this.prisma.project.count({ where: { id: projectId, tenantId } })) > 0;
+  }
+
   // Projects (of any of the tenant's) that have this skill enabled.
   projectsWithSkill(skillId: string, tx: Tx = this.prisma): Promise<string[]> {
     return tx.projectSkill.findMany({ where: { skillId }, select: { projectId: true } }).then((rows) => rows.map((r) => r.projectId));

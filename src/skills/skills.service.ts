@@ -103,7 +103,9 @@ export class SkillsService {
     this.skillTools.forgetProject(tenantId, projectId);
   }
 
-  enabledOn(tenantId: string, projectId: string): Promise<Skill[]> {
+  // Another tenant's project answers like a missing one, not with an empty list.
+  async enabledOn(tenantId: string, projectId: string): Promise<Skill[]> {
+    if (!(await this.repository.projectExists(tenantId, projectId))) throw projectNotFound(projectId);
     return this.repository.enabledOnProject(tenantId, projectId);
   }
 

@@ -20,7 +20,8 @@ export class TemplateRefusal extends Error {
 export function vetArgvTemplate(argv: string[], inputSchema: JsonSchema): void {
   const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
   argv.forEach((element, i) => {
-    const at = `/executor/argv/${i}`;
+    // Relative to the executor: schemaRefused() prefixes 'executor'.
+    const at = `/argv/${i}`;
     const placeholders = [...element.matchAll(PLACEHOLDER)];
     if (i === 0 && placeholders.length > 0) throw new TemplateRefusal(at, 'the executable (argv[0]) must be literal');
     for (const [, spread, name] of placeholders) {

@@ -88,6 +88,8 @@ async function runCommand(request: SkillRunRequest, spec: CommandExecutorSpec, s
     runAs: request.shell.runAs,
   });
   if (result.timedOut) throw new ToolError('timeout', `The command did not finish within ${request.timeoutMs} ms and was killed`, true);
+  // Killed because the caller went away: not a failure of the command.
+  if (result.aborted) throw new ToolError('cancelled', 'The call was cancelled; the command was killed before it finished', true);
   if (result.exitCode !== 0) {
     const why = result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
     throw new ToolError('command_failed', `The command ${why}${result.stderr ? `: ${result.stderr.slice(-2000)}` : ''}`);
