@@ -1,0 +1,343 @@
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
+import { callTool, EventStream, listen, SHELL_PROJECT, withoutRequestId } from './tool-test-kit.js';
+
+interface InvocationRow {
+  id: string;
+  projectId: string;
+  tool: string;
+  status: string;
+  event: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  durationMs: number;
+  arguments: unknown;
+  argumentsTruncated: boolean;
+  startedAt: string;
+  finishedAt: string;
+}
+
+describe('the invocation audit', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+
+  const invocations = (projectId: string, query: Record<string, string | number> = {}) =>
+    t.http.get(`/v1/projects/${projectId}/invocations`).query(query).set(tenant.auth);
+  const rows = async (projectId: string, query: Record<string, string | number> = {}) =>
+    (await invocations(projectId, { limit: 100, ...query }).expect(200)).body.items as InvocationRow[];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    tenant = await t.createTenant();
+  });
+  afterAll(() => t.close());
+
+  describe('one row per call, whatever the outcome', () => {
+    let projectId: string;
+    const ids: Record<string, string> = {};
+    let invalidMessage: string;
+
+    beforeAll(async () => {
+      projectId = (await t.createProject(tenant, SHELL_PROJECT)).id;
+      await writeFile(path.join(t.config.workspace.root!, projectId, 'hello.txt'), 'hello\n');
+      const call = (tool: string, args: unknown, options?: { timeoutMs?: number }) => callTool(t, tenant, projectId, tool, args, options);
+      ids.ok = (await call('read_file', { path: 'hello.txt' }).expect(200)).body.invocationId;
+      ids.error = (await call('read_file', { path: 'missing.txt' }).expect(200)).body.invocationId;
+      ids.timeout = (await call('shell_exec', { argv: ['sleep', '5'] }, { timeoutMs: 300 }).expect(200)).body.invocationId;
+      invalidMessage = (await call('read_file', { path: 42 }).expect(422)).body.error.message;
+      await call('read_file', { path: '../../etc/passwd' }).expect(403);
+      await call('reed_file', { path: 'hello.txt' }).expect(404);
+    });
+
+    it('holds one row per call with its tool, status, event, error code and arguments', async () => {
+      const listed = await rows(projectId);
+      const summary = listed.map(({ tool, status, event, errorCode, arguments: args }) => ({ tool, status, event, errorCode, arguments: args }));
+      const expected = [
+        { tool: 'read_file', status: 'ok', event: null, errorCode: null, arguments: { path: 'hello.txt' } },
+        { tool: 'read_file', status: 'error', event: null, errorCode: 'not_found', arguments: { path: 'missing.txt' } },
+        { tool: 'shell_exec', status: 'timeout', event: null, errorCode: 'timeout', arguments: { argv: ['sleep', '5'] } },
+        {
+          tool: 'read_file',
+          status: 'invalid_arguments',
+          event: 'TOOL_ARG_VALIDATION_FAILURE',
+          errorCode: 'invalid_arguments',
+          arguments: { path: 42 },
+        },
+        { tool: 'read_file', status: 'denied', event: null, errorCode: 'path_outside_workspace', arguments: { path: '../../etc/passwd' } },
+        { tool: 'reed_file', status: 'denied', event: null, errorCode: 'tool_not_found', arguments: { path: 'hello.txt' } },
+      ];
+      expect(summary).toHaveLength(expected.length);
+      expect(summary).toEqual(expect.arrayContaining(expected));
+      const byStatus = (status: string) => listed.find((row) => row.status === status)!;
+      expect([byStatus('ok').id, byStatus('error').id, byStatus('timeout').id]).toEqual([ids.ok, ids.error, ids.timeout]);
+      expect(byStatus('invalid_arguments').errorMessage).toBe(invalidMessage);
+      expect(byStatus('timeout').errorMessage).toMatch(/300 ms/);
+    });
+
+    it('answers one row by its id, the same as in the list', async () => {
+      const listed = await rows(projectId);
+      for (const id of [ids.ok, ids.error, ids.timeout]) {
+        const row = (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body as InvocationRow;
+        expect(row).toEqual(listed.find((r) => r.id === id));
+        expect(row).toMatchObject({ projectId, argumentsTruncated: false });
+        expect(Date.parse(row.finishedAt)).toBeGreaterThanOrEqual(Date.parse(row.startedAt));
+        expect(row.durationMs).toBeGreaterThanOrEqual(0);
+      }
+      const timeout = (await t.http.get(`/v1/projects/${projectId}/invocations/${ids.timeout}`).set(tenant.auth)).body as InvocationRow;
+      expect(timeout.durationMs).toBeGreaterThanOrEqual(300);
+    });
+
+    it('filters by tool and by status', async () => {
+      expect((await rows(projectId, { tool: 'shell_exec' })).map((r) => r.id)).toEqual([ids.timeout]);
+      expect((await rows(projectId, { tool: 'read_file' })).map((r) => r.status).sort()).toEqual(['denied', 'error', 'invalid_arguments', 'ok']);
+      expect((await rows(projectId, { status: 'denied' })).map((r) => r.tool).sort()).toEqual(['read_file', 'reed_file']);
+      expect((await rows(projectId, { status: 'invalid_arguments' })).map((r) => r.event)).toEqual(['TOOL_ARG_VALIDATION_FAILURE']);
+      expect(await rows(projectId, { tool: 'reed_file', status: 'ok' })).toEqual([]);
+      expect((await invocations(projectId, { status: 'exploded' }).expect(400)).body.error.message).toMatch(/status/);
+    });
+
+    it('answers 404 invocation_not_found for an id it does not have', async () => {
+      const res = await t.http.get(`/v1/projects/${projectId}/invocations/${randomUUID()}`).set(tenant.auth).expect(404);
+      expect(res.body.error.code).toBe('invocation_not_found');
+      await t.http.get(`/v1/projects/${projectId}/invocations/not-a-uuid`).set(tenant.auth).expect(404);
+    });
+  });
+
+  it('pages through the rows with a cursor, each row once', async () => {
+    const { id: projectId } = await t.createProject(tenant);
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await callTool(t, tenant, projectId, 'list_files', {}).expect(200)).body.invocationId);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res: { body: { items: InvocationRow[]; nextCursor: string | null } } = await invocations(projectId, {
+        limit: 2,
+        ...(cursor ? { cursor } : {}),
+      }).expect(200);
+      seen.push(...res.body.items.map((row) => row.id));
+      cursor = res.body.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect([...seen].sort()).toEqual([...made].sort());
+    expect((await invocations(projectId, { cursor: 'not-a-cursor' }).expect(400)).body.error.code).toBe('invalid_cursor');
+  });
+
+  it('stores the arguments as received, and a preview marked truncated when they are large', async () => {
+    const { id: projectId } = await t.createProject(tenant);
+    const content = 'x'.repeat(100 * 1024);
+    await callTool(t, tenant, projectId, 'write_file', { path: 'big.txt', content }).expect(200);
+    await callTool(t, tenant, projectId, 'read_file', '{"path":"big.txt","limit":1}').expect(200);
+    const listed = await rows(projectId);
+    const [big, small] = ['write_file', 'read_file'].map((tool) => listed.find((row) => row.tool === tool));
+    expect(big).toMatchObject({ tool: 'write_file', status: 'ok', argumentsTruncated: true, arguments: { preview: expect.any(String) } });
+    const preview = (big!.arguments as { preview: string }).preview;
+    expect(preview.startsWith('{"path":"big.txt","content":"xxx')).toBe(true);
+    expect(Buffer.byteLength(preview)).toBeLessThanOrEqual(8 * 1024);
+    expect(small).toMatchObject({ tool: 'read_file', argumentsTruncated: false, arguments: '{"path":"big.txt","limit":1}' });
+  });
+});
+
+// Known bug: the rows of one audit batch share created_at and the list breaks the tie by the random id, so
+// calls made one after the other can come back out of order.
+describe('[bug] the order of the invocation audit', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    // A longer flush interval puts every call below in one batch, as a busy server does.
+    t = await createTestApp({ env: { AUDIT_FLUSH_INTERVAL_MS: '400' } });
+    tenant = await t.createTenant();
+  });
+  afterAll(() => t.close());
+
+  it('lists calls oldest first, in the order they were made, also when one batch wrote them', async () => {
+    const { id: projectId } = await t.createProject(tenant);
+    const made: string[] = [];
+    for (let i = 0; i < 6; i++) made.push((await callTool(t, tenant, projectId, 'list_files', {}).expect(200)).body.invocationId);
+    const listed = (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as InvocationRow[];
+    expect(listed.map((row) => row.id)).toEqual(made);
+  });
+});
+
+// Known bug: a call that ends after its project was deleted queues a row the database refuses (foreign key);
+// the audit writer retries that batch forever, so no later row is written and every invocation read waits.
+describe('[bug] the invocation audit after a project is deleted during a call', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    tenant = await t.createTenant();
+  });
+  // While the bug stands, closing waits out the writer's shutdown deadline.
+  afterAll(() => t.close(), 60_000);
+
+  it("keeps recording other projects' calls", async () => {
+    const doomed = await t.createProject(tenant, SHELL_PROJECT);
+    const other = await t.createProject(tenant);
+    const events = await EventStream.open(await listen(t), doomed.id, tenant);
+    const running = callTool(t, tenant, doomed.id, 'shell_exec', { argv: ['sleep', '0.5'] }).then((res) => res);
+    try {
+      await events.next((e) => e.event === 'tool.started' && e.data.tool === 'shell_exec');
+    } finally {
+      events.close();
+    }
+    await t.http.delete(`/v1/projects/${doomed.id}`).set(tenant.auth).expect(204);
+    expect((await running).status).toBe(200);
+
+    const { invocationId } = (await callTool(t, tenant, other.id, 'list_files', {}).expect(200)).body;
+    const listed = await t.http
+      .get(`/v1/projects/${other.id}/invocations`)
+      .set(tenant.auth)
+      .timeout(5000)
+      .then(
+        (res) => ({ status: res.status, ids: (res.body.items as InvocationRow[]).map((row) => row.id) }),
+        () => ({ status: 'no answer within 5 s', ids: [] }),
+      );
+    expect(listed).toEqual({ status: 200, ids: [invocationId] });
+  });
+});
+
+describe('the event stream', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+  let projectId: string;
+  let port: number;
+  let stream: EventStream;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    tenant = await t.createTenant();
+    projectId = (await t.createProject(tenant)).id;
+    await writeFile(path.join(t.config.workspace.root!, projectId, 'present.txt'), 'here\n');
+    port = await listen(t);
+  });
+  beforeEach(async () => {
+    stream = await EventStream.open(port, projectId, tenant);
+  });
+  afterEach(() => stream.close());
+  afterAll(() => t.close());
+
+  it('sends tool.error with the invocation id, the tool and the error when a call fails', async () => {
+    const res = await callTool(t, tenant, projectId, 'read_file', { path: 'absent.txt' }).expect(200);
+    const { invocationId } = res.body;
+    const error = await stream.next((e) => e.event === 'tool.error' && e.data.invocationId === invocationId);
+    expect(error).toEqual({
+      event: 'tool.error',
+      id: invocationId,
+      data: {
+        type: 'tool.error',
+        projectId,
+        invocationId,
+        tool: 'read_file',
+        status: 'error',
+        error: res.body.error,
+        durationMs: expect.any(Number),
+        at: expect.any(String),
+      },
+    });
+    const started = stream.events.findIndex((e) => e.event === 'tool.started' && e.data.invocationId === invocationId);
+    expect(started).toBeGreaterThanOrEqual(0);
+    expect(started).toBeLessThan(stream.events.indexOf(error));
+  });
+
+  it('sends tool.started then tool.completed for a call that succeeds', async () => {
+    const { invocationId } = (await callTool(t, tenant, projectId, 'read_file', { path: 'present.txt' }).expect(200)).body;
+    const completed = await stream.next((e) => e.event === 'tool.completed' && e.data.invocationId === invocationId);
+    expect(completed.data).toMatchObject({ tool: 'read_file', status: 'ok', projectId });
+    expect(stream.events.filter((e) => e.data.invocationId === invocationId).map((e) => e.event)).toEqual(['tool.started', 'tool.completed']);
+  });
+
+  it('sends tool.error for refused calls too: invalid arguments and an unknown tool', async () => {
+    await callTool(t, tenant, projectId, 'read_file', { path: ['a'] }).expect(422);
+    await callTool(t, tenant, projectId, 'reed_file', { path: 'a' }).expect(404);
+    const invalid = await stream.next((e) => e.event === 'tool.error' && e.data.status === 'invalid_arguments');
+    expect(invalid.data).toMatchObject({ tool: 'read_file', error: { code: 'invalid_arguments', message: expect.stringContaining('/path must be string') } });
+    const unknown = await stream.next((e) => e.event === 'tool.error' && e.data.tool === 'reed_file');
+    expect(unknown.data).toMatchObject({ status: 'denied', error: { code: 'tool_not_found' } });
+  });
+
+  it("carries only this project's events, and no tenant id", async () => {
+    const other = await t.createProject(tenant);
+    await callTool(t, tenant, other.id, 'list_files', {}).expect(200);
+    const { invocationId } = (await callTool(t, tenant, projectId, 'list_files', {}).expect(200)).body;
+    await stream.next((e) => e.event === 'tool.completed' && e.data.invocationId === invocationId);
+    expect(stream.events.every((e) => e.data.projectId === projectId)).toBe(true);
+    expect(stream.events.some((e) => 'tenantId' in e.data)).toBe(false);
+  });
+});
+
+describe('[sec-40] tools, invocations and events across tenants', () => {
+  let t: TestApp;
+  let alice: TestTenant;
+  let bob: TestTenant;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    [alice, bob] = [await t.createTenant(), await t.createTenant()];
+  });
+  afterAll(() => t.close());
+
+  const routes = (projectId: string, invocationId: string): Array<[string, string, object?]> => [
+    ['get', `/v1/projects/${projectId}/tools`],
+    ['get', `/v1/projects/${projectId}/tools/read_file?format=openai`],
+    ['post', `/v1/projects/${projectId}/tools/write_file/invoke`, { arguments: { path: 'stolen.txt', content: 'bob was here' } }],
+    ['post', `/v1/projects/${projectId}/tools/reed_file/invoke`, { arguments: {} }],
+    ['get', `/v1/projects/${projectId}/invocations`],
+    ['get', `/v1/projects/${projectId}/invocations/${invocationId}`],
+    ['get', `/v1/projects/${projectId}/events`],
+  ];
+  const send = (tenant: TestTenant, [method, url, body]: [string, string, object?]) => {
+    const req = (method === 'post' ? t.http.post(url) : t.http.get(url)).set(tenant.auth).timeout(5000);
+    return body ? req.send(body) : req;
+  };
+  // The project id appears in the message; the rest must be the same bytes.
+  const normalised = (text: string, projectId: string) => withoutRequestId(text).split(projectId).join('<project>');
+
+  it("answers another tenant's project on every tool route exactly like a missing one", async () => {
+    const project = await t.createProject(alice);
+    const invocationId = (await callTool(t, alice, project.id, 'list_files', {}).expect(200)).body.invocationId as string;
+    const missingProject = randomUUID();
+
+    const foreign = [];
+    for (const route of routes(project.id, invocationId)) foreign.push(await send(bob, route));
+    for (const [i, route] of routes(missingProject, invocationId).entries()) {
+      const missing = await send(bob, route);
+      expect({ route: route[1], status: foreign[i]!.status }).toEqual({ route: route[1], status: 404 });
+      expect(missing.status).toBe(404);
+      expect(foreign[i]!.body.error).toEqual({ code: 'project_not_found', message: `No project with id '${project.id}'` });
+      expect(normalised(foreign[i]!.text, project.id)).toBe(normalised(missing.text, missingProject));
+    }
+
+    // Nothing of Bob's reached Alice's project: no file, no audit row, her invocation untouched.
+    const read = await callTool(t, alice, project.id, 'read_file', { path: 'stolen.txt' }).expect(200);
+    expect(read.body.error.code).toBe('not_found');
+    const aliceRows = (await t.http.get(`/v1/projects/${project.id}/invocations`).set(alice.auth).expect(200)).body.items as InvocationRow[];
+    expect(aliceRows.map((row) => row.id).sort()).toEqual([invocationId, read.body.invocationId].sort());
+
+    // Once Alice's project is gone, Bob gets the very same bytes as before.
+    await t.http.delete(`/v1/projects/${project.id}`).set(alice.auth).expect(204);
+    for (const [i, route] of routes(project.id, invocationId).entries()) {
+      const gone = await send(bob, route).expect(404);
+      expect(withoutRequestId(gone.text)).toBe(withoutRequestId(foreign[i]!.text));
+    }
+  });
+
+  it("answers another tenant's invocation id in one's own project like a missing one", async () => {
+    const aliceProject = await t.createProject(alice);
+    const aliceInvocation = (await callTool(t, alice, aliceProject.id, 'list_files', {}).expect(200)).body.invocationId as string;
+    const bobProject = await t.createProject(bob);
+    const missingInvocation = randomUUID();
+    const foreign = await t.http.get(`/v1/projects/${bobProject.id}/invocations/${aliceInvocation}`).set(bob.auth).expect(404);
+    const missing = await t.http.get(`/v1/projects/${bobProject.id}/invocations/${missingInvocation}`).set(bob.auth).expect(404);
+    expect(foreign.body.error.code).toBe('invocation_not_found');
+    expect(withoutRequestId(foreign.text).split(aliceInvocation).join('<id>')).toBe(withoutRequestId(missing.text).split(missingInvocation).join('<id>'));
+    // It exists: Alice reads it in her own project.
+    await t.http.get(`/v1/projects/${aliceProject.id}/invocations/${aliceInvocation}`).set(alice.auth).expect(200);
+  });
+});
