@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { Prisma } from '../generated/prisma/client.js';
 import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 
 export interface AuditWriterOptions {
@@ -14,6 +15,12 @@ const RETRY_MIN_MS = 50;
 const RETRY_MAX_MS = 2_000;
 // On shutdown, keep trying a failing database this long before giving up on the queued rows.
 const SHUTDOWN_FLUSH_DEADLINE_MS = 10_000;
+
+// Constraint violations (a deleted project or tenant) will fail however often they are retried;
+// connection failures will not.
+function isPermanent(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && /^P20(0[0-9]|1[0-9])$/.test(error.code);
+}
 
 interface Waiter {
   seq: number;
@@ -90,7 +97,20 @@ export class AuditWriter {
       const batch = this.queue.slice(0, this.options.batchSize);
       try {
         await this.repository.insertMany(batch.map((b) => b.record));
-      } catch (error) {
+      } catch (caught) {
+        let error = caught;
+        if (isPermanent(error)) {
+          // A row the database will never take (its project was deleted while the call ran) must not
+          // block the others: write them one by one and drop only the refused ones. A connection
+          // failure on the way falls through to the retry below (rows already in are skipped then).
+          try {
+            await this.writeOneByOne(batch.map((b) => b.record));
+            this.markWritten(batch);
+            continue;
+          } catch (transient) {
+            error = transient;
+          }
+        }
         if (this.giveUpAt !== null && Date.now() >= this.giveUpAt) return;
         this.logger.warn(`audit batch of ${batch.length} rows not written yet, retrying in ${retryMs} ms: ${String(error)}`);
         await new Promise((resolve) => setTimeout(resolve, retryMs));
@@ -98,11 +118,26 @@ export class AuditWriter {
         continue;
       }
       retryMs = RETRY_MIN_MS;
-      this.queue.splice(0, batch.length);
-      this.persistedSeq = batch.at(-1)!.seq;
-      this.roomWaiters.splice(0, batch.length).forEach((resolve) => resolve());
-      for (let i = this.drainWaiters.length - 1; i >= 0; i--) {
-        if (this.drainWaiters[i]!.seq <= this.persistedSeq) this.drainWaiters.splice(i, 1)[0]!.resolve();
+      this.markWritten(batch);
+    }
+  }
+
+  private markWritten(batch: Array<{ seq: number }>): void {
+    this.queue.splice(0, batch.length);
+    this.persistedSeq = batch.at(-1)!.seq;
+    this.roomWaiters.splice(0, batch.length).forEach((resolve) => resolve());
+    for (let i = this.drainWaiters.length - 1; i >= 0; i--) {
+      if (this.drainWaiters[i]!.seq <= this.persistedSeq) this.drainWaiters.splice(i, 1)[0]!.resolve();
+    }
+  }
+
+  private async writeOneByOne(records: InvocationRecord[]): Promise<void> {
+    for (const record of records) {
+      try {
+        await this.repository.insertMany([record]);
+      } catch (error) {
+        if (!isPermanent(error)) throw error;
+        this.logger.warn(`audit row ${record.id} dropped: the database refuses it (${String(error).slice(0, 200)})`);
       }
     }
   }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { afterCursor, type CursorPosition } from '../common/pagination/cursor.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { Prisma, type Invocation } from '../generated/prisma/client.js';
@@ -48,12 +47,12 @@ export class AuditRepository {
     projectId: string,
     filter: InvocationFilter,
     limit: number,
-    after: CursorPosition | null,
+    afterSeq: bigint | null,
   ): Promise<Invocation[]> {
     if (!isUuid(projectId)) return Promise.resolve([]);
     return this.prisma.invocation.findMany({
-      where: { tenantId, projectId, ...filter, ...afterCursor(after) },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      where: { tenantId, projectId, ...filter, ...(afterSeq !== null ? { seq: { gt: afterSeq } } : {}) },
+      orderBy: { seq: 'asc' },
       take: limit + 1,
     });
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { notFound } from '../common/errors/app-error.js';
-import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
+import { badRequest, notFound } from '../common/errors/app-error.js';
+import type { Page } from '../common/pagination/cursor.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Invocation } from '../generated/prisma/client.js';
 import { AuditRepository, type InvocationFilter, type InvocationRecord } from './audit.repository.js';
@@ -32,8 +32,10 @@ export class AuditService {
     map: (row: Invocation) => R,
   ): Promise<Page<R>> {
     await this.writer.drain();
-    const rows = await this.repository.listPage(tenantId, projectId, filter, limit, cursor ? decodeCursor(cursor) : null);
-    return toPage(rows, limit, map);
+    const rows = await this.repository.listPage(tenantId, projectId, filter, limit, cursor ? decodeSeqCursor(cursor) : null);
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return { items: items.map(map), nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
   }
 
   async get(tenantId: string, projectId: string, invocationId: string): Promise<Invocation> {
@@ -55,4 +57,13 @@ export function capArguments(args: unknown, maxBytes: number): { value: unknown;
   }
   if (Buffer.byteLength(text) <= maxBytes) return { value: JSON.parse(text) as unknown, truncated: false };
   return { value: { preview: Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '') }, truncated: true };
+}
+
+// The log pages by write order (seq), not by time: rows of one batch share their timestamp.
+const encodeSeqCursor = (seq: bigint) => Buffer.from(`seq:${seq}`).toString('base64url');
+
+function decodeSeqCursor(cursor: string): bigint {
+  const match = /^seq:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw badRequest('invalid_cursor', 'The cursor is not one this service issued; start again without it');
+  return BigInt(match[1]!);
 }

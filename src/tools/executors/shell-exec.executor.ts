@@ -80,6 +80,15 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       runAs: shell.runAs ?? undefined,
     });
     if (result.aborted) throw new ToolError('cancelled', 'The call was cancelled before the command finished; the command was stopped', true);
+    if (result.timedOut) {
+      // What it printed before it was killed is often what the model needs to see why it hung.
+      const tail = (result.stderr || result.stdout).slice(-1000);
+      throw new ToolError(
+        'timeout',
+        `The command did not finish within ${Math.min(args.timeoutMs ?? SHELL_TOOL_DEFAULT_TIMEOUT_MS, ctx.timeoutMs)} ms and was killed${tail ? `; its last output: ${tail}` : ''}`,
+        true,
+      );
+    }
     return {
       exitCode: result.exitCode,
       signal: result.signal,
@@ -87,7 +96,6 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       stderr: result.stderr,
       stdoutTruncated: result.stdoutTruncated,
       stderrTruncated: result.stderrTruncated,
-      timedOut: result.timedOut,
       killed: result.killedForOutput ? 'output_limit' : result.killedForProcessLimit ? 'process_limit' : null,
       durationMs: result.durationMs,
     };
