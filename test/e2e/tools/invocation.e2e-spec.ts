@@ -209,7 +209,7 @@ describe('tool invocation', () => {
         timeoutMs: 10_000_000_000,
       }).expect(200);
       expect(res.body.status).toBe('ok');
-      expect(res.body.result).toMatchObject({ exitCode: 0, stdout: 'done\n', timedOut: false });
+      expect(res.body.result).toMatchObject({ exitCode: 0, stdout: 'done\n' });
     });
 
     it("applies a request timeoutMs shorter than the tool's, and says so in the error", async () => {
