@@ -17,7 +17,7 @@ export interface HashFilePayload {
 // stay plain data.
 export const workerTasks = {
   listWorkspaceRecursive: (payload: ListWorkspaceRecursivePayload) =>
-    walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true }),
+    walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true }),
   hashFile: (payload: HashFilePayload) => hashWorkspaceFile(payload.root, payload.path),
   // Tenant skill tools registered with mode "sync" (see src/skills).
   runSkillTool: runSkillToolInWorker,

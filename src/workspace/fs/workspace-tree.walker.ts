@@ -1,9 +1,9 @@
-import { constants, type Stats } from 'node:fs';
-import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, lstatSync, openSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { lstat, open, readdir, readlink } from 'node:fs/promises';
 import { badRequest } from '../../common/errors/app-error.js';
-import { notADirectory, toWorkspaceFsError } from './workspace-fs.error.js';
-import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
-import { fdPath, O_PATH, resolveWorkspacePath, verifiedSegments } from './workspace-path.resolver.js';
+import { notADirectory, outsideWorkspace, toWorkspaceFsError } from './workspace-fs.error.js';
+import { parseWorkspacePath, segmentsBelow, toRelativePath } from './workspace-path.parser.js';
+import { fdPath, O_PATH, resolveWorkspacePath } from './workspace-path.resolver.js';
 
 export type WorkspaceEntryType = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -21,6 +21,9 @@ export interface ListWorkspaceOptions {
   maxDepth?: number;
   includeHidden?: boolean;
   limit: number;
+  // Use blocking system calls: right in a worker thread, where a walk of thousands of entries would
+  // otherwise queue each call behind the whole process's I/O in libuv's thread pool.
+  blocking?: boolean;
 }
 
 export interface ListWorkspaceResult {
@@ -37,7 +40,40 @@ const STAT_BATCH = 64;
 export const entryType = (stat: Stats): WorkspaceEntryType =>
   stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'directory' : stat.isFile() ? 'file' : 'other';
 
+// The few calls a walk makes, blocking or not; `await` on a plain value costs a microtask, not a hop.
+interface WalkIo {
+  readdir(path: string): Promise<string[]> | string[];
+  lstat(path: string): Promise<Stats> | Stats;
+  openDirectory(path: string): Promise<DirectoryFd> | DirectoryFd;
+  readlink(path: string): Promise<string> | string;
+}
+
+interface DirectoryFd {
+  fd: number;
+  close(): Promise<void> | void;
+}
+
+const DIRECTORY_FLAGS = O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY;
+
+const asyncIo: WalkIo = {
+  readdir: (path) => readdir(path),
+  lstat: (path) => lstat(path),
+  openDirectory: (path) => open(path, DIRECTORY_FLAGS),
+  readlink: (path) => readlink(path),
+};
+
+const blockingIo: WalkIo = {
+  readdir: (path) => readdirSync(path),
+  lstat: (path) => lstatSync(path),
+  openDirectory: (path) => {
+    const fd = openSync(path, DIRECTORY_FLAGS);
+    return { fd, close: () => closeSync(fd) };
+  },
+  readlink: (path) => readlinkSync(path),
+};
+
 interface Walk {
+  io: WalkIo;
   root: string;
   display: string;
   maxDepth: number;
@@ -71,6 +107,7 @@ export async function walkWorkspaceTree(
     try {
       if (!resolved.stat!.isDirectory()) throw notADirectory(parsed.display);
       const walk: Walk = {
+        io: opts.blocking ? blockingIo : asyncIo,
         root,
         display: parsed.display,
         maxDepth,
@@ -89,13 +126,13 @@ export async function walkWorkspaceTree(
   }
 }
 
-async function walkDirectory(walk: Walk, dir: FileHandle, segments: string[], depth: number): Promise<void> {
-  const names = (await readdir(fdPath(dir.fd)))
+async function walkDirectory(walk: Walk, dir: DirectoryFd, segments: string[], depth: number): Promise<void> {
+  const names = (await walk.io.readdir(fdPath(dir.fd)))
     .filter((name) => walk.includeHidden || !name.startsWith('.'))
     .sort(byCodeUnit);
   for (let i = 0; i < names.length; i += STAT_BATCH) {
     const batch = names.slice(i, i + STAT_BATCH);
-    const stats = await Promise.all(batch.map((name) => lstatOrNull(fdPath(dir.fd, name))));
+    const stats = await Promise.all(batch.map((name) => lstatOrNull(walk.io, fdPath(dir.fd, name))));
     for (let j = 0; j < batch.length; j++) {
       const stat = stats[j];
       // Removed while we were listing.
@@ -123,20 +160,21 @@ async function walkDirectory(walk: Walk, dir: FileHandle, segments: string[], de
 
 async function walkSubdirectory(
   walk: Walk,
-  parent: FileHandle,
+  parent: DirectoryFd,
   name: string,
   segments: string[],
   depth: number,
 ): Promise<void> {
-  let child: FileHandle;
+  let child: DirectoryFd;
   try {
     // O_NOFOLLOW: if the directory was swapped for a symlink since lstat, the open fails instead of following.
-    child = await open(fdPath(parent.fd, name), O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+    child = await walk.io.openDirectory(fdPath(parent.fd, name));
   } catch {
     return;
   }
   try {
-    await verifiedSegments(walk.root, child, walk.display);
+    // What was opened must still be inside the workspace.
+    if (segmentsBelow(walk.root, await walk.io.readlink(fdPath(child.fd))) === null) throw outsideWorkspace(walk.display);
     await walkDirectory(walk, child, segments, depth);
   } catch (err) {
     // An unreadable or vanished subdirectory is listed but not entered; escapes still abort the walk.
@@ -147,9 +185,9 @@ async function walkSubdirectory(
   }
 }
 
-async function lstatOrNull(path: string): Promise<Stats | null> {
+async function lstatOrNull(io: WalkIo, path: string): Promise<Stats | null> {
   try {
-    return await lstat(path);
+    return await io.lstat(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
