@@ -16,10 +16,12 @@ const RETRY_MAX_MS = 2_000;
 // On shutdown, keep trying a failing database this long before giving up on the queued rows.
 const SHUTDOWN_FLUSH_DEADLINE_MS = 10_000;
 
-// Constraint violations (a deleted project or tenant) will fail however often they are retried;
-// connection failures will not.
+// Errors about the data (a constraint, a value the column refuses) fail however often they are retried;
+// connection, pool and transaction errors do not.
+const TRANSIENT_QUERY_ERRORS = new Set(['P2024', 'P2028', 'P2034', 'P2037']);
+
 function isPermanent(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && /^P20(0[0-9]|1[0-9])$/.test(error.code);
+  return error instanceof Prisma.PrismaClientKnownRequestError && /^P20\d\d$/.test(error.code) && !TRANSIENT_QUERY_ERRORS.has(error.code);
 }
 
 interface Waiter {

@@ -20,7 +20,13 @@ export class AuditService {
   // Queued for the batched writer; waits only when the queue is full (backpressure).
   record(entry: AuditEntry): Promise<void> {
     const { value, truncated } = capArguments(entry.arguments, this.config.audit.argumentsMaxBytes);
-    return this.writer.enqueue({ ...entry, arguments: value, argumentsTruncated: truncated });
+    return this.writer.enqueue({
+      ...entry,
+      tool: withoutNul(entry.tool),
+      errorMessage: entry.errorMessage === null ? null : withoutNul(entry.errorMessage),
+      arguments: value,
+      argumentsTruncated: truncated,
+    });
   }
 
   async list<R>(
@@ -55,9 +61,14 @@ export function capArguments(args: unknown, maxBytes: number): { value: unknown;
   } catch {
     return { value: { preview: '[arguments could not be serialised]' }, truncated: true };
   }
+  // PostgreSQL's text and jsonb cannot hold U+0000: keep it visible, escaped, so the row still lands.
+  // In JSON text a NUL is the escape \u0000 after an even run of backslashes (an odd run escapes the \).
+  text = text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\\\u0000');
   if (Buffer.byteLength(text) <= maxBytes) return { value: JSON.parse(text) as unknown, truncated: false };
   return { value: { preview: Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '') }, truncated: true };
 }
+
+const withoutNul = (text: string) => text.replaceAll('\0', '\\0');
 
 // The log pages by write order (seq), not by time: rows of one batch share their timestamp.
 const encodeSeqCursor = (seq: bigint) => Buffer.from(`seq:${seq}`).toString('base64url');
