@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
+import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import {
   callTool,
   commandTool,
@@ -12,7 +12,7 @@ import {
   skillOf,
   STRING_ARG,
   toolNames,
-} from './skill-test-kit.js';
+} from '../e2e/skills/skill-test-kit.js';
 
 const MISSING = '7d9f1a3c-52b4-4c1e-9a6f-0b8e2d4c6a10';
 
