@@ -1,0 +1,149 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { defer, trackPid } from './cleanup.mjs';
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// VmRSS now and VmHWM (the kernel's own high-water mark of resident memory) of a live process, in bytes.
+export function readMemory(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+    return { rss: kib('VmRSS'), hwm: kib('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+// CPU time (user + system, all threads) a process has used so far, in ms. Unlike throughput, CPU time per
+// request barely moves when other work shares the machine, which makes it the steadier figure to compare.
+export function readCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses: count fields after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+// Lifetime peak (VmHWM, which also catches start-up spikes between polls), the RSS when the process was
+// ready, and the highest VmRSS polled since `startLoad()`, i.e. while it was being measured.
+export function watchMemory(pid, intervalMs = 100) {
+  let peak = 0;
+  let ready = null;
+  let loadPeak = null;
+  const sample = () => {
+    const m = readMemory(pid);
+    if (!m) return;
+    peak = Math.max(peak, m.rss, m.hwm);
+    if (loadPeak !== null) loadPeak = Math.max(loadPeak, m.rss);
+  };
+  sample();
+  const timer = setInterval(sample, intervalMs);
+  timer.unref();
+  return {
+    peak() {
+      sample();
+      return peak;
+    },
+    startLoad() {
+      if (loadPeak !== null) return;
+      ready = readMemory(pid)?.rss ?? null;
+      loadPeak = ready ?? 0;
+    },
+    snapshot() {
+      sample();
+      return { readyRssBytes: ready, loadPeakRssBytes: loadPeak, peakRssBytes: peak };
+    },
+    stop() {
+      sample();
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+// A child whose output goes to a log file (shown when it fails), killed by the cleanup in any case.
+export function spawnLogged(label, command, args, { env, cwd, logFile }) {
+  const fd = openSync(logFile, 'a');
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const untrack = trackPid(child.pid);
+  const exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      untrack();
+      resolve({ code, signal });
+    });
+  });
+  let alive = true;
+  let exitStatus = null;
+  void exited.then((status) => {
+    alive = false;
+    exitStatus = status;
+  });
+  const stop = async (graceMs = 10_000) => {
+    if (!alive) return exited;
+    child.kill('SIGTERM');
+    const outcome = await Promise.race([exited, sleep(graceMs).then(() => null)]);
+    if (outcome) return outcome;
+    child.kill('SIGKILL');
+    return exited;
+  };
+  const undefer = defer(`stop ${label}`, () => stop());
+  return {
+    child,
+    pid: child.pid,
+    exited,
+    isAlive: () => alive,
+    exitStatus: () => exitStatus,
+    logTail: (lines = 30) => tail(logFile, lines),
+    async stop(graceMs) {
+      undefer();
+      return stop(graceMs);
+    },
+  };
+}
+
+export function tail(file, lines) {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+// Resolves once `probe` answers true; fails early, with the child's log, if the child exits first.
+export async function waitUntilReady(proc, probe, { timeoutMs = 90_000, label }) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!proc.isAlive()) throw new Error(`${label} exited before it was ready:\n${proc.logTail()}`);
+    try {
+      if (await probe()) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${label} was not ready after ${timeoutMs} ms:\n${proc.logTail()}`);
+}

@@ -1,0 +1,422 @@
+// npm run load: the compiled service on a scratch PostgreSQL database, driven by autocannon with a mix of
+// calls (reads, writes, listings, invalid arguments, unknown tools, another tenant's ids) for LOAD_DURATION
+// seconds on LOAD_CONNECTIONS connections. It checks that nothing answers 5xx or unexpectedly, the p99
+// latency, that open file descriptors and child processes do not grow, and that the audit log holds exactly
+// one row per invocation the service answered. Exits 1 when a check fails.
+//
+//   LOAD_DURATION      measured seconds (default 60)
+//   LOAD_CONNECTIONS   concurrent connections (default 200)
+//   LOAD_WARMUP        seconds of the same mix before the "before" figures are taken (default 5)
+//   LOAD_P99_MS        the p99 latency that fails the run (default 1000)
+//   LOAD_DATABASE_URL  PostgreSQL server for the scratch database (default postgresql://postgres@127.0.0.1:5432/postgres)
+//   HTTP_ADAPTER       express (default) or fastify
+import autocannon from 'autocannon';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { cleanupAll, defer, trackTempDir } from './lib/cleanup.mjs';
+import { BENCH_FILE, BENCH_FILE_CONTENT, TREE_DIR, createTree, writeBenchFile } from './lib/fixtures.mjs';
+import { freePort, spawnLogged, tail, waitUntilReady } from './lib/processes.mjs';
+import { fmt, verdict } from './lib/report.mjs';
+import { percentile } from './lib/stats.mjs';
+import { MAIN_JS, REPO_ROOT, api, assertBuilt, provisionTenant } from './lib/toolgate.mjs';
+
+const FD_TOLERANCE = 5;
+const SETTLE_MS = 2_000;
+// A leak stays; a socket that is slow to close does not: past the tolerance, look again for this long.
+const RESETTLE_MS = 5_000;
+const REQUEST_TIMEOUT_S = 30;
+const WRITE_PATHS = 5;
+
+const config = readConfig();
+const started = performance.now();
+const progress = (message) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
+
+function readConfig() {
+  const int = (name, fallback, min) => {
+    const raw = process.env[name]?.trim();
+    if (!raw) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got '${raw}'`);
+    return value;
+  };
+  const adapter = process.env.HTTP_ADAPTER?.trim() || 'express';
+  if (!['express', 'fastify'].includes(adapter)) throw new Error(`HTTP_ADAPTER must be express or fastify, got '${adapter}'`);
+  const serverUrl = process.env.LOAD_DATABASE_URL?.trim() || 'postgresql://postgres@127.0.0.1:5432/postgres';
+  if (!/^postgres(ql)?:\/\//.test(serverUrl)) throw new Error(`LOAD_DATABASE_URL must be a postgresql:// URL, got '${serverUrl}'`);
+  return {
+    durationS: int('LOAD_DURATION', 60, 1),
+    connections: int('LOAD_CONNECTIONS', 200, 1),
+    warmupS: int('LOAD_WARMUP', 5, 0),
+    p99LimitMs: int('LOAD_P99_MS', 1000, 1),
+    serverUrl,
+    adapter,
+  };
+}
+
+// --- the scratch database ----------------------------------------------------------------------------------
+
+async function withClient(url, fn) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function createDatabase() {
+  const name = `toolgate_load_${randomBytes(4).toString('hex')}`;
+  await withClient(config.serverUrl, (c) => c.query(`CREATE DATABASE "${name}"`));
+  defer(`drop database ${name}`, () => withClient(config.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
+  const url = new URL(config.serverUrl);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
+// --- the service ---------------------------------------------------------------------------------------------
+
+async function startService({ databaseUrl, adminToken, workspaceRoot, logFile }) {
+  const port = await freePort();
+  // Built from scratch so nothing in the caller's shell (DATABASE_URL, NODE_OPTIONS...) changes the run.
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  for (const name of ['HOME', 'TMPDIR', 'LANG']) if (process.env[name]) env[name] = process.env[name];
+  Object.assign(env, {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    ADMIN_TOKEN: adminToken,
+    WORKSPACE_ROOT: workspaceRoot,
+    LOG_LEVEL: 'warn',
+    HTTP_ADAPTER: config.adapter,
+    // Throttling would answer 429 and hide what the service does under load; the limiter still runs.
+    // 10,000,000 per minute is the highest value the configuration accepts.
+    RATE_LIMIT_REQUESTS: '10000000',
+    RATE_LIMIT_COMMAND_CALLS: '10000000',
+  });
+  const proc = spawnLogged('toolgate', process.execPath, [MAIN_JS], { env, cwd: REPO_ROOT, logFile });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntilReady(proc, async () => (await fetch(`${baseUrl}/health/ready`)).ok, { label: 'toolgate' });
+  return { proc, pid: proc.pid, baseUrl };
+}
+
+function openFds(pid) {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+function childPids(pid) {
+  const pids = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      pids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return pids;
+}
+
+async function settledResources(pid, baseline) {
+  await sleep(SETTLE_MS);
+  const read = () => ({ fds: openFds(pid), children: childPids(pid).length });
+  let now = read();
+  const deadline = Date.now() + RESETTLE_MS;
+  while (baseline && (now.fds > baseline.fds + FD_TOLERANCE || now.children > baseline.children) && Date.now() < deadline) {
+    await sleep(500);
+    now = read();
+  }
+  return now;
+}
+
+// --- the mix -----------------------------------------------------------------------------------------------
+
+// Which invoke answers leave an audit row: every call that reached a project of the caller's tenant, whether
+// the tool ran (200) or was refused (400 body, 403 policy, 404 unknown tool, 422 arguments). Another
+// tenant's (or a missing) project, throttling and outages are answered before there is anything to audit.
+function auditedAs(status, json) {
+  if (status === 200) return json?.status ?? 'unknown';
+  if (status === 422) return 'invalid_arguments';
+  if (status === 400 || status === 403) return 'denied';
+  if (status === 404 && json?.error?.code === 'tool_not_found') return 'denied';
+  return null;
+}
+
+function parse(body) {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return null;
+  }
+}
+
+// A small tree for list_files: 5 directories of 10 files.
+const TREE_SHAPE = { dirs: 5, filesPerDir: 10 };
+const TREE_ENTRIES = TREE_SHAPE.dirs * (TREE_SHAPE.filesPerDir + 1);
+
+function buildMix(a, b) {
+  const invoke = (projectId, tool) => `/v1/projects/${projectId}/tools/${tool}/invoke`;
+  const ranOk = (json) => json?.status === 'ok';
+  let writes = 0;
+  return [
+    {
+      key: 'read_file',
+      method: 'POST',
+      path: invoke(a.projectId, 'read_file'),
+      token: a.key,
+      body: { arguments: { path: BENCH_FILE } },
+      expect: 200,
+      check: (json) => ranOk(json) && json.result?.content === BENCH_FILE_CONTENT,
+    },
+    {
+      key: 'write_file',
+      method: 'POST',
+      path: invoke(a.projectId, 'write_file'),
+      token: a.key,
+      // A handful of paths, so concurrent writes replace the same files.
+      setupRequest(req) {
+        const n = writes++ % WRITE_PATHS;
+        req.body = JSON.stringify({ arguments: { path: `out/w${n}.txt`, content: `write ${writes}\n`.repeat(8) } });
+        return req;
+      },
+      expect: 200,
+      check: ranOk,
+    },
+    {
+      key: 'list_files',
+      method: 'POST',
+      path: invoke(a.projectId, 'list_files'),
+      token: a.key,
+      body: { arguments: { path: TREE_DIR, recursive: true } },
+      expect: 200,
+      check: (json) => ranOk(json) && json.result?.entries?.length === TREE_ENTRIES,
+    },
+    {
+      key: 'invalid_args',
+      method: 'POST',
+      path: invoke(a.projectId, 'read_file'),
+      token: a.key,
+      body: { arguments: { path: 5 } },
+      expect: 422,
+      check: (json) => json?.error?.code === 'invalid_arguments',
+    },
+    {
+      key: 'unknown_tool',
+      method: 'POST',
+      path: invoke(a.projectId, 'no_such_tool'),
+      token: a.key,
+      body: { arguments: {} },
+      expect: 404,
+      check: (json) => json?.error?.code === 'tool_not_found',
+    },
+    {
+      key: 'cross_tenant',
+      method: 'POST',
+      path: invoke(a.projectId, 'read_file'),
+      token: b.key,
+      body: { arguments: { path: BENCH_FILE } },
+      expect: 404,
+      check: (json) => json?.error?.code === 'project_not_found',
+    },
+    {
+      key: 'projects_list',
+      method: 'GET',
+      path: '/v1/projects?limit=20',
+      token: a.key,
+      expect: 200,
+      check: (json) => Array.isArray(json?.items) && json.items.some((p) => p.id === a.projectId),
+    },
+  ];
+}
+
+// Counts shared by every run (warm-up included): what the audit log must hold at the end.
+const expectedRows = new Map();
+const unexpectedSamples = [];
+
+// One autocannon run over the mix. At the end of `seconds` no client sends again, but every request already
+// sent is answered and counted (autocannon's own stop would drop the answers in flight, whose calls the
+// service still audits). autocannon's `duration` is only a backstop.
+async function drive(baseUrl, mix, seconds, { measured }) {
+  const stats = new Map(mix.map((m) => [m.key, { statuses: new Map(), unexpected: 0, latencies: [] }]));
+  // A client calls the request's onResponse and then, synchronously, emits 'response' with the latency.
+  let answered = null;
+  const requests = mix.map((m) => ({
+    method: m.method,
+    path: m.path,
+    headers: { authorization: `Bearer ${m.token}`, ...(m.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+    ...(m.body === undefined ? {} : { body: JSON.stringify(m.body) }),
+    ...(m.setupRequest ? { setupRequest: m.setupRequest } : {}),
+    onResponse(status, body) {
+      const s = stats.get(m.key);
+      answered = s;
+      s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
+      const json = parse(body);
+      if (m.path.includes('/invoke')) {
+        const row = auditedAs(status, json);
+        if (row) expectedRows.set(row, (expectedRows.get(row) ?? 0) + 1);
+      }
+      if (status !== m.expect || !m.check(json)) {
+        s.unexpected++;
+        if (unexpectedSamples.length < 5) unexpectedSamples.push(`${m.key}: ${status} ${String(body).slice(0, 300)}`);
+      }
+    },
+  }));
+  const clients = [];
+  let lastAnswerAt = 0;
+  const instance = autocannon({
+    url: baseUrl,
+    connections: config.connections,
+    duration: seconds + 2 * REQUEST_TIMEOUT_S,
+    timeout: REQUEST_TIMEOUT_S,
+    requests,
+    setupClient: (client) => clients.push(client),
+  });
+  // Interrupted: the load stops first, so the service is not shutting down under it.
+  const undefer = defer('stop the load', () => {
+    instance.stop();
+    for (const client of clients) client.destroy();
+  });
+  const t0 = performance.now();
+  instance.on('response', (_client, _status, _bytes, responseTime) => {
+    lastAnswerAt = performance.now();
+    if (measured && answered) answered.latencies.push(responseTime);
+    answered = null;
+  });
+  // A client stops once it has as many answers as requests sent (it checks before each next request).
+  const stopSending = setTimeout(() => {
+    for (const client of clients) client.responseMax = client.reqsMade;
+  }, seconds * 1000);
+  const result = await instance;
+  clearTimeout(stopSending);
+  undefer();
+  const elapsedS = (lastAnswerAt - t0) / 1000;
+  const sorted = Float64Array.from([...stats.values()].flatMap((s) => s.latencies)).sort();
+  for (const s of stats.values()) {
+    const own = Float64Array.from(s.latencies).sort();
+    s.p50 = percentile(own, 50);
+    s.p99 = percentile(own, 99);
+  }
+  const count = [...stats.values()].reduce((n, s) => n + [...s.statuses.values()].reduce((a, b) => a + b, 0), 0);
+  return {
+    stats,
+    count,
+    rps: elapsedS > 0 ? count / elapsedS : 0,
+    elapsedS,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted.length ? sorted[sorted.length - 1] : null,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+// --- the run -----------------------------------------------------------------------------------------------
+
+async function main() {
+  assertBuilt();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-load-'));
+  trackTempDir(tmp);
+  const workspaceRoot = path.join(tmp, 'workspaces');
+  mkdirSync(workspaceRoot);
+  const logFile = path.join(tmp, 'service.log');
+
+  const database = await createDatabase();
+  progress(`database ${database.name} on ${new URL(config.serverUrl).host}`);
+  const adminToken = randomBytes(24).toString('hex');
+  const service = await startService({ databaseUrl: database.url, adminToken, workspaceRoot, logFile });
+  progress(`toolgate (${config.adapter}, pid ${service.pid}) ready at ${service.baseUrl}`);
+
+  const a = await provisionTenant(service, adminToken, 'load-a');
+  const b = await provisionTenant(service, adminToken, 'load-b');
+  const workspace = path.join(workspaceRoot, a.projectId);
+  writeBenchFile(workspace);
+  createTree(workspace, TREE_SHAPE);
+  mkdirSync(path.join(workspace, 'out'));
+  const mix = buildMix(a, b);
+
+  const startup = { fds: openFds(service.pid), children: childPids(service.pid).length };
+  if (config.warmupS > 0) {
+    progress(`warm-up: ${config.warmupS} s, ${config.connections} connections`);
+    await drive(service.baseUrl, mix, config.warmupS, { measured: false });
+  }
+  const before = await settledResources(service.pid, null);
+  progress(`measuring: ${config.durationS} s, ${config.connections} connections, ${mix.length} kinds of request`);
+  const run = await drive(service.baseUrl, mix, config.durationS, { measured: true });
+  if (!service.proc.isAlive()) throw new Error(`the service exited during the load:\n${service.proc.logTail()}`);
+  const after = await settledResources(service.pid, before);
+
+  // Reading a project's invocations waits for the rows queued before it to be written.
+  for (const t of [a, b]) await api(service.baseUrl, 'GET', `/v1/projects/${t.projectId}/invocations?limit=1`, { token: t.key });
+  const countSql = 'SELECT status, count(*)::int AS n FROM invocations WHERE project_id = ANY($1::uuid[]) GROUP BY status';
+  const rows = await withClient(database.url, async (c) => (await c.query(countSql, [[a.projectId, b.projectId]])).rows);
+  const auditRows = new Map(rows.map((r) => [r.status, r.n]));
+  const sum = (m) => [...m.values()].reduce((x, y) => x + y, 0);
+  const serviceLog = readFileSync(logFile, 'utf8').trimEnd();
+
+  return report({ run, startup, before, after, auditRows, rowsTotal: sum(auditRows), answeredTotal: sum(expectedRows), serviceLog, logFile });
+}
+
+function report({ run, startup, before, after, auditRows, rowsTotal, answeredTotal, serviceLog, logFile }) {
+  const n = (v) => v.toLocaleString('en-US');
+  const byStatus = new Map();
+  for (const s of run.stats.values()) for (const [code, count] of s.statuses) byStatus.set(code, (byStatus.get(code) ?? 0) + count);
+  const statusList = (m) => [...m.entries()].sort(([x], [y]) => x - y).map(([code, count]) => `${code}: ${n(count)}`).join(', ');
+  const fiveXx = [...byStatus.entries()].filter(([code]) => code >= 500).reduce((x, [, c]) => x + c, 0);
+  const unexpected = [...run.stats.values()].reduce((x, s) => x + s.unexpected, 0);
+  const rowStatuses = [...new Set([...auditRows.keys(), ...expectedRows.keys()])].sort();
+  const logLines = serviceLog ? serviceLog.split('\n').length : 0;
+
+  const lines = [
+    `Toolgate load: ${config.adapter}, PostgreSQL, ${config.connections} connections, ${config.durationS} s ` +
+      `(after ${config.warmupS} s warm-up), ${os.availableParallelism()} CPUs`,
+    '',
+    `requests   ${n(run.count)} in ${run.elapsedS.toFixed(1)} s = ${fmt.rps(run.rps)} req/s`,
+    `statuses   ${statusList(byStatus)}`,
+    `latency    p50 ${fmt.ms(run.p50)} ms, p90 ${fmt.ms(run.p90)} ms, p99 ${fmt.ms(run.p99)} ms, max ${fmt.ms(run.max)} ms`,
+    `errors     ${run.errors} connection errors, ${run.timeouts} timeouts (> ${REQUEST_TIMEOUT_S} s), ${n(unexpected)} unexpected answers`,
+    ...[...run.stats.entries()].map(
+      ([key, s]) =>
+        `  ${key.padEnd(14)} p50 ${fmt.ms(s.p50).padStart(5)} ms, p99 ${fmt.ms(s.p99).padStart(5)} ms  ${statusList(s.statuses)}` +
+        (s.unexpected ? `  (${n(s.unexpected)} unexpected)` : ''),
+    ),
+    ...unexpectedSamples.map((sample) => `  unexpected: ${sample}`),
+    `fds        ${startup.fds} at start, ${before.fds} before, ${after.fds} after (tolerance +${FD_TOLERANCE})`,
+    `children   ${startup.children} at start, ${before.children} before, ${after.children} after`,
+    `audit      ${n(rowsTotal)} rows, ${n(answeredTotal)} invocations answered (warm-up included)`,
+    ...rowStatuses.map((s) => `  ${s.padEnd(18)} ${n(auditRows.get(s) ?? 0)} rows, ${n(expectedRows.get(s) ?? 0)} answered`),
+    `service    ${logLines} log lines at warn or above`,
+    ...(logLines ? tail(logFile, 10).split('\n').map((l) => `  | ${l.slice(0, 400)}`) : []),
+    '',
+  ];
+  const checks = [
+    ['no 5xx', fiveXx === 0, `${n(fiveXx)} answers 5xx`],
+    [
+      'every request answered as expected',
+      unexpected === 0 && run.errors === 0 && run.timeouts === 0,
+      `${n(unexpected)} unexpected, ${run.errors} errors, ${run.timeouts} timeouts`,
+    ],
+    [`p99 latency <= ${config.p99LimitMs} ms`, run.p99 != null && run.p99 <= config.p99LimitMs, `p99 ${fmt.ms(run.p99)} ms`],
+    ['open fds do not grow', after.fds <= before.fds + FD_TOLERANCE, `${before.fds} -> ${after.fds}`],
+    ['child processes do not grow', after.children <= before.children, `${before.children} -> ${after.children}`],
+    ['audit rows = invocations answered', rowsTotal === answeredTotal, `${n(rowsTotal)} rows, ${n(answeredTotal)} answered`],
+  ];
+  for (const [name, pass, detail] of checks) lines.push(`${verdict(pass)}  ${name} (${detail})`);
+  const ok = checks.every(([, pass]) => pass);
+  lines.push('', ok ? 'load: PASS' : 'load: FAIL');
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return ok;
+}
+
+let ok = false;
+try {
+  ok = await main();
+} catch (error) {
+  process.stderr.write(`load failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+} finally {
+  await cleanupAll();
+}
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,97 @@
+// CPU profile of the read_file hot path: one Toolgate child started with `node --cpu-prof`, the read_file
+// scenario of the benchmark against it, then SIGTERM so V8 writes the profile on the way out. Prints the
+// top self-time functions and keeps the main thread's profile as bench/results/read-file-<adapter>.cpuprofile
+// (open it in Chrome DevTools or speedscope).
+//   npm run build && node bench/profile.mjs                 (PGlite, Fastify)
+//   BENCH_ADAPTER=express DATABASE_URL=postgresql://... node bench/profile.mjs
+//   node bench/profile.mjs path/to/file.cpuprofile           (only summarise an existing profile)
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { cleanupAll, trackTempDir } from './lib/cleanup.mjs';
+import { renderSummary, summarizeProfile } from './lib/cpuprofile.mjs';
+import { databaseFactory } from './lib/database.mjs';
+import { BENCH_FILE, writeBenchFile } from './lib/fixtures.mjs';
+import { httpLoad } from './lib/load.mjs';
+import { REPO_ROOT, assertBuilt, provisionTenant, startToolgate } from './lib/toolgate.mjs';
+
+const RESULTS = path.join(REPO_ROOT, 'bench', 'results');
+
+function summarizeFile(file, windowUs) {
+  const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')), { top: 25, repoRoot: REPO_ROOT, windowUs });
+  process.stdout.write(`${renderSummary(summary)}\n`);
+  return summary;
+}
+
+async function profileReadFile() {
+  assertBuilt();
+  const adapter = process.env.BENCH_ADAPTER ?? 'fastify';
+  if (!['express', 'fastify'].includes(adapter)) throw new Error(`BENCH_ADAPTER must be express or fastify, got '${adapter}'`);
+  const durationS = Number(process.env.BENCH_DURATION ?? 10);
+  const databaseUrl = process.env.DATABASE_URL?.trim();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-profile-'));
+  trackTempDir(tmp);
+  const profileDir = path.join(tmp, 'profiles');
+  const workspaces = path.join(tmp, 'workspaces');
+  mkdirSync(profileDir);
+  mkdirSync(workspaces);
+  const databases = await databaseFactory(databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl) ? databaseUrl : null, tmp);
+  const database = await databases.create(`profile_${adapter}`);
+  const adminToken = randomBytes(24).toString('hex');
+  const service = await startToolgate({
+    label: `Toolgate ${adapter} (--cpu-prof)`,
+    adapter,
+    databaseUrl: database.url,
+    adminToken,
+    workspaceRoot: workspaces,
+    logFile: path.join(tmp, 'toolgate.log'),
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+  });
+  const tenant = await provisionTenant(service, adminToken, `profile-${randomBytes(3).toString('hex')}`);
+  writeBenchFile(path.join(workspaces, tenant.projectId));
+  const load = (s) =>
+    httpLoad({
+      url: `${service.baseUrl}/v1/projects/${tenant.projectId}/tools/read_file/invoke`,
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.key}` },
+      body: { arguments: { path: BENCH_FILE } },
+      connections: 50,
+      durationS: s,
+      expectStatus: 200,
+      checkBody: (b) => b.includes('"status":"ok"'),
+    });
+  await load(2);
+  // The profile's timestamps are the monotonic clock in microseconds, as hrtime is in nanoseconds.
+  const from = Number(process.hrtime.bigint() / 1000n);
+  const stats = await load(durationS);
+  const to = Number(process.hrtime.bigint() / 1000n);
+  process.stderr.write(`read_file on ${adapter} (${databases.kind}) under the profiler: ${Math.round(stats.rps)} req/s, p99 ${stats.p99.toFixed(1)} ms, ${stats.errors} errors\n`);
+  const exit = await service.stop();
+  process.stderr.write(`service stopped with SIGTERM: exit code ${exit.code}${exit.signal ? `, signal ${exit.signal}` : ''}\n`);
+  // One file per thread: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread.
+  const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
+  const main = files.find((f) => f.split('.')[4] === '0');
+  if (!main) throw new Error(`no main-thread profile was written (exit ${JSON.stringify(exit)}; files: ${files.join(', ') || 'none'})`);
+  mkdirSync(RESULTS, { recursive: true });
+  const kept = path.join(RESULTS, `read-file-${adapter}-${databases.kind}.cpuprofile`);
+  copyFileSync(path.join(profileDir, main), kept);
+  process.stderr.write(`profile written: ${files.length} file(s), main thread ${Math.round(statSync(kept).size / 1024)} KiB, kept as ${path.relative(process.cwd(), kept)}\n\n`);
+  const summary = summarizeFile(kept, [from, to]);
+  writeFileSync(
+    path.join(RESULTS, `read-file-${adapter}-${databases.kind}.profile.json`),
+    `${JSON.stringify({ adapter, database: databases.kind, load: stats, exit, summary }, null, 2)}\n`,
+  );
+}
+
+let failed = false;
+try {
+  if (process.argv[2]) summarizeFile(process.argv[2]);
+  else await profileReadFile();
+} catch (error) {
+  failed = true;
+  process.stderr.write(`profile failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+} finally {
+  await cleanupAll();
+}
+process.exitCode = failed ? 1 : 0;

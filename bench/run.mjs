@@ -1,0 +1,553 @@
+// npm run bench: Toolgate (Express and Fastify) against a bare node:http limit and the MCP filesystem
+// server, at the same concurrency, on the same 1 KiB file. Prints markdown tables and the targets, and
+// writes bench/results/latest.json. Targets are reported, not enforced: the exit code is 0 unless the
+// benchmark itself could not run. See bench/README.md.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanupAll, stopping, trackTempDir } from './lib/cleanup.mjs';
+import { databaseFactory, seedProjects } from './lib/database.mjs';
+import { BENCH_FILE, BENCH_FILE_CONTENT, TREE_DIR, createTree, moveTree, writeBenchFile } from './lib/fixtures.mjs';
+import { postDiscard } from './lib/http-client.mjs';
+import { closedLoop, httpLoad } from './lib/load.mjs';
+import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
+import { startMcpPeer } from './lib/mcp-peer.mjs';
+import { freePort, readCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
+import { fmt, table, verdict } from './lib/report.mjs';
+import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startToolgate } from './lib/toolgate.mjs';
+
+const config = readConfig();
+const started = performance.now();
+const rows = [];
+const loopDelay = {};
+const failures = [];
+const processMemory = {};
+
+const SYSTEMS = {
+  limit: 'limit (node:http + AJV only)',
+  mcp: 'MCP filesystem server',
+  express: 'Toolgate Express',
+  fastify: 'Toolgate Fastify',
+  fastifyLarge: 'Toolgate Fastify, large data',
+};
+const SCENARIOS = {
+  read_file: 'read_file, 1 KiB file',
+  invalid_args: 'invalid arguments refused ({"path": 5})',
+  tool_listing: 'tool listing',
+  list_files: 'list_files, 10,000-file tree (recursive, limit 10000)',
+  read_file_large: `read_file, 1 KiB file, ${config.seedProjects.toLocaleString('en-US')} other projects`,
+  tool_listing_large: `tool listing, ${config.skillTools} skill tools enabled`,
+};
+
+function readConfig() {
+  const int = (name, fallback, min) => {
+    const raw = process.env[name]?.trim();
+    if (!raw) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got '${raw}'`);
+    return value;
+  };
+  const durationS = int('BENCH_DURATION', 10, 1);
+  const databaseUrl = process.env.DATABASE_URL?.trim();
+  return {
+    durationS,
+    warmupS: int('BENCH_WARMUP', Math.min(2, Math.max(1, Math.round(durationS / 5))), 0),
+    connections: int('BENCH_CONNECTIONS', 50, 1),
+    seedProjects: int('BENCH_PROJECTS', 100_000, 1),
+    skillTools: int('BENCH_SKILL_TOOLS', 500, 1),
+    loopCallers: 4,
+    databaseUrl: databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl) ? databaseUrl : null,
+  };
+}
+
+const elapsed = () => {
+  const s = Math.round((performance.now() - started) / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+};
+const progress = (message) => process.stderr.write(`[${elapsed()}] ${message}\n`);
+
+// Warm-up, then the measured run; the row keeps the process's peak RSS as it stands after the run.
+async function measure(systemKey, system, scenarioKey, run, extra = {}) {
+  const interrupted = () => {
+    if (stopping()) throw new Error('interrupted');
+  };
+  interrupted();
+  system.memory.startLoad();
+  if (config.warmupS > 0) await run(config.warmupS);
+  interrupted();
+  const cpuBefore = readCpuMs(system.pid);
+  const stats = await run(config.durationS);
+  const cpuAfter = readCpuMs(system.pid);
+  interrupted();
+  const cpuMsPerRequest = cpuBefore != null && cpuAfter != null && stats.requests > 0 ? (cpuAfter - cpuBefore) / stats.requests : null;
+  const row = { system: systemKey, scenario: scenarioKey, ...stats, cpuMsPerRequest, ...extra, peakRssBytes: system.memory.peak() };
+  rows.push(row);
+  if (system.proc && !system.proc.isAlive()) throw new Error(`${SYSTEMS[systemKey]} died during '${SCENARIOS[scenarioKey]}'`);
+  progress(
+    `${SYSTEMS[systemKey]} / ${SCENARIOS[scenarioKey]}: ${fmt.rps(row.rps)} req/s, p50 ${fmt.ms(row.p50)} ms, p99 ${fmt.ms(row.p99)} ms, ` +
+      `${fmt.ms(row.cpuMsPerRequest)} CPU ms/req` +
+      (row.errors ? `, ${row.errors} unexpected answers` : ''),
+  );
+  return row;
+}
+
+const load = (opts) => (durationS) => httpLoad({ connections: config.connections, ...opts, durationS });
+
+async function phase(name, fn) {
+  if (stopping()) return;
+  try {
+    await fn();
+  } catch (error) {
+    if (stopping()) return;
+    failures.push({ phase: name, message: error instanceof Error ? error.message : String(error) });
+    progress(`${name} failed: ${error instanceof Error ? error.stack : String(error)}`);
+  }
+}
+
+// --- the limit -------------------------------------------------------------------------------------------
+
+async function runLimit(dirs) {
+  const port = await freePort();
+  const proc = spawnLogged('limit server', process.execPath, [path.join(REPO_ROOT, 'bench', 'limit-server.mjs')], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    cwd: REPO_ROOT,
+    logFile: path.join(dirs.logs, 'limit.log'),
+  });
+  const memory = watchMemory(proc.pid);
+  const system = { pid: proc.pid, proc, memory };
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilReady(proc, async () => (await fetch(`${base}/health`)).ok, { label: 'limit server', timeoutMs: 15_000 });
+  const url = `${base}/v1/projects/limit/tools/read_file/invoke`;
+  progress(`limit server (pid ${proc.pid}) ready`);
+  await measure('limit', system, 'read_file', load({ url, method: 'POST', body: { arguments: { path: BENCH_FILE } }, expectStatus: 200 }));
+  await measure('limit', system, 'invalid_args', load({ url, method: 'POST', body: { arguments: { path: 5 } }, expectStatus: 422 }));
+  processMemory.limit = memory.snapshot();
+  await proc.stop();
+  memory.stop();
+}
+
+// --- the MCP peer ----------------------------------------------------------------------------------------
+
+async function runMcp(dirs) {
+  const peer = await startMcpPeer({ allowedDir: dirs.fixture, logFile: path.join(dirs.logs, 'mcp.log') });
+  SYSTEMS.mcp = `MCP filesystem ${peer.version}`;
+  progress(`${peer.label} (pid ${peer.pid}) ready; reading with its ${peer.readTool} tool`);
+  const file = path.join(dirs.fixture, BENCH_FILE);
+  const sample = await peer.client.callTool({ name: peer.readTool, arguments: { path: file } });
+  if (sample.isError || sample.content?.[0]?.text !== BENCH_FILE_CONTENT) throw new Error(`MCP ${peer.readTool} answered ${JSON.stringify(sample).slice(0, 300)}`);
+  const calls = (call, isExpected) => (durationS) => closedLoop({ concurrency: config.connections, durationS, call, isExpected });
+  await measure(
+    'mcp',
+    peer,
+    'read_file',
+    calls(
+      () => peer.client.callTool({ name: peer.readTool, arguments: { path: file } }),
+      (result) => result?.isError !== true && result?.content?.[0]?.text?.length === BENCH_FILE_CONTENT.length,
+    ),
+    { tool: peer.readTool },
+  );
+  // Depending on the SDK version an invalid call is an error result or a JSON-RPC error; both are refusals.
+  await measure(
+    'mcp',
+    peer,
+    'invalid_args',
+    calls(
+      () => peer.client.callTool({ name: peer.readTool, arguments: { path: 5 } }),
+      (result, error) => result?.isError === true || error?.code === -32602,
+    ),
+  );
+  await measure(
+    'mcp',
+    peer,
+    'tool_listing',
+    calls(
+      () => peer.client.listTools(),
+      (result) => result?.tools?.length === peer.toolCount,
+    ),
+    { tools: peer.toolCount },
+  );
+  processMemory.mcp = await peer.stop();
+}
+
+// --- Toolgate --------------------------------------------------------------------------------------------
+
+function toolgateLoads(service, tenant, projectId = tenant.projectId) {
+  const headers = { authorization: `Bearer ${tenant.key}` };
+  const invoke = (tool) => `${service.baseUrl}/v1/projects/${projectId}/tools/${tool}/invoke`;
+  const ranOk = (body) => body.includes('"status":"ok"');
+  return {
+    read_file: { url: invoke('read_file'), method: 'POST', headers, body: { arguments: { path: BENCH_FILE } }, expectStatus: 200, checkBody: ranOk },
+    invalid_args: {
+      url: invoke('read_file'),
+      method: 'POST',
+      headers,
+      body: { arguments: { path: 5 } },
+      expectStatus: 422,
+      checkBody: (body) => body.includes('"invalid_arguments"'),
+    },
+    tool_listing: { url: `${service.baseUrl}/v1/projects/${projectId}/tools`, headers, expectStatus: 200 },
+    list_files: {
+      url: invoke('list_files'),
+      method: 'POST',
+      headers,
+      body: { arguments: { path: TREE_DIR, recursive: true, limit: 10_000 } },
+      expectStatus: 200,
+      checkBody: ranOk,
+    },
+  };
+}
+
+// One call of each scenario, checked in full, before anything is timed: a fast wrong answer is no figure.
+async function checkAnswers(service, loads) {
+  const call = async (l) => {
+    const r = await fetch(l.url, {
+      method: l.method ?? 'GET',
+      headers: { ...l.headers, ...(l.body ? { 'content-type': 'application/json' } : {}) },
+      body: l.body ? JSON.stringify(l.body) : undefined,
+    });
+    return { status: r.status, json: await r.json() };
+  };
+  const problems = [];
+  const expect = (name, cond, got) => cond || problems.push(`${name}: ${JSON.stringify(got).slice(0, 300)}`);
+  const read = await call(loads.read_file);
+  expect('read_file', read.status === 200 && read.json.status === 'ok' && JSON.stringify(read.json.result).includes('line 16'), read);
+  const invalid = await call(loads.invalid_args);
+  expect('invalid arguments', invalid.status === 422 && invalid.json.error?.code === 'invalid_arguments', invalid);
+  const tools = await call(loads.tool_listing);
+  expect('tool listing', tools.status === 200 && tools.json.tools?.length > 0, tools);
+  const listing = await call(loads.list_files);
+  const entries = listing.json.result?.entries?.length;
+  expect('list_files', listing.status === 200 && listing.json.status === 'ok' && entries === 10_000, { status: listing.status, entries, truncated: listing.json.result?.truncated, error: listing.json.error });
+  if (problems.length) throw new Error(`${service.label} answered wrongly:\n  ${problems.join('\n  ')}`);
+  return { tools: tools.json.tools.length };
+}
+
+// Event-loop delay from outside: /health/live round trips, idle and while recursive listings run.
+async function measureLoopDelay(service, loads) {
+  const idleS = Math.max(2, Math.round(config.durationS * 0.3));
+  const busyS = Math.max(3, Math.round(config.durationS * 0.5));
+  const idle = await probeLiveness(service.baseUrl, idleS);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: config.loopCallers });
+  const { url, body, headers } = loads.list_files;
+  const busy = keepBusy({ callers: config.loopCallers, send: async () => (await postDiscard(agent, url, body, headers)) === 200 });
+  await sleep(500);
+  const during = await probeLiveness(service.baseUrl, busyS);
+  const calls = await busy.stop();
+  agent.destroy();
+  const result = { idle, busy: during, callers: config.loopCallers, listingsCompleted: calls.completed, listingsFailed: calls.failed };
+  progress(`${service.label}: /health/live p99 idle ${fmt.ms(idle.p99)} ms, during ${config.loopCallers} recursive listings ${fmt.ms(during.p99)} ms`);
+  return result;
+}
+
+async function runToolgate(adapter, ctx, { largeData = false } = {}) {
+  const database = await ctx.databases.create(adapter);
+  const start = (label) =>
+    startToolgate({
+      label,
+      adapter,
+      databaseUrl: database.url,
+      adminToken: ctx.adminToken,
+      workspaceRoot: ctx.dirs.workspaces,
+      logFile: path.join(ctx.dirs.logs, `toolgate-${adapter}.log`),
+    });
+  const service = await start(SYSTEMS[adapter]);
+  let tenant;
+  try {
+    progress(`${service.label} (pid ${service.pid}) ready on ${database.url.startsWith('pglite') ? 'PGlite' : 'PostgreSQL'}`);
+    tenant = await measureToolgate(service, adapter, ctx);
+    processMemory[adapter] = await service.stop();
+  } catch (error) {
+    throw withExitReport(error, service);
+  } finally {
+    await service.stop();
+  }
+  if (largeData) await runLargeData(tenant, database, start);
+}
+
+async function measureToolgate(service, key, ctx) {
+  const tenant = await provisionTenant(service, ctx.adminToken, `bench-${key}-${ctx.runId}`);
+  const workspace = path.join(ctx.dirs.workspaces, tenant.projectId);
+  writeBenchFile(workspace);
+  moveTree(ctx.dirs.treeHome, workspace);
+  ctx.dirs.treeHome = workspace;
+  const loads = toolgateLoads(service, tenant);
+  const { tools } = await checkAnswers(service, loads);
+  await measure(key, service, 'read_file', load(loads.read_file));
+  await measure(key, service, 'invalid_args', load(loads.invalid_args));
+  await measure(key, service, 'tool_listing', load(loads.tool_listing), { tools });
+  await measure(key, service, 'list_files', load(loads.list_files));
+  loopDelay[key] = await measureLoopDelay(service, loads);
+  return tenant;
+}
+
+// A service that died under load explains itself: how it ended and the end of its log.
+function withExitReport(error, service) {
+  if (service.proc.isAlive()) return error;
+  const { code, signal } = service.proc.exitStatus() ?? {};
+  const message = error instanceof Error ? error.message : String(error);
+  return new Error(`${message}\n${service.label} exited (code ${code}, signal ${signal}); its log ends with:\n${service.proc.logTail(40)}`);
+}
+
+// The same tenant and project after 100,000 more projects and 500 skill tools: the service is stopped for
+// the insert (PGlite allows one process per data directory) and started again on the same data.
+async function runLargeData(tenant, database, start) {
+  progress(`inserting ${config.seedProjects.toLocaleString('en-US')} projects with SQL`);
+  const total = await seedProjects(database, tenant.tenantId, config.seedProjects);
+  const service = await start(SYSTEMS.fastifyLarge);
+  try {
+    progress(`${service.label} (pid ${service.pid}) ready with ${total.toLocaleString('en-US')} projects; registering ${config.skillTools} skill tools`);
+    const skillsProject = await createProject(service, tenant.key, 'skills');
+    await enableSkillTools(service, tenant.key, skillsProject.id, config.skillTools, 'bench');
+    const loads = toolgateLoads(service, tenant);
+    const listing = toolgateLoads(service, tenant, skillsProject.id).tool_listing;
+    const tools = (await api(service.baseUrl, 'GET', `/v1/projects/${skillsProject.id}/tools`, { token: tenant.key })).json.tools.length;
+    if (tools !== config.skillTools + 6) throw new Error(`the skills project lists ${tools} tools, expected ${config.skillTools + 6}`);
+    await checkAnswers(service, loads);
+    await measure('fastifyLarge', service, 'read_file_large', load(loads.read_file), { projects: total });
+    await measure('fastifyLarge', service, 'tool_listing_large', load(listing), { tools });
+    // The built-ins-only listing again, in the same process right after: the fairest small-data figure.
+    await measure('fastifyLarge', service, 'tool_listing', load(loads.tool_listing), { tools: 6 });
+    processMemory.fastifyLarge = await service.stop();
+  } catch (error) {
+    throw withExitReport(error, service);
+  } finally {
+    await service.stop();
+  }
+}
+
+// --- report ----------------------------------------------------------------------------------------------
+
+const find = (system, scenario) => rows.find((r) => r.system === system && r.scenario === scenario);
+const ratio = (a, b) => (a && b && b.rps > 0 ? a.rps / b.rps : null);
+const listingBaseline = () => find('fastifyLarge', 'tool_listing') ?? find('fastify', 'tool_listing');
+
+function buildTargets() {
+  const targets = [];
+  const add = (name, value, threshold, pass, shown = fmt.ratio(value)) => targets.push({ name, value, threshold, pass, shown });
+  const mcpRead = find('mcp', 'read_file');
+  for (const [key, min] of [
+    ['fastify', 2.0],
+    ['express', 0.8],
+  ]) {
+    const r = ratio(find(key, 'read_file'), mcpRead);
+    add(`read_file throughput, ${SYSTEMS[key]} / MCP`, r, `>= ${min.toFixed(1)}x`, r == null ? null : r >= min);
+  }
+  for (const key of ['express', 'fastify']) {
+    const p99 = find(key, 'read_file')?.p99 ?? null;
+    add(`read_file p99, ${SYSTEMS[key]}`, p99, '<= 25 ms', p99 == null ? null : p99 <= 25, p99 == null ? '—' : `${fmt.ms(p99)} ms`);
+  }
+  const refusal = ratio(find('fastify', 'invalid_args'), find('limit', 'invalid_args'));
+  add('invalid-argument refusals, Toolgate Fastify / limit', refusal, '>= 0.5x', refusal == null ? null : refusal >= 0.5);
+  for (const key of ['express', 'fastify', 'fastifyLarge']) {
+    const peak = processMemory[key]?.peakRssBytes ?? null;
+    add(`peak RSS, ${SYSTEMS[key]}`, peak, '<= 300 MB', peak == null ? null : peak <= 300 * 1024 * 1024, peak == null ? '—' : `${fmt.mb(peak)} MB`);
+  }
+  for (const [small, large, name] of [
+    [find('fastify', 'read_file'), find('fastifyLarge', 'read_file_large'), `read_file with ${config.seedProjects.toLocaleString('en-US')} other projects / with few`],
+    [listingBaseline(), find('fastifyLarge', 'tool_listing_large'), `tool listing with ${config.skillTools} skill tools / built-ins only`],
+  ]) {
+    const r = ratio(large, small);
+    add(`data growth: ${name} (throughput)`, r, '>= 0.5x', r == null ? null : r >= 0.5);
+  }
+  return targets;
+}
+
+function render(meta, targets) {
+  const out = [];
+  out.push(`## Toolgate benchmark, ${meta.date}`, '');
+  out.push(
+    `${meta.cpus} CPUs (${meta.cpuModel}), load average ${meta.loadAverage.map((l) => l.toFixed(2)).join(' ')} at the start, Node ${meta.node}, database: ${meta.database}. ` +
+      `${config.connections} connections / calls in flight, ${config.warmupS} s warm-up then ${config.durationS} s per scenario. ` +
+      'HTTP load: autocannon in the bench process; MCP load: the SDK client over stdio in the bench process. ' +
+      'CPU ms/req: CPU time of the measured process (all threads; for MCP the server only, not the client) over requests answered. ' +
+      'Ratios are throughput ratios (req/s). Peak RSS: VmHWM of the process (/proc/<pid>/status), so far in its life. ' +
+        'Toolgate runs with RATE_LIMIT_REQUESTS=10000000 so the per-tenant limit does not cap the load (the limiter still runs).',
+    '',
+  );
+  if (meta.loadAverage[0] > meta.cpus) {
+    out.push(
+      `> The machine was busy when the run started (1-minute load average ${meta.loadAverage[0].toFixed(2)} on ${meta.cpus} CPUs): throughput and latency are noisy; CPU ms/req is the steadier figure.`,
+      '',
+    );
+  }
+  const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_large', 'tool_listing_large'];
+  const systems = ['limit', 'mcp', 'express', 'fastify', 'fastifyLarge'];
+  const body = [];
+  for (const scenario of order) {
+    for (const system of systems) {
+      const r = find(system, scenario);
+      if (!r) continue;
+      const toolgate = system === 'express' || system === 'fastify' || system === 'fastifyLarge';
+      const baseScenario = scenario.replace(/_large$/, '');
+      let label = SCENARIOS[scenario];
+      if (r.tools) label += ` (${r.tools} tools)`;
+      body.push([
+        label,
+        SYSTEMS[system],
+        fmt.rps(r.rps),
+        fmt.ms(r.p50),
+        fmt.ms(r.p99),
+        fmt.ms(r.cpuMsPerRequest),
+        fmt.bytes(r.bytesPerResponse),
+        String(r.errors),
+        fmt.mb(r.peakRssBytes),
+        toolgate ? fmt.ratio(ratio(r, find('limit', baseScenario))) : '',
+        toolgate ? fmt.ratio(ratio(r, find('mcp', baseScenario))) : '',
+      ]);
+    }
+  }
+  out.push(
+    table(['Scenario', 'System', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'answer', 'errors', 'peak RSS MB', 'Toolgate/limit', 'Toolgate/MCP'], body, [
+      'l',
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+    ]),
+    '',
+  );
+
+  out.push('### Memory per process', '');
+  out.push(
+    table(
+      ['Process', 'RSS when ready MB', 'peak RSS under load MB', 'peak RSS, lifetime (VmHWM) MB'],
+      Object.entries(processMemory).map(([key, m]) => [SYSTEMS[key], fmt.mb(m.readyRssBytes), fmt.mb(m.loadPeakRssBytes), fmt.mb(m.peakRssBytes)]),
+      ['l', 'r', 'r', 'r'],
+    ),
+    '',
+  );
+
+  out.push('### Targets', '');
+  out.push(table(['Target', 'Measured', 'Wanted', 'Result'], targets.map((t) => [t.name, t.shown, t.threshold, verdict(t.pass)])), '');
+  const passed = targets.filter((t) => t.pass === true).length;
+  const failed = targets.filter((t) => t.pass === false).length;
+  out.push(`**${passed} PASS, ${failed} FAIL${targets.length - passed - failed ? `, ${targets.length - passed - failed} not measured` : ''}.**`, '');
+
+  out.push('### Cost with data (Toolgate Fastify)', '');
+  out.push(
+    'read_file: the first Fastify service against the one restarted on the same database after the insert. ' +
+      'Tool listing: both listings from the restarted service, one right after the other.',
+    '',
+  );
+  const growth = [
+    ['read_file, 1 KiB file', find('fastify', 'read_file'), find('fastifyLarge', 'read_file_large'), `few projects → ${config.seedProjects.toLocaleString('en-US')} more`],
+    ['tool listing', listingBaseline(), find('fastifyLarge', 'tool_listing_large'), `6 built-ins → ${find('fastifyLarge', 'tool_listing_large')?.tools ?? '?'} tools`],
+  ];
+  out.push(
+    table(
+      ['Scenario', 'data', 'small: req/s, p99 ms', 'large: req/s, p99 ms', 'throughput large/small', 'p99 large/small', 'CPU ms/req small → large', 'answer small → large'],
+      growth.map(([name, small, large, data]) => [
+        name,
+        data,
+        small ? `${fmt.rps(small.rps)}, ${fmt.ms(small.p99)}` : '—',
+        large ? `${fmt.rps(large.rps)}, ${fmt.ms(large.p99)}` : '—',
+        fmt.ratio(ratio(large, small)),
+        small && large ? fmt.ratio(large.p99 / small.p99) : '—',
+        `${fmt.ms(small?.cpuMsPerRequest)} → ${fmt.ms(large?.cpuMsPerRequest)}`,
+        `${fmt.bytes(small?.bytesPerResponse)} → ${fmt.bytes(large?.bytesPerResponse)}`,
+      ]),
+    ),
+    '',
+  );
+
+  out.push('### Event-loop delay while recursive listings run in the worker pool', '');
+  out.push(`Method: ${LOOP_PROBE_METHOD}. Load: ${config.loopCallers} concurrent recursive list_files calls of the 10,000-file tree.`, '');
+  const loopRows = Object.entries(loopDelay).map(([key, l]) => [
+    SYSTEMS[key],
+    `${fmt.ms(l.idle.p50)} / ${fmt.ms(l.idle.p99)}`,
+    `${fmt.ms(l.busy.p50)} / ${fmt.ms(l.busy.p99)}`,
+    fmt.ms(Math.max(0, l.busy.p99 - l.idle.p99)),
+    fmt.ms(l.busy.max),
+    `${l.listingsCompleted}${l.listingsFailed ? ` (${l.listingsFailed} failed)` : ''}`,
+  ]);
+  out.push(table(['Service', 'idle p50 / p99 ms', 'busy p50 / p99 ms', 'added p99 ms', 'busy max ms', 'listings done'], loopRows), '');
+
+  if (failures.length) {
+    out.push('### Phases that failed', '');
+    for (const f of failures) out.push(`- ${f.phase}: ${f.message.split('\n')[0]}`);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+// --- main ------------------------------------------------------------------------------------------------
+
+const startLoadAverage = os.loadavg();
+
+async function main() {
+  assertBuilt();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-bench-'));
+  trackTempDir(tmp);
+  const dirs = {
+    fixture: path.join(tmp, 'fixture'),
+    treeHome: path.join(tmp, 'tree-home'),
+    workspaces: path.join(tmp, 'workspaces'),
+    logs: path.join(tmp, 'logs'),
+  };
+  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+  writeBenchFile(dirs.fixture);
+  createTree(dirs.treeHome);
+  const ctx = {
+    dirs,
+    runId: randomBytes(3).toString('hex'),
+    adminToken: randomBytes(24).toString('hex'),
+    databases: await databaseFactory(config.databaseUrl, tmp),
+  };
+  progress(`database: ${ctx.databases.describe}; ${config.durationS} s per scenario, ${config.connections} connections`);
+
+  await phase('limit server', () => runLimit(dirs));
+  await phase('MCP filesystem server', () => runMcp(dirs));
+  await phase('Toolgate on Express', () => runToolgate('express', ctx));
+  await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData: true }));
+
+  const meta = {
+    date: new Date().toISOString(),
+    node: process.versions.node,
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model?.trim() ?? 'unknown',
+    loadAverage: startLoadAverage,
+    database: ctx.databases.describe,
+    durationS: config.durationS,
+    warmupS: config.warmupS,
+    connections: config.connections,
+    seededProjects: config.seedProjects,
+    skillTools: config.skillTools,
+  };
+  const targets = buildTargets();
+  const report = render(meta, targets);
+  process.stdout.write(`\n${report}\n`);
+  const resultsDir = path.join(REPO_ROOT, 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const json = {
+    meta,
+    systems: SYSTEMS,
+    scenarios: SCENARIOS,
+    results: rows,
+    memory: processMemory,
+    eventLoopDelay: { method: LOOP_PROBE_METHOD, ...loopDelay },
+    targets: targets.map(({ shown: _, ...t }) => t),
+    failures,
+  };
+  writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
+  progress(`wrote bench/results/latest.json; total ${elapsed()}`);
+  return failures.length === 0;
+}
+
+let ok = false;
+try {
+  ok = await main();
+} catch (error) {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+} finally {
+  await cleanupAll();
+}
+process.exitCode = ok ? 0 : 1;
