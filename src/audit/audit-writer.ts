@@ -16,12 +16,14 @@ const RETRY_MAX_MS = 2_000;
 // On shutdown, keep trying a failing database this long before giving up on the queued rows.
 const SHUTDOWN_FLUSH_DEADLINE_MS = 10_000;
 
-// Errors about the data (a constraint, a value the column refuses) fail however often they are retried;
-// connection, pool and transaction errors do not.
-const TRANSIENT_QUERY_ERRORS = new Set(['P2024', 'P2028', 'P2034', 'P2037']);
-
+// Errors about the data fail however often they are retried: PostgreSQL's classes 22 (data exception)
+// and 23 (integrity constraint, e.g. the project was deleted). Anything else (connection refused, reset,
+// pool timeout) is retried.
 function isPermanent(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && /^P20\d\d$/.test(error.code) && !TRANSIENT_QUERY_ERRORS.has(error.code);
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  const cause = (error.meta?.driverAdapterError as { cause?: { originalCode?: unknown } } | undefined)?.cause;
+  const sqlState = typeof cause?.originalCode === 'string' ? cause.originalCode : '';
+  return /^2[23]/.test(sqlState);
 }
 
 interface Waiter {

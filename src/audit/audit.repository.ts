@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
-import { Prisma, type Invocation } from '../generated/prisma/client.js';
+import type { Invocation } from '../generated/prisma/client.js';
 
 export interface InvocationRecord {
   id: string;
@@ -31,15 +31,31 @@ export interface InvocationFilter {
 export class AuditRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  // One multi-row insert; rows already written by an earlier, interrupted attempt are skipped.
+  // One statement for any number of rows: the columns go as arrays and unnest() turns them back into
+  // rows, so the statement text never changes and is prepared once. Rows already written by an
+  // earlier, interrupted attempt are skipped.
   async insertMany(records: InvocationRecord[]): Promise<void> {
-    await this.prisma.invocation.createMany({
-      data: records.map((record) => ({
-        ...record,
-        arguments: record.arguments === undefined || record.arguments === null ? Prisma.DbNull : (record.arguments as Prisma.InputJsonValue),
-      })),
-      skipDuplicates: true,
-    });
+    const column = <T>(pick: (r: InvocationRecord) => T) => records.map(pick);
+    await this.prisma.$executeRawUnsafe(
+      `INSERT INTO invocations (id, tenant_id, project_id, tool, status, event, error_code, error_message, duration_ms,
+         arguments, arguments_truncated, started_at, finished_at)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $9::int[], $10::jsonb[], $11::boolean[], $12::timestamptz[], $13::timestamptz[])
+       ON CONFLICT (id) DO NOTHING`,
+      column((r) => r.id),
+      column((r) => r.tenantId),
+      column((r) => r.projectId),
+      column((r) => r.tool),
+      column((r) => r.status),
+      column((r) => r.event),
+      column((r) => r.errorCode),
+      column((r) => r.errorMessage),
+      column((r) => r.durationMs),
+      column((r) => (r.arguments === undefined || r.arguments === null ? null : JSON.stringify(r.arguments))),
+      column((r) => r.argumentsTruncated),
+      column((r) => r.startedAt.toISOString()),
+      column((r) => r.finishedAt.toISOString()),
+    );
   }
 
   listPage(

@@ -123,7 +123,9 @@ interface LineWindow {
 }
 
 async function readLines(file: FileHandle, size: number, w: LineWindow): Promise<ReadWorkspaceFileResult> {
-  const sniff = await readAt(file, 0, SNIFF_BYTES);
+  // From the first line (the usual call), one read serves both the binary sniff and the window.
+  const head = w.offset === 1 ? await readAt(file, 0, w.maxBytes + 1, size) : null;
+  const sniff = head ? head.subarray(0, SNIFF_BYTES) : await readAt(file, 0, SNIFF_BYTES, size);
   if (looksBinary(sniff, sniff.length < SNIFF_BYTES)) {
     throw new WorkspaceFsError(
       'binary_file',
@@ -139,7 +141,7 @@ async function readLines(file: FileHandle, size: number, w: LineWindow): Promise
 
   // One byte more than allowed tells whether anything follows the window, so at most maxBytes + 1 bytes
   // are read however large the file is.
-  const window = await readAt(file, start, w.maxBytes + 1);
+  const window = head ?? (await readAt(file, start, w.maxBytes + 1, size));
   const atEof = window.length <= w.maxBytes;
   const available = atEof ? window.length : w.maxBytes;
   let end = 0;
@@ -194,7 +196,7 @@ async function readBase64(
 ): Promise<ReadWorkspaceFileResult> {
   // The encoded text must fit in maxBytes, so fewer raw bytes are read (4 characters per 3 bytes).
   const rawCap = Math.max(3, Math.floor(maxBytes / 4) * 3);
-  const chunk = await readAt(file, offset, rawCap + 1);
+  const chunk = await readAt(file, offset, rawCap + 1, size);
   const bytes = chunk.subarray(0, rawCap);
   const truncated = chunk.length > rawCap;
   const result: ReadWorkspaceFileResult = {
@@ -236,11 +238,14 @@ function countLines(data: Buffer): number {
   return newlines + (data.length > 0 && data[data.length - 1] !== NEWLINE ? 1 : 0);
 }
 
-async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
+// Reads up to `length` bytes at `position`, no further than the size fstat gave (no buffer bigger than
+// the file, no extra read to find the end); a file that grew since is read as it was then.
+async function readAt(file: FileHandle, position: number, length: number, size: number): Promise<Buffer> {
+  const wanted = Math.max(0, Math.min(length, size - position));
+  const buffer = Buffer.allocUnsafe(wanted);
   let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await file.read(buffer, filled, length - filled, position + filled);
+  while (filled < wanted) {
+    const { bytesRead } = await file.read(buffer, filled, wanted - filled, position + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
