@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
 import { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
-import type { ListWorkspaceRecursivePayload } from '../common/worker-pool/worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
 import { listWorkspace, readWorkspaceFile, WorkspaceFsError } from './fs/workspace-fs.js';
+import { listRecursively } from './recursive-listing.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
 
 // Entries in one listing answer for the dashboard; `truncated` says when there are more.
@@ -23,9 +23,7 @@ export class WorkspaceBrowserService {
     const { path: root } = await this.resolver.resolve(tenantId, projectId);
     return asHttpError(() => {
       if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT });
-      // A recursive walk of a big tree is CPU and syscall heavy: keep it off the event loop.
-      const payload: ListWorkspaceRecursivePayload = { root, path, options: { limit: LISTING_LIMIT } };
-      return this.pool.run<WorkspaceListingDto>('listWorkspaceRecursive', payload);
+      return listRecursively(this.pool, root, path, { limit: LISTING_LIMIT });
     });
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppWorkerPool } from '../../common/worker-pool/worker-pool.module.js';
-import type { ListWorkspaceRecursivePayload } from '../../common/worker-pool/worker-tasks.js';
 import { listWorkspace } from '../../workspace/fs/workspace-fs.js';
+import { listRecursively } from '../../workspace/recursive-listing.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
 import { LIST_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
@@ -43,8 +43,7 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
   execute(args: ListFilesArgs, ctx: ToolContext) {
     const options = { maxDepth: args.maxDepth, includeHidden: args.includeHidden, limit: args.limit ?? DEFAULT_LIMIT };
     if (!args.recursive) return listWorkspace(ctx.workspace, args.path ?? '', options);
-    // A recursive walk of a big tree would hold the event loop: it runs in the worker pool, cancellable.
-    const payload: ListWorkspaceRecursivePayload = { root: ctx.workspace, path: args.path ?? '', options };
-    return this.pool.run('listWorkspaceRecursive', payload, { signal: ctx.signal });
+    // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool.
+    return listRecursively(this.pool, ctx.workspace, args.path ?? '', options, ctx.signal);
   }
 }

@@ -1,0 +1,23 @@
+import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
+import type { ListWorkspaceRecursivePayload } from '../common/worker-pool/worker-tasks.js';
+import { listWorkspace, type ListWorkspaceOptions, type ListWorkspaceResult } from './fs/workspace-fs.js';
+
+// Entries walked on the event loop before a listing moves to the worker pool.
+export const INLINE_LISTING_ENTRIES = 256;
+
+// Most recursive listings are small: walking them inline costs less than a trip to the pool, where they
+// would queue behind the big ones. A tree with more entries than the inline budget is walked again, in
+// full, in the pool, so a big walk never holds the event loop.
+export async function listRecursively(
+  pool: WorkerPool,
+  root: string,
+  path: string,
+  options: Omit<ListWorkspaceOptions, 'recursive' | 'blocking'>,
+  signal?: AbortSignal,
+): Promise<ListWorkspaceResult> {
+  const inlineLimit = Math.min(options.limit, INLINE_LISTING_ENTRIES);
+  const inline = await listWorkspace(root, path, { ...options, recursive: true, limit: inlineLimit });
+  if (!inline.truncated || options.limit <= inlineLimit) return inline;
+  const payload: ListWorkspaceRecursivePayload = { root, path, options };
+  return pool.run<ListWorkspaceResult>('listWorkspaceRecursive', payload, { signal });
+}
