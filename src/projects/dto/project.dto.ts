@@ -5,26 +5,8 @@ import type { Project } from '../../generated/prisma/client.js';
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const SLUG_MESSAGE = 'slug must be 1-64 lowercase letters, digits or dashes, not starting or ending with a dash';
 
-export class CreateProjectDto {
-  @ApiProperty({ example: 'Docs site' })
-  @IsString()
-  @Length(1, 200)
-  name!: string;
-
-  @ApiProperty({ example: 'docs-site', description: 'Unique within the tenant', pattern: SLUG.source })
-  @IsString()
-  @Matches(SLUG, { message: SLUG_MESSAGE })
-  slug!: string;
-
-  @ApiPropertyOptional({
-    example: '/srv/toolgate/workspaces/docs-site',
-    description: 'An existing directory inside an allowed root (WORKSPACE_ALLOWED_ROOTS)',
-  })
-  @IsOptional()
-  @IsString()
-  @MaxLength(4096)
-  workspacePath?: string;
-
+// Shell settings, the same on create and update.
+class ProjectShellSettingsDto {
   @ApiPropertyOptional({ default: false, description: 'Allow shell_exec in this project (only executables on shellAllowlist run)' })
   @IsOptional()
   @IsBoolean()
@@ -43,7 +25,28 @@ export class CreateProjectDto {
   shellAllowlist?: string[];
 }
 
-export class UpdateProjectDto {
+export class CreateProjectDto extends ProjectShellSettingsDto {
+  @ApiProperty({ example: 'Docs site' })
+  @IsString()
+  @Length(1, 200)
+  name!: string;
+
+  @ApiProperty({ example: 'docs-site', description: 'Unique within the tenant', pattern: SLUG.source })
+  @IsString()
+  @Matches(SLUG, { message: SLUG_MESSAGE })
+  slug!: string;
+
+  @ApiPropertyOptional({
+    example: '/srv/toolgate/workspaces/docs-site',
+    description: 'An existing directory inside an allowed root (WORKSPACE_ALLOWED_ROOTS)',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4096)
+  workspacePath?: string;
+}
+
+export class UpdateProjectDto extends ProjectShellSettingsDto {
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
@@ -61,23 +64,6 @@ export class UpdateProjectDto {
   @IsString()
   @MaxLength(4096)
   workspacePath?: string | null;
-
-  @ApiPropertyOptional({ default: false, description: 'Allow shell_exec in this project (only executables on shellAllowlist run)' })
-  @IsOptional()
-  @IsBoolean()
-  shellEnabled?: boolean;
-
-  @ApiPropertyOptional({
-    type: [String],
-    example: ['git', 'ls', 'npm'],
-    description: 'Executables shell_exec may run: bare names looked up on PATH, or absolute paths',
-  })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(100)
-  @IsString({ each: true })
-  @Matches(/^(\/[^\0]+|[A-Za-z0-9._+-]+)$/, { each: true, message: 'shellAllowlist entries must be executable names or absolute paths' })
-  shellAllowlist?: string[];
 }
 
 export class ProjectResponseDto {
