@@ -131,7 +131,7 @@ export class AuditWriter {
     this.persistedSeq = batch.at(-1)!.seq;
     this.roomWaiters.splice(0, batch.length).forEach((resolve) => resolve());
     for (let i = this.drainWaiters.length - 1; i >= 0; i--) {
-      if (this.drainWaiters[i]!.seq <= this.persistedSeq) this.drainWaiters.splice(i, 1)[0]!.resolve();
+      if (this.drainWaiters[i].seq <= this.persistedSeq) this.drainWaiters.splice(i, 1)[0].resolve();
     }
   }
 

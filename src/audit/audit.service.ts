@@ -76,5 +76,5 @@ const encodeSeqCursor = (seq: bigint) => Buffer.from(`seq:${seq}`).toString('bas
 function decodeSeqCursor(cursor: string): bigint {
   const match = /^seq:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!match) throw badRequest('invalid_cursor', 'The cursor is not one this service issued; start again without it');
-  return BigInt(match[1]!);
+  return BigInt(match[1]);
 }

@@ -45,7 +45,7 @@ export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver
       const client = await pool.connect();
       try {
         return await fn({
-          query: async (sql, params) => (await client.query(sql, params)).rows,
+          query: async (sql, params) => (await client.query(sql, params)).rows as never[],
           exec: async (sql) => void (await client.query(sql)),
         });
       } finally {

@@ -57,7 +57,8 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
     },
   );
   app.useBodyParser('json', { limit: config.bodyLimitBytes });
-  (app.getHttpServer() as Server).on('clientError', answerParserError);
+  const server: Server = app.getHttpServer();
+  server.on('clientError', answerParserError);
 }
 
 function configureFastify(app: NestFastifyApplication, log: PinoLogger): void {

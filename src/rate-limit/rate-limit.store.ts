@@ -17,7 +17,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+  hit(key: string, windowMs: number): Promise<RateLimitHit> {
     const now = this.now();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
@@ -27,8 +27,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
     window.hits++;
     // Expired windows are dropped now and then, so idle tenants do not accumulate.
     if (++this.sweeps % 1000 === 0) for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
-    return { hits: window.hits, resetInMs: window.resetAt - now };
+    return Promise.resolve({ hits: window.hits, resetInMs: window.resetAt - now });
   }
 
-  async close(): Promise<void> {}
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
 }

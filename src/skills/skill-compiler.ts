@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { Ajv } from 'ajv';
-import type { ErrorObject } from 'ajv';
 import { AppError } from '../common/errors/app-error.js';
 import type { ToolAnnotations, ToolDefinition } from '../tools/tool-definition.js';
 import { createToolAjv } from '../tools/validation/ajv-factory.js';
@@ -48,10 +47,10 @@ export class SkillCompiler {
 
   parseBody(body: unknown): SkillBody {
     if (!this.checkBody(body)) {
-      const { issues } = describeAjvErrors((this.checkBody.errors ?? []) as ErrorObject[], SKILL_BODY_SCHEMA as unknown as JsonSchema);
+      const { issues } = describeAjvErrors(this.checkBody.errors ?? [], SKILL_BODY_SCHEMA);
       throw new AppError(422, 'invalid_skill', `Invalid skill: ${issues.map((i) => i.message).join('; ')}`, undefined, { issues });
     }
-    const skill = body as unknown as SkillBody;
+    const skill: SkillBody = body;
     const seen = new Set<string>();
     for (const tool of skill.tools) {
       if (seen.has(tool.name)) throw new AppError(422, 'invalid_skill', `Invalid skill: the tool name '${tool.name}' appears twice`);

@@ -32,8 +32,8 @@ export const ToolCall = createParamDecorator((_: unknown, ctx: ExecutionContext)
   const request = ctx.switchToHttp().getRequest<{ tenant: Tenant; params: Record<string, string>; body: unknown }>();
   return {
     tenantId: request.tenant.tenantId,
-    projectId: request.params.projectId!,
-    toolName: request.params.toolName!,
+    projectId: request.params.projectId,
+    toolName: request.params.toolName,
     body: request.body,
   };
 });

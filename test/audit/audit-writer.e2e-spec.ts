@@ -40,7 +40,7 @@ describe('batched audit writer', () => {
         await t.database.driver.withSession((s) =>
           s.query<{ n: string }>('SELECT count(*)::text AS n FROM invocations WHERE id = ANY($1::uuid[])', [ids]),
         )
-      )[0]!.n,
+      )[0].n,
     );
 
   it('writes every row of a burst bigger than its queue, holding callers back instead of dropping rows', async () => {

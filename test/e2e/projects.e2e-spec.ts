@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Test as SupertestTest } from 'supertest';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
 describe('projects', () => {
@@ -84,7 +85,7 @@ describe('projects', () => {
       ['get', `/v1/projects/${project.id}/workspace/file?path=a.txt`],
     ];
     const call = (tenant: TestTenant, [method, url, body]: [string, string, object?]) => {
-      const req = (t.http as unknown as Record<string, (u: string) => import('supertest').Test>)[method]!(url).set(tenant.auth);
+      const req = (t.http as unknown as Record<string, (u: string) => SupertestTest>)[method](url).set(tenant.auth);
       return body ? req.send(body) : req;
     };
     const whileExisting = [];
@@ -94,7 +95,7 @@ describe('projects', () => {
     await t.http.delete(`/v1/projects/${project.id}`).set(alice.auth).expect(204);
     for (const [i, route] of routes.entries()) {
       const whileMissing = await call(bob, route).expect(404);
-      expect(whileExisting[i]!.text.replace(/"requestId":"[^"]+"/, '')).toBe(whileMissing.text.replace(/"requestId":"[^"]+"/, ''));
+      expect(whileExisting[i].text.replace(/"requestId":"[^"]+"/, '')).toBe(whileMissing.text.replace(/"requestId":"[^"]+"/, ''));
       expect(whileMissing.body.error.code).toBe('project_not_found');
     }
     // Ids that are not even uuids are just as missing.

@@ -38,8 +38,8 @@ describe('tenants and API keys', () => {
     const rows = await t.database.driver.withSession((s) =>
       s.query<{ key_hash: Buffer }>('SELECT key_hash FROM api_keys WHERE id = $1', [issued.body.id]),
     );
-    expect(Buffer.from(rows[0]!.key_hash).toString('hex')).not.toContain(issued.body.key.split('_')[2]);
-    expect(Buffer.from(rows[0]!.key_hash)).toHaveLength(32);
+    expect(Buffer.from(rows[0].key_hash).toString('hex')).not.toContain(issued.body.key.split('_')[2]);
+    expect(Buffer.from(rows[0].key_hash)).toHaveLength(32);
   });
 
   it('records when a key was last used', async () => {

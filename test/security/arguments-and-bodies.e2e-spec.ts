@@ -66,7 +66,7 @@ describe('tool arguments and request bodies over HTTP', () => {
       expect(res.body.error.issues).toEqual([expect.objectContaining({ path: pointer, keyword: 'forbiddenKey' })]);
       expect(res.body.error.message).toMatch(/__proto__|constructor|prototype/);
       const [row] = await audit.expectRows('invalid_arguments', [{ tool: 'write_file', errorCode: 'invalid_arguments' }]);
-      expect(row!.event).toBe('TOOL_ARG_VALIDATION_FAILURE');
+      expect(row.event).toBe('TOOL_ARG_VALIDATION_FAILURE');
     }
     expect(existsSync(path.join(ws, 'proto.txt'))).toBe(false);
     expectPrototypesClean();
@@ -153,7 +153,7 @@ describe('tool arguments and request bodies over HTTP', () => {
     expect(message).toContain(says);
     expect(res.body.error).toMatchObject({ tool: 'read_file', usage: expect.stringContaining('read_file(') });
     const [row] = await audit.expectRows('invalid_arguments', [{ tool: 'read_file', errorCode: 'invalid_arguments' }]);
-    expect(row!.event).toBe('TOOL_ARG_VALIDATION_FAILURE');
+    expect(row.event).toBe('TOOL_ARG_VALIDATION_FAILURE');
     await settle();
   });
 

@@ -277,7 +277,7 @@ describe('fetch_url over HTTP', () => {
       const options = args[0] as tls.ConnectionOptions | undefined;
       if (typeof options === 'object' && options !== null && Number(options.port) === tlsPort) options.rejectUnauthorized = false;
       return (realConnect as (...a: unknown[]) => tls.TLSSocket)(...args);
-    }) as typeof tls.connect;
+    });
     try {
       const landings = site.hits.filter((h) => h === '/landing').length;
       const { message } = await refuse(`https://127.0.0.1:${tlsSite.port}/downgrade`, 403, 'url_blocked');

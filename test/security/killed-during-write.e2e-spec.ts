@@ -37,7 +37,7 @@ describe('[sec-44] a process killed during write_file', () => {
 
       const content = await readFile(target);
       expect(content.length).toBe(SIZE);
-      const first = String.fromCharCode(content[0]!);
+      const first = String.fromCharCode(content[0]);
       expect(content.every((byte) => byte === content[0])).toBe(true);
       seen.add(first);
     }

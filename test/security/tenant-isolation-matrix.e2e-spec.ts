@@ -28,7 +28,7 @@ describe('[sec-40] tenant isolation matrix', () => {
   const bodies: Record<string, () => object> = {
     'PATCH /v1/projects/{projectId}': () => ({ name: 'renamed' }),
     'POST /v1/projects/{projectId}/tools/{toolName}/invoke': () => ({ arguments: { path: 'a.txt' } }),
-    'POST /v1/projects/{projectId}/skills': () => ({ skillId: ids.skillId! }),
+    'POST /v1/projects/{projectId}/skills': () => ({ skillId: ids.skillId }),
     'PUT /v1/skills/{skillId}': () => skillBody('9.9.9'),
   };
 
@@ -58,7 +58,7 @@ describe('[sec-40] tenant isolation matrix', () => {
     };
     const checked: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
-      const params = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+      const params = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       if (params.length === 0) continue;
       for (const [method, operation] of Object.entries(operations)) {
         const tenantRoute = (operation.security ?? []).some((s) => 'tenant-api-key' in s);
@@ -66,10 +66,10 @@ describe('[sec-40] tenant isolation matrix', () => {
         const route = `${method.toUpperCase()} ${template}`;
         for (const p of params) expect({ route, param: p, fixture: ids[p] !== undefined }).toEqual({ route, param: p, fixture: true });
         const url = (values: Record<string, string>) =>
-          template.replace(/\{(\w+)\}/g, (_, p: string) => values[p]!) + (queries[route] ?? '');
-        const random = Object.fromEntries(params.map((p) => [p, p === 'toolName' ? ids.toolName! : randomUUID()]));
+          template.replace(/\{(\w+)\}/g, (_, p: string) => values[p]) + (queries[route] ?? '');
+        const random = Object.fromEntries(params.map((p) => [p, p === 'toolName' ? ids.toolName : randomUUID()]));
         const send = (path: string): Test => {
-          const req = (t.http as unknown as Record<string, (u: string) => Test>)[method]!(path).set(intruder.auth);
+          const req = (t.http as unknown as Record<string, (u: string) => Test>)[method](path).set(intruder.auth);
           const body = bodies[route];
           return body ? req.send(body()) : req;
         };

@@ -337,7 +337,7 @@ describe('workspace paths through the tools', () => {
     expect((await ran('write_file', { path: p, content: 'literal', createDirs: true })).result).toMatchObject({ path: p });
     expect(await readFile(path.join(ws, p), 'utf8')).toBe('literal');
     expect((await ran('read_file', { path: p })).result).toMatchObject({ content: 'literal' });
-    await ran('delete_file', { path: p.split('/')[0]!, recursive: true });
+    await ran('delete_file', { path: p.split('/')[0], recursive: true });
     await settle();
   });
 

@@ -32,7 +32,7 @@ export interface Tenant {
 }
 
 export const CurrentTenant = createParamDecorator((_: unknown, ctx: ExecutionContext): Tenant => {
-  const tenant = (ctx.switchToHttp().getRequest() as { tenant?: Tenant }).tenant;
+  const tenant = ctx.switchToHttp().getRequest<{ tenant?: Tenant }>().tenant;
   if (!tenant) throw new Error('CurrentTenant used on a route without tenant authentication');
   return tenant;
 });

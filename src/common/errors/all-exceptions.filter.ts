@@ -28,7 +28,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const { httpAdapter } = this.adapterHost;
-    const response = host.switchToHttp().getResponse();
+    const response = host.switchToHttp().getResponse<unknown>();
     const mapped = this.map(exception);
     if (mapped.status >= 500 && mapped.status !== 503) {
       this.logger.error(exception instanceof Error ? exception : String(exception));

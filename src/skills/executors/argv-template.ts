@@ -25,7 +25,7 @@ export function vetArgvTemplate(argv: string[], inputSchema: JsonSchema): void {
     const placeholders = [...element.matchAll(PLACEHOLDER)];
     if (i === 0 && placeholders.length > 0) throw new TemplateRefusal(at, 'the executable (argv[0]) must be literal');
     for (const [, spread, name] of placeholders) {
-      const property = properties[name!];
+      const property = properties[name];
       if (!property) throw new TemplateRefusal(at, `{{${spread ?? ''}${name}}} names no parameter of the input schema`);
       if (spread) {
         if (!SPREAD_ELEMENT.test(element)) throw new TemplateRefusal(at, `{{...${name}}} must be a whole argv element`);
@@ -46,8 +46,8 @@ export function renderArgv(template: string[], args: Record<string, unknown>): s
   for (const element of template) {
     const spread = SPREAD_ELEMENT.exec(element);
     if (spread) {
-      const values = (args[spread[1]!] ?? []) as unknown[];
-      for (const value of values) argv.push(checkPositional(scalar(value, spread[1]!), spread[1]!, element, afterDoubleDash));
+      const values = (args[spread[1]] ?? []) as unknown[];
+      for (const value of values) argv.push(checkPositional(scalar(value, spread[1]), spread[1], element, afterDoubleDash));
     } else {
       const rendered = element.replace(PLACEHOLDER, (_, __, name: string) => scalar(args[name], name));
       argv.push(rendered === element ? element : checkPositional(rendered, firstName(element), element, afterDoubleDash));

@@ -76,7 +76,7 @@ async function callEndpoint(request: SkillRunRequest, spec: HttpExecutorSpec, si
 
 async function runCommand(request: SkillRunRequest, spec: CommandExecutorSpec, signal: AbortSignal): Promise<unknown> {
   const argv = renderArgv(spec.argv, request.args);
-  const executable = resolveAllowedExecutable(argv[0]!, request.shellAllowlist);
+  const executable = resolveAllowedExecutable(argv[0], request.shellAllowlist);
   const result = await runProcess({
     argv,
     executable,

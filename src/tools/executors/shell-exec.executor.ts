@@ -63,7 +63,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
     if (!ctx.project.shellEnabled) {
       throw forbidden('shell_disabled', 'shell_exec is not enabled for this project; an operator can enable it with an allow-list of executables');
     }
-    const executable = resolveAllowedExecutable(args.argv[0]!, ctx.project.shellAllowlist);
+    const executable = resolveAllowedExecutable(args.argv[0], ctx.project.shellAllowlist);
     if (args.env) validateEnv(args.env);
     const cwd = args.cwd ? await resolveWorkspaceDirectory(ctx.workspace, args.cwd) : ctx.workspace;
     const { shell } = this.config.tools;

@@ -2,7 +2,7 @@ import { lookup as systemLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
-import { AppError, badRequest } from '../../common/errors/app-error.js';
+import { type AppError, badRequest } from '../../common/errors/app-error.js';
 import { AddressPolicy } from './address-policy.js';
 import { nextHop, urlBlocked, type FetchMethod, type HopRequest } from './redirect-policy.js';
 import { encodeBody, readBody } from './response-body.js';

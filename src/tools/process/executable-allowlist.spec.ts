@@ -99,7 +99,7 @@ describe('resolveAllowedExecutable', () => {
     const run = async (argv: string[]) =>
       runProcess({
         argv,
-        executable: resolveAllowedExecutable(argv[0]!, ['ls', 'printf']),
+        executable: resolveAllowedExecutable(argv[0], ['ls', 'printf']),
         cwd: dir,
         timeoutMs: 5000,
         maxOutputBytes: 1024,

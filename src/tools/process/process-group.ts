@@ -73,7 +73,7 @@ function parseStat(stat: string): ProcEntry | undefined {
   const close = stat.lastIndexOf(')');
   if (close < 0) return undefined;
   const [state, , pgrp] = stat.slice(close + 2).split(' ');
-  return { state: state!, pgrp: Number(pgrp) };
+  return { state: state, pgrp: Number(pgrp) };
 }
 
 async function listPids(): Promise<string[]> {

@@ -16,7 +16,7 @@ describe('prlimitArgs', () => {
   it('for another uid, sets RLIMIT_NPROC to the tasks that uid already has plus the run limit', async () => {
     const [, nproc] = await prlimitArgs({ maxProcesses: 50 }, 65534);
     expect(nproc).toMatch(/^--nproc=\d+$/);
-    expect(Number(nproc!.split('=')[1])).toBeGreaterThanOrEqual(50);
+    expect(Number(nproc.split('=')[1])).toBeGreaterThanOrEqual(50);
   });
 
   it.each([0, -1, 1.5, Number.NaN])('refuses a limit of %p', async (value) => {

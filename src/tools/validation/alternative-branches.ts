@@ -15,12 +15,12 @@ export type BranchChoice =
 
 // The errors of a failed group are the run just before it (AJV appends them while trying each branch).
 export function claimBranchErrors(errors: readonly ErrorObject[], index: number): number[] {
-  const group = errors[index]!;
+  const group = errors[index];
   const prefix = `${group.schemaPath}/`;
   const home = group.schemaPath.slice(0, group.schemaPath.lastIndexOf('/') + 1);
   const members: number[] = [];
   for (let j = index - 1; j >= 0; j--) {
-    const e = errors[j]!;
+    const e = errors[j];
     const inside = e.schemaPath.startsWith(prefix);
     // Errors raised inside a $ref'd schema carry that schema's path, not the branch's.
     const viaRef = isAtOrUnder(e.instancePath, group.instancePath) && isOutside(e.schemaPath, home);

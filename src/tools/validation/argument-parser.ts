@@ -68,10 +68,10 @@ export function scanArgumentTree(root: object, maxDepth = MAX_ARGUMENT_DEPTH): T
     const keys = isArray ? null : Reflect.ownKeys(frame.value);
     const count = isArray ? (frame.value as unknown[]).length : keys!.length;
     for (let i = 0; i < count; i++) {
-      const key = keys ? keys[i]! : String(i);
+      const key: unknown = keys ? keys[i] : String(i);
       if (typeof key !== 'string') continue;
       if (!isArray && FORBIDDEN_ARGUMENT_KEYS.has(key)) return forbiddenKey(pointerOf(frame, key), key);
-      const child = isArray
+      const child: unknown = isArray
         ? (frame.value as unknown[])[i]
         : Object.getOwnPropertyDescriptor(frame.value, key)?.value;
       if (typeof child !== 'object' || child === null) continue;

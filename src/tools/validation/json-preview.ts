@@ -46,7 +46,7 @@ export function previewJson(value: unknown, max = PREVIEW_LENGTH): string {
     for (let i = 0; i < count; i++) {
       if (i > 0 && !push(',')) return false;
       if (keys) {
-        const key = keys[i]!;
+        const key = keys[i];
         if (!push(`${JSON.stringify(key.length > max ? key.slice(0, max) : key)}:`)) return false;
         if (!visit(ownValue(node, key), depth + 1)) return false;
       } else if (!visit((node as unknown[])[i], depth + 1)) {

@@ -16,15 +16,15 @@ export function editDistance(a: string, b: string, limit = Number.POSITIVE_INFIN
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2] + 1);
       current[j] = d;
       rowMin = Math.min(rowMin, d);
     }
     if (rowMin > limit) return limit + 1;
     [before, previous, current] = [previous, current, before];
   }
-  return previous[b.length]!;
+  return previous[b.length];
 }
 
 // Close names first (small edit distance, case-insensitive), then names the input is a prefix or part of

@@ -84,7 +84,7 @@ describe('compileToolValidator', () => {
   it('is not changed by a later mutation of the schema it was compiled from', () => {
     const schema = readFileSchema();
     const validator = compileToolValidator(createToolAjv(), 'read_file', schema);
-    (schema.properties as Record<string, JsonSchema>).path!.type = 'integer';
+    (schema.properties as Record<string, JsonSchema>).path.type = 'integer';
     expect(() => validator.validate({ path: 'still a string' })).not.toThrow();
     expect(validator.usage).toBe('read_file(path: string, offset?: integer, limit?: integer)');
   });

@@ -206,7 +206,7 @@ describe('invalid_arguments messages', () => {
   it('points at a nested array item and a nested object key with JSON pointers', () => {
     expect(shell({ argv: ['ls', 3] }).message).toContain('/argv/1 must be string, got number');
     expect(shell({ argv: ['ls'], env: { 'X-Foo': 1 } }).message).toContain('/env/X-Foo must be string, got number');
-    expect(issuesOf(shell({ argv: ['ls'], env: { 'a/b~c': 1 } }))[0]!.path).toBe('/env/a~1b~0c');
+    expect(issuesOf(shell({ argv: ['ls'], env: { 'a/b~c': 1 } }))[0].path).toBe('/env/a~1b~0c');
   });
 
   it('puts limits in plain words', () => {
@@ -276,7 +276,7 @@ describe('invalid_arguments messages', () => {
 
   it('keeps received previews short', () => {
     const error = readFile({ path: 'x'.repeat(10_000).split('') });
-    const received = issuesOf(error)[0]!.received!;
+    const received = issuesOf(error)[0].received!;
     expect(received.length).toBeLessThanOrEqual(60);
     expect(received.endsWith('…')).toBe(true);
     expect(error.message.length).toBeLessThan(300);

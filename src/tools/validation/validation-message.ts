@@ -109,7 +109,7 @@ function describeErrors(errors: readonly ErrorObject[], schema: JsonSchema, budg
   const groups = new Map<number, number[]>();
   // Branch errors come just before their anyOf/oneOf error, so walking backwards the outermost group claims first.
   for (let i = errors.length - 1; i >= 0; i--) {
-    if (absorbed.has(i) || !GROUPING_KEYWORDS.has(errors[i]!.keyword)) continue;
+    if (absorbed.has(i) || !GROUPING_KEYWORDS.has(errors[i].keyword)) continue;
     const members = claimBranchErrors(errors, i);
     for (const j of members) absorbed.add(j);
     groups.set(i, members);
@@ -118,7 +118,7 @@ function describeErrors(errors: readonly ErrorObject[], schema: JsonSchema, budg
   errors.forEach((error, i) => {
     if (absorbed.has(i) || !budget.take(error)) return;
     const members = groups.get(i);
-    if (members) issues.push(...describeGroup(error, members.map((j) => errors[j]!), schema, budget));
+    if (members) issues.push(...describeGroup(error, members.map((j) => errors[j]), schema, budget));
     else issues.push(...describeError(error, schema));
   });
   return issues;

@@ -151,8 +151,8 @@ describe('enabling skills on projects, and tool name collisions', () => {
       expectError(await callTool(t, tenant, projectId, 'doomed', { word: 'x' }), 404, 'tool_not_found');
     }
     // The names are free again.
-    await installSkill(t, tenant, projects[0]!, skillOf([echoTool('doomed', 'reborn')]));
-    expect((await callTool(t, tenant, projects[0]!, 'doomed', { word: 'x' }).expect(200)).body.result.stdout).toBe('reborn:x');
+    await installSkill(t, tenant, projects[0], skillOf([echoTool('doomed', 'reborn')]));
+    expect((await callTool(t, tenant, projects[0], 'doomed', { word: 'x' }).expect(200)).body.result.stdout).toBe('reborn:x');
   });
 
   it('answers 404 for a skill or a project that does not exist, and 400 for a body without a skill id', async () => {

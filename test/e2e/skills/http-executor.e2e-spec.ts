@@ -91,7 +91,7 @@ describe('skills with an http executor', () => {
     ]);
     expect(tools.find((tool) => tool.name === 'forecast')).toEqual({
       name: 'forecast',
-      description: body.tools[0]!.description,
+      description: body.tools[0].description,
       inputSchema: FORECAST_INPUT,
       outputSchema: FORECAST_OUTPUT,
       annotations: { readOnly: true, destructive: true, idempotent: false, openWorld: true },
@@ -104,7 +104,7 @@ describe('skills with an http executor', () => {
   it('lists the skill’s tools in the OpenAI, Anthropic and MCP shapes', async () => {
     const find = (tools: Array<Record<string, unknown>>, name: string) =>
       tools.find((tool) => (tool.name ?? (tool.function as { name: string }).name) === name);
-    const description = body.tools[0]!.description;
+    const description = body.tools[0].description;
 
     expect(find((await list('openai')).body.tools, 'forecast')).toEqual({
       type: 'function',
@@ -136,15 +136,15 @@ describe('skills with an http executor', () => {
     const received = endpoint.to('/forecast').slice(before);
     expect(received).toHaveLength(1);
     const [request] = received;
-    expect(request!.method).toBe('POST');
-    expect(request!.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(request!.body)).toEqual({ city: 'Lisbon', days: 3 });
-    expect(request!.headers['x-toolgate-invocation-id']).toBe(res.body.invocationId);
-    expect(request!.headers['x-toolgate-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
-    expect(signatureIsValid(skill.signingSecret, request!.body, request!.headers['x-toolgate-signature'])).toBe(true);
+    expect(request.method).toBe('POST');
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(request.body)).toEqual({ city: 'Lisbon', days: 3 });
+    expect(request.headers['x-toolgate-invocation-id']).toBe(res.body.invocationId);
+    expect(request.headers['x-toolgate-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(signatureIsValid(skill.signingSecret, request.body, request.headers['x-toolgate-signature'])).toBe(true);
     // The signature covers this body with this secret only.
-    expect(signatureIsValid(skill.signingSecret, `${request!.body} `, request!.headers['x-toolgate-signature'])).toBe(false);
-    expect(signatureIsValid(`${skill.signingSecret}x`, request!.body, request!.headers['x-toolgate-signature'])).toBe(false);
+    expect(signatureIsValid(skill.signingSecret, `${request.body} `, request.headers['x-toolgate-signature'])).toBe(false);
+    expect(signatureIsValid(`${skill.signingSecret}x`, request.body, request.headers['x-toolgate-signature'])).toBe(false);
   });
 
   it('refuses bad arguments with 422 invalid_arguments and the usage line, and the endpoint receives nothing', async () => {
@@ -194,8 +194,8 @@ describe('skills with an http executor', () => {
     expect(res.body).toMatchObject({ status: 'ok', result: { city: 'Oslo', summary: 'sunny for 1 day(s)' } });
     const [request] = endpoint.to('/forecast').slice(before);
     expect(request).toMatchObject({ method: 'PUT', headers: expect.objectContaining({ 'x-api-key': 'key-123' }) });
-    expect(JSON.parse(request!.body)).toEqual({ city: 'Oslo' });
-    expect(signatureIsValid(skill.signingSecret, request!.body, request!.headers['x-toolgate-signature'])).toBe(true);
+    expect(JSON.parse(request.body)).toEqual({ city: 'Oslo' });
+    expect(signatureIsValid(skill.signingSecret, request.body, request.headers['x-toolgate-signature'])).toBe(true);
   });
 
   it('stops waiting for an endpoint at the tool’s timeout: status timeout, and the connection is closed', async () => {
@@ -232,20 +232,20 @@ describe('skills with an http executor', () => {
     client.on('error', () => undefined);
     client.end(JSON.stringify({ arguments: {} }));
     await eventually(() => expect(endpoint.to('/hang')).toHaveLength(1), 100, 50);
-    expect(endpoint.to('/hang')[0]!.abandoned).toBe(false);
+    expect(endpoint.to('/hang')[0].abandoned).toBe(false);
     client.destroy();
-    await eventually(() => expect(endpoint.to('/hang')[0]!.abandoned).toBe(true), 60, 50);
+    await eventually(() => expect(endpoint.to('/hang')[0].abandoned).toBe(true), 60, 50);
   });
 
   it('keeps the signing secret across a new version, and calls the endpoint the new version names', async () => {
     endpoint.on('/forecast-v2', (req) => ({ body: JSON.stringify({ version: 2, args: JSON.parse(req.body) }) }));
-    const next = { ...body, version: '2.0.0', tools: [{ ...body.tools[0]!, executor: { type: 'http', url: endpoint.url('/forecast-v2') } }] };
+    const next = { ...body, version: '2.0.0', tools: [{ ...body.tools[0], executor: { type: 'http', url: endpoint.url('/forecast-v2') } }] };
     await t.http.put(`/v1/skills/${skill.id}`).set(tenant.auth).send(next).expect(200);
 
     const res = await callTool(t, tenant, projectId, 'forecast', { city: 'Porto' }).expect(200);
     expect(res.body).toMatchObject({ status: 'ok', result: { version: 2, args: { city: 'Porto' } } });
     const [request] = endpoint.to('/forecast-v2');
-    expect(signatureIsValid(skill.signingSecret, request!.body, request!.headers['x-toolgate-signature'])).toBe(true);
+    expect(signatureIsValid(skill.signingSecret, request.body, request.headers['x-toolgate-signature'])).toBe(true);
     const listed = (await list('native')).body.tools as Array<{ name: string; source: string }>;
     expect(listed.find((tool) => tool.name === 'forecast')!.source).toBe(`skill:${body.name}@2.0.0`);
     // The tools the new version dropped are gone from the project.

@@ -164,13 +164,13 @@ describe('skill registration', () => {
       const operation = doc.paths[path]?.[method];
       expect({ path, method, documented: operation !== undefined }).toEqual({ path, method, documented: true });
       for (const status of statuses) {
-        expect({ path, method, status, documented: operation!.responses[status] !== undefined }).toEqual({ path, method, status, documented: true });
+        expect({ path, method, status, documented: operation.responses[status] !== undefined }).toEqual({ path, method, status, documented: true });
       }
     }
     // The registration body is published as the schema the service validates with.
-    const body = JSON.stringify(doc.paths['/v1/skills']!.post!.requestBody);
+    const body = JSON.stringify(doc.paths['/v1/skills'].post.requestBody);
     for (const field of ['inputSchema', 'executor', 'argv', 'timeoutMs', 'mode']) expect(body).toContain(field);
-    const put = JSON.stringify(doc.paths['/v1/skills/{skillId}']!.put!.responses['409']);
+    const put = JSON.stringify(doc.paths['/v1/skills/{skillId}'].put.responses['409']);
     expect(put).toMatch(/skill_version_exists/);
     expect(put).toMatch(/tool_name_collision/);
   });

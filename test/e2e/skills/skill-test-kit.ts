@@ -172,7 +172,7 @@ export class Receiver {
         res.once('close', () => {
           if (!res.writableFinished) received.abandoned = true;
         });
-        const path = (req.url ?? '/').split('?')[0]!;
+        const path = (req.url ?? '/').split('?')[0];
         const reply = this.replies.get(path)?.(received) ?? { status: 404, contentType: 'text/plain', body: `nothing at ${path}` };
         const send = () => {
           if (res.destroyed) return;
@@ -240,7 +240,7 @@ export async function waitForProcess(marker: string): Promise<number> {
   return eventually(() => {
     const pids = processesWith(marker);
     expect({ marker, running: pids.length }).toEqual({ marker, running: 1 });
-    return pids[0]!;
+    return pids[0];
   }, 100, 50);
 }
 

@@ -306,10 +306,10 @@ describe('[sec-40] tools, invocations and events across tenants', () => {
     for (const route of routes(project.id, invocationId)) foreign.push(await send(bob, route));
     for (const [i, route] of routes(missingProject, invocationId).entries()) {
       const missing = await send(bob, route);
-      expect({ route: route[1], status: foreign[i]!.status }).toEqual({ route: route[1], status: 404 });
+      expect({ route: route[1], status: foreign[i].status }).toEqual({ route: route[1], status: 404 });
       expect(missing.status).toBe(404);
-      expect(foreign[i]!.body.error).toEqual({ code: 'project_not_found', message: `No project with id '${project.id}'` });
-      expect(normalised(foreign[i]!.text, project.id)).toBe(normalised(missing.text, missingProject));
+      expect(foreign[i].body.error).toEqual({ code: 'project_not_found', message: `No project with id '${project.id}'` });
+      expect(normalised(foreign[i].text, project.id)).toBe(normalised(missing.text, missingProject));
     }
 
     // Nothing of Bob's reached Alice's project: no file, no audit row, her invocation untouched.
@@ -322,7 +322,7 @@ describe('[sec-40] tools, invocations and events across tenants', () => {
     await t.http.delete(`/v1/projects/${project.id}`).set(alice.auth).expect(204);
     for (const [i, route] of routes(project.id, invocationId).entries()) {
       const gone = await send(bob, route).expect(404);
-      expect(withoutRequestId(gone.text)).toBe(withoutRequestId(foreign[i]!.text));
+      expect(withoutRequestId(gone.text)).toBe(withoutRequestId(foreign[i].text));
     }
   });
 

@@ -110,7 +110,7 @@ describe('file tools', () => {
       const w = await workspace();
       const size = 256 * 1024;
       const versions = ['a', 'b'].map((c) => c.repeat(size));
-      await writeFile(w.at('data.txt'), versions[0]!);
+      await writeFile(w.at('data.txt'), versions[0]);
       let writing = true;
       const seen = new Set<string>();
       const reader = (async () => {

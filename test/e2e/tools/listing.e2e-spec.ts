@@ -50,10 +50,10 @@ describe('tool listing', () => {
       expect(tool.timeoutMs).toBeGreaterThan(0);
     }
     const byName = Object.fromEntries(native.map((tool) => [tool.name, tool]));
-    expect(byName.read_file!.annotations).toEqual({ readOnly: true, destructive: false, idempotent: true, openWorld: false });
-    expect(byName.delete_file!.annotations).toMatchObject({ readOnly: false, destructive: true });
-    expect(byName.fetch_url!.annotations).toMatchObject({ readOnly: true, openWorld: true });
-    expect(byName.read_file!.inputSchema.required).toEqual(['path']);
+    expect(byName.read_file.annotations).toEqual({ readOnly: true, destructive: false, idempotent: true, openWorld: false });
+    expect(byName.delete_file.annotations).toMatchObject({ readOnly: false, destructive: true });
+    expect(byName.fetch_url.annotations).toMatchObject({ readOnly: true, openWorld: true });
+    expect(byName.read_file.inputSchema.required).toEqual(['path']);
   });
 
   it('closes every built-in schema with additionalProperties: false', () => {
@@ -69,7 +69,7 @@ describe('tool listing', () => {
     const tools = (await list('openai').expect(200)).body.tools as Array<{ function: { strict: unknown } }>;
     expect(tools).toHaveLength(native.length);
     for (const [i, tool] of tools.entries()) {
-      const { name, description, inputSchema } = native[i]!;
+      const { name, description, inputSchema } = native[i];
       expect(tool).toEqual({ type: 'function', function: { name, description, parameters: inputSchema, strict: expect.any(Boolean) } });
       // Strict mode needs every parameter required; each built-in has optional ones, so none may claim it.
       const allRequired = Object.keys(inputSchema.properties).every((p) => (inputSchema.required ?? []).includes(p));
@@ -169,7 +169,7 @@ describe('the OpenAPI document for tools', () => {
   };
   const jsonBody = (content: Record<string, OpenApiMedia> | undefined) => resolve(content?.['application/json']?.schema);
   const properties = (schema: OpenApiSchema) => schema.properties ?? {};
-  const operation = (route: string, method: string) => doc.paths[route]![method]!;
+  const operation = (route: string, method: string) => doc.paths[route][method];
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -201,19 +201,19 @@ describe('the OpenAPI document for tools', () => {
     const invoke = operation('/v1/projects/{projectId}/tools/{toolName}/invoke', 'post');
     expect(Object.keys(invoke.responses)).toEqual(expect.arrayContaining(['200', '400', '403', '404', '422']));
 
-    const result = jsonBody(invoke.responses['200']!.content);
+    const result = jsonBody(invoke.responses['200'].content);
     expect(Object.keys(properties(result))).toEqual(
       expect.arrayContaining(['invocationId', 'tool', 'status', 'result', 'error', 'durationMs']),
     );
-    expect(properties(result).status!.enum).toEqual(['ok', 'error', 'timeout']);
+    expect(properties(result).status.enum).toEqual(['ok', 'error', 'timeout']);
     expect(Object.keys(properties(resolve(properties(result).error))).sort()).toEqual(['code', 'message', 'retryable']);
 
-    const invalid = jsonBody(invoke.responses['422']!.content);
+    const invalid = jsonBody(invoke.responses['422'].content);
     expect(invalid.required).toEqual(expect.arrayContaining(['error', 'requestId']));
     const error = resolve(properties(invalid).error);
     expect(error.required).toEqual(expect.arrayContaining(['code', 'message', 'tool', 'issues', 'usage']));
-    expect(properties(error).issues!.type).toBe('array');
-    const issue = resolve(properties(error).issues!.items);
+    expect(properties(error).issues.type).toBe('array');
+    const issue = resolve(properties(error).issues.items);
     expect(Object.keys(properties(issue)).sort()).toEqual(['expected', 'keyword', 'message', 'path', 'received']);
     expect(issue.required).toEqual(expect.arrayContaining(['path', 'keyword', 'message']));
 
@@ -223,11 +223,11 @@ describe('the OpenAPI document for tools', () => {
 
   it('describes the invocation log entries and the event stream', () => {
     const list = operation('/v1/projects/{projectId}/invocations', 'get');
-    const entry = resolve(properties(jsonBody(list.responses['200']!.content)).items!.items);
+    const entry = resolve(properties(jsonBody(list.responses['200'].content)).items.items);
     expect(Object.keys(properties(entry))).toEqual(
       expect.arrayContaining(['id', 'tool', 'status', 'event', 'errorCode', 'arguments', 'argumentsTruncated', 'durationMs']),
     );
-    expect(properties(entry).status!.enum).toEqual(['ok', 'error', 'timeout', 'invalid_arguments', 'denied']);
+    expect(properties(entry).status.enum).toEqual(['ok', 'error', 'timeout', 'invalid_arguments', 'denied']);
     expect((list.parameters ?? []).map((p) => p.name)).toEqual(expect.arrayContaining(['tool', 'status', 'limit', 'cursor']));
     const events = operation('/v1/projects/{projectId}/events', 'get').responses['200'] as { description?: string };
     expect(events.description).toEqual(expect.stringMatching(/tool\.started.*tool\.completed.*tool\.error/));
