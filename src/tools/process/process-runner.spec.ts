@@ -298,7 +298,8 @@ describe('runProcess against hostile commands', () => {
       timeoutMs: 15_000,
       limits: { maxProcesses: 40 },
     });
-    expect(readFileSync(join(dir, 'started-tree'), 'utf8').length).toBeGreaterThan(40);
+    // The bomb really ran before it was stopped.
+    expect(readFileSync(join(dir, 'started-tree'), 'utf8').length).toBeGreaterThan(10);
     expect(result).toMatchObject({ killedForProcessLimit: true, timedOut: false, signal: 'SIGKILL' });
     // How many it reached before the watchdog's next look depends on the scheduler (as root the kernel
     // does not cap it); the hard cap under SHELL_RUN_AS is the runAs test below.
