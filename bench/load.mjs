@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import { withClient } from './lib/database.mjs';
 import { cleanupAll, defer, trackTempDir } from './lib/cleanup.mjs';
 import { BENCH_FILE, BENCH_FILE_CONTENT, TREE_DIR, createTree, writeBenchFile } from './lib/fixtures.mjs';
 import { freePort, spawnLogged, tail, waitUntilReady } from './lib/processes.mjs';
@@ -58,16 +58,6 @@ function readConfig() {
 }
 
 // --- the scratch database ----------------------------------------------------------------------------------
-
-async function withClient(url, fn) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 async function createDatabase() {
   const name = `toolgate_load_${randomBytes(4).toString('hex')}`;

@@ -33,7 +33,8 @@ export async function databaseFactory(databaseUrl, tmpDir) {
   };
 }
 
-async function withClient(url, fn) {
+// One short-lived connection for one piece of work.
+export async function withClient(url, fn) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
