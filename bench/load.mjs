@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withClient } from './lib/database.mjs';
 import { cleanupAll, defer, trackTempDir } from './lib/cleanup.mjs';
 import { BENCH_FILE, BENCH_FILE_CONTENT, TREE_DIR, createTree, writeBenchFile } from './lib/fixtures.mjs';
-import { freePort, spawnLogged, tail, waitUntilReady } from './lib/processes.mjs';
+import { envInt, freePort, spawnLogged, tail, waitUntilReady } from './lib/processes.mjs';
 import { fmt, verdict } from './lib/report.mjs';
 import { percentile } from './lib/stats.mjs';
 import { MAIN_JS, REPO_ROOT, api, assertBuilt, provisionTenant } from './lib/toolgate.mjs';
@@ -36,22 +36,15 @@ const started = performance.now();
 const progress = (message) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
 
 function readConfig() {
-  const int = (name, fallback, min) => {
-    const raw = process.env[name]?.trim();
-    if (!raw) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got '${raw}'`);
-    return value;
-  };
   const adapter = process.env.HTTP_ADAPTER?.trim() || 'express';
   if (!['express', 'fastify'].includes(adapter)) throw new Error(`HTTP_ADAPTER must be express or fastify, got '${adapter}'`);
   const serverUrl = process.env.LOAD_DATABASE_URL?.trim() || 'postgresql://postgres@127.0.0.1:5432/postgres';
   if (!/^postgres(ql)?:\/\//.test(serverUrl)) throw new Error(`LOAD_DATABASE_URL must be a postgresql:// URL, got '${serverUrl}'`);
   return {
-    durationS: int('LOAD_DURATION', 60, 1),
-    connections: int('LOAD_CONNECTIONS', 200, 1),
-    warmupS: int('LOAD_WARMUP', 5, 0),
-    p99LimitMs: int('LOAD_P99_MS', 1000, 1),
+    durationS: envInt('LOAD_DURATION', 60, 1),
+    connections: envInt('LOAD_CONNECTIONS', 200, 1),
+    warmupS: envInt('LOAD_WARMUP', 5, 0),
+    p99LimitMs: envInt('LOAD_P99_MS', 1000, 1),
     serverUrl,
     adapter,
   };

@@ -15,7 +15,7 @@ import { postDiscard } from './lib/http-client.mjs';
 import { closedLoop, httpLoad } from './lib/load.mjs';
 import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
 import { startMcpPeer } from './lib/mcp-peer.mjs';
-import { freePort, readCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
+import { envInt, freePort, readCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
 import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startToolgate } from './lib/toolgate.mjs';
 
@@ -43,21 +43,14 @@ const SCENARIOS = {
 };
 
 function readConfig() {
-  const int = (name, fallback, min) => {
-    const raw = process.env[name]?.trim();
-    if (!raw) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got '${raw}'`);
-    return value;
-  };
-  const durationS = int('BENCH_DURATION', 10, 1);
+  const durationS = envInt('BENCH_DURATION', 10, 1);
   const databaseUrl = process.env.DATABASE_URL?.trim();
   return {
     durationS,
-    warmupS: int('BENCH_WARMUP', Math.min(2, Math.max(1, Math.round(durationS / 5))), 0),
-    connections: int('BENCH_CONNECTIONS', 50, 1),
-    seedProjects: int('BENCH_PROJECTS', 100_000, 1),
-    skillTools: int('BENCH_SKILL_TOOLS', 500, 1),
+    warmupS: envInt('BENCH_WARMUP', Math.min(2, Math.max(1, Math.round(durationS / 5))), 0),
+    connections: envInt('BENCH_CONNECTIONS', 50, 1),
+    seedProjects: envInt('BENCH_PROJECTS', 100_000, 1),
+    skillTools: envInt('BENCH_SKILL_TOOLS', 500, 1),
     loopCallers: 4,
     databaseUrl: databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl) ? databaseUrl : null,
   };

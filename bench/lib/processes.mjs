@@ -147,3 +147,12 @@ export async function waitUntilReady(proc, probe, { timeoutMs = 90_000, label })
   }
   throw new Error(`${label} was not ready after ${timeoutMs} ms:\n${proc.logTail()}`);
 }
+
+// A positive integer from the environment, or the fallback when unset; anything else stops the run.
+export function envInt(name, fallback, min) {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got '${raw}'`);
+  return value;
+}

@@ -77,8 +77,4 @@ export class AuditRepository {
     if (!isUuid(projectId) || !isUuid(id)) return Promise.resolve(null);
     return this.prisma.invocation.findFirst({ where: { id, tenantId, projectId } });
   }
-
-  countForProject(tenantId: string, projectId: string): Promise<number> {
-    return this.prisma.invocation.count({ where: { tenantId, projectId } });
-  }
 }

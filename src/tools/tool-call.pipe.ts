@@ -52,17 +52,16 @@ export class ToolCallPipe implements PipeTransform<RawToolCall, Promise<Validate
   async transform(call: RawToolCall): Promise<ValidatedToolCall> {
     const startedAt = new Date();
     const invocationId = randomUUID();
-    const { settings, tools } = await this.registry.forProject(call.tenantId, call.projectId);
+    const project = await this.registry.forProject(call.tenantId, call.projectId);
     const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128) };
     const body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
     try {
-      const tool = tools.find((t) => t.executor.definition.name === call.toolName);
-      if (!tool) throw this.registry.notFound(call.toolName, tools);
+      const tool = ToolRegistry.pick(project, call.toolName);
       checkEnvelope(call.body);
       const timeoutMs = callTimeout(body.timeoutMs, tool.executor.definition.timeoutMs);
       const args = tool.validator.parse(body.arguments);
       const { path: workspace } = await this.workspaces.resolve(call.tenantId, call.projectId);
-      return { invocationId, tenantId: call.tenantId, projectId: call.projectId, tool, settings, workspace, args, rawArguments: body.arguments, timeoutMs, startedAt };
+      return { invocationId, tenantId: call.tenantId, projectId: call.projectId, tool, settings: project.settings, workspace, args, rawArguments: body.arguments, timeoutMs, startedAt };
     } catch (error) {
       if (error instanceof AppError) {
         const invalid = error.code === 'invalid_arguments';

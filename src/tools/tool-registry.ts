@@ -77,14 +77,14 @@ export class ToolRegistry implements OnModuleInit {
   }
 
   async find(tenantId: string, projectId: string, toolName: string): Promise<RegisteredTool> {
-    const { tools } = await this.forProject(tenantId, projectId);
-    const tool = tools.find((t) => t.executor.definition.name === toolName);
-    if (!tool) throw this.notFound(toolName, tools);
-    return tool;
+    return ToolRegistry.pick(await this.forProject(tenantId, projectId), toolName);
   }
 
-  notFound(toolName: string, tools: RegisteredTool[]) {
-    return toolNotFound(toolName, tools.map((t) => t.executor.definition.name));
+  // The named tool of an already loaded project, or 404 tool_not_found with the closest names.
+  static pick({ tools }: ProjectTools, toolName: string): RegisteredTool {
+    const tool = tools.find((t) => t.executor.definition.name === toolName);
+    if (!tool) throw toolNotFound(toolName, tools.map((t) => t.executor.definition.name));
+    return tool;
   }
 
   private async settings(tenantId: string, projectId: string): Promise<ProjectToolSettings> {
