@@ -1,4 +1,5 @@
-import { readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { readdir, rmdir, unlink } from 'node:fs/promises';
+import { asyncIo, closePathDescriptor } from './descriptor-io.js';
 import {
   hardLink,
   isADirectory,
@@ -32,18 +33,18 @@ export async function deleteWorkspacePath(
   try {
     const resolved = await resolveWorkspacePath(root, parsed, { final: 'nofollow' });
     try {
-      const { parent, stat, handle } = resolved;
-      if (!parent || resolved.segments.length === 0) throw workspaceRoot(parsed.display);
+      const { parent, stat, fd } = resolved;
+      if (parent === null || resolved.segments.length === 0) throw workspaceRoot(parsed.display);
       const type = entryType(stat!);
-      const target = fdPath(parent.fd, resolved.name);
+      const target = fdPath(parent, resolved.name);
       if (type === 'directory') {
         if (!opts.recursive) {
           throw isADirectory(parsed.display, 'pass recursive: true to delete it and everything inside it');
         }
         // Checked before anything is removed, so a refusal leaves the tree whole.
-        const shared = await findHardLink(handle!, resolved.segments, 0);
+        const shared = await findHardLink(fd!, resolved.segments, 0);
         if (shared) throw hardLink(shared, 'deleted');
-        await removeChildren(handle!, 0);
+        await removeChildren(fd!, 0);
         await rmdir(target);
       } else {
         // A symlink loses only the link; FIFOs and sockets are unlinked without being opened.
@@ -52,7 +53,7 @@ export async function deleteWorkspacePath(
       }
       return { path: toRelativePath(resolved.segments), type };
     } finally {
-      await resolved.close();
+      resolved.close();
     }
   } catch (err) {
     throw toWorkspaceFsError(err, parsed.display);
@@ -62,9 +63,9 @@ export async function deleteWorkspacePath(
 // Children are reached through the descriptor of the directory already verified, never by path strings:
 // a subdirectory replaced by a symlink meanwhile is unlinked as a link, not descended into.
 async function forEachChild(
-  dir: FileHandle,
+  dir: number,
   depth: number,
-  visit: (child: FileHandle, name: string) => Promise<boolean | void>,
+  visit: (child: number, name: string) => Promise<boolean | void>,
 ): Promise<boolean> {
   if (depth > MAX_DELETE_DEPTH) {
     throw new WorkspaceFsError(
@@ -72,22 +73,22 @@ async function forEachChild(
       `The directory tree is nested more than ${MAX_DELETE_DEPTH} levels deep; delete its deepest parts first`,
     );
   }
-  for (const name of await readdir(fdPath(dir.fd))) {
-    const child = await openNoFollow(fdPath(dir.fd, name));
-    if (!child) continue;
+  for (const name of await readdir(fdPath(dir))) {
+    const child = await openNoFollow(fdPath(dir, name));
+    if (child === null) continue;
     try {
       if (await visit(child, name)) return true;
     } finally {
-      await child.close();
+      closePathDescriptor(child);
     }
   }
   return false;
 }
 
-async function findHardLink(dir: FileHandle, segments: string[], depth: number): Promise<string | null> {
+async function findHardLink(dir: number, segments: string[], depth: number): Promise<string | null> {
   let found: string | null = null;
   await forEachChild(dir, depth, async (child, name) => {
-    const stat = await child.stat();
+    const stat = await asyncIo.fstat(child);
     if (stat.isFile() && stat.nlink > 1) found = toRelativePath([...segments, name]);
     else if (stat.isDirectory()) found = await findHardLink(child, [...segments, name], depth + 1);
     return found !== null;
@@ -95,10 +96,10 @@ async function findHardLink(dir: FileHandle, segments: string[], depth: number):
   return found;
 }
 
-async function removeChildren(dir: FileHandle, depth: number): Promise<void> {
+async function removeChildren(dir: number, depth: number): Promise<void> {
   await forEachChild(dir, depth, async (child, name) => {
-    const path = fdPath(dir.fd, name);
-    if ((await child.stat()).isDirectory()) {
+    const path = fdPath(dir, name);
+    if ((await asyncIo.fstat(child)).isDirectory()) {
       await removeChildren(child, depth + 1);
       await rmdir(path);
     } else {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { asyncIo, type DescriptorIo } from './descriptor-io.js';
 import { badRequest } from '../../common/errors/app-error.js';
 import { isADirectory, specialFile, toWorkspaceFsError, WorkspaceFsError } from './workspace-fs.error.js';
 import { parseWorkspacePath, toRelativePath, type ParsedPath } from './workspace-path.parser.js';
@@ -15,6 +15,7 @@ export interface ReadWorkspaceFileOptions {
   limit?: number;
   maxBytes: number;
   encoding?: ReadEncoding;
+  io?: DescriptorIo;
 }
 
 export interface ReadWorkspaceFileResult {
@@ -39,29 +40,31 @@ const SCAN_CHUNK_BYTES = 64 * 1024;
 const HASH_CHUNK_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
 
+// A descriptor opened for reading, with the calls to use on it.
+interface OpenFile {
+  fd: number;
+  io: DescriptorIo;
+}
+
 interface OpenedFile {
-  file: FileHandle;
-  stat: Stats;
+  file: OpenFile;
+  size: number;
   path: string;
 }
 
 // Resolves without opening anything but O_PATH descriptors, refuses non-regular files, and only then opens
-// the very inode that was checked (O_NONBLOCK so that a FIFO swapped in at the last moment cannot block).
-async function openRegularFile(root: string, parsed: ParsedPath): Promise<OpenedFile> {
-  const resolved = await resolveWorkspacePath(root, parsed, { final: 'follow' });
+// the very inode that was checked: reopening /proc/self/fd/<n> of an O_PATH descriptor reaches that inode
+// whatever happened to its name since (O_NONBLOCK all the same, so nothing could ever block the open).
+async function openRegularFile(root: string, parsed: ParsedPath, io: DescriptorIo): Promise<OpenedFile> {
+  const resolved = await resolveWorkspacePath(root, parsed, { final: 'follow', io });
   try {
     const stat = resolved.stat!;
     if (stat.isDirectory()) throw isADirectory(parsed.display, 'use list_files to see what it contains');
     if (!stat.isFile()) throw specialFile(parsed.display, stat);
-    const file = await open(fdPath(resolved.handle!.fd), constants.O_RDONLY | constants.O_NONBLOCK);
-    const opened = await file.stat();
-    if (!opened.isFile() || opened.ino !== stat.ino || opened.dev !== stat.dev) {
-      await file.close();
-      throw specialFile(parsed.display, opened);
-    }
-    return { file, stat: opened, path: toRelativePath(resolved.segments) };
+    const fd = await io.open(fdPath(resolved.fd!), constants.O_RDONLY | constants.O_NONBLOCK);
+    return { file: { fd, io }, size: stat.size, path: toRelativePath(resolved.segments) };
   } finally {
-    await resolved.close();
+    resolved.close();
   }
 }
 
@@ -74,17 +77,17 @@ export async function readWorkspaceFile(
   const maxBytes = positiveInteger('maxBytes', opts.maxBytes);
   const parsed = parseWorkspacePath(root, userPath);
   try {
-    const { file, stat, path } = await openRegularFile(root, parsed);
+    const { file, size, path } = await openRegularFile(root, parsed, opts.io ?? asyncIo);
     try {
       if (encoding === 'base64') {
         const offset = opts.offset === undefined ? 0 : nonNegativeInteger('offset', opts.offset);
-        return await readBase64(file, stat.size, path, offset, maxBytes);
+        return await readBase64(file, size, path, offset, maxBytes);
       }
       const offset = opts.offset === undefined ? 1 : positiveInteger('offset', opts.offset);
       const limit = opts.limit === undefined ? Number.MAX_SAFE_INTEGER : positiveInteger('limit', opts.limit);
-      return await readLines(file, stat.size, { path, display: parsed.display, offset, limit, maxBytes });
+      return await readLines(file, size, { path, display: parsed.display, offset, limit, maxBytes });
     } finally {
-      await file.close();
+      await file.io.close(file.fd);
     }
   } catch (err) {
     throw toWorkspaceFsError(err, parsed.display);
@@ -94,20 +97,20 @@ export async function readWorkspaceFile(
 export async function hashWorkspaceFile(root: string, userPath: string): Promise<HashWorkspaceFileResult> {
   const parsed = parseWorkspacePath(root, userPath);
   try {
-    const { file, path } = await openRegularFile(root, parsed);
+    const { file, path } = await openRegularFile(root, parsed, asyncIo);
     try {
       const hash = createHash('sha256');
       const buffer = Buffer.allocUnsafe(HASH_CHUNK_BYTES);
       let size = 0;
       for (;;) {
-        const { bytesRead } = await file.read(buffer, 0, buffer.length, size);
+        const bytesRead = await file.io.read(file.fd, buffer, 0, buffer.length, size);
         if (bytesRead === 0) break;
         hash.update(buffer.subarray(0, bytesRead));
         size += bytesRead;
       }
       return { path, size, sha256: hash.digest('hex') };
     } finally {
-      await file.close();
+      await file.io.close(file.fd);
     }
   } catch (err) {
     throw toWorkspaceFsError(err, parsed.display);
@@ -122,7 +125,7 @@ interface LineWindow {
   maxBytes: number;
 }
 
-async function readLines(file: FileHandle, size: number, w: LineWindow): Promise<ReadWorkspaceFileResult> {
+async function readLines(file: OpenFile, size: number, w: LineWindow): Promise<ReadWorkspaceFileResult> {
   // From the first line (the usual call), one read serves both the binary sniff and the window.
   const head = w.offset === 1 ? await readAt(file, 0, w.maxBytes + 1, size) : null;
   const sniff = head ? head.subarray(0, SNIFF_BYTES) : await readAt(file, 0, SNIFF_BYTES, size);
@@ -188,7 +191,7 @@ const pastTheEnd = (totalLines: number, offset: number) => ({
 });
 
 async function readBase64(
-  file: FileHandle,
+  file: OpenFile,
   size: number,
   path: string,
   offset: number,
@@ -215,14 +218,14 @@ async function readBase64(
 
 // Byte position where line `offset` starts, or the number of lines when the file has fewer. Reads the
 // preceding bytes in fixed chunks; nothing before the window is kept.
-async function findLineStart(file: FileHandle, offset: number): Promise<{ start: number } | { totalLines: number }> {
+async function findLineStart(file: OpenFile, offset: number): Promise<{ start: number } | { totalLines: number }> {
   if (offset === 1) return { start: 0 };
   const buffer = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
   let line = 1;
   let position = 0;
   let lastByte: number | null = null;
   for (;;) {
-    const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
+    const bytesRead = await file.io.read(file.fd, buffer, 0, buffer.length, position);
     if (bytesRead === 0) return { totalLines: line - 1 + (lastByte !== null && lastByte !== NEWLINE ? 1 : 0) };
     for (let nl = buffer.indexOf(NEWLINE); nl !== -1 && nl < bytesRead; nl = buffer.indexOf(NEWLINE, nl + 1)) {
       if (++line === offset) return { start: position + nl + 1 };
@@ -240,12 +243,12 @@ function countLines(data: Buffer): number {
 
 // Reads up to `length` bytes at `position`, no further than the size fstat gave (no buffer bigger than
 // the file, no extra read to find the end); a file that grew since is read as it was then.
-async function readAt(file: FileHandle, position: number, length: number, size: number): Promise<Buffer> {
+async function readAt(file: OpenFile, position: number, length: number, size: number): Promise<Buffer> {
   const wanted = Math.max(0, Math.min(length, size - position));
   const buffer = Buffer.allocUnsafe(wanted);
   let filled = 0;
   while (filled < wanted) {
-    const { bytesRead } = await file.read(buffer, filled, wanted - filled, position + filled);
+    const bytesRead = await file.io.read(file.fd, buffer, filled, wanted - filled, position + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }

@@ -48,16 +48,16 @@ export async function writeWorkspaceFile(
         created: stat === null,
       };
     } finally {
-      await resolved.close();
+      resolved.close();
     }
   } catch (err) {
     throw toWorkspaceFsError(err, parsed.display);
   }
 }
 
-async function replaceAtomically(dir: FileHandle, name: string, content: Buffer, mode?: number): Promise<void> {
+async function replaceAtomically(dir: number, name: string, content: Buffer, mode?: number): Promise<void> {
   // Fixed length, so a 255-byte final name still leaves room for it.
-  const tempPath = fdPath(dir.fd, `.toolgate-${randomBytes(8).toString('hex')}.tmp`);
+  const tempPath = fdPath(dir, `.toolgate-${randomBytes(8).toString('hex')}.tmp`);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   const temp = await open(tempPath, flags, 0o666);
   let renamed = false;
@@ -69,7 +69,7 @@ async function replaceAtomically(dir: FileHandle, name: string, content: Buffer,
     } finally {
       await temp.close();
     }
-    await rename(tempPath, fdPath(dir.fd, name));
+    await rename(tempPath, fdPath(dir, name));
     renamed = true;
   } finally {
     if (!renamed) await unlink(tempPath).catch(() => undefined);
@@ -78,10 +78,10 @@ async function replaceAtomically(dir: FileHandle, name: string, content: Buffer,
 }
 
 // Makes the rename durable; a file system that cannot fsync a directory still has the data.
-async function syncDirectory(dir: FileHandle): Promise<void> {
+async function syncDirectory(dir: number): Promise<void> {
   let handle: FileHandle | undefined;
   try {
-    handle = await open(fdPath(dir.fd), constants.O_RDONLY | constants.O_DIRECTORY);
+    handle = await open(fdPath(dir), constants.O_RDONLY | constants.O_DIRECTORY);
     await handle.sync();
   } catch {
     // Durability is best effort here; the write itself succeeded.

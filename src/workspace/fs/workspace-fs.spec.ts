@@ -1,5 +1,6 @@
 import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { blockingIo } from './descriptor-io.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../../common/errors/app-error.js';
@@ -374,5 +375,52 @@ describe('resolveWorkspaceDirectory and statWorkspacePath', () => {
       size: 3,
       sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
     });
+  });
+});
+
+describe('descriptors', () => {
+  // Descriptors are plain numbers now: one left open leaks for good, one closed twice may close a number
+  // something else has been given meanwhile. Every outcome must leave the table as it found it.
+  const openDescriptors = () => readdirSync('/proc/self/fd').length;
+
+  const outcomes: [string, () => Promise<unknown>][] = [
+    ['a read', () => readWorkspaceFile(root, 'dir/file.txt', { maxBytes: 100 })],
+    ['a read from line 2', () => readWorkspaceFile(root, 'dir/file.txt', { maxBytes: 100, offset: 2 })],
+    ['a read through a symlink', () => readWorkspaceFile(root, 'link', { maxBytes: 100 })],
+    ['a read of a binary file', () => readWorkspaceFile(root, 'bin', { maxBytes: 100 })],
+    ['a read of a directory', () => readWorkspaceFile(root, 'dir', { maxBytes: 100 })],
+    ['a read of a missing file', () => readWorkspaceFile(root, 'dir/missing', { maxBytes: 100 })],
+    ['a read through a file as if a directory', () => readWorkspaceFile(root, 'dir/file.txt/x', { maxBytes: 100 })],
+    ['a read escaping through a symlink', () => readWorkspaceFile(root, 'escape/passwd', { maxBytes: 100 })],
+    ['a read through ..', () => readWorkspaceFile(root, 'dir/../dir/file.txt', { maxBytes: 100 })],
+    ['a hash', () => hashWorkspaceFile(root, 'dir/file.txt')],
+    ['a listing', () => listWorkspace(root, '', { recursive: true, limit: 100 })],
+    ['a blocking listing', () => listWorkspace(root, 'dir', { recursive: true, limit: 100, blocking: true })],
+    ['a stat of the root', () => statWorkspacePath(root, '.')],
+    ['a stat of a symlink', () => statWorkspacePath(root, 'link', { followSymlinks: false })],
+    ['a cwd', () => resolveWorkspaceDirectory(root, 'dir/')],
+    ['a write creating directories', () => writeWorkspaceFile(root, 'new/deep/file.txt', Buffer.from('x'), { createDirs: true })],
+    ['a write over a directory', () => writeWorkspaceFile(root, 'dir', Buffer.from('x'))],
+    ['a recursive delete', () => deleteWorkspacePath(root, 'gone', { recursive: true })],
+    ['a delete of the root', () => deleteWorkspacePath(root, '.')],
+  ];
+
+  it.each(outcomes)('%s leaves no descriptor open', async (_, run) => {
+    await put('dir/file.txt', 'one\ntwo\n');
+    await put('bin', Buffer.from([0, 1, 2]));
+    await put('gone/a/b.txt', 'b');
+    await symlink('dir/file.txt', join(root, 'link'));
+    await symlink('/etc', join(root, 'escape'));
+    const before = openDescriptors();
+    await run().catch(() => undefined);
+    expect(openDescriptors()).toBe(before);
+  });
+
+  it('reads the same with blocking calls as with the event loop', async () => {
+    await put('dir/file.txt', lines(30));
+    const opts = { maxBytes: 40, offset: 3, limit: 5 };
+    const blocking = await readWorkspaceFile(root, 'dir/file.txt', { ...opts, io: blockingIo });
+    expect(blocking).toEqual(await readWorkspaceFile(root, 'dir/file.txt', opts));
+    expect(blocking.content).toBe('line 3\nline 4\nline 5\nline 6\nline 7\n');
   });
 });

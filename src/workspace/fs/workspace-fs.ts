@@ -43,7 +43,7 @@ export async function resolveWorkspaceDirectory(root: string, userPath: string):
       if (!resolved.stat!.isDirectory()) throw notADirectory(parsed.display);
       return path.posix.join(root, ...resolved.segments);
     } finally {
-      await resolved.close();
+      resolved.close();
     }
   } catch (err) {
     throw toWorkspaceFsError(err, parsed.display);
@@ -68,7 +68,7 @@ export async function statWorkspacePath(
         modified: stat.mtime.toISOString(),
       };
     } finally {
-      await resolved.close();
+      resolved.close();
     }
   } catch (err) {
     throw toWorkspaceFsError(err, parsed.display);

@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { mkdir, open, readlink, type FileHandle } from 'node:fs/promises';
+import { asyncIo, closePathDescriptor, type DescriptorIo } from './descriptor-io.js';
 import {
   danglingSymlink,
   notADirectory,
@@ -28,23 +28,28 @@ export type FinalMode = 'follow' | 'nofollow' | 'write';
 export interface ResolveOptions {
   final: FinalMode;
   createDirs?: boolean;
+  // Blocking calls in worker threads; the event loop's callback API otherwise.
+  io?: DescriptorIo;
 }
 
+// Every descriptor here is O_PATH: it names an inode and can be used as a directory to resolve from, or
+// reopened through /proc/self/fd, but reads and writes nothing itself.
 export interface ResolvedPath {
   // Directory holding the entry; null only when the path resolves to the workspace root.
-  parent: FileHandle | null;
+  parent: number | null;
   parentSegments: string[];
   name: string;
-  // O_PATH descriptor of the entry, null when it does not exist (write mode only).
-  handle: FileHandle | null;
+  // The entry itself, null when it does not exist (write mode only).
+  fd: number | null;
   stat: Stats | null;
   // Real location below the root.
   segments: string[];
-  close(): Promise<void>;
+  // Closes both descriptors, once (a second call does nothing, so a reused number is never closed).
+  close(): void;
 }
 
 interface Directory {
-  handle: FileHandle;
+  fd: number;
   segments: string[];
 }
 
@@ -54,9 +59,9 @@ interface Pending {
   fromLink: boolean;
 }
 
-export async function openNoFollow(path: string): Promise<FileHandle | null> {
+export async function openNoFollow(path: string, io: DescriptorIo = asyncIo): Promise<number | null> {
   try {
-    return await open(path, O_PATH | constants.O_NOFOLLOW);
+    return await io.open(path, O_PATH | constants.O_NOFOLLOW);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -64,175 +69,170 @@ export async function openNoFollow(path: string): Promise<FileHandle | null> {
 }
 
 // Reads where the kernel says the descriptor really is and requires it to be the root or below it.
-export async function verifiedSegments(root: string, handle: FileHandle, display: string): Promise<string[]> {
-  const segments = segmentsBelow(root, await readlink(fdPath(handle.fd)));
+export async function verifiedSegments(root: string, fd: number, display: string, io: DescriptorIo = asyncIo): Promise<string[]> {
+  const segments = segmentsBelow(root, await io.readlink(fdPath(fd)));
   if (segments === null) throw outsideWorkspace(display);
   return segments;
 }
 
-async function openRoot(root: string): Promise<Directory> {
+async function openRoot(root: string, io: DescriptorIo): Promise<Directory> {
   if (process.platform !== 'linux') throw new Error('Workspace confinement needs Linux (/proc/self/fd)');
   if (!root.startsWith('/')) throw new Error('The workspace root must be an absolute, realpath\'d directory');
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(root, O_PATH | constants.O_DIRECTORY);
+    fd = await io.open(root, O_PATH | constants.O_DIRECTORY);
   } catch {
     throw new WorkspaceFsError('not_found', 'The project workspace directory does not exist or is not accessible');
   }
   let real: string;
   try {
-    real = await readlink(fdPath(handle.fd));
+    real = await io.readlink(fdPath(fd));
   } catch {
-    await handle.close();
+    closePathDescriptor(fd);
     throw new Error('Cannot read /proc/self/fd; workspace confinement needs /proc mounted');
   }
   // The root was realpath'd by the caller; if it is not where it was, do not guess.
   if (segmentsBelow(root, real)?.length !== 0) {
-    await handle.close();
+    closePathDescriptor(fd);
     throw new WorkspaceFsError('not_found', 'The project workspace directory has moved; try again');
   }
-  return { handle, segments: [] };
+  return { fd, segments: [] };
 }
 
 const isNoop = (name: string) => name === '' || name === '.';
 
 // Resolves one component at a time with O_NOFOLLOW, expanding symlinks itself, and checks the real path of
-// every directory it opens: nothing outside the workspace is ever opened, created or traversed.
+// every directory it enters: nothing outside the workspace is ever opened, created or traversed.
 export async function resolveWorkspacePath(
   root: string,
   parsed: ParsedPath,
   options: ResolveOptions,
 ): Promise<ResolvedPath> {
   const { display } = parsed;
+  const io = options.io ?? asyncIo;
   const pending: Pending[] = parsed.segments.map((name) => ({ name, fromLink: false })).reverse();
-  let current = await openRoot(root);
+  let current = await openRoot(root, io);
   let hops = 0;
   let created = 0;
-  const moveTo = async (next: Directory) => {
-    await current.handle.close();
+  const moveTo = (next: Directory) => {
+    closePathDescriptor(current.fd);
     current = next;
   };
   try {
     for (;;) {
       while (pending.length && isNoop(pending[pending.length - 1].name)) pending.pop();
       const segment = pending.pop();
-      if (!segment) return await resolvedDirectory(root, current, display);
+      if (!segment) return await resolvedDirectory(root, current, display, io);
       if (segment.name === '..') {
         // Lexically checked already, but a symlink may have brought us here, so check again.
         if (current.segments.length === 0) throw outsideWorkspace(display);
-        const parent = await open(fdPath(current.handle.fd, '..'), O_PATH | constants.O_DIRECTORY);
-        await moveTo({ handle: parent, segments: await verifiedSegmentsOrClose(root, parent, display) });
+        const parent = await io.open(fdPath(current.fd, '..'), O_PATH | constants.O_DIRECTORY);
+        moveTo({ fd: parent, segments: await verifiedSegmentsOrClose(root, parent, display, io) });
         continue;
       }
       const isFinal = pending.every((p) => isNoop(p.name));
       const trailingSlash = isFinal && (pending.length > 0 || parsed.trailingSlash);
-      const entryPath = fdPath(current.handle.fd, segment.name);
-      const child = await openNoFollow(entryPath);
-      if (!child) {
+      const entryPath = fdPath(current.fd, segment.name);
+      const child = await openNoFollow(entryPath, io);
+      if (child === null) {
         if (segment.fromLink) throw options.final === 'write' ? danglingSymlink(display) : notFoundAt(display);
         if (!isFinal && options.createDirs && ++created <= MAX_CREATED_DIRS) {
-          await mkdirIfMissing(entryPath);
+          await mkdirIfMissing(io, entryPath);
           pending.push(segment);
           continue;
         }
         if (isFinal && options.final === 'write' && !trailingSlash) {
-          const dir = current;
-          return entry(dir, segment.name, null, null, [...dir.segments, segment.name]);
+          return entry(current, segment.name, null, null, [...current.segments, segment.name]);
         }
         throw notFoundAt(display);
       }
       let keep = false;
       try {
-        const stat = await child.stat();
+        const stat = await io.fstat(child);
         if (stat.isSymbolicLink() && !(isFinal && options.final === 'nofollow' && !trailingSlash)) {
           if (++hops > MAX_SYMLINK_HOPS) {
             throw new WorkspaceFsError('symlink_loop', `Too many levels of symbolic links while resolving '${display}'`);
           }
-          const target = await readlink(entryPath);
+          const target = await io.readlink(entryPath);
           let targetSegments = target.split('/');
           if (target.startsWith('/')) {
             const below = segmentsBelow(root, target);
             if (below === null) throw outsideWorkspace(display);
             targetSegments = below;
-            await moveTo(await openRoot(root));
+            moveTo(await openRoot(root, io));
           }
           for (let i = targetSegments.length - 1; i >= 0; i--) {
             pending.push({ name: targetSegments[i], fromLink: true });
           }
           continue;
         }
-        const segments = await verifiedSegments(root, child, display);
         if (stat.isDirectory() && !isFinal) {
+          const segments = await verifiedSegments(root, child, display, io);
           keep = true;
-          await moveTo({ handle: child, segments });
+          moveTo({ fd: child, segments });
           continue;
         }
         if (!isFinal || (trailingSlash && !stat.isDirectory())) throw notADirectory(display);
+        // The final entry was opened without following, by a name that is neither '.' nor '..', from a
+        // directory whose place was just checked: it is that directory's child, so its location is known
+        // without asking the kernel again.
         keep = true;
-        return entry(current, segment.name, child, stat, segments);
+        return entry(current, segment.name, child, stat, [...current.segments, segment.name]);
       } finally {
-        if (!keep) await child.close();
+        if (!keep) closePathDescriptor(child);
       }
     }
   } catch (err) {
-    await current.handle.close();
+    closePathDescriptor(current.fd);
     throw err;
   }
 }
 
-function entry(
-  dir: Directory,
-  name: string,
-  handle: FileHandle | null,
-  stat: Stats | null,
-  segments: string[],
-): ResolvedPath {
+function entry(dir: Directory, name: string, fd: number | null, stat: Stats | null, segments: string[]): ResolvedPath {
   return {
-    parent: dir.handle,
+    parent: dir.fd,
     parentSegments: dir.segments,
     name,
-    handle,
+    fd,
     stat,
     segments,
-    close: async () => {
-      await handle?.close();
-      await dir.handle.close();
-    },
+    close: closeOnce([fd, dir.fd]),
+  };
+}
+
+function closeOnce(fds: (number | null)[]): () => void {
+  let open = true;
+  return () => {
+    if (!open) return;
+    open = false;
+    for (const fd of fds) if (fd !== null) closePathDescriptor(fd);
   };
 }
 
 // The path ended on a directory we already hold ('.', 'a/..'): its parent is found through the kernel too.
-async function resolvedDirectory(root: string, dir: Directory, display: string): Promise<ResolvedPath> {
-  const stat = await dir.handle.stat();
+async function resolvedDirectory(root: string, dir: Directory, display: string, io: DescriptorIo): Promise<ResolvedPath> {
+  const stat = await io.fstat(dir.fd);
   if (dir.segments.length === 0) {
-    return {
-      parent: null,
-      parentSegments: [],
-      name: '',
-      handle: dir.handle,
-      stat,
-      segments: [],
-      close: () => dir.handle.close(),
-    };
+    return { parent: null, parentSegments: [], name: '', fd: dir.fd, stat, segments: [], close: closeOnce([dir.fd]) };
   }
-  const parentHandle = await open(fdPath(dir.handle.fd, '..'), O_PATH | constants.O_DIRECTORY);
-  const parentSegments = await verifiedSegmentsOrClose(root, parentHandle, display);
+  const parent = await io.open(fdPath(dir.fd, '..'), O_PATH | constants.O_DIRECTORY);
+  const parentSegments = await verifiedSegmentsOrClose(root, parent, display, io);
   const name = dir.segments[dir.segments.length - 1];
-  return entry({ handle: parentHandle, segments: parentSegments }, name, dir.handle, stat, dir.segments);
+  return entry({ fd: parent, segments: parentSegments }, name, dir.fd, stat, dir.segments);
 }
 
-async function verifiedSegmentsOrClose(root: string, handle: FileHandle, display: string): Promise<string[]> {
+async function verifiedSegmentsOrClose(root: string, fd: number, display: string, io: DescriptorIo): Promise<string[]> {
   try {
-    return await verifiedSegments(root, handle, display);
+    return await verifiedSegments(root, fd, display, io);
   } catch (err) {
-    await handle.close();
+    closePathDescriptor(fd);
     throw err;
   }
 }
 
-async function mkdirIfMissing(path: string): Promise<void> {
+async function mkdirIfMissing(io: DescriptorIo, path: string): Promise<void> {
   try {
-    await mkdir(path, 0o777);
+    await io.mkdir(path, 0o777);
   } catch (err) {
     // Lost a race with another creator: the next open checks what is there now.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -1,5 +1,5 @@
-import { closeSync, constants, lstatSync, openSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
-import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { asyncIo, blockingIo, closePathDescriptor, type DescriptorIo } from './descriptor-io.js';
 import { badRequest } from '../../common/errors/app-error.js';
 import { notADirectory, outsideWorkspace, toWorkspaceFsError } from './workspace-fs.error.js';
 import { parseWorkspacePath, segmentsBelow, toRelativePath } from './workspace-path.parser.js';
@@ -40,40 +40,10 @@ const STAT_BATCH = 64;
 export const entryType = (stat: Stats): WorkspaceEntryType =>
   stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'directory' : stat.isFile() ? 'file' : 'other';
 
-// The few calls a walk makes, blocking or not; `await` on a plain value costs a microtask, not a hop.
-interface WalkIo {
-  readdir(path: string): Promise<string[]> | string[];
-  lstat(path: string): Promise<Stats> | Stats;
-  openDirectory(path: string): Promise<DirectoryFd> | DirectoryFd;
-  readlink(path: string): Promise<string> | string;
-}
-
-interface DirectoryFd {
-  fd: number;
-  close(): Promise<void> | void;
-}
-
 const DIRECTORY_FLAGS = O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY;
 
-const asyncIo: WalkIo = {
-  readdir: (path) => readdir(path),
-  lstat: (path) => lstat(path),
-  openDirectory: (path) => open(path, DIRECTORY_FLAGS),
-  readlink: (path) => readlink(path),
-};
-
-const blockingIo: WalkIo = {
-  readdir: (path) => readdirSync(path),
-  lstat: (path) => lstatSync(path),
-  openDirectory: (path) => {
-    const fd = openSync(path, DIRECTORY_FLAGS);
-    return { fd, close: () => closeSync(fd) };
-  },
-  readlink: (path) => readlinkSync(path),
-};
-
 interface Walk {
-  io: WalkIo;
+  io: DescriptorIo;
   root: string;
   display: string;
   maxDepth: number;
@@ -103,11 +73,12 @@ export async function walkWorkspaceTree(
   const requestedDepth = opts.recursive ? (opts.maxDepth ?? DEFAULT_RECURSIVE_DEPTH) : 1;
   const maxDepth = Math.min(MAX_DEPTH, boundedInteger('maxDepth', requestedDepth, 1, Number.MAX_SAFE_INTEGER));
   try {
-    const resolved = await resolveWorkspacePath(root, parsed, { final: 'follow' });
+    const io = opts.blocking ? blockingIo : asyncIo;
+    const resolved = await resolveWorkspacePath(root, parsed, { final: 'follow', io });
     try {
       if (!resolved.stat!.isDirectory()) throw notADirectory(parsed.display);
       const walk: Walk = {
-        io: opts.blocking ? blockingIo : asyncIo,
+        io,
         root,
         display: parsed.display,
         maxDepth,
@@ -116,23 +87,23 @@ export async function walkWorkspaceTree(
         entries: [],
         truncated: false,
       };
-      await walkDirectory(walk, resolved.handle!, resolved.segments, 1);
+      await walkDirectory(walk, resolved.fd!, resolved.segments, 1);
       return { path: toRelativePath(resolved.segments), entries: walk.entries, truncated: walk.truncated };
     } finally {
-      await resolved.close();
+      resolved.close();
     }
   } catch (err) {
     throw toWorkspaceFsError(err, parsed.display);
   }
 }
 
-async function walkDirectory(walk: Walk, dir: DirectoryFd, segments: string[], depth: number): Promise<void> {
-  const names = (await walk.io.readdir(fdPath(dir.fd)))
+async function walkDirectory(walk: Walk, dir: number, segments: string[], depth: number): Promise<void> {
+  const names = (await walk.io.readdir(fdPath(dir)))
     .filter((name) => walk.includeHidden || !name.startsWith('.'))
     .sort(byCodeUnit);
   for (let i = 0; i < names.length; i += STAT_BATCH) {
     const batch = names.slice(i, i + STAT_BATCH);
-    const stats = await Promise.all(batch.map((name) => lstatOrNull(walk.io, fdPath(dir.fd, name))));
+    const stats = await Promise.all(batch.map((name) => lstatOrNull(walk.io, fdPath(dir, name))));
     for (let j = 0; j < batch.length; j++) {
       const stat = stats[j];
       // Removed while we were listing.
@@ -160,32 +131,32 @@ async function walkDirectory(walk: Walk, dir: DirectoryFd, segments: string[], d
 
 async function walkSubdirectory(
   walk: Walk,
-  parent: DirectoryFd,
+  parent: number,
   name: string,
   segments: string[],
   depth: number,
 ): Promise<void> {
-  let child: DirectoryFd;
+  let child: number;
   try {
     // O_NOFOLLOW: if the directory was swapped for a symlink since lstat, the open fails instead of following.
-    child = await walk.io.openDirectory(fdPath(parent.fd, name));
+    child = await walk.io.open(fdPath(parent, name), DIRECTORY_FLAGS);
   } catch {
     return;
   }
   try {
     // What was opened must still be inside the workspace.
-    if (segmentsBelow(walk.root, await walk.io.readlink(fdPath(child.fd))) === null) throw outsideWorkspace(walk.display);
+    if (segmentsBelow(walk.root, await walk.io.readlink(fdPath(child))) === null) throw outsideWorkspace(walk.display);
     await walkDirectory(walk, child, segments, depth);
   } catch (err) {
     // An unreadable or vanished subdirectory is listed but not entered; escapes still abort the walk.
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EACCES' && code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
   } finally {
-    await child.close();
+    closePathDescriptor(child);
   }
 }
 
-async function lstatOrNull(io: WalkIo, path: string): Promise<Stats | null> {
+async function lstatOrNull(io: DescriptorIo, path: string): Promise<Stats | null> {
   try {
     return await io.lstat(path);
   } catch (err) {
