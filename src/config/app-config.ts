@@ -27,6 +27,8 @@ export interface AppConfig {
     cacheTtlMs: number;
     cacheMaxEntries: number;
     fileMaxBytes: number;
+    // Threads that make confined reads with blocking calls; 0 reads on the event loop.
+    readThreads: number;
   };
   tools: {
     readMaxBytes: number;

@@ -42,6 +42,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       cacheTtlMs: read.integer('WORKSPACE_CACHE_TTL_MS', 300_000, 0, 86_400_000),
       cacheMaxEntries: read.integer('WORKSPACE_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
       fileMaxBytes: read.integer('WORKSPACE_FILE_MAX_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
+      readThreads: read.integer('WORKSPACE_READ_THREADS', 1, 0, 16),
     },
     tools: {
       readMaxBytes: read.integer('READ_FILE_MAX_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),

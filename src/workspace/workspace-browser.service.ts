@@ -3,7 +3,8 @@ import { AppError } from '../common/errors/app-error.js';
 import { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
-import { listWorkspace, readWorkspaceFile, WorkspaceFsError } from './fs/workspace-fs.js';
+import { listWorkspace, WorkspaceFsError } from './fs/workspace-fs.js';
+import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
 import { listRecursively } from './recursive-listing.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
 
@@ -16,6 +17,7 @@ export class WorkspaceBrowserService {
   constructor(
     private readonly resolver: WorkspaceResolver,
     private readonly pool: AppWorkerPool,
+    private readonly reads: WorkspaceReadThreads,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -30,7 +32,7 @@ export class WorkspaceBrowserService {
   async read(tenantId: string, projectId: string, path: string, encoding: 'utf8' | 'base64' = 'utf8'): Promise<WorkspaceFileDto> {
     const { path: root } = await this.resolver.resolve(tenantId, projectId);
     const file = await asHttpError(() =>
-      readWorkspaceFile(root, path, { maxBytes: this.config.workspace.fileMaxBytes, encoding }),
+      this.reads.readFile(root, path, { maxBytes: this.config.workspace.fileMaxBytes, encoding }),
     );
     return { path: file.path, encoding: file.encoding, content: file.content, size: file.size, truncated: file.truncated };
   }

@@ -3,10 +3,11 @@ import { WorkspaceBrowserService } from './workspace-browser.service.js';
 import { WorkspaceController } from './workspace.controller.js';
 import { WorkspaceRepository } from './workspace.repository.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
+import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
 
 @Module({
   controllers: [WorkspaceController],
-  providers: [WorkspaceRepository, WorkspaceResolver, WorkspaceBrowserService],
-  exports: [WorkspaceResolver],
+  providers: [WorkspaceRepository, WorkspaceResolver, WorkspaceBrowserService, WorkspaceReadThreads],
+  exports: [WorkspaceResolver, WorkspaceReadThreads],
 })
 export class WorkspaceModule {}

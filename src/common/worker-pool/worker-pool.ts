@@ -27,18 +27,19 @@ export interface CancellablePayload {
 
 export const defaultThreadCount = (): number => Math.max(1, availableParallelism() - 1);
 
-// Worker threads cannot load TypeScript. Compiled code (dist/**) uses the sibling worker-entry.js; code
-// running from src/**/*.ts (Jest) uses the same file in dist/, which `npm run build` must have produced.
-export function resolveWorkerEntry(moduleUrl: string): string {
+// Worker threads cannot load TypeScript. Compiled code (dist/**) uses the sibling file (worker-entry.js by
+// default); code running from src/**/*.ts (Jest) uses the same file in dist/, which `npm run build` must
+// have produced.
+export function resolveWorkerEntry(moduleUrl: string, fileName = 'worker-entry.js'): string {
   const modulePath = fileURLToPath(moduleUrl);
   const dir = path.dirname(modulePath);
-  let entry = path.join(dir, 'worker-entry.js');
+  let entry = path.join(dir, fileName);
   if (modulePath.endsWith('.ts')) {
     const parts = dir.split(path.sep);
     const src = parts.lastIndexOf('src');
     if (src === -1) throw new Error(`Cannot locate the compiled worker entry for ${modulePath}: it is not under src/`);
     parts[src] = 'dist';
-    entry = path.join(parts.join(path.sep), 'worker-entry.js');
+    entry = path.join(parts.join(path.sep), fileName);
   }
   if (!existsSync(entry)) {
     throw new Error(

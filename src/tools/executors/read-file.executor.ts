@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { readWorkspaceFile } from '../../workspace/fs/workspace-fs.js';
+import { WorkspaceReadThreads } from '../../workspace/read-threads/workspace-read-threads.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
 import { FILE_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
@@ -34,10 +34,13 @@ export class ReadFileExecutor implements ToolExecutor<ReadFileArgs> {
     source: 'builtin',
   };
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly reads: WorkspaceReadThreads,
+  ) {}
 
   execute(args: ReadFileArgs, ctx: ToolContext) {
-    return readWorkspaceFile(ctx.workspace, args.path, {
+    return this.reads.readFile(ctx.workspace, args.path, {
       offset: args.offset,
       limit: args.limit,
       encoding: args.encoding,

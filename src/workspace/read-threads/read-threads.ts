@@ -1,0 +1,109 @@
+import { Worker } from 'node:worker_threads';
+import { resolveWorkerEntry } from '../../common/worker-pool/worker-pool.js';
+import { reviveError } from '../../common/worker-pool/worker-error.codec.js';
+import { readWorkspaceFile, type ReadWorkspaceFileOptions, type ReadWorkspaceFileResult } from '../fs/workspace-file.reader.js';
+import type { ReadRequest, ReadResponse } from './read-thread.worker.js';
+
+interface Pending {
+  resolve(value: ReadWorkspaceFileResult): void;
+  reject(err: Error): void;
+}
+
+interface ReadThread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
+// Confined file reads on dedicated threads that make blocking system calls. On the event loop the same read
+// costs a dozen trips through libuv's thread pool; here it is one message each way, which measured at a
+// fraction of the event loop's time per read. The threads are separate from the worker pool so that a
+// read never queues behind a walk of a large tree.
+//
+// With `threads: 0` reads stay on the event loop (asynchronous calls). A thread that dies fails the reads
+// it held; the next read starts a new one.
+export class ReadThreads {
+  private readonly threads: (ReadThread | null)[];
+  private readonly entry: string | null;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(threads: number, entry?: string) {
+    if (!Number.isInteger(threads) || threads < 0) throw new Error(`ReadThreads needs 0 or more threads, got ${threads}`);
+    this.threads = new Array<ReadThread | null>(threads).fill(null);
+    this.entry = threads === 0 ? null : (entry ?? resolveWorkerEntry(import.meta.url, 'read-thread.worker.js'));
+  }
+
+  get size(): number {
+    return this.threads.length;
+  }
+
+  // How many threads are running now (they start with the first read they get).
+  get running(): number {
+    return this.threads.filter((t) => t !== null).length;
+  }
+
+  readFile(root: string, path: string, options: Omit<ReadWorkspaceFileOptions, 'io'>): Promise<ReadWorkspaceFileResult> {
+    if (this.closed) return Promise.reject(new Error('The service is shutting down; file reads are closed'));
+    if (this.threads.length === 0) return readWorkspaceFile(root, path, options);
+    const thread = this.leastBusy();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      thread.pending.set(id, { resolve, reject });
+      if (thread.pending.size === 1) thread.worker.ref();
+      const request: ReadRequest = { id, root, path, options };
+      thread.worker.postMessage(request);
+    });
+  }
+
+  // Reads still running fail; the threads stop.
+  async close(): Promise<void> {
+    this.closed = true;
+    const running = this.threads.filter((t): t is ReadThread => t !== null);
+    this.threads.fill(null);
+    for (const thread of running) this.fail(thread, new Error('The service is shutting down; the file read was cancelled'));
+    await Promise.all(running.map((t) => t.worker.terminate()));
+  }
+
+  private leastBusy(): ReadThread {
+    let best = -1;
+    for (let i = 0; i < this.threads.length; i++) {
+      const t = this.threads[i];
+      if (t === null) return this.start(i);
+      if (best === -1 || t.pending.size < this.threads[best]!.pending.size) best = i;
+    }
+    return this.threads[best]!;
+  }
+
+  private start(slot: number): ReadThread {
+    const worker = new Worker(this.entry!);
+    const thread: ReadThread = { worker, pending: new Map() };
+    // An idle thread must not keep the process alive; it is ref'd while it holds reads.
+    worker.unref();
+    worker.on('message', (response: ReadResponse) => {
+      const pending = thread.pending.get(response.id);
+      if (!pending) return;
+      thread.pending.delete(response.id);
+      if (thread.pending.size === 0) worker.unref();
+      if (response.outcome.ok) pending.resolve(response.outcome.value as ReadWorkspaceFileResult);
+      else pending.reject(reviveError(response.outcome.error));
+    });
+    const lost = (reason: string) => {
+      if (this.threads[slot] !== thread) return;
+      this.threads[slot] = null;
+      this.fail(thread, new Error(`The file read thread ${reason}; the read was not completed`));
+      // Already gone after 'error' or 'exit'; after 'messageerror' it is stopped so that it cannot linger.
+      void worker.terminate();
+    };
+    worker.on('error', (err) => lost(`failed (${err.message})`));
+    worker.on('messageerror', (err) => lost(`sent an unreadable answer (${err.message})`));
+    worker.on('exit', (code) => lost(`exited with code ${code}`));
+    this.threads[slot] = thread;
+    return thread;
+  }
+
+  private fail(thread: ReadThread, err: Error): void {
+    const pending = [...thread.pending.values()];
+    thread.pending.clear();
+    for (const p of pending) p.reject(err);
+  }
+}
