@@ -1,9 +1,9 @@
-// CPU profile of the read_file hot path: one Toolgate child started with `node --cpu-prof`, the read_file
-// scenario of the benchmark against it, then SIGTERM so V8 writes the profile on the way out. Prints the
-// top self-time functions and keeps the main thread's profile as bench/results/read-file-<adapter>.cpuprofile
-// (open it in Chrome DevTools or speedscope).
-//   npm run build && node bench/profile.mjs                 (PGlite, Fastify)
-//   BENCH_ADAPTER=express DATABASE_URL=postgresql://... node bench/profile.mjs
+// CPU profile of a hot path: one Toolgate child started with `node --cpu-prof`, one scenario of the
+// benchmark against it (BENCH_SCENARIO: read_file by default, invalid_args or tool_listing), then SIGTERM so
+// V8 writes the profile on the way out. Prints the top self-time functions and keeps the main thread's
+// profile as bench/results/<scenario>-<adapter>-<database>.cpuprofile (open it in Chrome DevTools or speedscope).
+//   npm run build && node bench/profile.mjs                 (PGlite, Fastify, read_file)
+//   BENCH_ADAPTER=express BENCH_SCENARIO=invalid_args DATABASE_URL=postgresql://... node bench/profile.mjs
 //   node bench/profile.mjs path/to/file.cpuprofile           (only summarise an existing profile)
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -28,6 +28,10 @@ async function profileReadFile() {
   assertBuilt();
   const adapter = process.env.BENCH_ADAPTER ?? 'fastify';
   if (!['express', 'fastify'].includes(adapter)) throw new Error(`BENCH_ADAPTER must be express or fastify, got '${adapter}'`);
+  const scenario = process.env.BENCH_SCENARIO ?? 'read_file';
+  if (!['read_file', 'invalid_args', 'tool_listing'].includes(scenario)) {
+    throw new Error(`BENCH_SCENARIO must be read_file, invalid_args or tool_listing, got '${scenario}'`);
+  }
   const durationS = Number(process.env.BENCH_DURATION ?? 10);
   const databaseUrl = process.env.DATABASE_URL?.trim();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-profile-'));
@@ -50,23 +54,19 @@ async function profileReadFile() {
   });
   const tenant = await provisionTenant(service, adminToken, `profile-${randomBytes(3).toString('hex')}`);
   writeBenchFile(path.join(workspaces, tenant.projectId));
-  const load = (s) =>
-    httpLoad({
-      url: `${service.baseUrl}/v1/projects/${tenant.projectId}/tools/read_file/invoke`,
-      method: 'POST',
-      headers: { authorization: `Bearer ${tenant.key}` },
-      body: { arguments: { path: BENCH_FILE } },
-      connections: 50,
-      durationS: s,
-      expectStatus: 200,
-      checkBody: (b) => b.includes('"status":"ok"'),
-    });
+  const invoke = `${service.baseUrl}/v1/projects/${tenant.projectId}/tools/read_file/invoke`;
+  const scenarios = {
+    read_file: { url: invoke, method: 'POST', body: { arguments: { path: BENCH_FILE } }, expectStatus: 200, checkBody: (b) => b.includes('"status":"ok"') },
+    invalid_args: { url: invoke, method: 'POST', body: { arguments: { path: 5 } }, expectStatus: 422, checkBody: (b) => b.includes('"invalid_arguments"') },
+    tool_listing: { url: `${service.baseUrl}/v1/projects/${tenant.projectId}/tools`, expectStatus: 200 },
+  };
+  const load = (s) => httpLoad({ ...scenarios[scenario], headers: { authorization: `Bearer ${tenant.key}` }, connections: 50, durationS: s });
   await load(2);
   // The profile's timestamps are the monotonic clock in microseconds, as hrtime is in nanoseconds.
   const from = Number(process.hrtime.bigint() / 1000n);
   const stats = await load(durationS);
   const to = Number(process.hrtime.bigint() / 1000n);
-  process.stderr.write(`read_file on ${adapter} (${databases.kind}) under the profiler: ${Math.round(stats.rps)} req/s, p99 ${stats.p99.toFixed(1)} ms, ${stats.errors} errors\n`);
+  process.stderr.write(`${scenario} on ${adapter} (${databases.kind}) under the profiler: ${Math.round(stats.rps)} req/s, p99 ${stats.p99.toFixed(1)} ms, ${stats.errors} errors\n`);
   const exit = await service.stop();
   process.stderr.write(`service stopped with SIGTERM: exit code ${exit.code}${exit.signal ? `, signal ${exit.signal}` : ''}\n`);
   // One file per thread: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread.
@@ -74,12 +74,12 @@ async function profileReadFile() {
   const main = files.find((f) => f.split('.')[4] === '0');
   if (!main) throw new Error(`no main-thread profile was written (exit ${JSON.stringify(exit)}; files: ${files.join(', ') || 'none'})`);
   mkdirSync(RESULTS, { recursive: true });
-  const kept = path.join(RESULTS, `read-file-${adapter}-${databases.kind}.cpuprofile`);
+  const kept = path.join(RESULTS, `${scenario.replaceAll('_', '-')}-${adapter}-${databases.kind}.cpuprofile`);
   copyFileSync(path.join(profileDir, main), kept);
   process.stderr.write(`profile written: ${files.length} file(s), main thread ${Math.round(statSync(kept).size / 1024)} KiB, kept as ${path.relative(process.cwd(), kept)}\n\n`);
   const summary = summarizeFile(kept, [from, to]);
   writeFileSync(
-    path.join(RESULTS, `read-file-${adapter}-${databases.kind}.profile.json`),
+    path.join(RESULTS, `${scenario.replaceAll('_', '-')}-${adapter}-${databases.kind}.profile.json`),
     `${JSON.stringify({ adapter, database: databases.kind, load: stats, exit, summary }, null, 2)}\n`,
   );
 }

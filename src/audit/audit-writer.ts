@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Prisma } from '../generated/prisma/client.js';
 import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 
 export interface AuditWriterOptions {
@@ -20,10 +19,8 @@ const SHUTDOWN_FLUSH_DEADLINE_MS = 10_000;
 // and 23 (integrity constraint, e.g. the project was deleted). Anything else (connection refused, reset,
 // pool timeout) is retried.
 function isPermanent(error: unknown): boolean {
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  const cause = (error.meta?.driverAdapterError as { cause?: { originalCode?: unknown } } | undefined)?.cause;
-  const sqlState = typeof cause?.originalCode === 'string' ? cause.originalCode : '';
-  return /^2[23]/.test(sqlState);
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
 interface Waiter {

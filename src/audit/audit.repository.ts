@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { isUuid } from '../common/validation/is-uuid.js';
+import { DATABASE_DRIVER, type DatabaseDriver } from '../database/database-driver.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { Invocation } from '../generated/prisma/client.js';
 
@@ -29,19 +30,23 @@ export interface InvocationFilter {
 
 @Injectable()
 export class AuditRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(DATABASE_DRIVER) private readonly driver: DatabaseDriver,
+  ) {}
 
   // One statement for any number of rows: the columns go as arrays and unnest() turns them back into
-  // rows, so the statement text never changes and is prepared once. Rows already written by an
-  // earlier, interrupted attempt are skipped.
+  // rows, so the statement text never changes. Rows already written by an earlier, interrupted attempt
+  // are skipped. It goes to the driver directly; failures carry PostgreSQL's SQLSTATE in `code`.
   async insertMany(records: InvocationRecord[]): Promise<void> {
     const column = <T>(pick: (r: InvocationRecord) => T) => records.map(pick);
-    await this.prisma.$executeRawUnsafe(
+    await this.driver.query(
       `INSERT INTO invocations (id, tenant_id, project_id, tool, status, event, error_code, error_message, duration_ms,
          arguments, arguments_truncated, started_at, finished_at)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::jsonb[], $11::boolean[], $12::timestamptz[], $13::timestamptz[])
        ON CONFLICT (id) DO NOTHING`,
+      [
       column((r) => r.id),
       column((r) => r.tenantId),
       column((r) => r.projectId),
@@ -55,6 +60,7 @@ export class AuditRepository {
       column((r) => r.argumentsTruncated),
       column((r) => r.startedAt.toISOString()),
       column((r) => r.finishedAt.toISOString()),
+      ],
     );
   }
 

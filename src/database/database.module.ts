@@ -13,6 +13,6 @@ import { PrismaService } from './prisma.service.js';
     },
     PrismaService,
   ],
-  exports: [PrismaService],
+  exports: [PrismaService, DATABASE_DRIVER],
 })
 export class DatabaseModule {}

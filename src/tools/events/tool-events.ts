@@ -31,6 +31,8 @@ export class ToolEvents {
   private readonly subject = new Subject<ToolEvent>();
 
   emit(event: Omit<ToolEvent, 'at'>): void {
+    // Nobody is streaming (the usual case): nothing to build.
+    if (!this.subject.observed) return;
     this.subject.next({ ...event, at: new Date().toISOString() });
   }
 
