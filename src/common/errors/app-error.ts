@@ -11,7 +11,12 @@ export class AppError extends Error {
     // Response headers that belong with the error (e.g. Retry-After).
     readonly headers?: Record<string, string>,
   ) {
+    // A refusal (4xx) is an answer, not a fault: nobody reads its stack, and capturing one was the largest
+    // single cost of refusing a bad tool call (8% of the time in a profile). Server errors keep theirs.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (status < 500) Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'AppError';
   }
 }
