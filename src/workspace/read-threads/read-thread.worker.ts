@@ -15,15 +15,16 @@ export interface ReadResponse {
   outcome: TaskOutcome;
 }
 
-// One read at a time, with blocking system calls: a confined read is a dozen short calls, each of which
-// would otherwise be a round trip through libuv's thread pool and back to the event loop.
-parentPort!.on('message', (request: ReadRequest) => {
-  readWorkspaceFile(request.root, request.path, { ...request.options, io: blockingIo }).then(
-    (value) => reply({ id: request.id, outcome: { ok: true, value } }),
-    (err: unknown) => reply({ id: request.id, outcome: { ok: false, error: serializeError(err) } }),
-  );
+// Reads come in batches (all the reads the event loop gathered in one turn) and are made one after the
+// other with blocking system calls: a confined read is a dozen short calls, each of which would otherwise
+// be a round trip through libuv's thread pool. The answers go back as one batch too.
+parentPort!.on('message', (batch: ReadRequest[]) => {
+  void Promise.all(batch.map(read)).then((responses) => parentPort!.postMessage(responses));
 });
 
-function reply(response: ReadResponse): void {
-  parentPort!.postMessage(response);
+function read(request: ReadRequest): Promise<ReadResponse> {
+  return readWorkspaceFile(request.root, request.path, { ...request.options, io: blockingIo }).then(
+    (value): ReadResponse => ({ id: request.id, outcome: { ok: true, value } }),
+    (err: unknown): ReadResponse => ({ id: request.id, outcome: { ok: false, error: serializeError(err) } }),
+  );
 }

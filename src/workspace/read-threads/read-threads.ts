@@ -12,12 +12,15 @@ interface Pending {
 interface ReadThread {
   worker: Worker;
   pending: Map<number, Pending>;
+  // Requests not posted yet: everything asked in one turn of the event loop goes in one message.
+  outbox: ReadRequest[];
 }
 
 // Confined file reads on dedicated threads that make blocking system calls. On the event loop the same read
 // costs a dozen trips through libuv's thread pool; here it is one message each way, which measured at a
-// fraction of the event loop's time per read. The threads are separate from the worker pool so that a
-// read never queues behind a walk of a large tree.
+// fraction of the event loop's time per read. Requests made in the same turn of the event loop travel
+// together, so under load one wake-up of a thread serves many reads. The threads are separate from the
+// worker pool so that a read never queues behind a walk of a large tree.
 //
 // With `threads: 0` reads stay on the event loop (asynchronous calls). A thread that dies fails the reads
 // it held; the next read starts a new one.
@@ -50,8 +53,7 @@ export class ReadThreads {
     return new Promise((resolve, reject) => {
       thread.pending.set(id, { resolve, reject });
       if (thread.pending.size === 1) thread.worker.ref();
-      const request: ReadRequest = { id, root, path, options };
-      thread.worker.postMessage(request);
+      if (thread.outbox.push({ id, root, path, options }) === 1) setImmediate(() => this.post(thread));
     });
   }
 
@@ -62,6 +64,14 @@ export class ReadThreads {
     this.threads.fill(null);
     for (const thread of running) this.fail(thread, new Error('The service is shutting down; the file read was cancelled'));
     await Promise.all(running.map((t) => t.worker.terminate()));
+  }
+
+  private post(thread: ReadThread): void {
+    const batch = thread.outbox;
+    thread.outbox = [];
+    // The thread died or the service closed meanwhile: its pending reads have been failed already.
+    if (batch.length === 0 || !this.threads.includes(thread)) return;
+    thread.worker.postMessage(batch);
   }
 
   private leastBusy(): ReadThread {
@@ -76,16 +86,18 @@ export class ReadThreads {
 
   private start(slot: number): ReadThread {
     const worker = new Worker(this.entry!);
-    const thread: ReadThread = { worker, pending: new Map() };
+    const thread: ReadThread = { worker, pending: new Map(), outbox: [] };
     // An idle thread must not keep the process alive; it is ref'd while it holds reads.
     worker.unref();
-    worker.on('message', (response: ReadResponse) => {
-      const pending = thread.pending.get(response.id);
-      if (!pending) return;
-      thread.pending.delete(response.id);
+    worker.on('message', (responses: ReadResponse[]) => {
+      for (const response of responses) {
+        const pending = thread.pending.get(response.id);
+        if (!pending) continue;
+        thread.pending.delete(response.id);
+        if (response.outcome.ok) pending.resolve(response.outcome.value as ReadWorkspaceFileResult);
+        else pending.reject(reviveError(response.outcome.error));
+      }
       if (thread.pending.size === 0) worker.unref();
-      if (response.outcome.ok) pending.resolve(response.outcome.value as ReadWorkspaceFileResult);
-      else pending.reject(reviveError(response.outcome.error));
     });
     const lost = (reason: string) => {
       if (this.threads[slot] !== thread) return;
