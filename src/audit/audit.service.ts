@@ -63,8 +63,10 @@ export function capArguments(args: unknown, maxBytes: number): { value: unknown;
   }
   // PostgreSQL's text and jsonb cannot hold U+0000: keep it visible, escaped, so the row still lands.
   // In JSON text a NUL is the escape \u0000 after an even run of backslashes (an odd run escapes the \).
-  text = text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\\\u0000');
-  if (Buffer.byteLength(text) <= maxBytes) return { value: JSON.parse(text) as unknown, truncated: false };
+  const hasNul = text.includes('\\u0000');
+  if (hasNul) text = text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\\\u0000');
+  // Without a NUL the arguments serialise to this very text again: no need to parse it back.
+  if (Buffer.byteLength(text) <= maxBytes) return { value: hasNul ? (JSON.parse(text) as unknown) : args, truncated: false };
   return { value: { preview: Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '') }, truncated: true };
 }
 
