@@ -21,6 +21,9 @@ export const skillSource = (skill: { name: string; version: string }) => `skill:
 @Injectable()
 export class SkillTools {
   private readonly byProject: TtlLruCache<string, SkillTool[]>;
+  // Bumped by every invalidation: a load that started before one may have read the old skills, so it is
+  // answered but not cached (it would otherwise hide the change until the TTL).
+  private generation = 0;
 
   constructor(
     private readonly repository: SkillsRepository,
@@ -35,9 +38,10 @@ export class SkillTools {
     const key = `${tenantId}:${projectId}`;
     const cached = this.byProject.get(key);
     if (cached) return cached;
+    const generation = this.generation;
     const skills = await this.repository.enabledOnProject(tenantId, projectId);
     const tools = skills.flatMap((skill) => this.toolsOf(skill));
-    this.byProject.set(key, tools);
+    if (generation === this.generation) this.byProject.set(key, tools);
     return tools;
   }
 
@@ -50,10 +54,12 @@ export class SkillTools {
   }
 
   forgetProject(tenantId: string, projectId: string): void {
+    this.generation++;
     this.byProject.delete(`${tenantId}:${projectId}`);
   }
 
   forgetTenant(tenantId: string): void {
+    this.generation++;
     this.byProject.deleteWhere((_, key) => key.startsWith(`${tenantId}:`));
   }
 }
