@@ -16,9 +16,20 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 const requestIdFrom = (header: unknown): string =>
   typeof header === 'string' && CLIENT_REQUEST_ID.test(header) ? header : randomUUID();
 
+// Nest's ExpressAdapter would JSON-encode a Buffer answer ({"type":"Buffer","data":[...]}); Fastify sends it
+// as the body. Sent as the body here too, through res.send, which keeps a preset Content-Type and ETag
+// and still answers 304 when the ETag matches.
+class BufferAwareExpressAdapter extends ExpressAdapter {
+  override reply(response: { status(code: number): unknown; send(body: Buffer): unknown }, body: unknown, statusCode?: number): unknown {
+    if (!Buffer.isBuffer(body)) return super.reply(response, body, statusCode);
+    if (statusCode !== undefined) response.status(statusCode);
+    return response.send(body);
+  }
+}
+
 // Everything that depends on the HTTP adapter lives in this file, so controllers never see req/res.
 export function createHttpAdapter(config: AppConfig): AbstractHttpAdapter {
-  if (config.httpAdapter === 'express') return new ExpressAdapter();
+  if (config.httpAdapter === 'express') return new BufferAwareExpressAdapter();
   return new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
     genReqId: (req: { headers: Record<string, unknown> }) => requestIdFrom(req.headers['x-request-id']),
@@ -69,8 +80,28 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger): void {
     started.set(request, process.hrtime.bigint());
     requestContext.run({ requestId: request.id }, done);
   });
+  // Express answers 304 itself when a 200's ETag matches If-None-Match (req.fresh); Fastify does not, so
+  // routes that set an ETag get the same conditional GET here.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    const etag = reply.getHeader('etag');
+    if (reply.statusCode !== 200 || typeof etag !== 'string' || !isFresh(request.method, request.headers, etag)) return done(null, payload);
+    reply.code(304).removeHeader('content-type').removeHeader('content-length');
+    done(null, null);
+  });
   fastify.addHook('onResponse', (request, reply, done) => {
     logRequest(log, request.id, request.method, request.url, reply.statusCode, started.get(request) ?? process.hrtime.bigint());
     done();
   });
+}
+
+// The test Express applies (the `fresh` package): a GET or HEAD whose If-None-Match names the ETag, weakly
+// compared, unless the client asked for Cache-Control: no-cache.
+function isFresh(method: string, headers: Record<string, string | string[] | undefined>, etag: string): boolean {
+  const ifNoneMatch = headers['if-none-match'];
+  if ((method !== 'GET' && method !== 'HEAD') || typeof ifNoneMatch !== 'string') return false;
+  const cacheControl = headers['cache-control'];
+  if (typeof cacheControl === 'string' && /(?:^|,)\s*no-cache\s*(?:,|$)/.test(cacheControl)) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  const opaque = etag.replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === opaque);
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { SkillTools } from '../skills/skill-tools.js';
+import { type SkillTool, SkillTools } from '../skills/skill-tools.js';
 import { projectNotFound } from '../workspace/workspace.errors.js';
 import { DeleteFileExecutor } from './executors/delete-file.executor.js';
 import { FetchUrlExecutor } from './executors/fetch-url.executor.js';
@@ -23,7 +23,8 @@ export interface RegisteredTool {
 
 export interface ProjectTools {
   settings: ProjectToolSettings;
-  tools: RegisteredTool[];
+  // Shared between requests (and keyed on by the listing cache): never mutate it.
+  tools: readonly RegisteredTool[];
 }
 
 // The tools a project can use. Built-in validators are compiled once at start-up; the request path
@@ -32,7 +33,10 @@ export interface ProjectTools {
 export class ToolRegistry implements OnModuleInit {
   private readonly builtins: ToolExecutor[];
   private readonly validators = new ToolValidatorCache();
-  private compiled: RegisteredTool[] = [];
+  private compiled: readonly RegisteredTool[] = [];
+  // One built-ins-plus-skills array per skill-tool array that SkillTools caches, so a project's tool list
+  // keeps its identity until its skills change. Weak: it lives exactly as long as SkillTools keeps the key.
+  private readonly withSkills = new WeakMap<readonly SkillTool[], readonly RegisteredTool[]>();
   private readonly settingsCache: TtlLruCache<string, ProjectToolSettings>;
 
   constructor(
@@ -73,7 +77,7 @@ export class ToolRegistry implements OnModuleInit {
   async forProject(tenantId: string, projectId: string): Promise<ProjectTools> {
     const settings = await this.settings(tenantId, projectId);
     const skillTools = await this.skillTools.forProject(tenantId, projectId);
-    return { settings, tools: skillTools.length === 0 ? this.compiled : [...this.compiled, ...skillTools] };
+    return { settings, tools: this.toolsWith(skillTools) };
   }
 
   async find(tenantId: string, projectId: string, toolName: string): Promise<RegisteredTool> {
@@ -85,6 +89,18 @@ export class ToolRegistry implements OnModuleInit {
     const tool = tools.find((t) => t.executor.definition.name === toolName);
     if (!tool) throw toolNotFound(toolName, tools.map((t) => t.executor.definition.name));
     return tool;
+  }
+
+  // The same array for as long as the project's skill tools are the same cached array: every project
+  // without skills shares the built-ins array, and a skill change (SkillTools drops its array) gives a new one.
+  private toolsWith(skillTools: readonly SkillTool[]): readonly RegisteredTool[] {
+    if (skillTools.length === 0) return this.compiled;
+    let tools = this.withSkills.get(skillTools);
+    if (!tools) {
+      tools = [...this.compiled, ...skillTools];
+      this.withSkills.set(skillTools, tools);
+    }
+    return tools;
   }
 
   private async settings(tenantId: string, projectId: string): Promise<ProjectToolSettings> {

@@ -1,11 +1,13 @@
-import { Controller, Get, HttpCode, Param, Post, Query, Sse } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Sse, UseInterceptors } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
   ApiForbiddenResponse,
+  ApiHeader,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiProduces,
+  ApiResponse,
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
@@ -13,6 +15,7 @@ import type { Observable } from 'rxjs';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { ClientAbortSignal } from '../common/http/client-abort-signal.decorator.js';
+import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
 import {
   InvalidArgumentsResponseDto,
   InvocationResultDto,
@@ -39,8 +42,14 @@ export class ToolsController {
   ) {}
 
   @Get('tools')
-  @ApiOkResponse({ type: ToolListResponseDto })
-  list(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string, @Query() query: ToolFormatQueryDto) {
+  @UseInterceptors(SerializedJsonInterceptor)
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of a listing already held: 304 while it is current' })
+  @ApiOkResponse({
+    type: ToolListResponseDto,
+    headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } },
+  })
+  @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })
+  list(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string, @Query() query: ToolFormatQueryDto): Promise<SerializedJson> {
     return this.tools.list(tenant.tenantId, projectId, query.format);
   }
 

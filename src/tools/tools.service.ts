@@ -1,14 +1,32 @@
 import { Injectable } from '@nestjs/common';
+import { SerializedJson } from '../common/http/serialized-json.interceptor.js';
 import { formatTool, type ToolFormat } from './tool-formats.js';
-import { ToolRegistry } from './tool-registry.js';
+import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 
 @Injectable()
 export class ToolsService {
+  // Each listing is encoded once per tool list and format: agents poll it, and with hundreds of skill tools
+  // rebuilding it per request dominated. Keyed by the registry's tool array, which stays the same object until
+  // the project's skill tools change (one shared array for built-ins only), so whatever makes SkillTools drop
+  // its array (a skill enabled, disabled, updated or deleted, the project changed, the TTL) drops these too.
+  // Weak keys tie the memory to SkillTools' bounded LRU: per cached project, one body per format asked for.
+  private readonly listings = new WeakMap<readonly RegisteredTool[], Map<ToolFormat, SerializedJson>>();
+
   constructor(private readonly registry: ToolRegistry) {}
 
-  async list(tenantId: string, projectId: string, format: ToolFormat = 'native') {
+  async list(tenantId: string, projectId: string, format: ToolFormat = 'native'): Promise<SerializedJson> {
     const { tools } = await this.registry.forProject(tenantId, projectId);
-    return { tools: tools.map((t) => formatTool(t.executor.definition, format)) };
+    let byFormat = this.listings.get(tools);
+    if (!byFormat) {
+      byFormat = new Map();
+      this.listings.set(tools, byFormat);
+    }
+    let listing = byFormat.get(format);
+    if (!listing) {
+      listing = SerializedJson.of({ tools: tools.map((t) => formatTool(t.executor.definition, format)) });
+      byFormat.set(format, listing);
+    }
+    return listing;
   }
 
   async get(tenantId: string, projectId: string, toolName: string, format: ToolFormat = 'native') {

@@ -149,9 +149,9 @@ interface OpenApiMedia {
 }
 interface OpenApiOperation {
   security?: unknown[];
-  parameters?: Array<{ name: string; schema: OpenApiSchema }>;
+  parameters?: Array<{ name: string; in: string; schema: OpenApiSchema }>;
   requestBody?: { content: Record<string, OpenApiMedia> };
-  responses: Record<string, { content?: Record<string, OpenApiMedia> }>;
+  responses: Record<string, { content?: Record<string, OpenApiMedia>; headers?: Record<string, unknown> }>;
 }
 interface OpenApiDocument {
   paths: Record<string, Record<string, OpenApiOperation>>;
@@ -195,6 +195,16 @@ describe('the OpenAPI document for tools', () => {
     );
     const format = operation('/v1/projects/{projectId}/tools', 'get').parameters?.find((p) => p.name === 'format');
     expect(format?.schema.enum).toEqual(['native', 'openai', 'anthropic', 'mcp']);
+  });
+
+  it('describes the listing body, its ETag, If-None-Match and the 304 answer', () => {
+    const listing = operation('/v1/projects/{projectId}/tools', 'get');
+    const body = jsonBody(listing.responses['200'].content);
+    expect(Object.keys(properties(body))).toEqual(['tools']);
+    expect(properties(body).tools.type).toBe('array');
+    expect(Object.keys(listing.responses['200'].headers ?? {})).toEqual(['ETag']);
+    expect(listing.responses['304']).toBeDefined();
+    expect(listing.parameters?.find((p) => p.name === 'If-None-Match')?.in).toBe('header');
   });
 
   it('describes the invocation result and the 422 invalid-arguments body with its issues and usage', () => {
