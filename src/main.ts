@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { createPinoLogger, JsonLogger } from './common/logging/json-logger.js';
+import { applyHeapGrowth } from './config/heap-growth.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { configureApp, createHttpAdapter } from './http/configure-app.js';
 
@@ -16,6 +17,7 @@ async function bootstrap(): Promise<void> {
     }
     throw error;
   }
+  applyHeapGrowth(config.heapGrowingPercent);
   const pinoLogger = createPinoLogger(config.logLevel);
   const app = await NestFactory.create(AppModule.forRoot(config), createHttpAdapter(config), {
     bodyParser: false,

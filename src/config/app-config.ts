@@ -16,6 +16,9 @@ export interface AppConfig {
   bodyLimitBytes: number;
   // How long running tool calls may go on after SIGTERM before they are cancelled.
   shutdownGraceMs: number;
+  // V8 lets the heap grow this much past what survived the last full GC before collecting again; 0 keeps
+  // V8's own factor (up to 300%). See applyHeapGrowth.
+  heapGrowingPercent: number;
   database: DatabaseTarget;
   migrateOnStart: boolean;
   adminToken: string | null;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AppError } from '../errors/app-error.js';
 import { listWorkspace, WorkspaceFsError, type ListWorkspaceResult } from '../../workspace/fs/workspace-fs.js';
-import { defaultThreadCount, resolveWorkerEntry, WorkerPool } from './worker-pool.js';
+import { defaultThreadCount, resolveWorkerEntry, WorkerPool, workerResourceLimits } from './worker-pool.js';
 
 let base: string;
 let root: string;
@@ -22,6 +22,11 @@ afterAll(async () => {
   await pool.close();
   await rm(base, { recursive: true, force: true });
 });
+
+// Waits for a change made in the background (a thread exiting); the test's own timeout bounds the wait.
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 
 // Sparse, so the file costs no disk, yet hashing it takes many seconds.
 async function makeHugeFile(): Promise<void> {
@@ -53,6 +58,48 @@ describe('WorkerPool', () => {
   it('defaults to one thread less than the CPUs available, and at least one', () => {
     expect(defaultThreadCount()).toBe(Math.max(1, availableParallelism() - 1));
     expect(() => new WorkerPool({ threads: 0 })).toThrow(/at least 1/);
+  });
+
+  it('starts no thread before the first task, then only as many as the tasks need', async () => {
+    const lazy = new WorkerPool({ threads: 2 });
+    try {
+      expect(lazy.running).toBe(0);
+      await writeFile(join(root, 'lazy.txt'), 'abc');
+      await expect(lazy.run('hashFile', { root, path: 'lazy.txt' })).resolves.toMatchObject({ size: 3 });
+      expect(lazy.running).toBe(1);
+    } finally {
+      await lazy.close();
+    }
+  });
+
+  it('lets a thread exit once it has been idle, and starts a new one for the next task', async () => {
+    const idle = new WorkerPool({ threads: 1, idleTimeoutMs: 20 });
+    try {
+      await writeFile(join(root, 'idle.txt'), 'abcd');
+      await idle.run('hashFile', { root, path: 'idle.txt' });
+      expect(idle.running).toBe(1);
+      await until(() => idle.running === 0);
+      await expect(idle.run('hashFile', { root, path: 'idle.txt' })).resolves.toMatchObject({ size: 4 });
+      expect(idle.running).toBe(1);
+    } finally {
+      await idle.close();
+    }
+  });
+
+  it('runs its threads with a bounded young generation, unless told other limits', async () => {
+    const entry = join(base, 'limits-entry.mjs');
+    await writeFile(
+      entry,
+      "import { resourceLimits } from 'node:worker_threads';\nexport const runTask = async () => ({ ok: true, value: resourceLimits });\n",
+    );
+    const bounded = new WorkerPool({ threads: 1, entry });
+    const custom = new WorkerPool({ threads: 1, entry, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 } });
+    try {
+      expect(await bounded.run('limits', {})).toMatchObject(workerResourceLimits);
+      expect(await custom.run('limits', {})).toMatchObject({ maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 });
+    } finally {
+      await Promise.all([bounded.close(), custom.close()]);
+    }
   });
 
   it('lists a tree of a few thousand files recursively on a worker thread', async () => {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { reviveError, type TaskOutcome } from './worker-error.codec.js';
 import type { TaskRequest } from './worker-entry.js';
@@ -14,6 +14,8 @@ export interface WorkerPoolOptions {
   entry?: string;
   // A thread idle this long exits; the next task starts a new one.
   idleTimeoutMs?: number;
+  // V8 heap limits of each thread; defaults to workerResourceLimits.
+  resourceLimits?: ResourceLimits;
 }
 
 export interface RunOptions {
@@ -26,6 +28,10 @@ export interface CancellablePayload {
 }
 
 export const defaultThreadCount = (): number => Math.max(1, availableParallelism() - 1);
+
+// By default a thread's young generation grows to 32 MB of semi-spaces like the main thread's: 40-50 MB more
+// resident memory during a 10,000-entry walk, and no measurable speed-up. The old generation keeps V8's limit.
+export const workerResourceLimits: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
 
 // Worker threads cannot load TypeScript. Compiled code (dist/**) uses the sibling file (worker-entry.js by
 // default); code running from src/**/*.ts (Jest) uses the same file in dist/, which `npm run build` must
@@ -62,11 +68,17 @@ export class WorkerPool {
       minThreads: 0,
       maxThreads: threads,
       idleTimeout: options.idleTimeoutMs ?? 30_000,
+      resourceLimits: options.resourceLimits ?? workerResourceLimits,
     });
   }
 
   get threads(): number {
     return this.piscina.maxThreads;
+  }
+
+  // Threads running now: none until the first task, and none again once they have all been idle.
+  get running(): number {
+    return this.piscina.threads.length;
   }
 
   async run<T>(task: string, payload: unknown, opts: RunOptions = {}): Promise<T> {
