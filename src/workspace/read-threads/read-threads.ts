@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { resolveWorkerEntry } from '../../common/worker-pool/worker-pool.js';
+import { resolveWorkerEntry, workerResourceLimits } from '../../common/worker-pool/worker-pool.js';
 import { reviveError } from '../../common/worker-pool/worker-error.codec.js';
 import { readWorkspaceFile, type ReadWorkspaceFileOptions, type ReadWorkspaceFileResult } from '../fs/workspace-file.reader.js';
 import type { ReadRequest, ReadResponse } from './read-thread.worker.js';
@@ -85,7 +85,8 @@ export class ReadThreads {
   }
 
   private start(slot: number): ReadThread {
-    const worker = new Worker(this.entry!);
+    // A small young generation, like the pool's threads: a read keeps nothing alive once answered.
+    const worker = new Worker(this.entry!, { resourceLimits: workerResourceLimits });
     const thread: ReadThread = { worker, pending: new Map(), outbox: [] };
     // An idle thread must not keep the process alive; it is ref'd while it holds reads.
     worker.unref();
