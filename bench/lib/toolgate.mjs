@@ -32,6 +32,10 @@ export async function startToolgate({ label, adapter, databaseUrl, adminToken, w
     // the limiter itself still runs on every request.
     RATE_LIMIT_REQUESTS: '10000000',
   };
+  // BENCH_ENV_<NAME>=value sets <NAME> for the service, to compare settings (e.g. BENCH_ENV_HEAP_GROWING_PERCENT=0).
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith('BENCH_ENV_') && value !== undefined) env[name.slice('BENCH_ENV_'.length)] = value;
+  }
   const proc = spawnLogged(label, process.execPath, [...nodeArgs, MAIN_JS], { env, cwd: REPO_ROOT, logFile });
   const memory = watchMemory(proc.pid);
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -30,7 +30,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
     port: read.integer('PORT', 3000, 0, 65535),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
-    heapGrowingPercent: read.integer('HEAP_GROWING_PERCENT', 50, 0, 1000),
+    heapGrowingPercent: read.integer('HEAP_GROWING_PERCENT', 100, 0, 1000),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     database: parseDatabase(read, cwd, problems),
     migrateOnStart: read.boolean('MIGRATE_ON_START', true),

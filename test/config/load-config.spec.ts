@@ -60,9 +60,9 @@ describe('loadConfig', () => {
     }
   });
 
-  it('bounds heap growth to 50% by default; HEAP_GROWING_PERCENT changes it, 0 leaves it to V8', () => {
-    expect(loadConfig({}, CWD).heapGrowingPercent).toBe(50);
-    expect(loadConfig({ HEAP_GROWING_PERCENT: '100' }, CWD).heapGrowingPercent).toBe(100);
+  it('bounds heap growth to 100% by default; HEAP_GROWING_PERCENT changes it, 0 leaves it to V8', () => {
+    expect(loadConfig({}, CWD).heapGrowingPercent).toBe(100);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '50' }, CWD).heapGrowingPercent).toBe(50);
     expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }, CWD).heapGrowingPercent).toBe(0);
     expect(configError({ HEAP_GROWING_PERCENT: '-5' }).problems).toEqual([
       "HEAP_GROWING_PERCENT must be an integer between 0 and 1000, got '-5'",
