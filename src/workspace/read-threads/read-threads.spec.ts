@@ -72,6 +72,7 @@ describe('ReadThreads', () => {
     const held = threads.readFile(root, 'src/a.txt', opts);
     await first.terminate();
     await expect(held).rejects.toThrow(/file read thread exited/);
+    await expect(held).rejects.toMatchObject({ code: 'io_error' });
     await expect(threads.readFile(root, 'src/a.txt', opts)).resolves.toMatchObject({ content: 'line 5\nline 6\nline 7\n' });
     expect(workerOf(threads, 0)).not.toBe(first);
   });

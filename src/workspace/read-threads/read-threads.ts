@@ -2,7 +2,11 @@ import { Worker } from 'node:worker_threads';
 import { resolveWorkerEntry, workerResourceLimits } from '../../common/worker-pool/worker-pool.js';
 import { reviveError } from '../../common/worker-pool/worker-error.codec.js';
 import { readWorkspaceFile, type ReadWorkspaceFileOptions, type ReadWorkspaceFileResult } from '../fs/workspace-file.reader.js';
+import { WorkspaceFsError } from '../fs/workspace-fs.error.js';
 import type { ReadRequest, ReadResponse } from './read-thread.worker.js';
+
+// The read itself did nothing wrong: the caller may try again (a tool call answers io_error, retryable).
+const notCompleted = (message: string) => new WorkspaceFsError('io_error', message);
 
 interface Pending {
   resolve(value: ReadWorkspaceFileResult): void;
@@ -46,7 +50,7 @@ export class ReadThreads {
   }
 
   readFile(root: string, path: string, options: Omit<ReadWorkspaceFileOptions, 'io'>): Promise<ReadWorkspaceFileResult> {
-    if (this.closed) return Promise.reject(new Error('The service is shutting down; file reads are closed'));
+    if (this.closed) return Promise.reject(notCompleted('The service is shutting down; file reads are closed'));
     if (this.threads.length === 0) return readWorkspaceFile(root, path, options);
     const thread = this.leastBusy();
     const id = this.nextId++;
@@ -62,7 +66,7 @@ export class ReadThreads {
     this.closed = true;
     const running = this.threads.filter((t): t is ReadThread => t !== null);
     this.threads.fill(null);
-    for (const thread of running) this.fail(thread, new Error('The service is shutting down; the file read was cancelled'));
+    for (const thread of running) this.fail(thread, notCompleted('The service is shutting down; the file read was cancelled'));
     await Promise.all(running.map((t) => t.worker.terminate()));
   }
 
@@ -103,7 +107,7 @@ export class ReadThreads {
     const lost = (reason: string) => {
       if (this.threads[slot] !== thread) return;
       this.threads[slot] = null;
-      this.fail(thread, new Error(`The file read thread ${reason}; the read was not completed`));
+      this.fail(thread, notCompleted(`The file read thread ${reason}; the read was not completed`));
       // Already gone after 'error' or 'exit'; after 'messageerror' it is stopped so that it cannot linger.
       void worker.terminate();
     };
@@ -114,7 +118,7 @@ export class ReadThreads {
     return thread;
   }
 
-  private fail(thread: ReadThread, err: Error): void {
+  private fail(thread: ReadThread, err: WorkspaceFsError): void {
     const pending = [...thread.pending.values()];
     thread.pending.clear();
     for (const p of pending) p.reject(err);
