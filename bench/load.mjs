@@ -19,10 +19,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withClient } from './lib/database.mjs';
 import { cleanupAll, defer, trackTempDir } from './lib/cleanup.mjs';
 import { BENCH_FILE, BENCH_FILE_CONTENT, TREE_DIR, createTree, writeBenchFile } from './lib/fixtures.mjs';
-import { envInt, freePort, spawnLogged, tail, waitUntilReady } from './lib/processes.mjs';
+import { envInt, tail } from './lib/processes.mjs';
 import { fmt, verdict } from './lib/report.mjs';
 import { percentile } from './lib/stats.mjs';
-import { MAIN_JS, REPO_ROOT, api, assertBuilt, provisionTenant } from './lib/toolgate.mjs';
+import { api, assertBuilt, provisionTenant, startToolgate } from './lib/toolgate.mjs';
 
 const FD_TOLERANCE = 5;
 const SETTLE_MS = 2_000;
@@ -62,30 +62,6 @@ async function createDatabase() {
 }
 
 // --- the service ---------------------------------------------------------------------------------------------
-
-async function startService({ databaseUrl, adminToken, workspaceRoot, logFile }) {
-  const port = await freePort();
-  // Built from scratch so nothing in the caller's shell (DATABASE_URL, NODE_OPTIONS...) changes the run.
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-  for (const name of ['HOME', 'TMPDIR', 'LANG']) if (process.env[name]) env[name] = process.env[name];
-  Object.assign(env, {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: databaseUrl,
-    ADMIN_TOKEN: adminToken,
-    WORKSPACE_ROOT: workspaceRoot,
-    LOG_LEVEL: 'warn',
-    HTTP_ADAPTER: config.adapter,
-    // Throttling would answer 429 and hide what the service does under load; the limiter still runs.
-    // 10,000,000 per minute is the highest value the configuration accepts.
-    RATE_LIMIT_REQUESTS: '10000000',
-    RATE_LIMIT_COMMAND_CALLS: '10000000',
-  });
-  const proc = spawnLogged('toolgate', process.execPath, [MAIN_JS], { env, cwd: REPO_ROOT, logFile });
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilReady(proc, async () => (await fetch(`${baseUrl}/health/ready`)).ok, { label: 'toolgate' });
-  return { proc, pid: proc.pid, baseUrl };
-}
 
 function openFds(pid) {
   return readdirSync(`/proc/${pid}/fd`).length;
@@ -310,7 +286,17 @@ async function main() {
   const database = await createDatabase();
   progress(`database ${database.name} on ${new URL(config.serverUrl).host}`);
   const adminToken = randomBytes(24).toString('hex');
-  const service = await startService({ databaseUrl: database.url, adminToken, workspaceRoot, logFile });
+  const service = await startToolgate({
+    label: 'toolgate',
+    adapter: config.adapter,
+    databaseUrl: database.url,
+    adminToken,
+    workspaceRoot,
+    logFile,
+    // Shell calls are part of the mix: their tighter per-tenant limit would answer 429 and hide what the
+    // service does under load (the limiter still runs); 10,000,000 a minute is the highest value accepted.
+    env: { RATE_LIMIT_COMMAND_CALLS: '10000000' },
+  });
   progress(`toolgate (${config.adapter}, pid ${service.pid}) ready at ${service.baseUrl}`);
 
   const a = await provisionTenant(service, adminToken, 'load-a');

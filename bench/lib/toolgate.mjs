@@ -17,7 +17,8 @@ function baseEnv() {
   return env;
 }
 
-export async function startToolgate({ label, adapter, databaseUrl, adminToken, workspaceRoot, logFile, nodeArgs = [] }) {
+// `env` adds to or overrides the service's settings; BENCH_ENV_<NAME> in the caller's environment overrides both.
+export async function startToolgate({ label, adapter, databaseUrl, adminToken, workspaceRoot, logFile, nodeArgs = [], env: extraEnv = {} }) {
   const port = await freePort();
   const env = {
     ...baseEnv(),
@@ -31,6 +32,7 @@ export async function startToolgate({ label, adapter, databaseUrl, adminToken, w
     // The per-tenant limit (1200 requests a minute by default) would otherwise be all a load test measures;
     // the limiter itself still runs on every request.
     RATE_LIMIT_REQUESTS: '10000000',
+    ...extraEnv,
   };
   // BENCH_ENV_<NAME>=value sets <NAME> for the service, to compare settings (e.g. BENCH_ENV_HEAP_GROWING_PERCENT=0).
   for (const [name, value] of Object.entries(process.env)) {

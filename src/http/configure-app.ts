@@ -4,6 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { AbstractHttpAdapter } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import fresh from 'fresh';
 import type { Logger as PinoLogger } from 'pino';
 import { requestContext } from '../common/logging/request-context.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -81,10 +82,11 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger): void {
     requestContext.run({ requestId: request.id }, done);
   });
   // Express answers 304 itself when a 200's ETag matches If-None-Match (req.fresh); Fastify does not, so
-  // routes that set an ETag get the same conditional GET here.
+  // routes that set an ETag get the same conditional GET here, decided by the same `fresh` test.
   fastify.addHook('onSend', (request, reply, payload, done) => {
     const etag = reply.getHeader('etag');
-    if (reply.statusCode !== 200 || typeof etag !== 'string' || !isFresh(request.method, request.headers, etag)) return done(null, payload);
+    const conditional = request.method === 'GET' || request.method === 'HEAD';
+    if (reply.statusCode !== 200 || typeof etag !== 'string' || !conditional || !fresh(request.headers, { etag })) return done(null, payload);
     reply.code(304).removeHeader('content-type').removeHeader('content-length');
     done(null, null);
   });
@@ -92,16 +94,4 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger): void {
     logRequest(log, request.id, request.method, request.url, reply.statusCode, started.get(request) ?? process.hrtime.bigint());
     done();
   });
-}
-
-// The test Express applies (the `fresh` package): a GET or HEAD whose If-None-Match names the ETag, weakly
-// compared, unless the client asked for Cache-Control: no-cache.
-function isFresh(method: string, headers: Record<string, string | string[] | undefined>, etag: string): boolean {
-  const ifNoneMatch = headers['if-none-match'];
-  if ((method !== 'GET' && method !== 'HEAD') || typeof ifNoneMatch !== 'string') return false;
-  const cacheControl = headers['cache-control'];
-  if (typeof cacheControl === 'string' && /(?:^|,)\s*no-cache\s*(?:,|$)/.test(cacheControl)) return false;
-  if (ifNoneMatch.trim() === '*') return true;
-  const opaque = etag.replace(/^W\//, '');
-  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === opaque);
 }

@@ -1,4 +1,4 @@
-import { serializeError, type TaskOutcome } from './worker-error.codec.js';
+import { settleTask, type TaskOutcome } from './worker-error.codec.js';
 import { workerTasks } from './worker-tasks.js';
 
 export interface TaskRequest {
@@ -11,9 +11,5 @@ export async function runTask(request: TaskRequest): Promise<TaskOutcome> {
   const tasks: Record<string, (payload: unknown) => Promise<unknown>> = workerTasks as never;
   const task = Object.hasOwn(tasks, request.task) ? tasks[request.task] : undefined;
   if (!task) return { ok: false, error: { kind: 'error', name: 'Error', message: `Unknown worker task '${request.task}'` } };
-  try {
-    return { ok: true, value: await task(request.payload) };
-  } catch (err) {
-    return { ok: false, error: serializeError(err) };
-  }
+  return settleTask(() => task(request.payload));
 }

@@ -12,6 +12,21 @@ export type SerializedError =
 
 export type TaskOutcome = { ok: true; value: unknown } | { ok: false; error: SerializedError };
 
+// In the thread: the work's value, or its error in the envelope.
+export async function settleTask(work: () => Promise<unknown>): Promise<TaskOutcome> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (err) {
+    return { ok: false, error: serializeError(err) };
+  }
+}
+
+// Back on the event loop: the value, or the same error thrown again.
+export function unwrapOutcome<T>(outcome: TaskOutcome): T {
+  if (outcome.ok) return outcome.value as T;
+  throw reviveError(outcome.error);
+}
+
 export function serializeError(err: unknown): SerializedError {
   if (err instanceof AppError) {
     return { kind: 'app', status: err.status, code: err.code, message: err.message, details: err.details };

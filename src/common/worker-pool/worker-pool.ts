@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { reviveError, type TaskOutcome } from './worker-error.codec.js';
+import { type TaskOutcome, unwrapOutcome } from './worker-error.codec.js';
 import type { TaskRequest } from './worker-entry.js';
 
 export interface WorkerPoolOptions {
@@ -82,9 +82,7 @@ export class WorkerPool {
   }
 
   async run<T>(task: string, payload: unknown, opts: RunOptions = {}): Promise<T> {
-    const outcome = await this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null });
-    if (outcome.ok) return outcome.value as T;
-    throw reviveError(outcome.error);
+    return unwrapOutcome<T>(await this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null }));
   }
 
   // For tasks that own resources outside the thread (a child process, a socket): instead of terminating
@@ -98,8 +96,7 @@ export class WorkerPool {
         { task, payload: { ...payload, cancel: port2 } },
         { name: 'runTask', transferList: [port2] },
       );
-      if (outcome.ok) return outcome.value as T;
-      throw reviveError(outcome.error);
+      return unwrapOutcome<T>(outcome);
     } finally {
       signal.removeEventListener('abort', onAbort);
       port1.close();

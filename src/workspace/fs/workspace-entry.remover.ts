@@ -1,4 +1,4 @@
-import { readdir, rmdir, unlink } from 'node:fs/promises';
+import { rmdir, unlink } from 'node:fs/promises';
 import { asyncIo, closePathDescriptor } from './descriptor-io.js';
 import {
   hardLink,
@@ -73,7 +73,7 @@ async function forEachChild(
       `The directory tree is nested more than ${MAX_DELETE_DEPTH} levels deep; delete its deepest parts first`,
     );
   }
-  for (const name of await readdir(fdPath(dir))) {
+  for (const name of await asyncIo.readdir(fdPath(dir))) {
     const child = await openNoFollow(fdPath(dir, name));
     if (child === null) continue;
     try {

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { serializeError, type TaskOutcome } from '../../common/worker-pool/worker-error.codec.js';
+import { settleTask, type TaskOutcome } from '../../common/worker-pool/worker-error.codec.js';
 import { blockingIo } from '../fs/descriptor-io.js';
 import { readWorkspaceFile, type ReadWorkspaceFileOptions } from '../fs/workspace-file.reader.js';
 
@@ -22,9 +22,7 @@ parentPort!.on('message', (batch: ReadRequest[]) => {
   void Promise.all(batch.map(read)).then((responses) => parentPort!.postMessage(responses));
 });
 
-function read(request: ReadRequest): Promise<ReadResponse> {
-  return readWorkspaceFile(request.root, request.path, { ...request.options, io: blockingIo }).then(
-    (value): ReadResponse => ({ id: request.id, outcome: { ok: true, value } }),
-    (err: unknown): ReadResponse => ({ id: request.id, outcome: { ok: false, error: serializeError(err) } }),
-  );
+async function read(request: ReadRequest): Promise<ReadResponse> {
+  const outcome = await settleTask(() => readWorkspaceFile(request.root, request.path, { ...request.options, io: blockingIo }));
+  return { id: request.id, outcome };
 }

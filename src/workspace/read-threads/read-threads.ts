@@ -34,14 +34,10 @@ export class ReadThreads {
   private nextId = 1;
   private closed = false;
 
-  constructor(threads: number, entry?: string) {
+  constructor(threads: number) {
     if (!Number.isInteger(threads) || threads < 0) throw new Error(`ReadThreads needs 0 or more threads, got ${threads}`);
     this.threads = new Array<ReadThread | null>(threads).fill(null);
-    this.entry = threads === 0 ? null : (entry ?? resolveWorkerEntry(import.meta.url, 'read-thread.worker.js'));
-  }
-
-  get size(): number {
-    return this.threads.length;
+    this.entry = threads === 0 ? null : resolveWorkerEntry(import.meta.url, 'read-thread.worker.js');
   }
 
   // How many threads are running now (they start with the first read they get).
