@@ -55,6 +55,9 @@ const logRequest = (log: PinoLogger, requestId: string, method: string | undefin
 
 function configureExpress(app: NestExpressApplication, config: AppConfig, log: PinoLogger): void {
   app.disable('x-powered-by');
+  // Express would hash every body into a weak ETag; Fastify does not. Only routes that set their own
+  // ETag (the tool listing) take part in conditional GETs, on both adapters, and no body is hashed for nothing.
+  app.set('etag', false);
   app.use(
     (
       req: { method?: string; url?: string; headers: Record<string, unknown> },

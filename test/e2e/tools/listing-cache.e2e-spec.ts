@@ -167,6 +167,14 @@ describe('tool listing served from its cache', () => {
       expect(noCache.text).toBe(stale.text);
     });
 
+    it('is the only answer with an ETag, on either adapter: other bodies are not hashed', async () => {
+      const projectId = await newProject();
+      const oneTool = await t.http.get(`/v1/projects/${projectId}/tools/read_file`).set(tenant.auth).expect(200);
+      const project = await t.http.get(`/v1/projects/${projectId}`).set(tenant.auth).expect(200);
+      const refused = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: { path: 5 } }).expect(422);
+      expect([oneTool, project, refused].map((res) => res.headers.etag)).toEqual([undefined, undefined, undefined]);
+    });
+
     it('gives each format its own ETag', async () => {
       const projectId = await newProject();
       const etags = await Promise.all(FORMATS.map((format) => etagOf(projectId, format)));
