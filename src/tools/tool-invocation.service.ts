@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
+import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { InvocationRecorder } from './invocation-recorder.js';
@@ -23,14 +24,15 @@ export class ToolInvocationService {
     private readonly inFlight: InFlightCalls,
   ) {}
 
-  async invoke(call: ValidatedToolCall, clientSignal: AbortSignal): Promise<InvocationResultDto> {
+  // `controller` is the request's: aborted when the client leaves, and here when the deadline passes.
+  async invoke(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
     const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name };
     this.inFlight.admit();
     this.recorder.started(identity);
 
-    const settled = await this.runWithDeadline(call, clientSignal);
-    const outcome = this.toOutcome(settled, call, clientSignal);
+    const settled = await this.runWithDeadline(call, controller);
+    const outcome = this.toOutcome(settled, call, controller.signal);
     if (outcome instanceof AppError) {
       await this.recorder.finished(identity, {
         status: 'denied',
@@ -55,10 +57,7 @@ export class ToolInvocationService {
     };
   }
 
-  private async runWithDeadline(call: ValidatedToolCall, clientSignal: AbortSignal): Promise<Settled> {
-    const controller = new AbortController();
-    const onClientGone = () => controller.abort(clientSignal.reason);
-    clientSignal.addEventListener('abort', onClientGone, { once: true });
+  private async runWithDeadline(call: ValidatedToolCall, controller: AbortController): Promise<Settled> {
     let timer: NodeJS.Timeout | undefined;
     // The executor is also raced against the deadline: one that ignores its signal still cannot hold the caller.
     const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
@@ -86,14 +85,13 @@ export class ToolInvocationService {
       return await Promise.race([execution, deadline]);
     } finally {
       clearTimeout(timer);
-      clientSignal.removeEventListener('abort', onClientGone);
     }
   }
 
   private toOutcome(
     settled: Settled,
     call: ValidatedToolCall,
-    clientSignal: AbortSignal,
+    signal: AbortSignal,
   ): AppError | { status: 'ok' | 'error' | 'timeout'; result?: unknown; error?: Required<CallOutcome>['error'] & { retryable: boolean } } {
     if (settled === TIMED_OUT) {
       return {
@@ -104,7 +102,7 @@ export class ToolInvocationService {
     if (settled.ok) return { status: 'ok', result: settled.value };
     const error = settled.error;
     // Stopped from outside: say why, whatever the executor made of its aborted signal.
-    if (settled.aborted && clientSignal.aborted) {
+    if (settled.aborted && signal.reason instanceof ClientDisconnected) {
       return { status: 'error', error: { code: 'cancelled', message: 'The client disconnected; the call was cancelled', retryable: true } };
     }
     if (settled.aborted && this.inFlight.isDraining) {

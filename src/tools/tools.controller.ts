@@ -14,7 +14,7 @@ import {
 import type { Observable } from 'rxjs';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
-import { ClientAbortSignal } from '../common/http/client-abort-signal.decorator.js';
+import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
 import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
 import {
   InvalidArgumentsResponseDto,
@@ -74,8 +74,8 @@ export class ToolsController {
     description: 'Refused before running: path_outside_workspace, url_blocked, command_not_allowed, shell_disabled, special_file, hard_link',
   })
   @ApiUnprocessableEntityResponse({ type: InvalidArgumentsResponseDto, description: 'invalid_arguments' })
-  invoke(@ToolCall(ToolCallPipe) call: ValidatedToolCall, @ClientAbortSignal() signal: AbortSignal): Promise<InvocationResultDto> {
-    return this.invocations.invoke(call, signal);
+  invoke(@ToolCall(ToolCallPipe) call: ValidatedToolCall, @ClientAbortController() controller: AbortController): Promise<InvocationResultDto> {
+    return this.invocations.invoke(call, controller);
   }
 
   @Sse('events')
