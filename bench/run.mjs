@@ -15,7 +15,7 @@ import { postDiscard } from './lib/http-client.mjs';
 import { closedLoop, httpLoad } from './lib/load.mjs';
 import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
 import { startMcpPeer } from './lib/mcp-peer.mjs';
-import { envInt, freePort, readCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
+import { envInt, freePort, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
 import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startToolgate } from './lib/toolgate.mjs';
 
@@ -28,6 +28,8 @@ const processMemory = {};
 
 const SYSTEMS = {
   limit: 'limit (node:http + AJV only)',
+  limitFastify: 'floor: bare Fastify + AJV',
+  limitExpress: 'floor: bare Express + AJV',
   mcp: 'MCP filesystem server',
   express: 'Toolgate Express',
   fastify: 'Toolgate Fastify',
@@ -62,6 +64,35 @@ const elapsed = () => {
 };
 const progress = (message) => process.stderr.write(`[${elapsed()}] ${message}\n`);
 
+const TOOLGATE_SYSTEMS = ['express', 'fastify', 'fastifyLarge'];
+// The framework floor each Toolgate adapter is set beside.
+const FLOOR_OF = { express: 'limitExpress', fastify: 'limitFastify', fastifyLarge: 'limitFastify' };
+
+// CPU time spent while one run was measured, in ms: the measured process (main thread and other threads),
+// the bench process (the load generator: autocannon, or the MCP SDK client) and, for Toolgate on a local
+// PostgreSQL, the PostgreSQL processes.
+function cpuMeter(pid, { postgres }) {
+  const bench = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+  const read = () => ({ threads: readThreadCpuMs(pid), bench: bench(), postgres: postgres ? readPostgresCpuMs() : null });
+  const before = read();
+  return () => {
+    const after = read();
+    const threads =
+      before.threads && after.threads
+        ? { main: after.threads.main - before.threads.main, others: Math.max(0, after.threads.others - before.threads.others) }
+        : null;
+    return {
+      mainThread: threads?.main ?? null,
+      otherThreads: threads?.others ?? null,
+      loadGenerator: after.bench - before.bench,
+      postgres: postgres ? after.postgres - before.postgres : null,
+    };
+  };
+}
+
 // Warm-up, then the measured run; the row keeps the process's peak RSS as it stands after the run.
 async function measure(systemKey, system, scenarioKey, run, extra = {}) {
   const interrupted = () => {
@@ -71,12 +102,14 @@ async function measure(systemKey, system, scenarioKey, run, extra = {}) {
   system.memory.startLoad();
   if (config.warmupS > 0) await run(config.warmupS);
   interrupted();
-  const cpuBefore = readCpuMs(system.pid);
+  const cpuSpent = cpuMeter(system.pid, { postgres: config.databaseUrl !== null && TOOLGATE_SYSTEMS.includes(systemKey) });
   const stats = await run(config.durationS);
-  const cpuAfter = readCpuMs(system.pid);
+  const spent = cpuSpent();
   interrupted();
-  const cpuMsPerRequest = cpuBefore != null && cpuAfter != null && stats.requests > 0 ? (cpuAfter - cpuBefore) / stats.requests : null;
-  const row = { system: systemKey, scenario: scenarioKey, ...stats, cpuMsPerRequest, ...extra, peakRssBytes: system.memory.peak() };
+  const perRequest = (ms) => (ms != null && stats.requests > 0 ? ms / stats.requests : null);
+  const cpu = Object.fromEntries(Object.entries(spent).map(([where, ms]) => [where, perRequest(ms)]));
+  const cpuMsPerRequest = cpu.mainThread != null ? cpu.mainThread + cpu.otherThreads : null;
+  const row = { system: systemKey, scenario: scenarioKey, ...stats, cpuMsPerRequest, cpu, ...extra, peakRssBytes: system.memory.peak() };
   rows.push(row);
   if (system.proc && !system.proc.isAlive()) throw new Error(`${SYSTEMS[systemKey]} died during '${SCENARIOS[scenarioKey]}'`);
   progress(
@@ -102,22 +135,23 @@ async function phase(name, fn) {
 
 // --- the limit -------------------------------------------------------------------------------------------
 
-async function runLimit(dirs) {
+// `framework`: node (the limit itself), fastify or express (the floor of each Toolgate adapter).
+async function runLimit(dirs, systemKey, framework) {
   const port = await freePort();
-  const proc = spawnLogged('limit server', process.execPath, [path.join(REPO_ROOT, 'bench', 'limit-server.mjs')], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+  const proc = spawnLogged(SYSTEMS[systemKey], process.execPath, [path.join(REPO_ROOT, 'bench', 'limit-server.mjs')], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), LIMIT_FRAMEWORK: framework },
     cwd: REPO_ROOT,
-    logFile: path.join(dirs.logs, 'limit.log'),
+    logFile: path.join(dirs.logs, `limit-${framework}.log`),
   });
   const memory = watchMemory(proc.pid);
   const system = { pid: proc.pid, proc, memory };
   const base = `http://127.0.0.1:${port}`;
-  await waitUntilReady(proc, async () => (await fetch(`${base}/health`)).ok, { label: 'limit server', timeoutMs: 15_000 });
+  await waitUntilReady(proc, async () => (await fetch(`${base}/health`)).ok, { label: SYSTEMS[systemKey], timeoutMs: 15_000 });
   const url = `${base}/v1/projects/limit/tools/read_file/invoke`;
-  progress(`limit server (pid ${proc.pid}) ready`);
-  await measure('limit', system, 'read_file', load({ url, method: 'POST', body: { arguments: { path: BENCH_FILE } }, expectStatus: 200 }));
-  await measure('limit', system, 'invalid_args', load({ url, method: 'POST', body: { arguments: { path: 5 } }, expectStatus: 422 }));
-  processMemory.limit = memory.snapshot();
+  progress(`${SYSTEMS[systemKey]} (pid ${proc.pid}) ready`);
+  await measure(systemKey, system, 'read_file', load({ url, method: 'POST', body: { arguments: { path: BENCH_FILE } }, expectStatus: 200 }));
+  await measure(systemKey, system, 'invalid_args', load({ url, method: 'POST', body: { arguments: { path: 5 } }, expectStatus: 422 }));
+  processMemory[systemKey] = memory.snapshot();
   await proc.stop();
   memory.stop();
 }
@@ -367,13 +401,13 @@ function render(meta, targets) {
     );
   }
   const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_large', 'tool_listing_large'];
-  const systems = ['limit', 'mcp', 'express', 'fastify', 'fastifyLarge'];
+  const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'express', 'fastify', 'fastifyLarge'];
   const body = [];
   for (const scenario of order) {
     for (const system of systems) {
       const r = find(system, scenario);
       if (!r) continue;
-      const toolgate = system === 'express' || system === 'fastify' || system === 'fastifyLarge';
+      const toolgate = TOOLGATE_SYSTEMS.includes(system);
       const baseScenario = scenario.replace(/_large$/, '');
       let label = SCENARIOS[scenario];
       if (r.tools) label += ` (${r.tools} tools)`;
@@ -388,24 +422,51 @@ function render(meta, targets) {
         String(r.errors),
         fmt.mb(r.peakRssBytes),
         toolgate ? fmt.ratio(ratio(r, find('limit', baseScenario))) : '',
+        toolgate ? fmt.ratio(ratio(r, find(FLOOR_OF[system], baseScenario))) : '',
         toolgate ? fmt.ratio(ratio(r, find('mcp', baseScenario))) : '',
       ]);
     }
   }
   out.push(
-    table(['Scenario', 'System', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'answer', 'errors', 'peak RSS MB', 'Toolgate/limit', 'Toolgate/MCP'], body, [
-      'l',
-      'l',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-    ]),
+    table(
+      ['Scenario', 'System', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'answer', 'errors', 'peak RSS MB', 'Toolgate/limit', 'Toolgate/its framework', 'Toolgate/MCP'],
+      body,
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+    '',
+  );
+
+  out.push('### Where the CPU went (ms per request)', '');
+  out.push(
+    'Everything on this machine that worked for one answer, from /proc: the measured process (its main thread, and its ' +
+      'other threads together), the bench process generating the load (autocannon, or the MCP SDK client), and ' +
+      'PostgreSQL for Toolgate on a local server (the audit rows). All share the same ' +
+      `${meta.cpus} CPUs, so ${meta.cpus} × 1000 / total is the most requests per second this machine could answer this way.`,
+    '',
+  );
+  const cpuRows = [];
+  for (const scenario of ['read_file', 'invalid_args', 'tool_listing']) {
+    for (const system of systems) {
+      const r = find(system, scenario);
+      if (!r?.cpu) continue;
+      const parts = [r.cpu.mainThread, r.cpu.otherThreads, r.cpu.postgres, r.cpu.loadGenerator];
+      const total = parts.every((v) => v == null) ? null : parts.reduce((sum, v) => sum + (v ?? 0), 0);
+      cpuRows.push([
+        SCENARIOS[scenario],
+        SYSTEMS[system],
+        ...parts.map((v) => fmt.ms(v)),
+        fmt.ms(total),
+        total ? fmt.rps((meta.cpus * 1000) / total) : '—',
+        fmt.rps(r.rps),
+      ]);
+    }
+  }
+  out.push(
+    table(
+      ['Scenario', 'System', 'main thread', 'other threads', 'PostgreSQL', 'load generator', 'total', `bound on ${meta.cpus} CPUs, req/s`, 'measured req/s'],
+      cpuRows,
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
     '',
   );
 
@@ -497,7 +558,9 @@ async function main() {
   };
   progress(`database: ${ctx.databases.describe}; ${config.durationS} s per scenario, ${config.connections} connections`);
 
-  await phase('limit server', () => runLimit(dirs));
+  await phase('limit server', () => runLimit(dirs, 'limit', 'node'));
+  await phase('bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
+  await phase('bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
   await phase('MCP filesystem server', () => runMcp(dirs));
   await phase('Toolgate on Express', () => runToolgate('express', ctx));
   await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData: true }));

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defer, trackPid } from './cleanup.mjs';
@@ -36,15 +36,53 @@ const CLOCK_TICKS = (() => {
 
 // CPU time (user + system, all threads) a process has used so far, in ms. Unlike throughput, CPU time per
 // request barely moves when other work shares the machine, which makes it the steadier figure to compare.
-export function readCpuMs(pid) {
+// utime + stime of one /proc stat file; null once the process or thread is gone.
+function cpuMsOf(statFile) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(statFile, 'utf8');
     // The command name may hold spaces and parentheses: count fields after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
   } catch {
     return null;
   }
+}
+
+// Where a process's CPU went: its main thread (the event loop, in Node) and all its other threads together
+// (worker threads, libuv's pool, V8's GC and compiler threads). Threads that ended since the last reading
+// are missing from `others`, which can only understate it.
+export function readThreadCpuMs(pid) {
+  let main = null;
+  let others = 0;
+  let tids;
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  for (const tid of tids) {
+    const ms = cpuMsOf(`/proc/${pid}/task/${tid}/stat`);
+    if (ms == null) continue;
+    if (tid === String(pid)) main = ms;
+    else others += ms;
+  }
+  return main == null ? null : { main, others };
+}
+
+// CPU of every PostgreSQL process on this machine (the server the service writes to, when it is local):
+// the audit inserts cost CPU there, on the same cores.
+export function readPostgresCpuMs() {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    total += cpuMsOf(`/proc/${pid}/stat`) ?? 0;
+  }
+  return total;
 }
 
 // Lifetime peak (VmHWM, which also catches start-up spikes between polls), the RSS when the process was
