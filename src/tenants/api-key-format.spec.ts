@@ -1,4 +1,4 @@
-import { generateApiKey, keyMatchesHash, parseApiKeyPrefix, secretsEqual } from './api-key-format.js';
+import { generateApiKey, hashApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
 
 describe('API key format', () => {
   it('generates tg_<prefix>_<secret> keys with at least 128 random bits that match their own hash only', () => {
@@ -6,8 +6,8 @@ describe('API key format', () => {
     const b = generateApiKey();
     expect(a.key).toMatch(/^tg_[0-9a-f]{12}_[0-9a-f]{64}$/);
     expect(parseApiKeyPrefix(a.key)).toBe(a.prefix);
-    expect(keyMatchesHash(a.key, a.hash)).toBe(true);
-    expect(keyMatchesHash(b.key, a.hash)).toBe(false);
+    expect(hashesEqual(hashApiKey(a.key), a.hash)).toBe(true);
+    expect(hashesEqual(hashApiKey(b.key), a.hash)).toBe(false);
     expect(a.key).not.toBe(b.key);
   });
 
@@ -17,8 +17,9 @@ describe('API key format', () => {
     }
   });
 
-  it('compares secrets of different lengths without throwing', () => {
-    expect(secretsEqual('short', 'a-much-longer-secret')).toBe(false);
-    expect(secretsEqual('same-secret-value', 'same-secret-value')).toBe(true);
+  it('compares secrets of different lengths by their hashes, without throwing', () => {
+    expect(hashesEqual(hashApiKey('short'), hashApiKey('a-much-longer-secret'))).toBe(false);
+    expect(hashesEqual(hashApiKey('same-secret-value'), hashApiKey('same-secret-value'))).toBe(true);
+    expect(hashesEqual(hashApiKey('short'), Buffer.alloc(4))).toBe(false);
   });
 });

@@ -19,17 +19,13 @@ export function parseApiKeyPrefix(key: string): string | null {
   return KEY_PATTERN.exec(key)?.[1] ?? null;
 }
 
-// Once per authenticated request: the one-shot hash skips the Hash object createHash builds.
+// Once per authenticated request: the one-shot hash skips the Hash object createHash builds. Secrets are
+// compared by their hashes, so the comparison takes the same time whatever their lengths.
 export function hashApiKey(key: string): Buffer {
   return hash('sha256', key, 'buffer');
 }
 
-export function keyMatchesHash(key: string, storedHash: Uint8Array): boolean {
-  const hash = hashApiKey(key);
-  return storedHash.length === hash.length && timingSafeEqual(hash, storedHash);
-}
-
-// Compares two secrets in constant time, whatever their lengths.
-export function secretsEqual(given: string, expected: string): boolean {
-  return timingSafeEqual(hashApiKey(given), hashApiKey(expected));
+// Constant-time comparison of two hashes made by hashApiKey.
+export function hashesEqual(given: Uint8Array, expected: Uint8Array): boolean {
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }

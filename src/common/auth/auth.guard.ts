@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ApiKeysService } from '../../tenants/api-keys.service.js';
-import { secretsEqual } from '../../tenants/api-key-format.js';
+import { hashApiKey, hashesEqual } from '../../tenants/api-key-format.js';
 import {
   adminRouteForbidden,
   invalidCredentials,
@@ -15,11 +15,15 @@ import { AUTH_KIND, type AuthKind, type Tenant } from './auth.decorators.js';
 // One global guard: public routes pass, admin routes take ADMIN_TOKEN, every other route a tenant key.
 @Injectable()
 export class AuthGuard implements CanActivate {
+  private readonly adminTokenHash: Buffer | null;
+
   constructor(
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.adminTokenHash = config.adminToken === null ? null : hashApiKey(config.adminToken);
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const kind =
@@ -29,14 +33,16 @@ export class AuthGuard implements CanActivate {
     const token = bearerToken(request.headers['authorization']);
     if (token === null) throw missingCredentials();
 
-    const isAdminToken = this.config.adminToken !== null && secretsEqual(token, this.config.adminToken);
+    // Hashed once: compared with the admin token's hash, then with the API key's stored hash.
+    const tokenHash = hashApiKey(token);
+    const isAdminToken = this.adminTokenHash !== null && hashesEqual(tokenHash, this.adminTokenHash);
     if (kind === 'admin') {
       if (isAdminToken) return true;
-      if (await this.apiKeys.authenticate(token)) throw adminRouteForbidden();
+      if (await this.apiKeys.authenticate(token, tokenHash)) throw adminRouteForbidden();
       throw invalidCredentials();
     }
     if (isAdminToken) throw tenantRouteForbidden();
-    const tenant = await this.apiKeys.authenticate(token);
+    const tenant = await this.apiKeys.authenticate(token, tokenHash);
     if (!tenant) throw invalidCredentials();
     request.tenant = tenant;
     const store = requestContext.getStore();
