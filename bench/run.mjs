@@ -15,7 +15,7 @@ import { postDiscard } from './lib/http-client.mjs';
 import { closedLoop, httpLoad } from './lib/load.mjs';
 import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
 import { startMcpPeer } from './lib/mcp-peer.mjs';
-import { envInt, freePort, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
+import { envInt, freePort, postgresCpuSpentMs, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
 import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startToolgate } from './lib/toolgate.mjs';
 
@@ -88,7 +88,7 @@ function cpuMeter(pid, { postgres }) {
       mainThread: threads?.main ?? null,
       otherThreads: threads?.others ?? null,
       loadGenerator: after.bench - before.bench,
-      postgres: postgres ? after.postgres - before.postgres : null,
+      postgres: postgres ? postgresCpuSpentMs(before.postgres, after.postgres) : null,
     };
   };
 }

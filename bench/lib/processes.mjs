@@ -69,10 +69,10 @@ export function readThreadCpuMs(pid) {
   return main == null ? null : { main, others };
 }
 
-// CPU of every PostgreSQL process on this machine (the server the service writes to, when it is local):
-// the audit inserts cost CPU there, on the same cores.
+// CPU of every PostgreSQL process on this machine (the server the service writes to, when it is local), by
+// pid: the audit inserts cost CPU there, on the same cores. Compare two readings with postgresCpuSpentMs.
 export function readPostgresCpuMs() {
-  let total = 0;
+  const byPid = new Map();
   for (const pid of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(pid)) continue;
     try {
@@ -80,9 +80,18 @@ export function readPostgresCpuMs() {
     } catch {
       continue;
     }
-    total += cpuMsOf(`/proc/${pid}/stat`) ?? 0;
+    const ms = cpuMsOf(`/proc/${pid}/stat`);
+    if (ms != null) byPid.set(pid, ms);
   }
-  return total;
+  return byPid;
+}
+
+// What the PostgreSQL processes alive at the second reading spent since the first (a process started in
+// between counts from zero). One that ended in between is missed, which can only understate the figure.
+export function postgresCpuSpentMs(before, after) {
+  let spent = 0;
+  for (const [pid, ms] of after) spent += Math.max(0, ms - (before.get(pid) ?? 0));
+  return spent;
 }
 
 // Lifetime peak (VmHWM, which also catches start-up spikes between polls), the RSS when the process was
