@@ -14,7 +14,8 @@ export interface InvocationRecord {
   errorCode: string | null;
   errorMessage: string | null;
   durationMs: number;
-  arguments: unknown;
+  // The arguments as the jsonb column gets them (JSON text, already capped), or null for none.
+  argumentsJson: string | null;
   argumentsTruncated: boolean;
   startedAt: Date;
   finishedAt: Date;
@@ -56,7 +57,7 @@ export class AuditRepository {
       column((r) => r.errorCode),
       column((r) => r.errorMessage),
       column((r) => r.durationMs),
-      column((r) => (r.arguments === undefined || r.arguments === null ? null : JSON.stringify(r.arguments))),
+      column((r) => r.argumentsJson),
       column((r) => r.argumentsTruncated),
       column((r) => r.startedAt.toISOString()),
       column((r) => r.finishedAt.toISOString()),

@@ -6,7 +6,7 @@ import type { Invocation } from '../generated/prisma/client.js';
 import { AuditRepository, type InvocationFilter, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 
-export type AuditEntry = Omit<InvocationRecord, 'argumentsTruncated'>;
+export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated'> & { arguments: unknown };
 
 // The invocation log is data in the database: one row per call, whether it ran or was refused.
 @Injectable()
@@ -19,12 +19,13 @@ export class AuditService {
 
   // Queued for the batched writer; waits only when the queue is full (backpressure).
   record(entry: AuditEntry): Promise<void> {
-    const { value, truncated } = capArguments(entry.arguments, this.config.audit.argumentsMaxBytes);
+    const { arguments: args, ...rest } = entry;
+    const { json, truncated } = capArguments(args, this.config.audit.argumentsMaxBytes);
     return this.writer.enqueue({
-      ...entry,
+      ...rest,
       tool: withoutNul(entry.tool),
       errorMessage: entry.errorMessage === null ? null : withoutNul(entry.errorMessage),
-      arguments: value,
+      argumentsJson: json,
       argumentsTruncated: truncated,
     });
   }
@@ -53,21 +54,21 @@ export class AuditService {
 }
 
 // Arguments are kept for the audit as received, up to a size; beyond it, a preview of the JSON text.
-export function capArguments(args: unknown, maxBytes: number): { value: unknown; truncated: boolean } {
-  if (args === undefined) return { value: null, truncated: false };
+// Returns the JSON text the jsonb column stores (serialised once, here), or null for no arguments.
+export function capArguments(args: unknown, maxBytes: number): { json: string | null; truncated: boolean } {
+  if (args === undefined || args === null) return { json: null, truncated: false };
   let text: string;
   try {
     text = JSON.stringify(args) ?? 'null';
   } catch {
-    return { value: { preview: '[arguments could not be serialised]' }, truncated: true };
+    return { json: JSON.stringify({ preview: '[arguments could not be serialised]' }), truncated: true };
   }
   // PostgreSQL's text and jsonb cannot hold U+0000: keep it visible, escaped, so the row still lands.
   // In JSON text a NUL is the escape \u0000 after an even run of backslashes (an odd run escapes the \).
-  const hasNul = text.includes('\\u0000');
-  if (hasNul) text = text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\\\u0000');
-  // Without a NUL the arguments serialise to this very text again: no need to parse it back.
-  if (Buffer.byteLength(text) <= maxBytes) return { value: hasNul ? (JSON.parse(text) as unknown) : args, truncated: false };
-  return { value: { preview: Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '') }, truncated: true };
+  if (text.includes('\\u0000')) text = text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\\\u0000');
+  if (Buffer.byteLength(text) <= maxBytes) return { json: text, truncated: false };
+  const preview = Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  return { json: JSON.stringify({ preview }), truncated: true };
 }
 
 const withoutNul = (text: string) => text.replaceAll('\0', '\\0');

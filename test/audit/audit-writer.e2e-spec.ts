@@ -28,7 +28,7 @@ describe('batched audit writer', () => {
       errorCode: null,
       errorMessage: null,
       durationMs: 1,
-      arguments: { path: 'x' },
+      argumentsJson: '{"path":"x"}',
       argumentsTruncated: false,
       startedAt: now,
       finishedAt: now,
