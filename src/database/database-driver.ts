@@ -67,16 +67,14 @@ export async function createPgliteDriver(dataDir: string | null): Promise<Databa
 
 // Tests hand in a PGlite cloned from a migrated template, so each test file skips the 4 s cold start.
 export function wrapPglite(db: PGlite, location: string): DatabaseDriver {
+  // One connection: a session is the database itself.
+  const query = async <T>(sql: string, params?: unknown[]) => (await db.query(sql, params)).rows as T[];
   return {
     kind: 'pglite',
     description: `pglite ${location}`,
     adapter: new PrismaPGlite(db),
-    query: async (sql, params) => (await db.query(sql, params)).rows as never[],
-    withSession: (fn) =>
-      fn({
-        query: async (sql, params) => (await db.query(sql, params)).rows as never[],
-        exec: async (sql) => void (await db.exec(sql)),
-      }),
+    query,
+    withSession: (fn) => fn({ query, exec: async (sql) => void (await db.exec(sql)) }),
     close: () => (db.closed ? Promise.resolve() : db.close()),
   };
 }

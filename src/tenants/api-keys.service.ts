@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ApiKey } from '../generated/prisma/client.js';
-import { generateApiKey, hashApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
+import { generateApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { apiKeyNotFound } from './tenants.errors.js';
 
@@ -51,8 +51,8 @@ export class ApiKeysService {
     this.cache.deleteWhere((entry) => entry.tenantId === tenantId);
   }
 
-  // `keyHash`: hashApiKey(key), when the caller has it already (the guard hashes each token once).
-  async authenticate(key: string, keyHash?: Uint8Array): Promise<AuthenticatedTenant | null> {
+  // `keyHash` is hashApiKey(key): the guard hashes each token once, for this and for the admin check.
+  async authenticate(key: string, keyHash: Uint8Array): Promise<AuthenticatedTenant | null> {
     const prefix = parseApiKeyPrefix(key);
     if (prefix === null) return null;
     let entry = this.cache.get(prefix);
@@ -61,7 +61,7 @@ export class ApiKeysService {
       if (!record) return null;
       entry = { tenantId: record.tenantId, apiKeyId: record.id, hash: record.keyHash, lastTouchedAt: 0 };
     }
-    if (!hashesEqual(keyHash ?? hashApiKey(key), entry.hash)) return null;
+    if (!hashesEqual(keyHash, entry.hash)) return null;
     this.cache.set(prefix, entry);
     this.touch(entry);
     return { tenantId: entry.tenantId, apiKeyId: entry.apiKeyId };

@@ -23,8 +23,8 @@ export class SerializedJson {
 }
 
 // Sends a SerializedJson's bytes as they are: Fastify sends a Buffer body untouched, and so does the Express
-// adapter of configure-app. The preset ETag also spares Express hashing the body on every request, and a
-// matching If-None-Match gets 304 (Express itself, Fastify through the hook in configure-app).
+// adapter of configure-app. A matching If-None-Match gets 304 (Express itself, Fastify through the hook in
+// configure-app).
 @Injectable()
 export class SerializedJsonInterceptor implements NestInterceptor {
   constructor(private readonly adapterHost: HttpAdapterHost) {}
