@@ -13,6 +13,7 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { SandboxModule } from './sandbox/sandbox.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { WorkspaceModule } from './workspace/workspace.module.js';
@@ -26,6 +27,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         DatabaseModule,
         WorkerPoolModule,
+        SandboxModule,
         ProjectChangesModule,
         TenantsModule,
         ProjectsModule,

@@ -39,10 +39,8 @@ export interface AppConfig {
       maxOutputBytes: number;
       maxProcesses: number;
       maxFileSizeBytes: number;
-      // Run commands as this uid/gid (needs a root service): then the kernel enforces maxProcesses
-      // and commands cannot read the service's own /proc entries.
-      runAs: { uid: number; gid: number } | null;
     };
+    sandbox: CommandSandboxConfig;
     fetch: {
       // host or host:port entries the address checks let through (e.g. an internal API).
       allowHosts: string[];
@@ -64,6 +62,19 @@ export interface AppConfig {
     batchSize: number;
     flushIntervalMs: number;
   };
+}
+
+// How tenant commands (shell_exec, command skills) are confined; see src/sandbox.
+export interface CommandSandboxConfig {
+  // bwrap: each command in its own bubblewrap sandbox. none: unsandboxed (refused in production).
+  mode: 'bwrap' | 'none';
+  bwrapPath: string;
+  // The unprivileged uid/gid commands run as when the service runs as root (ignored otherwise: an
+  // unprivileged service runs them as itself).
+  uid: number;
+  gid: number;
+  // Size of the sandbox's private /tmp (a tmpfs).
+  tmpSizeBytes: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { AppConfig, DatabaseTarget, WorkspaceFallback } from './app-config.js';
+import type { AppConfig, CommandSandboxConfig, DatabaseTarget, WorkspaceFallback } from './app-config.js';
 
 // A bad variable stops start-up with a message naming every bad variable, not just the first.
 export class ConfigError extends Error {
@@ -51,8 +51,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
         maxOutputBytes: read.integer('SHELL_MAX_OUTPUT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
         maxProcesses: read.integer('SHELL_MAX_PROCESSES', 64, 1, 4096),
         maxFileSizeBytes: read.integer('SHELL_MAX_FILE_SIZE_BYTES', 64 * 1024 * 1024, 1024, 2 ** 40),
-        runAs: parseRunAs(read, problems),
       },
+      sandbox: parseSandbox(read, production, problems),
       fetch: {
         allowHosts: read.list('FETCH_ALLOW_HOSTS') ?? [],
         maxBytesLimit: read.integer('FETCH_MAX_BYTES_LIMIT', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
@@ -75,15 +75,20 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
   return config;
 }
 
-function parseRunAs(read: EnvReader, problems: string[]): { uid: number; gid: number } | null {
-  const raw = read.string('SHELL_RUN_AS');
-  if (raw === null) return null;
-  const match = /^(\d+):(\d+)$/.exec(raw);
-  if (!match) {
-    problems.push(`SHELL_RUN_AS must be <uid>:<gid>, e.g. 65534:65534, got '${raw}'`);
-    return null;
+function parseSandbox(read: EnvReader, production: boolean, problems: string[]): CommandSandboxConfig {
+  const mode = read.oneOf('COMMAND_SANDBOX', ['bwrap', 'none'] as const, 'bwrap');
+  if (mode === 'none' && production) {
+    problems.push('COMMAND_SANDBOX=none (commands unsandboxed) is refused when NODE_ENV=production; install bubblewrap instead');
   }
-  return { uid: Number(match[1]), gid: Number(match[2]) };
+  if (read.string('SHELL_RUN_AS') !== null) {
+    problems.push('SHELL_RUN_AS was replaced by SANDBOX_UID and SANDBOX_GID (commands always run as an unprivileged uid under a root service)');
+  }
+  const bwrapPath = read.absolutePath('SANDBOX_BWRAP_PATH', '/') ?? '/usr/bin/bwrap';
+  // 0 would hand the sandbox root's files; the kernel's overflow ids above 65534 are not real users.
+  const uid = read.integer('SANDBOX_UID', 65534, 1, 65534);
+  const gid = read.integer('SANDBOX_GID', uid === 65534 ? 65534 : uid, 1, 65534);
+  const tmpSizeBytes = read.integer('SANDBOX_TMP_SIZE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 ** 3);
+  return { mode, bwrapPath, uid, gid, tmpSizeBytes };
 }
 
 function parseDatabase(read: EnvReader, cwd: string, problems: string[]): DatabaseTarget {

@@ -1,4 +1,5 @@
 import type { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
+import type { CommandSandbox } from '../sandbox/command-sandbox.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { Skill } from '../generated/prisma/client.js';
 import type { SkillCompiler } from './skill-compiler.js';
@@ -23,7 +24,7 @@ class ControlledSkills {
 }
 
 const config = { workspace: { cacheTtlMs: 60_000, cacheMaxEntries: 100 } } as AppConfig;
-const skillToolsOn = (skills: ControlledSkills) => new SkillTools(skills.repository, {} as SkillCompiler, {} as AppWorkerPool, config);
+const skillToolsOn = (skills: ControlledSkills) => new SkillTools(skills.repository, {} as SkillCompiler, {} as AppWorkerPool, config, {} as CommandSandbox);
 
 describe('SkillTools', () => {
   it("reads a project's skills once and answers the same array until it is invalidated", async () => {

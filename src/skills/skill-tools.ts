@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { CommandSandbox } from '../sandbox/command-sandbox.js';
 import type { Skill } from '../generated/prisma/client.js';
 import type { ToolExecutor } from '../tools/tool-definition.js';
 import type { CompiledToolValidator } from '../tools/validation/tool-validator.js';
@@ -30,6 +31,7 @@ export class SkillTools {
     private readonly compiler: SkillCompiler,
     private readonly pool: AppWorkerPool,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sandbox: CommandSandbox,
   ) {
     this.byProject = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
   }
@@ -48,7 +50,7 @@ export class SkillTools {
   toolsOf(skill: Skill): SkillTool[] {
     const body = { name: skill.name, version: skill.version, description: skill.description, tools: skill.tools } as unknown as SkillBody;
     return this.compiler.load(skill.id, body, skillSource(skill)).map((tool) => ({
-      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool),
+      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox),
       validator: tool.validator,
     }));
   }

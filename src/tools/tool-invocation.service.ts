@@ -66,17 +66,7 @@ export class ToolInvocationService {
         resolve(TIMED_OUT);
       }, call.timeoutMs);
     });
-    const execution = call.tool.executor
-      .execute(call.args, {
-        tenantId: call.tenantId,
-        projectId: call.projectId,
-        invocationId: call.invocationId,
-        workspace: call.workspace,
-        project: call.settings,
-        signal: controller.signal,
-        timeoutMs: call.timeoutMs,
-      })
-      .then(
+    const execution = this.start(call, controller.signal).then(
         (value): Settled => ({ ok: true, value }),
         (error: unknown): Settled => ({ ok: false, error, aborted: controller.signal.aborted }),
       );
@@ -85,6 +75,23 @@ export class ToolInvocationService {
       return await Promise.race([execution, deadline]);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  // An executor that throws before returning its promise is answered and audited like one that rejects.
+  private start(call: ValidatedToolCall, signal: AbortSignal): Promise<unknown> {
+    try {
+      return call.tool.executor.execute(call.args, {
+        tenantId: call.tenantId,
+        projectId: call.projectId,
+        invocationId: call.invocationId,
+        workspace: call.workspace,
+        project: call.settings,
+        signal,
+        timeoutMs: call.timeoutMs,
+      });
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
   }
 
@@ -108,7 +115,8 @@ export class ToolInvocationService {
     if (settled.aborted && this.inFlight.isDraining) {
       return { status: 'error', error: { code: 'shutting_down', message: 'The service shut down while the call ran; it was stopped', retryable: true } };
     }
-    if (error instanceof AppError && error.status < 500) return error;
+    // An executor's AppError is a refusal: a 4xx about the call, or a 503 about the service (no sandbox).
+    if (error instanceof AppError && (error.status < 500 || error.status === 503)) return error;
     if (error instanceof ToolError) {
       const status = error.code === 'timeout' ? 'timeout' : 'error';
       return { status, error: { code: error.code, message: error.message, retryable: error.retryable } };

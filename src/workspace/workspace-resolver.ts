@@ -1,4 +1,4 @@
-import { mkdir, realpath, stat } from 'node:fs/promises';
+import { chown, mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
@@ -54,7 +54,19 @@ export class WorkspaceResolver {
   // Called when a project is created: its directory under WORKSPACE_ROOT exists from the start.
   async provision(projectId: string): Promise<void> {
     const root = this.config.workspace.root;
-    if (root) await mkdir(path.join(root, projectId), { recursive: true, mode: 0o750 });
+    if (root) await this.createWorkspaceDirectory(root, projectId);
+  }
+
+  // WORKSPACE_ROOT may be entered but not listed by others (the sandbox's uid must pass through it);
+  // a project's directory is private to the uid commands run as, which a root service hands it to.
+  private async createWorkspaceDirectory(root: string, projectId: string): Promise<string> {
+    await mkdir(root, { recursive: true, mode: 0o711 });
+    const dir = path.join(root, projectId);
+    if ((await mkdir(dir, { recursive: true, mode: 0o700 })) !== undefined && process.getuid?.() === 0) {
+      const { uid, gid } = this.config.tools.sandbox;
+      await chown(dir, uid, gid);
+    }
+    return dir;
   }
 
   // A tenant may only point a project at an existing directory inside an allowed root, judged on the
@@ -88,8 +100,7 @@ export class WorkspaceResolver {
     }
     const root = this.config.workspace.root;
     if (root) {
-      const dir = path.join(root, projectId);
-      await mkdir(dir, { recursive: true, mode: 0o750 });
+      const dir = await this.createWorkspaceDirectory(root, projectId);
       return { path: await realpath(dir), source: 'workspace_root' };
     }
     if (this.config.workspace.fallback === 'error') throw workspaceUnavailable(projectId);

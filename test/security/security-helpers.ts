@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Response } from 'supertest';
+import { isSandboxLauncher } from '../support/processes.js';
 import type { TestApp, TestTenant } from '../support/test-app.js';
 
 // Shared by the security suites: calling a tool over HTTP, the shape of a refusal, the audit trail,
@@ -152,9 +153,17 @@ export function pidsMatching(marker: string): number[] {
       .split('\n')
       .filter(Boolean)
       .map(Number)
-      .filter((pid) => pid !== process.pid && !isZombie(pid));
+      .filter((pid) => pid !== process.pid && !isZombie(pid) && !isSandboxLauncher(argv0Of(pid)));
   } catch {
     return [];
+  }
+}
+
+function argv0Of(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+  } catch {
+    return undefined;
   }
 }
 

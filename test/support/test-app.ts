@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -41,6 +41,8 @@ let tenantCounter = 0;
 // The real Nest app on a real database (PGlite, or PostgreSQL with TEST_DATABASE_URL), real files.
 export async function createTestApp(options: { env?: Record<string, string>; database?: TestDatabase } = {}): Promise<TestApp> {
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'toolgate-test-'));
+  // Sandboxed commands run as another uid, which must be able to pass through to the workspaces.
+  await chmod(tmpDir, 0o711);
   const config = loadConfig(
     {
       NODE_ENV: 'test',

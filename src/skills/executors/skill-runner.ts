@@ -3,6 +3,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { CancellablePayload } from '../../common/worker-pool/worker-pool.js';
 import { resolveAllowedExecutable } from '../../tools/process/executable-allowlist.js';
 import { runProcess, type ProcessLimits } from '../../tools/process/process-runner.js';
+import type { SandboxSpec } from '../../tools/process/sandbox/sandbox-spec.js';
 import { safeFetch } from '../../tools/net/safe-fetch.js';
 import { ToolError } from '../../tools/tool-error.js';
 import { renderArgv } from './argv-template.js';
@@ -31,7 +32,8 @@ export interface SkillRunRequest {
   shellAllowlist: string[];
   timeoutMs: number;
   fetch: { allowHosts: string[]; maxBytes: number };
-  shell: { maxOutputBytes: number; limits: ProcessLimits; runAs?: { uid: number; gid: number } };
+  // Command executors only.
+  shell?: { maxOutputBytes: number; limits: ProcessLimits; sandbox: SandboxSpec };
 }
 
 export const signBody = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -75,17 +77,20 @@ async function callEndpoint(request: SkillRunRequest, spec: HttpExecutorSpec, si
 }
 
 async function runCommand(request: SkillRunRequest, spec: CommandExecutorSpec, signal: AbortSignal): Promise<unknown> {
+  const { shell } = request;
+  if (!shell) throw new Error('a command skill was dispatched without its shell settings');
   const argv = renderArgv(spec.argv, request.args);
   const executable = resolveAllowedExecutable(argv[0], request.shellAllowlist);
   const result = await runProcess({
     argv,
     executable,
+    workspace: request.workspace,
     cwd: request.workspace,
     timeoutMs: request.timeoutMs,
-    maxOutputBytes: request.shell.maxOutputBytes,
+    maxOutputBytes: shell.maxOutputBytes,
     signal,
-    limits: request.shell.limits,
-    runAs: request.shell.runAs,
+    limits: shell.limits,
+    sandbox: shell.sandbox,
   });
   if (result.timedOut) throw new ToolError('timeout', `The command did not finish within ${request.timeoutMs} ms and was killed`, true);
   // Killed because the caller went away: not a failure of the command.

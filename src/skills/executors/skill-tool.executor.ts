@@ -1,5 +1,7 @@
 import type { AppConfig } from '../../config/app-config.js';
 import type { WorkerPool } from '../../common/worker-pool/worker-pool.js';
+import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
+import { shellDisabled } from '../../tools/process/executable-allowlist.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../tools/tool-definition.js';
 import type { CompiledSkillTool } from '../skill-compiler.js';
 import { SKILL_HTTP_MAX_BYTES } from '../skills.limits.js';
@@ -16,6 +18,7 @@ export class SkillToolExecutor implements ToolExecutor {
     private readonly signingSecret: string,
     private readonly config: AppConfig,
     private readonly pool: WorkerPool,
+    private readonly sandbox: CommandSandbox,
   ) {
     this.definition = tool.definition;
     this.spawnsProcesses = tool.spec.executor.type === 'command';
@@ -23,8 +26,11 @@ export class SkillToolExecutor implements ToolExecutor {
 
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     const { shell, fetch } = this.config.tools;
+    const spec = this.tool.spec.executor;
+    if (spec.type === 'command' && !ctx.project.shellEnabled) throw shellDisabled(this.definition.name);
+
     const request: SkillRunRequest = {
-      spec: this.tool.spec.executor,
+      spec,
       args,
       signingSecret: this.signingSecret,
       invocationId: ctx.invocationId,
@@ -32,11 +38,15 @@ export class SkillToolExecutor implements ToolExecutor {
       shellAllowlist: ctx.project.shellAllowlist,
       timeoutMs: ctx.timeoutMs,
       fetch: { allowHosts: fetch.allowHosts, maxBytes: SKILL_HTTP_MAX_BYTES },
-      shell: {
-        maxOutputBytes: shell.maxOutputBytes,
-        limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes },
-        runAs: shell.runAs ?? undefined,
-      },
+      // Asked here, on the event loop, before a pool thread is: a missing sandbox is a 503 saying how to fix it.
+      shell:
+        spec.type === 'command'
+          ? {
+              maxOutputBytes: shell.maxOutputBytes,
+              limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes },
+              sandbox: this.sandbox.spec(),
+            }
+          : undefined,
     };
     if (this.tool.spec.mode === 'sync') return this.pool.runCooperative('runSkillTool', request, ctx.signal);
     return runSkillTool(request, ctx.signal);

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { forbidden } from '../../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { resolveWorkspaceDirectory } from '../../workspace/fs/workspace-fs.js';
-import { resolveAllowedExecutable } from '../process/executable-allowlist.js';
+import { resolveAllowedExecutable, shellDisabled } from '../process/executable-allowlist.js';
 import { runProcess, validateEnv } from '../process/process-runner.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
 import { SHELL_TOOL_DEFAULT_TIMEOUT_MS, SHELL_TOOL_MAX_TIMEOUT_MS } from '../tools.config.js';
@@ -57,12 +57,14 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
     source: 'builtin',
   };
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sandbox: CommandSandbox,
+  ) {}
 
   async execute(args: ShellExecArgs, ctx: ToolContext) {
-    if (!ctx.project.shellEnabled) {
-      throw forbidden('shell_disabled', 'shell_exec is not enabled for this project; an operator can enable it with an allow-list of executables');
-    }
+    if (!ctx.project.shellEnabled) throw shellDisabled(this.definition.name);
+    const sandbox = this.sandbox.spec();
     const executable = resolveAllowedExecutable(args.argv[0], ctx.project.shellAllowlist);
     if (args.env) validateEnv(args.env);
     const cwd = args.cwd ? await resolveWorkspaceDirectory(ctx.workspace, args.cwd) : ctx.workspace;
@@ -70,6 +72,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
     const result = await runProcess({
       argv: args.argv,
       executable,
+      workspace: ctx.workspace,
       cwd,
       env: args.env,
       stdin: args.stdin,
@@ -77,7 +80,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       maxOutputBytes: shell.maxOutputBytes,
       signal: ctx.signal,
       limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes },
-      runAs: shell.runAs ?? undefined,
+      sandbox,
     });
     if (result.aborted) throw new ToolError('cancelled', 'The call was cancelled before the command finished; the command was stopped', true);
     if (result.timedOut) {

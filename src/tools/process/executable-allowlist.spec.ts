@@ -100,9 +100,11 @@ describe('resolveAllowedExecutable', () => {
       runProcess({
         argv,
         executable: resolveAllowedExecutable(argv[0], ['ls', 'printf']),
+        workspace: dir,
         cwd: dir,
         timeoutMs: 5000,
         maxOutputBytes: 1024,
+        sandbox: { kind: 'none' },
       });
     await expect(run(['touch', marker])).rejects.toMatchObject({ status: 403, code: 'command_not_allowed' });
     await expect(run([join(dir, 'ls')])).rejects.toMatchObject({ code: 'command_not_allowed' });

@@ -68,6 +68,16 @@ function realpathOrUndefined(path: string): string | undefined {
   }
 }
 
+// Commands (shell_exec and command skills alike) run only where the project switched them on.
+export function shellDisabled(tool: string): AppError {
+  return new AppError(
+    403,
+    'shell_disabled',
+    `${tool} runs a command, and commands are not enabled for this project; an operator can enable them with shellEnabled: true and an allow-list of executables (PATCH /v1/projects/{projectId})`,
+    { tool },
+  );
+}
+
 function refused(argv0: string, allowlist: string[], why: string): AppError {
   const allowed = allowlist.length > 0 ? allowlist.join(', ') : '(none)';
   return new AppError(

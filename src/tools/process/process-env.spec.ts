@@ -42,9 +42,9 @@ describe('buildChildEnv', () => {
   it('starts from nothing but the minimal variables and the caller entries', () => {
     process.env.TOOLGATE_ENV_CANARY = 'leak';
     try {
-      const env = buildChildEnv('/work/ws', { FOO: 'bar' });
+      const env = buildChildEnv({ home: '/work/ws', tmp: '/tmp' }, { FOO: 'bar' });
       expect(Object.keys(env).sort()).toEqual(['FOO', 'HOME', 'LANG', 'PATH', 'TMPDIR']);
-      expect(env).toMatchObject({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/work/ws', LANG: 'C.UTF-8' });
+      expect(env).toMatchObject({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/work/ws', LANG: 'C.UTF-8', TMPDIR: '/tmp' });
     } finally {
       delete process.env.TOOLGATE_ENV_CANARY;
     }

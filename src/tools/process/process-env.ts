@@ -1,4 +1,3 @@
-import { tmpdir } from 'node:os';
 import { badRequest } from '../../common/errors/app-error.js';
 import { SAFE_PATH_DIRS } from './executable-allowlist.js';
 
@@ -26,13 +25,13 @@ export function validateEnv(env: Record<string, string>): void {
 }
 
 // Built from nothing rather than filtered from process.env, so no service secret can leak through.
-export function buildChildEnv(cwd: string, env: Record<string, string> = {}): Record<string, string> {
+export function buildChildEnv(dirs: { home: string; tmp: string }, env: Record<string, string> = {}): Record<string, string> {
   validateEnv(env);
   return {
     PATH: SAFE_PATH_DIRS.join(':'),
-    HOME: cwd,
+    HOME: dirs.home,
     LANG: 'C.UTF-8',
-    TMPDIR: tmpdir(),
+    TMPDIR: dirs.tmp,
     ...env,
   };
 }

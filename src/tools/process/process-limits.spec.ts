@@ -2,7 +2,7 @@ import { prlimitArgs } from './process-limits.js';
 
 describe('prlimitArgs', () => {
   it('always disables core files and sets the file-size and CPU limits it is given', async () => {
-    await expect(prlimitArgs({ maxFileSizeBytes: 1024, cpuSeconds: 2 }, 0)).resolves.toEqual([
+    await expect(prlimitArgs({ maxFileSizeBytes: 1024, cpuSeconds: 2 }, { uid: 0 })).resolves.toEqual([
       '--core=0',
       '--fsize=1024',
       '--cpu=2:3',
@@ -10,13 +10,17 @@ describe('prlimitArgs', () => {
   });
 
   it('leaves RLIMIT_NPROC alone for root, where the kernel ignores it', async () => {
-    await expect(prlimitArgs({ maxProcesses: 50 }, 0)).resolves.toEqual(['--core=0']);
+    await expect(prlimitArgs({ maxProcesses: 50 }, { uid: 0 })).resolves.toEqual(['--core=0']);
   });
 
   it('for another uid, sets RLIMIT_NPROC to the tasks that uid already has plus the run limit', async () => {
-    const [, nproc] = await prlimitArgs({ maxProcesses: 50 }, 65534);
+    const [, nproc] = await prlimitArgs({ maxProcesses: 50 }, { uid: 65534 });
     expect(nproc).toMatch(/^--nproc=\d+$/);
     expect(Number(nproc.split('=')[1])).toBeGreaterThanOrEqual(50);
+  });
+
+  it('in a sandbox, sets RLIMIT_NPROC to the run limit alone: its user namespace has no other task', async () => {
+    await expect(prlimitArgs({ maxProcesses: 50 }, { uid: 0, freshUserNamespace: true })).resolves.toEqual(['--core=0', '--nproc=50']);
   });
 
   it.each([0, -1, 1.5, Number.NaN])('refuses a limit of %p', async (value) => {

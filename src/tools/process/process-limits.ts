@@ -9,9 +9,14 @@ export interface ProcessLimits {
   cpuSeconds?: number;
 }
 
-// Options for prlimit(1), which sets the limits on itself and then execs the command.
-// `uid` is the one the command will run as.
-export async function prlimitArgs(limits: ProcessLimits = {}, uid = process.getuid?.() ?? 0): Promise<string[]> {
+// Options for prlimit(1), which sets the limits on itself and then execs the command. `uid` is the one
+// the command will run as; `freshUserNamespace` says it runs in a user namespace of its own (a sandbox),
+// where the kernel counts RLIMIT_NPROC for that namespace alone.
+export async function prlimitArgs(
+  limits: ProcessLimits = {},
+  where: { uid?: number; freshUserNamespace?: boolean } = {},
+): Promise<string[]> {
+  const uid = where.uid ?? process.getuid?.() ?? 0;
   const { maxProcesses, maxFileSizeBytes, cpuSeconds } = limits;
   for (const [name, value] of Object.entries(limits)) {
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
@@ -23,9 +28,11 @@ export async function prlimitArgs(limits: ProcessLimits = {}, uid = process.getu
   if (maxFileSizeBytes !== undefined) args.push(`--fsize=${maxFileSizeBytes}`);
   // SIGXCPU at the soft limit tells the command why; SIGKILL a second later if it ignores it.
   if (cpuSeconds !== undefined) args.push(`--cpu=${cpuSeconds}:${cpuSeconds + 1}`);
+  // A sandbox's own user namespace starts with no tasks: the limit is exactly this run's.
+  if (maxProcesses !== undefined && where.freshUserNamespace) args.push(`--nproc=${maxProcesses}`);
   // The kernel ignores RLIMIT_NPROC for root, and for anyone else it counts every task of the uid,
   // so it is only a coarse backstop on top of this run's headroom; the watchdog is the per-run limit.
-  if (maxProcesses !== undefined && uid !== 0) {
+  else if (maxProcesses !== undefined && uid !== 0) {
     args.push(`--nproc=${(await countTasksOfUid(uid)) + maxProcesses}`);
   }
   return args;

@@ -16,9 +16,11 @@ const run = (argv: string[], extra: Partial<RunProcessOptions> = {}) =>
   runProcess({
     argv,
     executable: resolveAllowedExecutable(argv[0], ALLOWED),
+    workspace: dir,
     cwd: dir,
     timeoutMs: 10_000,
     maxOutputBytes: 64 * 1024,
+    sandbox: { kind: 'none' },
     ...extra,
   });
 
@@ -144,7 +146,7 @@ describe('runProcess', () => {
     const notExecutable = join(dir, 'script.sh');
     writeFileSync(notExecutable, '#!/bin/sh\necho hi\n', { mode: 0o644 });
     for (const executable of [join(dir, 'missing'), notExecutable, dir]) {
-      const attempt = runProcess({ argv: ['x'], executable, cwd: dir, timeoutMs: 1000, maxOutputBytes: 100 });
+      const attempt = runProcess({ argv: ['x'], executable, workspace: dir, cwd: dir, timeoutMs: 1000, maxOutputBytes: 100, sandbox: { kind: 'none' } });
       await expect(attempt).rejects.toBeInstanceOf(ToolError);
       await expect(attempt).rejects.toMatchObject({ code: 'spawn_failed' });
     }
@@ -162,7 +164,7 @@ describe('runProcess', () => {
   it('refuses an argv with a NUL byte and an empty argv with 400', async () => {
     await expect(run(['printf', 'a\0b'])).rejects.toMatchObject({ status: 400, code: 'invalid_argv' });
     await expect(
-      runProcess({ argv: [], executable: '/usr/bin/true', cwd: dir, timeoutMs: 1000, maxOutputBytes: 10 }),
+      runProcess({ argv: [], executable: '/usr/bin/true', workspace: dir, cwd: dir, timeoutMs: 1000, maxOutputBytes: 10, sandbox: { kind: 'none' } }),
     ).rejects.toMatchObject({ status: 400, code: 'invalid_argv' });
   });
 
@@ -339,7 +341,7 @@ asRoot('runProcess with runAs an unprivileged uid', () => {
   const nobody = { uid: 65534, gid: 65534 };
   let ws: string;
   const runAsNobody = (argv: string[], extra: Partial<RunProcessOptions> = {}) =>
-    run(argv, { cwd: ws, runAs: nobody, ...extra });
+    run(argv, { workspace: ws, cwd: ws, sandbox: { kind: 'none', runAs: nobody }, ...extra });
 
   beforeAll(() => {
     ws = realpathSync(mkdtempSync(join(tmpdir(), 'process-runner-nobody-')));
@@ -376,8 +378,9 @@ asRoot('runProcess with runAs an unprivileged uid', () => {
     const attempt = runProcess({
       argv: ['root-only'],
       executable: rootOnly,
+      workspace: ws,
       cwd: ws,
-      runAs: nobody,
+      sandbox: { kind: 'none', runAs: nobody },
       timeoutMs: 5000,
       maxOutputBytes: 1000,
     });
@@ -386,6 +389,6 @@ asRoot('runProcess with runAs an unprivileged uid', () => {
   });
 
   it('refuses a runAs that is not a uid and gid', async () => {
-    await expect(run(['true'], { runAs: { uid: -1, gid: 0 } })).rejects.toMatchObject({ code: 'invalid_run_as' });
+    await expect(run(['true'], { sandbox: { kind: 'none', runAs: { uid: -1, gid: 0 } } })).rejects.toMatchObject({ code: 'invalid_run_as' });
   });
 });

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { access, constants, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { badRequest } from '../../common/errors/app-error.js';
 import { ToolError } from '../tool-error.js';
@@ -7,6 +8,8 @@ import { OutputCapture } from './output-capture.js';
 import { buildChildEnv } from './process-env.js';
 import { groupExceeds, killGroup, waitForGroupExit } from './process-group.js';
 import { PRLIMIT, prlimitArgs, type ProcessLimits } from './process-limits.js';
+import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
+import { SANDBOX_TMP, type BwrapSandbox, type RunAs, type SandboxSpec } from './sandbox/sandbox-spec.js';
 
 export { validateEnv } from './process-env.js';
 export type { ProcessLimits } from './process-limits.js';
@@ -14,6 +17,8 @@ export type { ProcessLimits } from './process-limits.js';
 export interface RunProcessOptions {
   argv: string[];
   executable: string;
+  // The project's workspace (the sandbox's one writable directory) and the directory inside it to run in.
+  workspace: string;
   cwd: string;
   env?: Record<string, string>;
   stdin?: string;
@@ -21,9 +26,8 @@ export interface RunProcessOptions {
   maxOutputBytes: number;
   signal?: AbortSignal;
   limits?: ProcessLimits;
-  // Run as this uid/gid with no supplementary groups (needs a root service). Only then does the
-  // kernel enforce maxProcesses, and only then can the command not read the service's /proc entries.
-  runAs?: { uid: number; gid: number };
+  // Required, so that no caller runs a command unconfined by omission.
+  sandbox: SandboxSpec;
 }
 
 export interface RunProcessResult {
@@ -61,39 +65,77 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
   if (!(Number.isSafeInteger(opts.maxOutputBytes) && opts.maxOutputBytes >= 0)) {
     throw badRequest('invalid_output_cap', 'maxOutputBytes must be a non-negative integer.');
   }
-  const { runAs } = opts;
+  const { sandbox } = opts;
+  const runAs = sandbox.runAs;
   if (runAs && ![runAs.uid, runAs.gid].every((id) => Number.isSafeInteger(id) && id >= 0)) {
     throw badRequest('invalid_run_as', 'runAs needs a numeric uid and gid.');
   }
-  const env = buildChildEnv(opts.cwd, opts.env);
-  const limitArgs = await prlimitArgs(opts.limits, runAs?.uid);
+  const sandboxed = sandbox.kind === 'bwrap';
+  const env = sandboxed
+    ? buildChildEnv({ home: opts.workspace, tmp: SANDBOX_TMP }, opts.env)
+    : buildChildEnv({ home: opts.cwd, tmp: tmpdir() }, opts.env);
+  // In a sandbox the process limit is counted in its own user namespace, not across the uid.
+  const limitArgs = await prlimitArgs(opts.limits, sandboxed ? { freshUserNamespace: true } : { uid: runAs?.uid });
   await assertRunnable(opts);
   if (opts.signal?.aborted) return notStarted();
 
-  let child: ChildProcess;
-  try {
-    // No shell: every argv element reaches the command as one literal argument.
-    child = spawn(PRLIMIT, [...limitArgs, '--', opts.executable, ...opts.argv.slice(1)], {
-      cwd: opts.cwd,
-      env,
-      detached: true, // its own process group, so one kill reaches everything it started
-      shell: false,
-      stdio: 'pipe',
-      // libuv also clears the supplementary groups when it switches uid.
-      ...(runAs && { uid: runAs.uid, gid: runAs.gid }),
-    });
-  } catch (err) {
-    throw spawnFailed(opts.argv[0], err);
-  }
+  // No shell: every argv element reaches the command as one literal argument.
+  const command = [PRLIMIT, ...limitArgs, '--', opts.executable, ...opts.argv.slice(1)];
+  const child = sandboxed ? spawnChecked(opts, () => spawnSandboxed(sandbox, command, opts, env)) : spawnChecked(opts, () => spawnUnsandboxed(command, opts.cwd, env, runAs));
   const pgid = child.pid;
   if (pgid === undefined) {
     const err = await new Promise<Error>((resolve) => child.once('error', resolve));
     throw spawnFailed(opts.argv[0], err);
   }
-  return supervise(child, pgid, opts);
+  return supervise(child, pgid, opts, sandboxed ? new SandboxStatus() : undefined);
 }
 
-function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions): Promise<RunProcessResult> {
+function spawnChecked(opts: RunProcessOptions, start: () => ChildProcess): ChildProcess {
+  try {
+    return start();
+  } catch (err) {
+    throw spawnFailed(opts.argv[0], err);
+  }
+}
+
+function spawnUnsandboxed(command: string[], cwd: string, env: Record<string, string>, runAs: RunAs | undefined): ChildProcess {
+  return spawn(command[0], command.slice(1), {
+    cwd,
+    env,
+    detached: true, // its own process group, so one kill reaches everything it started
+    shell: false,
+    stdio: 'pipe',
+    // libuv also clears the supplementary groups when it switches uid.
+    ...(runAs && { uid: runAs.uid, gid: runAs.gid }),
+  });
+}
+
+function spawnSandboxed(spec: BwrapSandbox, command: string[], opts: RunProcessOptions, env: Record<string, string>): ChildProcess {
+  const etcFiles = Object.values(spec.etcFiles);
+  // The profile goes through a pipe; only the command stays on bubblewrap's command line (it must).
+  const child = spawn(spec.bwrapPath, ['--args', String(ARGS_FD), '--', ...command], {
+    cwd: '/',
+    // bubblewrap's own process is the sandbox's pid 1, and /proc/1/environ shows what it started with:
+    // it gets the command's environment, built from nothing, never the service's.
+    env,
+    detached: true,
+    shell: false,
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...etcFiles.map(() => 'pipe' as const)],
+    ...(spec.runAs && { uid: spec.runAs.uid, gid: spec.runAs.gid }),
+  });
+  // bubblewrap reads its arguments to the end first, then the /etc files while it builds the sandbox.
+  // An EPIPE means it died early; its exit is what the runner reports.
+  const feed = (fd: number, content: string) => {
+    const pipe = child.stdio[fd] as NodeJS.WritableStream & { on(event: 'error', fn: () => void): void };
+    pipe.on('error', () => {});
+    pipe.end(content);
+  };
+  feed(ARGS_FD, bwrapArgs(spec, opts.workspace, opts.cwd).map((arg) => `${arg}\0`).join(''));
+  etcFiles.forEach((content, i) => feed(FIRST_ETC_FD + i, content));
+  return child;
+}
+
+function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, sandbox: SandboxStatus | undefined): Promise<RunProcessResult> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -105,7 +147,7 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions): 
       if (settled) return;
       // Once it has exited, a late timer or abort only sweeps up leftovers; it did not stop the command.
       if (!exit) killReason ??= reason;
-      killGroup(pgid);
+      killRun(pgid, sandbox);
       if (!exit) timers.push(setTimeout(settle, KILL_SETTLE_MS));
     };
     const onAbort = () => kill('abort');
@@ -120,9 +162,12 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions): 
       child.stdin?.destroy();
       child.stdout?.destroy();
       child.stderr?.destroy();
+      child.stdio[STATUS_FD]?.destroy();
+      sandbox?.end();
+      const status = sandbox ? commandExit(sandbox, exit, killReason !== undefined) : exit;
       const result: RunProcessResult = {
-        exitCode: exit?.code ?? null,
-        signal: exit?.signal ?? null,
+        exitCode: status?.code ?? null,
+        signal: status?.signal ?? null,
         stdout: stdout.text(),
         stderr: stderr.text(),
         stdoutTruncated: stdout.truncated,
@@ -133,12 +178,16 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions): 
         killedForProcessLimit: killReason === 'processes',
         durationMs: Math.round(performance.now() - started),
       };
-      // prlimit exits 126 or 127 with this message when the command vanished after the check.
+      // prlimit exits 126 or 127 with this message when the command vanished after the check (or, in
+      // a sandbox, when the sandbox's uid may not execute it).
       const execFailed =
         (result.exitCode === 126 || result.exitCode === 127) && result.stderr.startsWith('prlimit: failed to execute');
+      // bubblewrap exited without ever reporting the command's exit: the sandbox could not be set up.
+      const setupFailed = sandbox !== undefined && sandbox.exitCode === undefined && killReason === undefined;
       void waitForGroupExit(pgid, GROUP_EXIT_WAIT_MS)
         .catch(() => false)
         .then(() => {
+          if (setupFailed) return reject(sandboxSetupFailed(result.stderr));
           if (!execFailed) return resolve(result);
           reject(new ToolError('spawn_failed', `Cannot start ${opts.argv[0]}: ${result.stderr.trim()}`));
         });
@@ -146,6 +195,7 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions): 
 
     child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+    if (sandbox) child.stdio[STATUS_FD]!.on('data', (chunk: Buffer) => sandbox.push(chunk));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       killGroup(pgid); // whatever it left running in the background goes with it
@@ -160,12 +210,44 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions): 
 
     timers.push(setTimeout(() => kill('timeout'), opts.timeoutMs));
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    // In a sandbox the kernel holds the process count (RLIMIT_NPROC in its own user namespace).
     const maxProcesses = opts.limits?.maxProcesses;
-    if (maxProcesses !== undefined) {
+    if (maxProcesses !== undefined && !sandbox) {
       const done = () => settled || killReason !== undefined;
       void watchProcessCount(pgid, maxProcesses, done, () => kill('processes'));
     }
   });
+}
+
+// A sandbox ends with its init: SIGKILL to it makes the kernel kill everything in its pid namespace, and
+// bubblewrap exits only once that is done, so its exit means nothing is left. Before the init is known
+// (the first instants), bubblewrap itself is killed and takes the init with it (--die-with-parent).
+function killRun(pgid: number, sandbox: SandboxStatus | undefined): void {
+  if (sandbox?.childPid !== undefined && sandbox.exitCode === undefined) {
+    try {
+      process.kill(sandbox.childPid, 'SIGKILL');
+      return;
+    } catch {
+      // Already gone: fall through to the group.
+    }
+  }
+  killGroup(pgid);
+}
+
+// bubblewrap reports a command that a signal ended as 128 + its number, as a shell does, so a signal is
+// named only when this runner sent it (the sandbox was killed).
+function commandExit(sandbox: SandboxStatus, exit: { code: number | null; signal: string | null } | undefined, killed: boolean) {
+  if (killed) return { code: null, signal: 'SIGKILL' };
+  if (sandbox.exitCode !== undefined) return { code: sandbox.exitCode, signal: null };
+  return exit;
+}
+
+function sandboxSetupFailed(stderr: string): ToolError {
+  const why = stderr.trim().split('\n').find((line) => line.startsWith('bwrap:')) ?? stderr.trim().slice(0, 500);
+  return new ToolError(
+    'sandbox_failed',
+    `The command's sandbox could not be set up (${why || 'bubblewrap exited without a reason'}); the command did not run. Every directory above the workspace must be searchable by the sandbox's user.`,
+  );
 }
 
 // RLIMIT_NPROC does nothing for root and is per uid for everyone else, so the run's own group is

@@ -3,6 +3,8 @@ import {
   closeSync,
   fstat,
   fstatSync,
+  lchown,
+  lchownSync,
   lstat,
   lstatSync,
   mkdir,
@@ -36,6 +38,8 @@ export interface DescriptorIo {
   readdir(path: string): Promise<string[]> | string[];
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> | number;
   mkdir(path: string, mode: number): Promise<void> | void;
+  // Never follows a final symlink: a name swapped for one changes the link's owner, not its target's.
+  lchown(path: string, uid: number, gid: number): Promise<void> | void;
   close(fd: number): Promise<void> | void;
 }
 
@@ -54,6 +58,7 @@ export const asyncIo: DescriptorIo = {
   read: (fd, buffer, offset, length, position) =>
     call<number>((done) => read(fd, buffer, offset, length, position, done)),
   mkdir: (path, mode) => call<void>((done) => mkdir(path, mode, (err) => done(err, undefined))),
+  lchown: (path, uid, gid) => call<void>((done) => lchown(path, uid, gid, (err) => done(err, undefined))),
   close: (fd) => call<void>((done) => close(fd, (err) => done(err ?? null, undefined))),
 };
 
@@ -67,6 +72,7 @@ export const blockingIo: DescriptorIo = {
   mkdir: (path, mode) => {
     mkdirSync(path, mode);
   },
+  lchown: (path, uid, gid) => lchownSync(path, uid, gid),
   close: (fd) => closeSync(fd),
 };
 

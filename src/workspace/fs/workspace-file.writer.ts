@@ -9,6 +9,8 @@ import {
   toWorkspaceFsError,
 } from './workspace-fs.error.js';
 import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
+import { asyncIo } from './descriptor-io.js';
+import { ownerToInherit } from './inherited-owner.js';
 import { fdPath, resolveWorkspacePath } from './workspace-path.resolver.js';
 
 export interface WriteWorkspaceFileOptions {
@@ -59,11 +61,13 @@ async function replaceAtomically(dir: number, name: string, content: Buffer, mod
   // Fixed length, so a 255-byte final name still leaves room for it.
   const tempPath = fdPath(dir, `.toolgate-${randomBytes(8).toString('hex')}.tmp`);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const owner = await ownerToInherit(asyncIo, dir);
   const temp = await open(tempPath, flags, 0o666);
   let renamed = false;
   try {
     try {
       await temp.writeFile(content);
+      if (owner) await temp.chown(owner.uid, owner.gid);
       if (mode !== undefined) await temp.chmod(mode);
       await temp.sync();
     } finally {

@@ -8,6 +8,7 @@ import {
   WorkspaceFsError,
 } from './workspace-fs.error.js';
 import { segmentsBelow, type ParsedPath } from './workspace-path.parser.js';
+import { ownerToInherit } from './inherited-owner.js';
 
 // Linux value (Node does not export it). An O_PATH descriptor pins an inode without opening it, so a FIFO
 // or a device is never opened just to find out what it is.
@@ -137,7 +138,7 @@ export async function resolveWorkspacePath(
       if (child === null) {
         if (segment.fromLink) throw options.final === 'write' ? danglingSymlink(display) : notFoundAt(display);
         if (!isFinal && options.createDirs && ++created <= MAX_CREATED_DIRS) {
-          await mkdirIfMissing(io, entryPath);
+          await mkdirIfMissing(io, entryPath, current.fd);
           pending.push(segment);
           continue;
         }
@@ -230,11 +231,14 @@ async function verifiedSegmentsOrClose(root: string, fd: number, display: string
   }
 }
 
-async function mkdirIfMissing(io: DescriptorIo, path: string): Promise<void> {
+async function mkdirIfMissing(io: DescriptorIo, path: string, parentFd: number): Promise<void> {
   try {
     await io.mkdir(path, 0o777);
   } catch (err) {
     // Lost a race with another creator: the next open checks what is there now.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return;
   }
+  const owner = await ownerToInherit(io, parentFd);
+  if (owner) await io.lchown(path, owner.uid, owner.gid);
 }

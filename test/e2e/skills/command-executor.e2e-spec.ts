@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
@@ -36,22 +35,22 @@ describe('skills with a command executor', () => {
   let t: TestApp;
   let tenant: TestTenant;
   let projectId: string;
-  let traceDir: string;
-  let traceFile: string;
+  // Workspaces the trace tool may have written ran.log into.
+  const traceWorkspaces: string[] = [];
+  const workspaceOf = (id: string) => path.join(t.config.workspace.root!, id);
 
   beforeAll(async () => {
-    traceDir = await mkdtemp(path.join(os.tmpdir(), 'toolgate-skill-trace-'));
-    traceFile = path.join(traceDir, 'ran.log');
     t = await createTestApp();
     tenant = await t.createTenant();
-    projectId = (await t.createProject(tenant, { shellAllowlist: ['printf', 'sh', 'sleep', 'cat'] })).id;
+    projectId = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf', 'sh', 'sleep', 'cat'] })).id;
+    traceWorkspaces.push(workspaceOf(projectId));
     const tools: SkillToolBody[] = [
       commandTool('say', ['printf', '%s\n', '{{text}}'], STRING_ARG('text')),
       commandTool('greet', ['printf', '%s\n', '--name={{name}}'], STRING_ARG('name')),
       commandTool('show_all', ['printf', '[%s]\n', '{{...files}}'], FILES_ARG),
       commandTool('show_all_after_dashes', ['printf', '[%s]\n', '--', '{{...files}}'], FILES_ARG),
-      // Appends its argument to a file outside the workspace: proof of whether the command ran.
-      commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', traceFile, '{{value}}'], STRING_ARG('value')),
+      // Appends its argument to ran.log in the workspace: proof of whether the command ran.
+      commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', 'ran.log', '{{value}}'], STRING_ARG('value')),
       commandTool('read_note', ['cat', '{{file}}'], STRING_ARG('file')),
       commandTool('read_note_after_dashes', ['cat', '--', '{{file}}'], STRING_ARG('file')),
       commandTool('fail', ['sh', '-c', 'echo "$0" >&2; exit 3', '{{message}}'], STRING_ARG('message')),
@@ -65,10 +64,16 @@ describe('skills with a command executor', () => {
   });
   afterAll(async () => {
     await t?.close();
-    await rm(traceDir, { recursive: true, force: true });
   });
 
-  const traced = async () => (existsSync(traceFile) ? (await readFile(traceFile, 'utf8')).split('\n').filter(Boolean) : []);
+  const traced = async () => {
+    const lines: string[] = [];
+    for (const ws of traceWorkspaces) {
+      const file = path.join(ws, 'ran.log');
+      if (existsSync(file)) lines.push(...(await readFile(file, 'utf8')).split('\n').filter(Boolean));
+    }
+    return lines;
+  };
 
   it('puts a {{param}} value in as one argument, spaces and quotes included', async () => {
     const text = `hello big  world; echo "not a shell" $HOME`;
@@ -135,8 +140,9 @@ describe('skills with a command executor', () => {
   });
 
   it("refuses with 403 command_not_allowed when the executable is not on the project's shellAllowlist", async () => {
-    const other = (await t.createProject(tenant, { shellAllowlist: ['printf'] })).id;
-    const tools = [commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', traceFile, '{{value}}'], STRING_ARG('value'))];
+    const other = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
+    traceWorkspaces.push(workspaceOf(other));
+    const tools = [commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', 'ran.log', '{{value}}'], STRING_ARG('value'))];
     const skill = await installSkill(t, tenant, other, skillOf(tools));
 
     const error = expectError(await callTool(t, tenant, other, 'trace', { value: 'from-other' }), 403, 'command_not_allowed');
@@ -144,11 +150,23 @@ describe('skills with a command executor', () => {
     expect(error.message).toContain('printf');
     expect(await traced()).toEqual(['first']);
 
-    const none = (await t.createProject(tenant)).id;
+    const none = (await t.createProject(tenant, { shellEnabled: true })).id;
+    traceWorkspaces.push(workspaceOf(none));
     await t.http.post(`/v1/projects/${none}/skills`).set(tenant.auth).send({ skillId: skill.id }).expect(201);
     const noneError = expectError(await callTool(t, tenant, none, 'trace', { value: 'from-none' }), 403, 'command_not_allowed');
     expect(noneError.message).toMatch(/allows no commands/);
     expect(await traced()).toEqual(['first']);
+  });
+
+  it('refuses with 403 shell_disabled on a project that has not enabled commands, as shell_exec does', async () => {
+    const off = (await t.createProject(tenant, { shellAllowlist: ['sh', 'printf'] })).id;
+    traceWorkspaces.push(workspaceOf(off));
+    await installSkill(t, tenant, off, skillOf([commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', 'ran.log', '{{value}}'], STRING_ARG('value'))]));
+    const error = expectError(await callTool(t, tenant, off, 'trace', { value: 'from-off' }), 403, 'shell_disabled');
+    expect(error.message).toContain('shellEnabled: true');
+    expect(await traced()).not.toContain('from-off');
+    const log = await t.http.get(`/v1/projects/${off}/invocations`).query({ tool: 'trace' }).set(tenant.auth).expect(200);
+    expect(log.body.items).toMatchObject([{ status: 'denied', errorCode: 'shell_disabled' }]);
   });
 
   it('answers status error command_failed with the exit code and stderr when the command exits non-zero', async () => {

@@ -1,9 +1,8 @@
+import { waitForProcess as waitForProcessesWith } from '../../support/processes.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Response } from 'supertest';
-import { eventually } from '../../support/eventually.js';
 import type { TestApp, TestTenant } from '../../support/test-app.js';
 
 // Shared by the skill suites: building and registering skills, calling their tools, a real HTTP endpoint
@@ -218,32 +217,8 @@ export function signatureIsValid(secret: string, rawBody: string, header: string
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-// Processes whose argv contains the marker (read from /proc), excluding zombies.
-export function processesWith(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (!argv.includes(marker)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
-}
+export { expectNoProcess, processesWith } from '../../support/processes.js';
 
 export async function waitForProcess(marker: string): Promise<number> {
-  return eventually(() => {
-    const pids = processesWith(marker);
-    expect({ marker, running: pids.length }).toEqual({ marker, running: 1 });
-    return pids[0];
-  }, 100, 50);
-}
-
-export async function expectNoProcess(marker: string): Promise<void> {
-  await eventually(() => expect({ marker, running: processesWith(marker) }).toEqual({ marker, running: [] }), 60, 50);
+  return (await waitForProcessesWith(marker))[0];
 }

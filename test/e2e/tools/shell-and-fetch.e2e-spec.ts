@@ -4,10 +4,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { callTool, expectProcessGone, listen, readPid, SHELL_PROJECT } from './tool-test-kit.js';
+import { expectNoProcess, uniqueSleep, waitForProcess } from '../../support/processes.js';
+import { callTool, listen, SHELL_PROJECT } from './tool-test-kit.js';
 
 // The command of the timeout tests: a background child that would outlive its shell, its pid written down.
-const sleeperWithChild = (pidFile: string) => ['sh', '-c', `sleep 30 & echo $! > ${pidFile}; sleep 30`];
+// Two sleeps of a unique length: one in the background, so the kill must reach more than the command itself.
+const sleeperWithChild = (marker: string) => ['sh', '-c', `sleep ${marker} & sleep ${marker}`];
 
 describe('shell_exec', () => {
   let t: TestApp;
@@ -98,7 +100,8 @@ describe('shell_exec', () => {
   });
 
   it('[sec-29] answers status timeout promptly at the request timeoutMs, and kills what the command started', async () => {
-    const res = await shell({ argv: sleeperWithChild('request-timeout.pid') }, { timeoutMs: 500 }).expect(200);
+    const marker = uniqueSleep(30);
+    const res = await shell({ argv: sleeperWithChild(marker) }, { timeoutMs: 500 }).expect(200);
     expect(res.body).toEqual({
       invocationId: expect.any(String),
       tool: 'shell_exec',
@@ -107,19 +110,21 @@ describe('shell_exec', () => {
       durationMs: expect.any(Number),
     });
     expect(res.body.durationMs).toBeLessThan(5000);
-    await expectProcessGone(await readPid(path.join(ws, 'request-timeout.pid')));
+    await expectNoProcess(marker);
   });
 
   it('answers status timeout when the command outlives the timeoutMs argument of shell_exec', async () => {
-    const res = await shell({ argv: sleeperWithChild('argument-timeout.pid'), timeoutMs: 500 }).expect(200);
-    await expectProcessGone(await readPid(path.join(ws, 'argument-timeout.pid')));
+    const marker = uniqueSleep(30);
+    const res = await shell({ argv: sleeperWithChild(marker), timeoutMs: 500 }).expect(200);
+    await expectNoProcess(marker);
     expect(res.body.durationMs).toBeLessThan(5000);
     expect({ status: res.body.status, code: res.body.error?.code }).toEqual({ status: 'timeout', code: 'timeout' });
   });
 
   it('cancels the call when the client disconnects: the command is killed and the audit says so', async () => {
     const port = await listen(t);
-    const argv = sleeperWithChild('disconnect.pid');
+    const marker = uniqueSleep(30);
+    const argv = sleeperWithChild(marker);
     const request = http.request({
       host: '127.0.0.1',
       port,
@@ -131,12 +136,12 @@ describe('shell_exec', () => {
     request.on('response', () => (answered = true));
     request.on('error', () => undefined);
     request.end(JSON.stringify({ arguments: { argv } }));
-    // The command is running once it has written its child's pid; then the client goes away.
-    const pid = await readPid(path.join(ws, 'disconnect.pid'));
+    // The command is running once both sleeps are; then the client goes away.
+    await waitForProcess(marker, 2);
     request.destroy();
     expect(answered).toBe(false);
 
-    await expectProcessGone(pid);
+    await expectNoProcess(marker);
     const row = await eventually(async () => {
       const list = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'shell_exec', limit: 100 }).set(tenant.auth).expect(200);
       const found = (list.body.items as Array<{ arguments: { argv?: string[] }; status: string; errorCode: string | null }>).find(

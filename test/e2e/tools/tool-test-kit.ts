@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventually } from '../../support/eventually.js';
 import type { TestApp, TestTenant } from '../../support/test-app.js';
 
 // Shared pieces of the tool e2e suites: calling a tool, watching child processes, reading the event stream.
@@ -31,33 +28,6 @@ export async function listen(t: TestApp): Promise<number> {
   const server = t.app.getHttpServer() as http.Server;
   if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
-}
-
-// A process is gone once it no longer exists, or is a zombie: dead, only waiting for its parent to reap it.
-export function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
-}
-
-export async function expectProcessGone(pid: number): Promise<void> {
-  await eventually(() => expect({ pid, gone: processGone(pid) }).toEqual({ pid, gone: true }), 60, 50);
-}
-
-export async function readPid(file: string): Promise<number> {
-  return eventually(async () => {
-    const pid = Number.parseInt(await readFile(file, 'utf8'), 10);
-    expect(pid).toBeGreaterThan(1);
-    return pid;
-  });
 }
 
 export interface StreamedEvent {

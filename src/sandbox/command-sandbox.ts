@@ -1,0 +1,70 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { sandboxEtcFiles, systemMountArgs } from '../tools/process/sandbox/bwrap-profile.js';
+import { inspectBwrap, probeSandbox, type SandboxProblem } from '../tools/process/sandbox/sandbox-probe.js';
+import type { RunAs, SandboxSpec } from '../tools/process/sandbox/sandbox-spec.js';
+import { sandboxUnavailable } from './sandbox.errors.js';
+
+export type SandboxState =
+  | { mode: 'bwrap'; ready: true; version: string }
+  | { mode: 'bwrap'; ready: false; problem: SandboxProblem }
+  | { mode: 'none'; ready: true };
+
+// Decides once, at start-up, how every tenant command is confined, and fails closed: when bubblewrap is
+// missing or its probe fails, commands are refused with the reason and the fix, and the rest of the
+// service runs on. Running commands unsandboxed takes COMMAND_SANDBOX=none, which production refuses.
+@Injectable()
+export class CommandSandbox implements OnModuleInit {
+  private readonly logger = new Logger('Sandbox');
+  private current: SandboxState = { mode: 'bwrap', ready: false, problem: { reason: 'the sandbox has not been probed yet', fix: 'wait for start-up to finish' } };
+  private sandboxSpec: SandboxSpec | undefined;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  async onModuleInit(): Promise<void> {
+    const settings = this.config.tools.sandbox;
+    // Commands never run as root: a root service hands them to the configured unprivileged uid.
+    const runAs: RunAs | undefined = process.getuid?.() === 0 ? { uid: settings.uid, gid: settings.gid } : undefined;
+    if (settings.mode === 'none') {
+      this.sandboxSpec = { kind: 'none', runAs };
+      this.current = { mode: 'none', ready: true };
+      this.logger.warn(
+        'COMMAND_SANDBOX=none: tenant commands run without a sandbox and can read the service environment, other workspaces and the network; never use this with tenants you do not trust',
+      );
+      return;
+    }
+    const binary = await inspectBwrap(settings.bwrapPath);
+    if ('reason' in binary) return this.refuse(binary);
+    const uid = runAs?.uid ?? process.getuid?.() ?? 0;
+    const gid = runAs?.gid ?? process.getgid?.() ?? 0;
+    const spec: SandboxSpec = {
+      kind: 'bwrap',
+      bwrapPath: settings.bwrapPath,
+      runAs,
+      tmpSizeBytes: settings.tmpSizeBytes,
+      systemMounts: systemMountArgs(),
+      etcFiles: sandboxEtcFiles(uid, gid, '/tmp'),
+      disableUserns: binary.disableUserns,
+    };
+    const problem = await probeSandbox(spec);
+    if (problem) return this.refuse(problem);
+    this.sandboxSpec = spec;
+    this.current = { mode: 'bwrap', ready: true, version: binary.version };
+    this.logger.log(`Commands run in bubblewrap ${binary.version} sandboxes as uid ${uid}`);
+  }
+
+  state(): SandboxState {
+    return this.current;
+  }
+
+  // The confinement for one command, or the 503 that says why commands cannot run.
+  spec(): SandboxSpec {
+    if (this.sandboxSpec) return this.sandboxSpec;
+    throw sandboxUnavailable(this.current.mode === 'bwrap' && !this.current.ready ? this.current.problem : { reason: 'unknown', fix: 'restart the service' });
+  }
+
+  private refuse(problem: SandboxProblem): void {
+    this.current = { mode: 'bwrap', ready: false, problem };
+    this.logger.error(`Commands are refused: ${problem.reason}. To fix: ${problem.fix}. Everything else keeps working.`);
+  }
+}

@@ -1,0 +1,37 @@
+// How one command is confined, as plain data: it travels with the call into worker-pool threads.
+// The service works it out once at start-up (src/sandbox) and hands the same object to every call.
+
+export interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+export interface BwrapSandbox {
+  kind: 'bwrap';
+  bwrapPath: string;
+  // Set when the service runs as root: bubblewrap then starts as this unprivileged uid, so nothing
+  // inside holds a capability on the host and the kernel's per-namespace process limit applies.
+  runAs?: RunAs;
+  tmpSizeBytes: number;
+  // bwrap arguments for the read-only system directories, the merged-/usr symlinks and the few /etc
+  // files commands need, worked out from the host once (see systemMountArgs).
+  systemMounts: string[];
+  // The sandbox's own small /etc files (passwd, group, hosts, nsswitch.conf), by name: handed to
+  // bubblewrap through pipes, so nothing on the host's disk has to outlive the call.
+  etcFiles: Record<string, string>;
+  // bubblewrap 0.8 and later can forbid new user namespaces inside the sandbox.
+  disableUserns: boolean;
+}
+
+// Unsandboxed: the command runs in its own process group with rlimits, as `runAs` when given. Only
+// when the operator asked for it (COMMAND_SANDBOX=none), never in production.
+export interface NoSandbox {
+  kind: 'none';
+  runAs?: RunAs;
+}
+
+export type SandboxSpec = BwrapSandbox | NoSandbox;
+
+// The sandbox's own /tmp; the workspace is mounted at its host path, so paths the file tools print work
+// unchanged in commands.
+export const SANDBOX_TMP = '/tmp';
