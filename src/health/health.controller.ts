@@ -1,19 +1,43 @@
 import { Controller, Get, HttpCode } from '@nestjs/common';
-import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
 import { AppError } from '../common/errors/app-error.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { CommandSandbox } from '../sandbox/command-sandbox.js';
 
 class HealthResponseDto {
   status!: 'ok';
+}
+
+class CommandSandboxHealthDto {
+  @ApiProperty({ enum: ['bwrap', 'none'], description: 'bwrap: every command in a bubblewrap sandbox; none: unsandboxed (operator setting)' })
+  mode!: 'bwrap' | 'none';
+  @ApiProperty({ description: 'false: commands are refused with 503 sandbox_unavailable; everything else works' })
+  ready!: boolean;
+  @ApiProperty({ required: false, description: 'The bubblewrap version the start-up probe ran' })
+  version?: string;
+  @ApiProperty({ required: false, description: 'Why commands are refused' })
+  reason?: string;
+  @ApiProperty({ required: false, description: 'What the operator does about it' })
+  fix?: string;
+}
+
+class ReadinessResponseDto {
+  @ApiProperty({ enum: ['ok'] })
+  status!: 'ok';
+  @ApiProperty({ type: CommandSandboxHealthDto })
+  commandSandbox!: CommandSandboxHealthDto;
 }
 
 @ApiTags('health')
 @Public()
 @Controller('health')
 export class HealthController {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly sandbox: CommandSandbox,
+  ) {}
 
   @Get('live')
   @HttpCode(200)
@@ -23,12 +47,22 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOkResponse({ description: 'The database answers', schema: { example: { status: 'ok' } } })
+  @ApiOkResponse({
+    type: ReadinessResponseDto,
+    description: 'The database answers. A command sandbox that cannot run does not make the service unready (only commands are refused); it is reported here.',
+  })
   @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'database_unavailable' })
-  async ready(): Promise<HealthResponseDto> {
+  async ready(): Promise<ReadinessResponseDto> {
     if (!(await this.prisma.isReady())) {
       throw new AppError(503, 'database_unavailable', 'The database does not answer');
     }
-    return { status: 'ok' };
+    const state = this.sandbox.state();
+    const commandSandbox =
+      state.mode === 'none'
+        ? { mode: state.mode, ready: true }
+        : state.ready
+          ? { mode: state.mode, ready: true, version: state.version }
+          : { mode: state.mode, ready: false, ...state.problem };
+    return { status: 'ok', commandSandbox };
   }
 }

@@ -138,6 +138,28 @@ describe('loadConfig', () => {
     expect(error.problems).toEqual(['ADMIN_TOKEN must be at least 16 characters']);
     expect(error.message).not.toContain('hunter2');
   });
+
+  describe('the command sandbox', () => {
+    it('sandboxes with bubblewrap as uid and gid 65534 by default, with nothing set', () => {
+      expect(loadConfig({}, '/srv').tools.sandbox).toEqual({ mode: 'bwrap', bwrapPath: '/usr/bin/bwrap', uid: 65534, gid: 65534, tmpSizeBytes: 64 * 1024 * 1024 });
+      expect(loadConfig({ SANDBOX_UID: '2000' }, '/srv').tools.sandbox).toMatchObject({ uid: 2000, gid: 2000 });
+    });
+
+    it('refuses COMMAND_SANDBOX=none in production, and a sandbox uid of 0', () => {
+      const production = { NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-enough-admin-token' };
+      expect(configError({ ...production, COMMAND_SANDBOX: 'none' }).problems).toEqual([
+        'COMMAND_SANDBOX=none (commands unsandboxed) is refused when NODE_ENV=production; install bubblewrap instead',
+      ]);
+      expect(loadConfig({ COMMAND_SANDBOX: 'none' }, '/srv').tools.sandbox.mode).toBe('none');
+      expect(configError({ SANDBOX_UID: '0' }).problems).toEqual(["SANDBOX_UID must be an integer between 1 and 65534, got '0'"]);
+    });
+
+    it('names the variables that replaced SHELL_RUN_AS', () => {
+      expect(configError({ SHELL_RUN_AS: '65534:65534' }).problems).toEqual([
+        'SHELL_RUN_AS was replaced by SANDBOX_UID and SANDBOX_GID (commands always run as an unprivileged uid under a root service)',
+      ]);
+    });
+  });
 });
 
 describe('the compiled service (dist/main.js) with a bad configuration', () => {

@@ -49,7 +49,7 @@ describe('the HTTP surface', () => {
 
   it('reports liveness and readiness', async () => {
     expect((await t.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
-    expect((await t.http.get('/health/ready').expect(200)).body).toEqual({ status: 'ok' });
+    expect((await t.http.get('/health/ready').expect(200)).body).toEqual({ status: 'ok', commandSandbox: expect.objectContaining({ ready: true }) });
   });
 
   it('publishes an OpenAPI 3 document with every route, the error shape and both bearer schemes', async () => {

@@ -11,6 +11,7 @@ import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { DATABASE_DRIVER } from '../../src/database/database-driver.js';
 import { configureApp, createHttpAdapter } from '../../src/http/configure-app.js';
+import { sandboxTestEnv } from './sandbox.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -54,6 +55,7 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
       RATE_LIMIT_REQUESTS: '1000000',
       RATE_LIMIT_COMMAND_CALLS: '1000000',
       WORKSPACE_ROOT: path.join(tmpDir, 'workspaces'),
+      ...sandboxTestEnv,
       ...options.env,
     },
     tmpDir,
