@@ -94,7 +94,7 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     expect(listing.status).toBe('ok');
     expect(listing.result!.stdout).not.toContain(path.basename(neighbourWs));
     // The parent holds this project's directory and nothing else.
-    const parent = listing.result!.stdout.split('---\n')[0]!.split('\n').filter((name) => name && name !== '.' && name !== '..');
+    const parent = listing.result!.stdout.split('---\n')[0].split('\n').filter((name) => name && name !== '.' && name !== '..');
     expect(parent).toEqual([projectId]);
     expect(existsSync(path.join(neighbourWs, 'secret-plans.txt'))).toBe(true);
   });
@@ -123,7 +123,7 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
       expect(res.result!.stderr).toMatch(/Connection refused|Network is unreachable/);
     }
     const interfaces = await run(['cat', '/proc/net/dev']);
-    const names = interfaces.result!.stdout.split('\n').slice(2).map((line) => line.split(':')[0]!.trim()).filter(Boolean);
+    const names = interfaces.result!.stdout.split('\n').slice(2).map((line) => line.split(':')[0].trim()).filter(Boolean);
     expect(names).toEqual(['lo']);
     const sockets = await sh('ls /run/postgresql /var/run/postgresql 2>&1; echo "exit $?"');
     expect(sockets.result!.stdout).toMatch(/No such file or directory[\s\S]*exit 2/);
