@@ -34,6 +34,8 @@ const SYSTEMS = {
   express: 'Toolgate Express',
   fastify: 'Toolgate Fastify',
   fastifyLarge: 'Toolgate Fastify, large data',
+  shellSandboxed: 'Toolgate Fastify, commands in bubblewrap',
+  shellUnsandboxed: 'Toolgate Fastify, COMMAND_SANDBOX=none',
 };
 const SCENARIOS = {
   read_file: 'read_file, 1 KiB file',
@@ -42,6 +44,7 @@ const SCENARIOS = {
   list_files: 'list_files, 10,000-file tree (recursive, limit 10000)',
   read_file_large: `read_file, 1 KiB file, ${config.seedProjects.toLocaleString('en-US')} other projects`,
   tool_listing_large: `tool listing, ${config.skillTools} skill tools enabled`,
+  shell_true: `shell_exec ["true"], ${config.shellConnections} in flight`,
 };
 
 function readConfig() {
@@ -54,6 +57,9 @@ function readConfig() {
     seedProjects: envInt('BENCH_PROJECTS', 100_000, 1),
     skillTools: envInt('BENCH_SKILL_TOOLS', 500, 1),
     loopCallers: 4,
+    shellConnections: envInt('BENCH_SHELL_CONNECTIONS', 8, 1),
+    // BENCH_PHASES=limit,mcp,express,fastify,shell runs only those phases (default: all).
+    phases: process.env.BENCH_PHASES?.trim() ? new Set(process.env.BENCH_PHASES.split(',').map((p) => p.trim())) : null,
     databaseUrl: databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl) ? databaseUrl : null,
   };
 }
@@ -122,8 +128,8 @@ async function measure(systemKey, system, scenarioKey, run, extra = {}) {
 
 const load = (opts) => (durationS) => httpLoad({ connections: config.connections, ...opts, durationS });
 
-async function phase(name, fn) {
-  if (stopping()) return;
+async function phase(key, name, fn) {
+  if (stopping() || (config.phases && !config.phases.has(key))) return;
   try {
     await fn();
   } catch (error) {
@@ -345,6 +351,45 @@ async function runLargeData(tenant, database, start) {
   }
 }
 
+// --- commands: the sandbox's cost -----------------------------------------------------------------------
+
+// shell_exec ["true"] on Fastify, once with every command in a bubblewrap sandbox (the default) and once
+// with COMMAND_SANDBOX=none, each on a database of its own.
+async function runShell(ctx) {
+  for (const [key, mode] of [
+    ['shellSandboxed', 'bwrap'],
+    ['shellUnsandboxed', 'none'],
+  ]) {
+    const database = await ctx.databases.create(`shell-${mode}`);
+    const service = await startToolgate({
+      label: SYSTEMS[key],
+      adapter: 'fastify',
+      databaseUrl: database.url,
+      adminToken: ctx.adminToken,
+      workspaceRoot: ctx.dirs.workspaces,
+      logFile: path.join(ctx.dirs.logs, `toolgate-shell-${mode}.log`),
+      env: { COMMAND_SANDBOX: mode, RATE_LIMIT_COMMAND_CALLS: '10000000' },
+    });
+    try {
+      progress(`${service.label} (pid ${service.pid}) ready`);
+      const tenant = await provisionTenant(service, ctx.adminToken, `bench-${key}-${ctx.runId}`);
+      await api(service.baseUrl, 'PATCH', `/v1/projects/${tenant.projectId}`, { token: tenant.key, body: { shellEnabled: true, shellAllowlist: ['true'] } });
+      const url = `${service.baseUrl}/v1/projects/${tenant.projectId}/tools/shell_exec/invoke`;
+      const body = { arguments: { argv: ['true'] } };
+      const sample = await api(service.baseUrl, 'POST', `/v1/projects/${tenant.projectId}/tools/shell_exec/invoke`, { token: tenant.key, body });
+      if (sample.json.status !== 'ok' || sample.json.result?.exitCode !== 0) throw new Error(`${service.label}: shell_exec answered ${JSON.stringify(sample.json).slice(0, 300)}`);
+      const ranOk = (answer) => answer.includes('"status":"ok"') && answer.includes('"exitCode":0');
+      const headers = { authorization: `Bearer ${tenant.key}` };
+      await measure(key, service, 'shell_true', load({ url, method: 'POST', headers, body, expectStatus: 200, checkBody: ranOk, connections: config.shellConnections }));
+      processMemory[key] = await service.stop();
+    } catch (error) {
+      throw withExitReport(error, service);
+    } finally {
+      await service.stop();
+    }
+  }
+}
+
 // --- report ----------------------------------------------------------------------------------------------
 
 const find = (system, scenario) => rows.find((r) => r.system === system && r.scenario === scenario);
@@ -379,6 +424,11 @@ function buildTargets() {
     const r = ratio(large, small);
     add(`data growth: ${name} (throughput)`, r, '>= 0.5x', r == null ? null : r >= 0.5);
   }
+  const [sandboxed, bare] = [find('shellSandboxed', 'shell_true'), find('shellUnsandboxed', 'shell_true')];
+  const addedP50 = sandboxed && bare ? sandboxed.p50 - bare.p50 : null;
+  add('shell_exec ["true"]: p50 the sandbox adds', addedP50, '<= 15 ms', addedP50 == null ? null : addedP50 <= 15, addedP50 == null ? '—' : `${fmt.ms(addedP50)} ms`);
+  const cpu = sandboxed && bare ? sandboxed.cpuMsPerRequest / bare.cpuMsPerRequest : null;
+  add('shell_exec ["true"]: service CPU per call, sandboxed / unsandboxed', cpu, '<= 2.0x', cpu == null ? null : cpu <= 2);
   return targets;
 }
 
@@ -400,8 +450,8 @@ function render(meta, targets) {
       '',
     );
   }
-  const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_large', 'tool_listing_large'];
-  const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'express', 'fastify', 'fastifyLarge'];
+  const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_large', 'tool_listing_large', 'shell_true'];
+  const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'express', 'fastify', 'fastifyLarge', 'shellSandboxed', 'shellUnsandboxed'];
   const body = [];
   for (const scenario of order) {
     for (const system of systems) {
@@ -445,7 +495,7 @@ function render(meta, targets) {
     '',
   );
   const cpuRows = [];
-  for (const scenario of ['read_file', 'invalid_args', 'tool_listing']) {
+  for (const scenario of ['read_file', 'invalid_args', 'tool_listing', 'shell_true']) {
     for (const system of systems) {
       const r = find(system, scenario);
       if (!r?.cpu) continue;
@@ -558,12 +608,13 @@ async function main() {
   };
   progress(`database: ${ctx.databases.describe}; ${config.durationS} s per scenario, ${config.connections} connections`);
 
-  await phase('limit server', () => runLimit(dirs, 'limit', 'node'));
-  await phase('bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
-  await phase('bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
-  await phase('MCP filesystem server', () => runMcp(dirs));
-  await phase('Toolgate on Express', () => runToolgate('express', ctx));
-  await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData: true }));
+  await phase('limit', 'limit server', () => runLimit(dirs, 'limit', 'node'));
+  await phase('limit', 'bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
+  await phase('limit', 'bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
+  await phase('mcp', 'MCP filesystem server', () => runMcp(dirs));
+  await phase('express', 'Toolgate on Express', () => runToolgate('express', ctx));
+  await phase('fastify', 'Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData: true }));
+  await phase('shell', 'commands, sandboxed and not', () => runShell(ctx));
 
   const meta = {
     date: new Date().toISOString(),

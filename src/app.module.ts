@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthGuard } from './common/auth/auth.guard.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ProjectChangesModule } from './common/events/project-changes.module.js';
+import { SecretsModule } from './common/secrets/secrets.module.js';
 import { WorkerPoolModule } from './common/worker-pool/worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
@@ -26,6 +27,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule,
+        SecretsModule,
         WorkerPoolModule,
         SandboxModule,
         ProjectChangesModule,

@@ -56,6 +56,13 @@ export interface AppConfig {
     // Shared counters across instances; in memory per instance when unset.
     redisUrl: string | null;
   };
+  secrets: {
+    // Seals skill signing secrets and upstream headers at rest (AES-256-GCM). Null outside production: a
+    // built-in development key is used, with a warning.
+    key: Buffer | null;
+    // Earlier keys, still able to open what they sealed until the start-up pass re-seals it.
+    previousKeys: Buffer[];
+  };
   audit: {
     argumentsMaxBytes: number;
     maxQueue: number;

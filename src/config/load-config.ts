@@ -64,6 +64,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       windowMs: read.integer('RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
       redisUrl: read.string('REDIS_URL'),
     },
+    secrets: parseSecrets(read, production, problems),
     audit: {
       argumentsMaxBytes: read.integer('AUDIT_ARGUMENTS_MAX_BYTES', 8 * 1024, 256, 1024 * 1024),
       maxQueue: read.integer('AUDIT_MAX_QUEUE', 10_000, 1, 1_000_000),
@@ -89,6 +90,24 @@ function parseSandbox(read: EnvReader, production: boolean, problems: string[]):
   const gid = read.integer('SANDBOX_GID', uid === 65534 ? 65534 : uid, 1, 65534);
   const tmpSizeBytes = read.integer('SANDBOX_TMP_SIZE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 ** 3);
   return { mode, bwrapPath, uid, gid, tmpSizeBytes };
+}
+
+function parseSecrets(read: EnvReader, production: boolean, problems: string[]): AppConfig['secrets'] {
+  const key = read.string('SECRETS_KEY');
+  if (key === null && production) {
+    problems.push('SECRETS_KEY is required when NODE_ENV=production (32 random bytes in base64, e.g. from: openssl rand -base64 32)');
+  }
+  const parsed = key === null ? null : secretsKey('SECRETS_KEY', key, problems);
+  const previousKeys = (read.list('SECRETS_KEY_PREVIOUS') ?? []).map((value) => secretsKey('SECRETS_KEY_PREVIOUS', value, problems));
+  return { key: parsed, previousKeys: previousKeys.filter((k): k is Buffer => k !== null) };
+}
+
+// 32 bytes, written as base64 (44 characters) or hex (64); the value is never echoed.
+function secretsKey(name: string, value: string, problems: string[]): Buffer | null {
+  const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(value) ? Buffer.from(value, 'base64') : null;
+  if (bytes?.length === 32) return bytes;
+  problems.push(`${name} must be 32 bytes written in base64 or hex (e.g. from: openssl rand -base64 32)`);
+  return null;
 }
 
 function parseDatabase(read: EnvReader, cwd: string, problems: string[]): DatabaseTarget {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProjectSkillsController } from './project-skills.controller.js';
 import { SkillCompiler } from './skill-compiler.js';
+import { SkillSecretsResealer } from './skill-secrets.resealer.js';
 import { SkillTools } from './skill-tools.js';
 import { SkillsController } from './skills.controller.js';
 import { SkillsRepository } from './skills.repository.js';
@@ -8,7 +9,7 @@ import { SkillsService } from './skills.service.js';
 
 @Module({
   controllers: [SkillsController, ProjectSkillsController],
-  providers: [SkillsRepository, SkillCompiler, SkillTools, SkillsService],
+  providers: [SkillsRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer],
   exports: [SkillTools],
 })
 export class SkillsModule {}

@@ -4,6 +4,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { StaleTempSweeper } from './stale-temp-sweeper.js';
 import { WorkspaceRepository } from './workspace.repository.js';
 import { projectNotFound, workspacePathRefused, workspaceUnavailable } from './workspace.errors.js';
 
@@ -29,6 +30,7 @@ export class WorkspaceResolver {
     private readonly repository: WorkspaceRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     changes: ProjectChanges,
+    private readonly sweeper: StaleTempSweeper,
   ) {
     changes.subscribe((tenantId, projectId) => this.invalidate(tenantId, projectId));
     const { cacheTtlMs, cacheMaxEntries } = config.workspace;
@@ -44,6 +46,7 @@ export class WorkspaceResolver {
     if (!row) throw projectNotFound(projectId);
     const resolved = await this.resolveUncached(projectId, row.workspacePath);
     this.cache.set(key, resolved);
+    this.sweeper.sweepOnce(resolved.path);
     return resolved;
   }
 

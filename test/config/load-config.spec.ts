@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from '../../src/config/load-config.js';
 
 const CWD = '/srv/toolgate';
 const TOKEN = 'a-production-admin-token-0123456789';
+const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 function configError(env: Record<string, string>): ConfigError {
   try {
@@ -48,8 +49,8 @@ describe('loadConfig', () => {
   });
 
   it('refuses to fall back to the working directory in production unless WORKSPACE_FALLBACK says so', () => {
-    expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN }, CWD).workspace.fallback).toBe('error');
-    expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN, WORKSPACE_FALLBACK: 'cwd' }, CWD).workspace.fallback).toBe('cwd');
+    expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN, SECRETS_KEY }, CWD).workspace.fallback).toBe('error');
+    expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN, SECRETS_KEY, WORKSPACE_FALLBACK: 'cwd' }, CWD).workspace.fallback).toBe('cwd');
     expect(loadConfig({ WORKSPACE_FALLBACK: 'error' }, CWD).workspace.fallback).toBe('error');
   });
 
@@ -126,7 +127,7 @@ describe('loadConfig', () => {
   });
 
   it('requires ADMIN_TOKEN in production, and a blank one counts as missing', () => {
-    const envs: Array<Record<string, string>> = [{ NODE_ENV: 'production' }, { NODE_ENV: 'production', ADMIN_TOKEN: '   ' }];
+    const envs: Array<Record<string, string>> = [{ NODE_ENV: 'production', SECRETS_KEY }, { NODE_ENV: 'production', ADMIN_TOKEN: '   ', SECRETS_KEY }];
     for (const env of envs) {
       expect(configError(env).problems).toEqual(['ADMIN_TOKEN is required when NODE_ENV=production']);
     }
@@ -139,6 +140,24 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('hunter2');
   });
 
+  describe('SECRETS_KEY', () => {
+    it('is required in production, and read as 32 bytes of base64 or hex, with earlier keys for rotation', () => {
+      expect(configError({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN }).problems).toEqual([
+        'SECRETS_KEY is required when NODE_ENV=production (32 random bytes in base64, e.g. from: openssl rand -base64 32)',
+      ]);
+      const hex = Buffer.alloc(32, 9).toString('hex');
+      const config = loadConfig({ SECRETS_KEY, SECRETS_KEY_PREVIOUS: hex }, CWD);
+      expect(config.secrets).toEqual({ key: Buffer.alloc(32, 7), previousKeys: [Buffer.alloc(32, 9)] });
+      expect(loadConfig({}, CWD).secrets).toEqual({ key: null, previousKeys: [] });
+    });
+
+    it('refuses a key that is not 32 bytes, without echoing it', () => {
+      const error = configError({ SECRETS_KEY: 'too-short-to-be-a-key' });
+      expect(error.problems).toEqual(['SECRETS_KEY must be 32 bytes written in base64 or hex (e.g. from: openssl rand -base64 32)']);
+      expect(error.message).not.toContain('too-short-to-be-a-key');
+    });
+  });
+
   describe('the command sandbox', () => {
     it('sandboxes with bubblewrap as uid and gid 65534 by default, with nothing set', () => {
       expect(loadConfig({}, '/srv').tools.sandbox).toEqual({ mode: 'bwrap', bwrapPath: '/usr/bin/bwrap', uid: 65534, gid: 65534, tmpSizeBytes: 64 * 1024 * 1024 });
@@ -146,7 +165,7 @@ describe('loadConfig', () => {
     });
 
     it('refuses COMMAND_SANDBOX=none in production, and a sandbox uid of 0', () => {
-      const production = { NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-enough-admin-token' };
+      const production = { NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-enough-admin-token', SECRETS_KEY };
       expect(configError({ ...production, COMMAND_SANDBOX: 'none' }).problems).toEqual([
         'COMMAND_SANDBOX=none (commands unsandboxed) is refused when NODE_ENV=production; install bubblewrap instead',
       ]);

@@ -203,10 +203,11 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     expect((await stat(path.join(ws, 'big.bin'))).size).toBeLessThanOrEqual(FILE_CAP);
 
     // Files under the per-file cap, more of them than /tmp holds.
-    const tmp = await sh('i=0; while [ $i -lt 8 ]; do head -c 900000 /dev/zero > /tmp/f$i || exit 9; i=$((i+1)); done');
+    const name = `sec52-${randomBytes(4).toString('hex')}`;
+    const tmp = await sh(`i=0; while [ $i -lt 8 ]; do head -c 900000 /dev/zero > /tmp/${name}-$i || exit 9; i=$((i+1)); done`);
     expect(tmp.result).toMatchObject({ exitCode: 9, stderr: expect.stringContaining('No space left on device') });
     // /tmp is the sandbox's own: the host's /tmp did not get the files.
-    expect(existsSync('/tmp/f0') && (await stat('/tmp/f0')).size === 900000).toBe(false);
+    expect(existsSync(`/tmp/${name}-0`)).toBe(false);
   });
 
   it('[sec-53] links a command made do not take the file tools out of the workspace', async () => {

@@ -193,7 +193,8 @@ describe('shell_exec over HTTP', () => {
     let most = 0;
     const watch = setInterval(() => (most = Math.max(most, pidsMatching(MARKERS.bomb).length)), 20);
     const res = await call.finally(() => clearInterval(watch));
-    expect(res).toMatchObject({ status: 'timeout' });
+    // Either the shells gave up at the first fork the kernel refused, or the bomb pressed on until the timeout.
+    expect(['ok', 'timeout']).toContain(res.status);
     expect(most).toBeGreaterThan(0); // the bomb really ran
     expect(most).toBeLessThan(32); // the kernel refused forks past the limit: the leaves are fewer still
     await eventually(() => expect(pidsMatching(MARKERS.bomb)).toEqual([]), 100, 50);

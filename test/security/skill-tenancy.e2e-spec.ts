@@ -37,8 +37,8 @@ describe('skills across tenants', () => {
   beforeAll(async () => {
     t = await createTestApp();
     [alice, bob] = [await t.createTenant(), await t.createTenant()];
-    aliceProject = (await t.createProject(alice, { shellAllowlist: ['printf'] })).id;
-    bobProject = (await t.createProject(bob, { shellAllowlist: ['printf'] })).id;
+    aliceProject = (await t.createProject(alice, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
+    bobProject = (await t.createProject(bob, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
     aliceSkill = await installSkill(t, alice, aliceProject, skillOf([printTool('alice_tool', 'alice')]));
     bobSkill = await installSkill(t, bob, bobProject, skillOf([printTool('bob_tool', 'bob')]));
   });
@@ -170,8 +170,8 @@ describe('skills across tenants', () => {
     let bobCheckProject: string;
 
     beforeAll(async () => {
-      aliceCheckProject = (await t.createProject(alice, { shellAllowlist: ['printf'] })).id;
-      bobCheckProject = (await t.createProject(bob, { shellAllowlist: ['printf'] })).id;
+      aliceCheckProject = (await t.createProject(alice, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
+      bobCheckProject = (await t.createProject(bob, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
       await installSkill(t, alice, aliceCheckProject, skillOf([checkTool('string')]));
       await installSkill(t, bob, bobCheckProject, skillOf([checkTool('integer')]));
     });
@@ -199,7 +199,7 @@ describe('skills across tenants', () => {
 
     it('[sec-36] lets the same tenant publish a new version under the same $id, and validation follows the new version', async () => {
       const third = await t.createTenant();
-      const project = (await t.createProject(third, { shellAllowlist: ['printf'] })).id;
+      const project = (await t.createProject(third, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
       const skill = await installSkill(t, third, project, skillOf([checkTool('string')]));
       await t.http.put(`/v1/skills/${skill.id}`).set(third.auth).send({ ...skillOf([checkTool('integer')]), version: '2.0.0' }).expect(200);
       expect((await callTool(t, third, project, 'check_value', { value: 3 }).expect(200)).body.result.stdout).toBe('integer:3');

@@ -48,7 +48,7 @@ describe('tenant schemas at registration', () => {
     let projectId: string;
 
     beforeAll(async () => {
-      projectId = (await t.createProject(tenant, { shellAllowlist: ['printf'] })).id;
+      projectId = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
     });
 
     it('[sec-33] validates "^(a+)+$" against "a"*50 + "!" and answers 422 naming the pattern', async () => {

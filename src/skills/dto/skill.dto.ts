@@ -1,13 +1,19 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
 import type { Skill } from '../../generated/prisma/client.js';
+import { maskHeaders } from '../skill-secrets.js';
 
 export class SkillResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty() name!: string;
   @ApiProperty() version!: string;
   @ApiProperty() description!: string;
-  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'The tools as registered' }) tools!: unknown[];
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object' },
+    description: 'The tools as registered; the values of http executor headers are stored encrypted and shown as "[stored encrypted]"',
+  })
+  tools!: unknown[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 
@@ -17,7 +23,7 @@ export class SkillResponseDto {
       name: skill.name,
       version: skill.version,
       description: skill.description,
-      tools: skill.tools as unknown[],
+      tools: maskHeaders(skill.tools),
       createdAt: skill.createdAt.toISOString(),
       updatedAt: skill.updatedAt.toISOString(),
     };

@@ -57,9 +57,14 @@ export async function writeWorkspaceFile(
   }
 }
 
+// Fixed length, so a 255-byte final name still leaves room for it.
+const tempName = () => `.toolgate-${randomBytes(8).toString('hex')}.tmp`;
+const TEMP_NAME = /^\.toolgate-[0-9a-f]{16}\.tmp$/;
+// What a write killed before its rename leaves behind (see StaleTempSweeper).
+export const isWriteTempName = (name: string) => TEMP_NAME.test(name);
+
 async function replaceAtomically(dir: number, name: string, content: Buffer, mode?: number): Promise<void> {
-  // Fixed length, so a 255-byte final name still leaves room for it.
-  const tempPath = fdPath(dir, `.toolgate-${randomBytes(8).toString('hex')}.tmp`);
+  const tempPath = fdPath(dir, tempName());
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   const owner = await ownerToInherit(asyncIo, dir);
   const temp = await open(tempPath, flags, 0o666);

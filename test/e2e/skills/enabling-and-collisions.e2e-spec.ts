@@ -26,7 +26,7 @@ describe('enabling skills on projects, and tool name collisions', () => {
   });
   afterAll(() => t.close());
 
-  const newProject = async () => (await t.createProject(tenant, { shellAllowlist: ['printf'] })).id;
+  const newProject = async () => (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
   const enabledSkills = async (projectId: string) =>
     ((await t.http.get(`/v1/projects/${projectId}/skills`).set(tenant.auth).expect(200)).body.items as Array<{ id: string; version: string }>).map(
       (s) => `${s.id}@${s.version}`,

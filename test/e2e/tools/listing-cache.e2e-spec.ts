@@ -25,7 +25,7 @@ describe('tool listing served from its cache', () => {
   });
   afterAll(() => t.close());
 
-  const newProject = async (who = tenant) => (await t.createProject(who, { shellAllowlist: ['printf'] })).id;
+  const newProject = async (who = tenant) => (await t.createProject(who, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
   const list = (projectId: string, format: string = 'native', who = tenant) =>
     t.http.get(`/v1/projects/${projectId}/tools`).query({ format }).set(who.auth);
   const listed = async (projectId: string, format: string = 'native', who = tenant) =>
