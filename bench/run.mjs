@@ -3,7 +3,7 @@
 // writes bench/results/latest.json. Targets are reported, not enforced: the exit code is 0 unless the
 // benchmark itself could not run. See bench/README.md.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import { postDiscard } from './lib/http-client.mjs';
 import { closedLoop, httpLoad } from './lib/load.mjs';
 import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
 import { startMcpPeer } from './lib/mcp-peer.mjs';
-import { envInt, freePort, postgresCpuSpentMs, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
+import { envInt, freePort, postgresCpuSpentMs, readChildrenCpuMs, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
 import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startToolgate } from './lib/toolgate.mjs';
 
@@ -82,7 +82,7 @@ function cpuMeter(pid, { postgres }) {
     const { user, system } = process.cpuUsage();
     return (user + system) / 1000;
   };
-  const read = () => ({ threads: readThreadCpuMs(pid), bench: bench(), postgres: postgres ? readPostgresCpuMs() : null });
+  const read = () => ({ threads: readThreadCpuMs(pid), children: readChildrenCpuMs(pid), bench: bench(), postgres: postgres ? readPostgresCpuMs() : null });
   const before = read();
   return () => {
     const after = read();
@@ -93,6 +93,7 @@ function cpuMeter(pid, { postgres }) {
     return {
       mainThread: threads?.main ?? null,
       otherThreads: threads?.others ?? null,
+      children: before.children != null && after.children != null ? after.children - before.children : null,
       loadGenerator: after.bench - before.bench,
       postgres: postgres ? postgresCpuSpentMs(before.postgres, after.postgres) : null,
     };
@@ -489,7 +490,7 @@ function render(meta, targets) {
   out.push('### Where the CPU went (ms per request)', '');
   out.push(
     'Everything on this machine that worked for one answer, from /proc: the measured process (its main thread, and its ' +
-      'other threads together), the bench process generating the load (autocannon, or the MCP SDK client), and ' +
+      'other threads together), its child processes once they ended (the commands it ran, with their sandboxes), the bench process generating the load (autocannon, or the MCP SDK client), and ' +
       'PostgreSQL for Toolgate on a local server (the audit rows). All share the same ' +
       `${meta.cpus} CPUs, so ${meta.cpus} × 1000 / total is the most requests per second this machine could answer this way.`,
     '',
@@ -499,7 +500,7 @@ function render(meta, targets) {
     for (const system of systems) {
       const r = find(system, scenario);
       if (!r?.cpu) continue;
-      const parts = [r.cpu.mainThread, r.cpu.otherThreads, r.cpu.postgres, r.cpu.loadGenerator];
+      const parts = [r.cpu.mainThread, r.cpu.otherThreads, r.cpu.children, r.cpu.postgres, r.cpu.loadGenerator];
       const total = parts.every((v) => v == null) ? null : parts.reduce((sum, v) => sum + (v ?? 0), 0);
       cpuRows.push([
         SCENARIOS[scenario],
@@ -513,9 +514,9 @@ function render(meta, targets) {
   }
   out.push(
     table(
-      ['Scenario', 'System', 'main thread', 'other threads', 'PostgreSQL', 'load generator', 'total', `bound on ${meta.cpus} CPUs, req/s`, 'measured req/s'],
+      ['Scenario', 'System', 'main thread', 'other threads', 'child processes', 'PostgreSQL', 'load generator', 'total', `bound on ${meta.cpus} CPUs, req/s`, 'measured req/s'],
       cpuRows,
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
     '',
   );
@@ -591,6 +592,8 @@ async function main() {
   assertBuilt();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-bench-'));
   trackTempDir(tmp);
+  // Sandboxed commands run as another uid, which must be able to pass through to the workspaces.
+  chmodSync(tmp, 0o711);
   const dirs = {
     fixture: path.join(tmp, 'fixture'),
     treeHome: path.join(tmp, 'tree-home'),

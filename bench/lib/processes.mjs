@@ -48,6 +48,18 @@ function cpuMsOf(statFile) {
   }
 }
 
+// CPU of the process's children that have ended and been waited for (cutime + cstime): for Toolgate the
+// commands it ran, with their sandboxes.
+export function readChildrenCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
 // Where a process's CPU went: its main thread (the event loop, in Node) and all its other threads together
 // (worker threads, libuv's pool, V8's GC and compiler threads). Threads that ended since the last reading
 // are missing from `others`, which can only understate it.

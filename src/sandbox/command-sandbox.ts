@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { sandboxEtcFiles, systemMountArgs } from '../tools/process/sandbox/bwrap-profile.js';
@@ -51,6 +53,13 @@ export class CommandSandbox implements OnModuleInit {
     this.sandboxSpec = spec;
     this.current = { mode: 'bwrap', ready: true, version: binary.version };
     this.logger.log(`Commands run in bubblewrap ${binary.version} sandboxes as uid ${uid}`);
+    const root = this.config.workspace.root;
+    const blocked = root && runAs ? await firstUnsearchableAncestor(root) : undefined;
+    if (blocked) {
+      this.logger.warn(
+        `${blocked} is not searchable by other users, so sandboxes (uid ${uid}) cannot reach the workspaces under WORKSPACE_ROOT ${root}: commands there will fail with sandbox_failed until it is (chmod o+x ${blocked})`,
+      );
+    }
   }
 
   state(): SandboxState {
@@ -67,4 +76,22 @@ export class CommandSandbox implements OnModuleInit {
     this.current = { mode: 'bwrap', ready: false, problem };
     this.logger.error(`Commands are refused: ${problem.reason}. To fix: ${problem.fix}. Everything else keeps working.`);
   }
+}
+
+// bubblewrap, started as the sandbox's uid, resolves the workspace path itself: every directory above it
+// must let others pass (o+x). A directory that does not exist yet is created by the service later.
+async function firstUnsearchableAncestor(target: string): Promise<string | undefined> {
+  const chain: string[] = [];
+  for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
+    chain.unshift(dir);
+    if (path.dirname(dir) === dir) break;
+  }
+  for (const dir of chain) {
+    try {
+      if (((await stat(dir)).mode & 0o001) === 0) return dir;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
