@@ -6,6 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AuditWriter } from './audit-writer.js';
 import { InvocationsController } from './invocations.controller.js';
 import { InvocationsService } from './invocations.service.js';
+import { InvocationsExportService } from './invocations-export.service.js';
 
 @Module({
   imports: [ProjectsModule],
@@ -19,6 +20,7 @@ import { InvocationsService } from './invocations.service.js';
     },
     AuditService,
     InvocationsService,
+    InvocationsExportService,
   ],
   exports: [AuditService, AuditWriter],
 })
