@@ -72,7 +72,7 @@ export class AuditRepository {
          arguments, arguments_truncated, redacted_paths, started_at, finished_at)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[])
-       ON CONFLICT (id) DO NOTHING`,
+       ON CONFLICT (id, started_at) DO NOTHING`,
       [
       column((r) => r.id),
       column((r) => r.tenantId),
