@@ -112,6 +112,7 @@ export class AuditRepository {
   async exportPage(tenantId: string, projectId: string, window: ExportWindow, afterSeq: bigint, limit: number): Promise<ExportedInvocationRow[]> {
     if (!isUuid(projectId)) return [];
     const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    // ORDER BY names the column, not the text alias of the same name (text order would put 10 before 9).
     return this.driver.query<ExportedInvocationRow>(
       `SELECT seq::text AS seq, id, project_id, tool, status, event, error_code, error_message, duration_ms,
          arguments::text AS arguments, arguments_truncated, redacted_paths::text AS redacted_paths,
@@ -119,7 +120,7 @@ export class AuditRepository {
        FROM invocations
        WHERE tenant_id = $1 AND project_id = $2 AND seq > $3
          AND ($4::timestamptz IS NULL OR started_at >= $4) AND ($5::timestamptz IS NULL OR started_at < $5)
-       ORDER BY seq
+       ORDER BY invocations.seq
        LIMIT $6`,
       [tenantId, projectId, afterSeq.toString(), window.since?.toISOString() ?? null, window.until?.toISOString() ?? null, limit],
     );
