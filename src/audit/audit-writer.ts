@@ -20,8 +20,17 @@ const SHUTDOWN_FLUSH_DEADLINE_MS = 10_000;
 // pool timeout) is retried.
 function isPermanent(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code) && !isMissingPartition(error);
 }
+
+// A row whose started_at has no partition yet (23514, "no partition of relation ... found for row").
+function isMissingPartition(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '23514' && typeof message === 'string' && message.includes('no partition');
+}
+
+// Creates the partitions that rows starting at these times need (AuditPartitions.cover).
+export type PartitionCover = (startedAt: readonly Date[]) => Promise<void>;
 
 interface Waiter {
   seq: number;
@@ -46,6 +55,7 @@ export class AuditWriter {
   constructor(
     private readonly repository: AuditRepository,
     private readonly options: AuditWriterOptions,
+    private readonly coverPartitions?: PartitionCover,
   ) {}
 
   get pending(): number {
@@ -94,12 +104,23 @@ export class AuditWriter {
 
   private async writeAll(): Promise<void> {
     let retryMs = RETRY_MIN_MS;
+    // One cover per failure: if the partition still cannot be made (its lock was busy), back off first.
+    let covered = false;
     while (this.queue.length > 0) {
       const batch = this.queue.slice(0, this.options.batchSize);
       try {
         await this.repository.insertMany(batch.map((b) => b.record));
       } catch (caught) {
         let error = caught;
+        if (isMissingPartition(error) && this.coverPartitions && !covered) {
+          covered = true;
+          try {
+            await this.coverPartitions(batch.map((b) => b.record.startedAt));
+            continue;
+          } catch (failed) {
+            error = failed;
+          }
+        }
         if (isPermanent(error)) {
           // A row the database will never take (its project was deleted while the call ran) must not
           // block the others: write them one by one and drop only the refused ones. A connection
@@ -116,9 +137,11 @@ export class AuditWriter {
         this.logger.warn(`audit batch of ${batch.length} rows not written yet, retrying in ${retryMs} ms: ${String(error)}`);
         await new Promise((resolve) => setTimeout(resolve, retryMs));
         retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+        covered = false;
         continue;
       }
       retryMs = RETRY_MIN_MS;
+      covered = false;
       this.markWritten(batch);
     }
   }

@@ -4,22 +4,27 @@ import { AuditRepository } from './audit.repository.js';
 import { AuditService } from './audit.service.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AuditWriter } from './audit-writer.js';
+import { AuditPartitions } from './audit-partitions.js';
 import { InvocationsController } from './invocations.controller.js';
 import { InvocationsService } from './invocations.service.js';
+import { InvocationsExportService } from './invocations-export.service.js';
 
 @Module({
   imports: [ProjectsModule],
   controllers: [InvocationsController],
   providers: [
     AuditRepository,
+    AuditPartitions,
     {
       provide: AuditWriter,
-      inject: [AuditRepository, APP_CONFIG],
-      useFactory: (repository: AuditRepository, config: AppConfig) => new AuditWriter(repository, config.audit),
+      inject: [AuditRepository, APP_CONFIG, AuditPartitions],
+      useFactory: (repository: AuditRepository, config: AppConfig, partitions: AuditPartitions) =>
+        new AuditWriter(repository, config.audit, (startedAt) => partitions.cover(startedAt)),
     },
     AuditService,
     InvocationsService,
+    InvocationsExportService,
   ],
-  exports: [AuditService, AuditWriter],
+  exports: [AuditService, AuditWriter, AuditPartitions],
 })
 export class AuditModule {}

@@ -17,12 +17,38 @@ export interface InvocationRecord {
   // The arguments as the jsonb column gets them (JSON text, already capped), or null for none.
   argumentsJson: string | null;
   argumentsTruncated: boolean;
+  // JSON Pointers of the argument values replaced by "[redacted]" (JSON text), or null for none.
+  redactedPathsJson: string | null;
   startedAt: Date;
   finishedAt: Date;
 }
 
 export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied'] as const;
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
+
+// One audit row as the export writes it: the jsonb columns as JSON text, times as ISO 8601 text, so a
+// row goes to the wire without being parsed and serialised again.
+export interface ExportedInvocationRow {
+  seq: string;
+  id: string;
+  project_id: string;
+  tool: string;
+  status: string;
+  event: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  duration_ms: number;
+  arguments: string | null;
+  arguments_truncated: boolean;
+  redacted_paths: string | null;
+  started_at: string;
+  finished_at: string;
+}
+
+export interface ExportWindow {
+  since: Date | null;
+  until: Date | null;
+}
 
 export interface InvocationFilter {
   tool?: string;
@@ -43,10 +69,10 @@ export class AuditRepository {
     const column = <T>(pick: (r: InvocationRecord) => T) => records.map(pick);
     await this.driver.query(
       `INSERT INTO invocations (id, tenant_id, project_id, tool, status, event, error_code, error_message, duration_ms,
-         arguments, arguments_truncated, started_at, finished_at)
+         arguments, arguments_truncated, redacted_paths, started_at, finished_at)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::int[], $10::jsonb[], $11::boolean[], $12::timestamptz[], $13::timestamptz[])
-       ON CONFLICT (id) DO NOTHING`,
+         $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[])
+       ON CONFLICT (id, started_at) DO NOTHING`,
       [
       column((r) => r.id),
       column((r) => r.tenantId),
@@ -59,6 +85,7 @@ export class AuditRepository {
       column((r) => r.durationMs),
       column((r) => r.argumentsJson),
       column((r) => r.argumentsTruncated),
+      column((r) => r.redactedPathsJson),
       column((r) => r.startedAt.toISOString()),
       column((r) => r.finishedAt.toISOString()),
       ],
@@ -78,6 +105,25 @@ export class AuditRepository {
       orderBy: { seq: 'asc' },
       take: limit + 1,
     });
+  }
+
+  // One page of the export in seq order; the window is on started_at, the column the table is
+  // partitioned by, so partitions outside it are never read.
+  async exportPage(tenantId: string, projectId: string, window: ExportWindow, afterSeq: bigint, limit: number): Promise<ExportedInvocationRow[]> {
+    if (!isUuid(projectId)) return [];
+    const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    // ORDER BY names the column, not the text alias of the same name (text order would put 10 before 9).
+    return this.driver.query<ExportedInvocationRow>(
+      `SELECT seq::text AS seq, id, project_id, tool, status, event, error_code, error_message, duration_ms,
+         arguments::text AS arguments, arguments_truncated, redacted_paths::text AS redacted_paths,
+         ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at
+       FROM invocations
+       WHERE tenant_id = $1 AND project_id = $2 AND seq > $3
+         AND ($4::timestamptz IS NULL OR started_at >= $4) AND ($5::timestamptz IS NULL OR started_at < $5)
+       ORDER BY invocations.seq
+       LIMIT $6`,
+      [tenantId, projectId, afterSeq.toString(), window.since?.toISOString() ?? null, window.until?.toISOString() ?? null, limit],
+    );
   }
 
   findById(tenantId: string, projectId: string, id: string): Promise<Invocation | null> {

@@ -6,7 +6,11 @@ import type { Invocation } from '../generated/prisma/client.js';
 import { AuditRepository, type InvocationFilter, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 
-export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated'> & { arguments: unknown };
+export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson'> & {
+  // Already redacted by the caller (see tools/validation/argument-redaction.ts).
+  arguments: unknown;
+  redactedPaths: readonly string[];
+};
 
 // The invocation log is data in the database: one row per call, whether it ran or was refused.
 @Injectable()
@@ -19,7 +23,7 @@ export class AuditService {
 
   // Queued for the batched writer; waits only when the queue is full (backpressure).
   record(entry: AuditEntry): Promise<void> {
-    const { arguments: args, ...rest } = entry;
+    const { arguments: args, redactedPaths, ...rest } = entry;
     const { json, truncated } = capArguments(args, this.config.audit.argumentsMaxBytes);
     return this.writer.enqueue({
       ...rest,
@@ -27,6 +31,7 @@ export class AuditService {
       errorMessage: entry.errorMessage === null ? null : withoutNul(entry.errorMessage),
       argumentsJson: json,
       argumentsTruncated: truncated,
+      redactedPathsJson: redactedPaths.length > 0 ? JSON.stringify(redactedPaths) : null,
     });
   }
 
@@ -74,10 +79,13 @@ export function capArguments(args: unknown, maxBytes: number): { json: string | 
 const withoutNul = (text: string) => text.replaceAll('\0', '\\0');
 
 // The log pages by write order (seq), not by time: rows of one batch share their timestamp.
-const encodeSeqCursor = (seq: bigint) => Buffer.from(`seq:${seq}`).toString('base64url');
+export const encodeSeqCursor = (seq: bigint | string) => Buffer.from(`seq:${seq}`).toString('base64url');
 
-function decodeSeqCursor(cursor: string): bigint {
+const MAX_SEQ = 2n ** 63n - 1n;
+
+export function decodeSeqCursor(cursor: string): bigint {
   const match = /^seq:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw badRequest('invalid_cursor', 'The cursor is not one this service issued; start again without it');
+  // A forged number past bigint's range would otherwise reach the database as an error.
+  if (!match || BigInt(match[1]) > MAX_SEQ) throw badRequest('invalid_cursor', 'The cursor is not one this service issued; start again without it');
   return BigInt(match[1]);
 }

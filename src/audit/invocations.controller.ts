@@ -1,8 +1,9 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
+import { ApiNotFoundResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
-import { InvocationListResponseDto, InvocationResponseDto, ListInvocationsQueryDto } from './dto/invocation.dto.js';
+import { ExportInvocationsQueryDto, InvocationListResponseDto, InvocationResponseDto, ListInvocationsQueryDto } from './dto/invocation.dto.js';
+import { InvocationsExportService } from './invocations-export.service.js';
 import { InvocationsService } from './invocations.service.js';
 
 @ApiTags('invocations')
@@ -10,7 +11,10 @@ import { InvocationsService } from './invocations.service.js';
 @Controller('v1/projects/:projectId/invocations')
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found or invocation_not_found' })
 export class InvocationsController {
-  constructor(private readonly invocations: InvocationsService) {}
+  constructor(
+    private readonly invocations: InvocationsService,
+    private readonly exports: InvocationsExportService,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: InvocationListResponseDto, description: 'Oldest first; filter by tool and status' })
@@ -20,6 +24,19 @@ export class InvocationsController {
     @Query() query: ListInvocationsQueryDto,
   ): Promise<InvocationListResponseDto> {
     return this.invocations.list(tenant.tenantId, projectId, query);
+  }
+
+  // Declared before ':invocationId', which would otherwise take 'export' for an id.
+  @Get('export')
+  @Header('Cache-Control', 'no-store')
+  @ApiProduces('application/x-ndjson')
+  @ApiOkResponse({ description: 'One invocation per line (the listing\'s fields plus `cursor`), oldest first' })
+  async export(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Query() query: ExportInvocationsQueryDto,
+  ): Promise<StreamableFile> {
+    return new StreamableFile(await this.exports.open(tenant.tenantId, projectId, query), { type: 'application/x-ndjson' });
   }
 
   @Get(':invocationId')

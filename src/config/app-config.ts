@@ -68,6 +68,8 @@ export interface AppConfig {
     maxQueue: number;
     batchSize: number;
     flushIntervalMs: number;
+    // How long audit rows are kept (AUDIT_RETENTION_DAYS); 0 keeps them forever.
+    retentionMs: number;
   };
 }
 

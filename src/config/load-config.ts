@@ -70,6 +70,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       maxQueue: read.integer('AUDIT_MAX_QUEUE', 10_000, 1, 1_000_000),
       batchSize: read.integer('AUDIT_BATCH_SIZE', 500, 1, 10_000),
       flushIntervalMs: read.integer('AUDIT_FLUSH_INTERVAL_MS', 5, 0, 600_000),
+      retentionMs: read.days('AUDIT_RETENTION_DAYS', 30, 36_500),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -154,6 +155,18 @@ class EnvReader {
       return fallback;
     }
     return value;
+  }
+
+  // Days as milliseconds; a fraction is allowed (0.0007 is about a minute, for test set-ups).
+  days(name: string, fallback: number, max: number): number {
+    const raw = this.string(name);
+    if (raw === null) return fallback * 86_400_000;
+    const value = Number(raw);
+    if (!/^\d+(\.\d+)?$/.test(raw) || value > max || (value > 0 && value * 86_400_000 < 1000)) {
+      this.problems.push(`${name} must be a number of days between 0 (keep forever) and ${max}, got '${raw}'`);
+      return fallback * 86_400_000;
+    }
+    return Math.round(value * 86_400_000);
   }
 
   boolean(name: string, fallback: boolean): boolean {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { InvocationStatus } from '../audit/audit.repository.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ToolEvents } from './events/tool-events.js';
+import { type RedactedArguments, scrubSecrets } from './validation/argument-redaction.js';
 
 export const TOOL_ARG_VALIDATION_FAILURE = 'TOOL_ARG_VALIDATION_FAILURE';
 
@@ -16,7 +17,8 @@ export interface CallOutcome {
   status: InvocationStatus;
   event?: string;
   error?: { code: string; message: string };
-  arguments: unknown;
+  // Already redacted (tool-call.pipe.ts): the raw values never get this far.
+  arguments: RedactedArguments;
   startedAt: Date;
 }
 
@@ -35,6 +37,9 @@ export class InvocationRecorder {
   async finished(call: CallIdentity, outcome: CallOutcome): Promise<number> {
     const finishedAt = new Date();
     const durationMs = finishedAt.getTime() - outcome.startedAt.getTime();
+    const { secrets } = outcome.arguments;
+    // A message may quote a redacted value (a validation error names what it got): it is blanked there too.
+    const error = outcome.error && secrets.length > 0 ? { code: outcome.error.code, message: scrubSecrets(outcome.error.message, secrets) } : outcome.error;
     await this.audit.record({
       id: call.invocationId,
       tenantId: call.tenantId,
@@ -42,10 +47,11 @@ export class InvocationRecorder {
       tool: call.tool,
       status: outcome.status,
       event: outcome.event ?? null,
-      errorCode: outcome.error?.code ?? null,
-      errorMessage: outcome.error?.message ?? null,
+      errorCode: error?.code ?? null,
+      errorMessage: error?.message ?? null,
       durationMs,
-      arguments: outcome.arguments,
+      arguments: outcome.arguments.value,
+      redactedPaths: outcome.arguments.paths,
       startedAt: outcome.startedAt,
       finishedAt,
     });
@@ -53,7 +59,7 @@ export class InvocationRecorder {
       type: outcome.status === 'ok' ? 'tool.completed' : 'tool.error',
       ...call,
       status: outcome.status,
-      error: outcome.error,
+      error,
       durationMs,
     });
     return durationMs;

@@ -6,6 +6,7 @@ import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import { InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
 import type { ProjectToolSettings } from './tools.repository.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
+import { redactArguments, redactRawArguments, type RedactedArguments } from './validation/argument-redaction.js';
 
 export interface RawToolCall {
   tenantId: string;
@@ -22,7 +23,8 @@ export interface ValidatedToolCall {
   settings: ProjectToolSettings;
   workspace: string;
   args: Record<string, unknown>;
-  rawArguments: unknown;
+  // What the audit, the events and the logs may see of the arguments (computed once, here).
+  redacted: RedactedArguments;
   timeoutMs: number;
   startedAt: Date;
 }
@@ -55,13 +57,17 @@ export class ToolCallPipe implements PipeTransform<RawToolCall, Promise<Validate
     const project = await this.registry.forProject(call.tenantId, call.projectId);
     const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128) };
     const body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
+    let tool: RegisteredTool | undefined;
     try {
-      const tool = ToolRegistry.pick(project, call.toolName);
+      tool = ToolRegistry.pick(project, call.toolName);
       checkEnvelope(call.body);
       const timeoutMs = callTimeout(body.timeoutMs, tool.executor.definition.timeoutMs);
       const args = tool.validator.parse(body.arguments);
       const { path: workspace } = await this.workspaces.resolve(call.tenantId, call.projectId);
-      return { invocationId, tenantId: call.tenantId, projectId: call.projectId, tool, settings: project.settings, workspace, args, rawArguments: body.arguments, timeoutMs, startedAt };
+      // Text arguments (OpenAI style) stay text in the audit, redacted as their value.
+      const redacted = redactArguments(args, tool.validator.redaction);
+      if (typeof body.arguments === 'string') redacted.value = redacted.paths.length > 0 ? JSON.stringify(redacted.value) : body.arguments;
+      return { invocationId, tenantId: call.tenantId, projectId: call.projectId, tool, settings: project.settings, workspace, args, redacted, timeoutMs, startedAt };
     } catch (error) {
       if (error instanceof AppError) {
         const invalid = error.code === 'invalid_arguments';
@@ -69,7 +75,8 @@ export class ToolCallPipe implements PipeTransform<RawToolCall, Promise<Validate
           status: invalid ? 'invalid_arguments' : 'denied',
           event: invalid ? TOOL_ARG_VALIDATION_FAILURE : undefined,
           error: { code: error.code, message: error.message },
-          arguments: body.arguments,
+          // An unknown tool has no schema: its arguments are still redacted by key name.
+          arguments: redactRawArguments(body.arguments, tool?.validator.redaction ?? null),
           startedAt,
         });
       }

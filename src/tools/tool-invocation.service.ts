@@ -8,6 +8,7 @@ import type { CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
 import type { ValidatedToolCall } from './tool-call.pipe.js';
 import { ToolError } from './tool-error.js';
+import { scrubSecrets } from './validation/argument-redaction.js';
 
 const TIMED_OUT = Symbol('timed out');
 
@@ -32,12 +33,12 @@ export class ToolInvocationService {
     this.recorder.started(identity);
 
     const settled = await this.runWithDeadline(call, controller);
-    const outcome = this.toOutcome(settled, call, controller.signal);
+    const outcome = this.toOutcome(settled, call, controller.signal, call.redacted.secrets);
     if (outcome instanceof AppError) {
       await this.recorder.finished(identity, {
         status: 'denied',
         error: { code: outcome.code, message: outcome.message },
-        arguments: call.rawArguments,
+        arguments: call.redacted,
         startedAt: call.startedAt,
       });
       throw outcome;
@@ -45,7 +46,7 @@ export class ToolInvocationService {
     const durationMs = await this.recorder.finished(identity, {
       status: outcome.status,
       error: outcome.error,
-      arguments: call.rawArguments,
+      arguments: call.redacted,
       startedAt: call.startedAt,
     });
     return {
@@ -99,6 +100,7 @@ export class ToolInvocationService {
     settled: Settled,
     call: ValidatedToolCall,
     signal: AbortSignal,
+    secrets: readonly string[],
   ): AppError | { status: 'ok' | 'error' | 'timeout'; result?: unknown; error?: Required<CallOutcome>['error'] & { retryable: boolean } } {
     if (settled === TIMED_OUT) {
       return {
@@ -124,7 +126,9 @@ export class ToolInvocationService {
     if (error instanceof WorkspaceFsError) {
       return { status: 'error', error: { code: error.code, message: error.message, retryable: error.code === 'io_error' } };
     }
-    this.logger.error(error instanceof Error ? error : String(error));
+    // An unexpected error may quote an argument: a redacted value never reaches the log.
+    if (secrets.length === 0) this.logger.error(error instanceof Error ? error : String(error));
+    else this.logger.error(scrubSecrets(error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error), secrets));
     return { status: 'error', error: { code: 'internal_error', message: 'The tool failed unexpectedly; the failure has been logged', retryable: false } };
   }
 }

@@ -30,6 +30,7 @@ describe('batched audit writer', () => {
       durationMs: 1,
       argumentsJson: '{"path":"x"}',
       argumentsTruncated: false,
+      redactedPathsJson: null,
       startedAt: now,
       finishedAt: now,
     };

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/cursor.js';
 import type { Invocation } from '../../generated/prisma/client.js';
 import { INVOCATION_STATUSES, type InvocationStatus } from '../audit.repository.js';
@@ -28,6 +28,12 @@ export class InvocationResponseDto {
   @ApiProperty() durationMs!: number;
   @ApiProperty({ nullable: true, description: 'The arguments as received (size-capped)' }) arguments!: unknown;
   @ApiProperty() argumentsTruncated!: boolean;
+  @ApiProperty({
+    type: [String],
+    example: ['/headers/Authorization'],
+    description: 'JSON Pointers of the argument values stored as "[redacted]": credential-like names and writeOnly parameters',
+  })
+  redactedPaths!: string[];
   @ApiProperty({ format: 'date-time' }) startedAt!: string;
   @ApiProperty({ format: 'date-time' }) finishedAt!: string;
 
@@ -43,6 +49,7 @@ export class InvocationResponseDto {
       durationMs: row.durationMs,
       arguments: row.arguments,
       argumentsTruncated: row.argumentsTruncated,
+      redactedPaths: (row.redactedPaths as string[] | null) ?? [],
       startedAt: row.startedAt.toISOString(),
       finishedAt: row.finishedAt.toISOString(),
     };
@@ -52,4 +59,22 @@ export class InvocationResponseDto {
 export class InvocationListResponseDto {
   @ApiProperty({ type: [InvocationResponseDto] }) items!: InvocationResponseDto[];
   @ApiProperty({ nullable: true, type: String }) nextCursor!: string | null;
+}
+
+export class ExportInvocationsQueryDto {
+  @ApiPropertyOptional({ format: 'date-time', description: 'Calls started at or after this instant (default: the oldest kept)' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  since?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Calls started before this instant (default: no bound)' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  until?: string;
+
+  @ApiPropertyOptional({ description: 'The `cursor` of the last line received: resumes the export after it' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
 }

@@ -6,6 +6,10 @@ import { requestContext } from './request-context.js';
 // Keys whose values never reach a log line, wherever they sit in a logged object.
 const REDACTED_KEYS = ['authorization', 'apiKey', 'api_key', 'key', 'token', 'adminToken', 'password', 'secret', 'env', 'cookie'];
 
+// The credential headers the audit redacts too (tools/validation/argument-redaction.ts), in their
+// lower-case wire spelling.
+const REDACTED_HEADER_NAMES = ['proxy-authorization', 'set-cookie', 'x-api-key', 'api-key', 'x-auth-token'];
+
 export function createPinoLogger(level: AppConfig['logLevel'], destination?: DestinationStream): PinoLogger {
   return pino(
     {
@@ -14,7 +18,10 @@ export function createPinoLogger(level: AppConfig['logLevel'], destination?: Des
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
     redact: {
-      paths: REDACTED_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers["${k}"]`]),
+      paths: [
+        ...REDACTED_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers["${k}"]`]),
+        ...REDACTED_HEADER_NAMES.flatMap((k) => [`["${k}"]`, `*["${k}"]`, `*.*["${k}"]`]),
+      ],
       censor: '[redacted]',
     },
     mixin: () => {

@@ -1,4 +1,5 @@
 import type { Ajv } from 'ajv';
+import { compileRedactionPlan, type RedactionPlan } from './argument-redaction.js';
 import { parseToolArguments } from './argument-parser.js';
 import { createToolAjv } from './ajv-factory.js';
 import type { JsonSchema } from './schema-type.js';
@@ -8,6 +9,8 @@ export interface CompiledToolValidator {
   readonly toolName: string;
   readonly usage: string;
   readonly inputSchema: JsonSchema;
+  // Where the schema marks values writeOnly (null: nowhere); the audit, events and logs never see them.
+  readonly redaction: RedactionPlan | null;
   // Throws the 422 `invalid_arguments` AppError; `args` must come from `parseToolArguments` (or `parse` below).
   validate(args: Record<string, unknown>): void;
   // The whole gate, in order: JSON object, forbidden keys and depth, then the schema.
@@ -37,6 +40,7 @@ export function compileToolValidator(ajv: Ajv, toolName: string, inputSchema: Js
     toolName,
     usage: tool.usage,
     inputSchema: schema,
+    redaction: compileRedactionPlan(schema),
     validate,
     parse(raw) {
       const args = parseToolArguments(raw, tool);

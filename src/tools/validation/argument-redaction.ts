@@ -1,0 +1,242 @@
+import { isPlainObject } from './json-preview.js';
+import { type JsonSchema, resolveLocalRef } from './schema-type.js';
+
+export const REDACTED = '[redacted]';
+
+// Header-like names whose values are credentials, compared case-insensitively with `_` read as `-`: the
+// exact names, then any name containing secret, password or token.
+const SENSITIVE_NAMES: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'api-key',
+  'apikey',
+  'x-auth-token',
+]);
+const SENSITIVE_PART = /secret|password|token/i;
+// One cheap test that most keys (path, content, url ...) fail at once; only a hit is looked at closely.
+const MAYBE_SENSITIVE = /auth|cookie|key|secret|password|token/i;
+
+export function isSensitiveKey(key: string): boolean {
+  if (!MAYBE_SENSITIVE.test(key)) return false;
+  return SENSITIVE_PART.test(key) || SENSITIVE_NAMES.has(key.toLowerCase().replaceAll('_', '-'));
+}
+
+// Arguments as they may be kept and shown: what was redacted, where (JSON Pointers), and the values
+// taken out, so a message that quotes one can be scrubbed too. `value` is the input itself when nothing
+// was redacted (no copy on the hot path).
+export interface RedactedArguments {
+  value: unknown;
+  paths: string[];
+  secrets: string[];
+}
+
+// Where a schema marks values `"writeOnly": true`, compiled once per tool schema into a graph the argument
+// walk follows: one node per subschema, `also` for the subschemas that apply at the same place
+// (allOf/anyOf/oneOf/if/then/else and local $refs).
+interface PlanNode {
+  writeOnly: boolean;
+  properties: Map<string, PlanNode>;
+  // additionalProperties and patternProperties: read as "any other key" (over-redacting a key that a
+  // pattern would not match is safe; running a tenant's pattern here is not needed).
+  otherProperties: PlanNode | null;
+  items: PlanNode | null;
+  tuple: PlanNode[];
+  also: PlanNode[];
+}
+
+export interface RedactionPlan {
+  readonly root: PlanNode;
+}
+
+// Null when the schema marks nothing writeOnly: the call path then only looks at key names.
+export function compileRedactionPlan(schema: JsonSchema): RedactionPlan | null {
+  if (!JSON.stringify(schema).includes('"writeOnly":true')) return null;
+  const nodes = new Map<object, PlanNode>();
+  const build = (raw: unknown): PlanNode | null => {
+    const node = resolveLocalRef(raw, schema);
+    if (!isPlainObject(node)) return null;
+    const known = nodes.get(node);
+    if (known) return known;
+    const plan: PlanNode = { writeOnly: node.writeOnly === true, properties: new Map(), otherProperties: null, items: null, tuple: [], also: [] };
+    nodes.set(node, plan);
+    if (isPlainObject(node.properties)) {
+      for (const [key, sub] of Object.entries(node.properties)) {
+        const child = build(sub);
+        if (child) plan.properties.set(key, child);
+      }
+    }
+    const others = [node.additionalProperties, ...(isPlainObject(node.patternProperties) ? Object.values(node.patternProperties) : [])]
+      .map(build)
+      .filter((n): n is PlanNode => n !== null);
+    plan.otherProperties = merged(others);
+    if (Array.isArray(node.items)) plan.tuple = node.items.map((s) => build(s) ?? emptyNode());
+    else plan.items = build(node.items);
+    if (Array.isArray(node.items) && node.additionalItems !== undefined) plan.items = build(node.additionalItems);
+    for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
+      if (Array.isArray(node[keyword])) for (const sub of node[keyword] as unknown[]) pushNode(plan.also, build(sub));
+    }
+    for (const keyword of ['if', 'then', 'else']) pushNode(plan.also, build(node[keyword]));
+    return plan;
+  };
+  const root = build(schema);
+  return root ? { root } : null;
+}
+
+const emptyNode = (): PlanNode => ({ writeOnly: false, properties: new Map(), otherProperties: null, items: null, tuple: [], also: [] });
+const pushNode = (list: PlanNode[], node: PlanNode | null) => void (node && list.push(node));
+const merged = (nodes: PlanNode[]): PlanNode | null => {
+  if (nodes.length <= 1) return nodes[0] ?? null;
+  return { ...emptyNode(), also: nodes };
+};
+
+// The nodes that apply at one place: the node and everything its `also` reaches.
+function expand(nodes: readonly PlanNode[]): PlanNode[] {
+  const out: PlanNode[] = [];
+  const seen = new Set<PlanNode>();
+  const stack = [...nodes];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (seen.has(node)) continue;
+    seen.add(node);
+    out.push(node);
+    stack.push(...node.also);
+  }
+  return out;
+}
+
+// Past this depth a refused call's arguments are not kept at all (valid arguments stop at 64 levels).
+const MAX_WALK_DEPTH = 80;
+
+// Redacts a parsed arguments value: sensitive key names anywhere, and writeOnly values of the plan.
+export function redactArguments(value: unknown, plan: RedactionPlan | null): RedactedArguments {
+  const paths: string[] = [];
+  const secrets: string[] = [];
+  const take = (found: unknown, path: string) => {
+    paths.push(path);
+    collectSecrets(found, secrets);
+    return REDACTED;
+  };
+  const visit = (node: unknown, plans: readonly PlanNode[], path: string, depth: number): unknown => {
+    if (typeof node !== 'object' || node === null) return node;
+    if (depth > MAX_WALK_DEPTH) return take(node, path);
+    const here = plans.length > 0 ? expand(plans) : plans;
+    if (Array.isArray(node)) {
+      let copy: unknown[] | null = null;
+      for (let i = 0; i < node.length; i++) {
+        const childPlans = here.length > 0 ? itemPlans(here, i) : here;
+        const before: unknown = node[i];
+        const after = childPlans.some((p) => p.writeOnly)
+          ? take(before, `${path}/${i}`)
+          : visit(before, childPlans, `${path}/${i}`, depth + 1);
+        if (after !== before) (copy ??= node.slice())[i] = after;
+      }
+      return copy ?? node;
+    }
+    let copy: Record<string, unknown> | null = null;
+    for (const key of Object.keys(node)) {
+      const before = Object.getOwnPropertyDescriptor(node, key)?.value as unknown;
+      const childPlans = here.length > 0 ? propertyPlans(here, key) : here;
+      const childPath = `${path}/${escapePointer(key)}`;
+      const after =
+        isSensitiveKey(key) || childPlans.some((p) => p.writeOnly)
+          ? take(before, childPath)
+          : visit(before, childPlans, childPath, depth + 1);
+      if (after !== before) (copy ??= { ...(node as Record<string, unknown>) })[key] = after;
+    }
+    return copy ?? node;
+  };
+  const redacted = visit(value, plan ? [plan.root] : [], '', 1);
+  return paths.length === 0 ? { value, paths, secrets } : { value: redacted, paths, secrets };
+}
+
+function propertyPlans(plans: readonly PlanNode[], key: string): PlanNode[] {
+  const out: PlanNode[] = [];
+  for (const p of plans) {
+    const child = p.properties.get(key) ?? p.otherProperties;
+    if (child) out.push(child);
+  }
+  return out;
+}
+
+function itemPlans(plans: readonly PlanNode[], index: number): PlanNode[] {
+  const out: PlanNode[] = [];
+  for (const p of plans) {
+    const child = p.tuple[index] ?? p.items;
+    if (child) out.push(child);
+  }
+  return out;
+}
+
+const escapePointer = (key: string) => (/[~/]/.test(key) ? key.replaceAll('~', '~0').replaceAll('/', '~1') : key);
+
+// Every scalar of a redacted value, as text, so messages quoting it can be scrubbed.
+function collectSecrets(value: unknown, into: string[]): void {
+  const stack = [value];
+  while (stack.length > 0 && into.length < 64) {
+    const node = stack.pop();
+    if (typeof node === 'string' || typeof node === 'number') into.push(String(node));
+    else if (typeof node === 'object' && node !== null) stack.push(...(Object.values(node) as unknown[]));
+  }
+}
+
+// The `arguments` field as received: an object, or JSON text (OpenAI style). Text that parses is redacted
+// as its value and kept as text; text that does not parse gets its `"name": value` pairs of sensitive
+// names blanked, as well as text allows.
+export function redactRawArguments(raw: unknown, plan: RedactionPlan | null): RedactedArguments {
+  if (typeof raw !== 'string') return redactArguments(raw, plan);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return redactUnparsedText(raw);
+  }
+  const redacted = redactArguments(parsed, plan);
+  return redacted.paths.length === 0 ? { value: raw, paths: [], secrets: [] } : { ...redacted, value: JSON.stringify(redacted.value) };
+}
+
+const NAME_VALUE_PAIR = /"((?:[^"\\]|\\.)*)"(\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,{}[\]\s]+)/g;
+
+function redactUnparsedText(text: string): RedactedArguments {
+  const paths: string[] = [];
+  const secrets: string[] = [];
+  const value = text.replace(NAME_VALUE_PAIR, (pair, name: string, colon: string, found: string) => {
+    if (!isSensitiveKey(name)) return pair;
+    paths.push(`/${escapePointer(name)}`);
+    secrets.push(found.replace(/^"|"$/g, ''));
+    return `"${name}"${colon}"${REDACTED}"`;
+  });
+  return { value, paths, secrets };
+}
+
+// Shortest redacted value that is looked for in messages: shorter ones would blank ordinary words.
+const MIN_SCRUBBED_LENGTH = 4;
+// Messages quote values cut short ("'sk-live-abcdef…'"): a run of at least this many characters of a
+// secret, starting where the secret starts, is blanked too.
+const MIN_SCRUBBED_PREFIX = 8;
+
+// Blanks every redacted value a text quotes, whole or cut short, raw or JSON-escaped.
+export function scrubSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length < MIN_SCRUBBED_LENGTH) continue;
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    for (const form of escaped === secret ? [secret] : [secret, escaped]) out = blankRuns(out, form);
+  }
+  return out;
+}
+
+function blankRuns(text: string, secret: string): string {
+  const head = secret.slice(0, Math.min(secret.length, MIN_SCRUBBED_PREFIX));
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(head); at >= 0; at = text.indexOf(head, from)) {
+    let end = at + head.length;
+    while (end < text.length && end - at < secret.length && text[end] === secret[end - at]) end++;
+    out += text.slice(from, at) + REDACTED;
+    from = end;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
