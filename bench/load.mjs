@@ -12,7 +12,7 @@
 //   HTTP_ADAPTER       express (default) or fastify
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -45,6 +45,9 @@ function readConfig() {
     connections: envInt('LOAD_CONNECTIONS', 200, 1),
     warmupS: envInt('LOAD_WARMUP', 5, 0),
     p99LimitMs: envInt('LOAD_P99_MS', 1000, 1),
+    // BENCH_ENV_AUDIT_RETENTION_DAYS (passed to the service) turns on the retention check: rows then expire
+    // during the run, so instead of "every answer has its row" the run shows the table staying bounded.
+    retentionS: process.env.BENCH_ENV_AUDIT_RETENTION_DAYS ? Number(process.env.BENCH_ENV_AUDIT_RETENTION_DAYS) * 86_400 : 0,
     serverUrl,
     adapter,
   };
@@ -279,6 +282,8 @@ async function main() {
   assertBuilt();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-load-'));
   trackTempDir(tmp);
+  // Sandboxed commands run as another uid, which must be able to pass through to the workspaces.
+  chmodSync(tmp, 0o711);
   const workspaceRoot = path.join(tmp, 'workspaces');
   mkdirSync(workspaceRoot);
   const logFile = path.join(tmp, 'service.log');
@@ -314,7 +319,9 @@ async function main() {
   }
   const before = await settledResources(service.pid, null);
   progress(`measuring: ${config.durationS} s, ${config.connections} connections, ${mix.length} kinds of request`);
+  const sampler = config.retentionS > 0 ? sampleAuditTable(database.url) : null;
   const run = await drive(service.baseUrl, mix, config.durationS, { measured: true });
+  const tableSamples = sampler ? await sampler.stop() : [];
   if (!service.proc.isAlive()) throw new Error(`the service exited during the load:\n${service.proc.logTail()}`);
   const after = await settledResources(service.pid, before);
 
@@ -326,10 +333,30 @@ async function main() {
   const sum = (m) => [...m.values()].reduce((x, y) => x + y, 0);
   const serviceLog = readFileSync(logFile, 'utf8').trimEnd();
 
-  return report({ run, startup, before, after, auditRows, rowsTotal: sum(auditRows), answeredTotal: sum(expectedRows), serviceLog, logFile });
+  return report({ run, startup, before, after, auditRows, rowsTotal: sum(auditRows), answeredTotal: sum(expectedRows), serviceLog, logFile, tableSamples });
 }
 
-function report({ run, startup, before, after, auditRows, rowsTotal, answeredTotal, serviceLog, logFile }) {
+// Rows and partitions of the audit table every 10 s while the load runs.
+function sampleAuditTable(url) {
+  const samples = [];
+  const t0 = performance.now();
+  const take = () =>
+    withClient(url, async (c) => {
+      const rows = (await c.query('SELECT count(*)::int AS n FROM invocations')).rows[0].n;
+      const partitions = (await c.query("SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'invocations'::regclass")).rows[0].n;
+      samples.push({ atS: (performance.now() - t0) / 1000, rows, partitions });
+    }).catch(() => undefined);
+  const timer = setInterval(() => void take(), 10_000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await take();
+      return samples;
+    },
+  };
+}
+
+function report({ run, startup, before, after, auditRows, rowsTotal, answeredTotal, serviceLog, logFile, tableSamples }) {
   const n = (v) => v.toLocaleString('en-US');
   const byStatus = new Map();
   for (const s of run.stats.values()) for (const [code, count] of s.statuses) byStatus.set(code, (byStatus.get(code) ?? 0) + count);
@@ -357,6 +384,12 @@ function report({ run, startup, before, after, auditRows, rowsTotal, answeredTot
     `children   ${startup.children} at start, ${before.children} before, ${after.children} after`,
     `audit      ${n(rowsTotal)} rows, ${n(answeredTotal)} invocations answered (warm-up included)`,
     ...rowStatuses.map((s) => `  ${s.padEnd(18)} ${n(auditRows.get(s) ?? 0)} rows, ${n(expectedRows.get(s) ?? 0)} answered`),
+    ...(config.retentionS > 0
+      ? [
+          `retention  ${config.retentionS.toFixed(0)} s: rows / partitions every 10 s: ` +
+            tableSamples.map((s) => `${s.atS.toFixed(0)}s ${n(s.rows)}/${s.partitions}`).join(', '),
+        ]
+      : []),
     `service    ${logLines} log lines at warn or above`,
     ...(logLines ? tail(logFile, 10).split('\n').map((l) => `  | ${l.slice(0, 400)}`) : []),
     '',
@@ -371,13 +404,24 @@ function report({ run, startup, before, after, auditRows, rowsTotal, answeredTot
     [`p99 latency <= ${config.p99LimitMs} ms`, run.p99 != null && run.p99 <= config.p99LimitMs, `p99 ${fmt.ms(run.p99)} ms`],
     ['open fds do not grow', after.fds <= before.fds + FD_TOLERANCE, `${before.fds} -> ${after.fds}`],
     ['child processes do not grow', after.children <= before.children, `${before.children} -> ${after.children}`],
-    ['audit rows = invocations answered', rowsTotal === answeredTotal, `${n(rowsTotal)} rows, ${n(answeredTotal)} answered`],
+    config.retentionS > 0 ? boundedCheck(tableSamples, run) : ['audit rows = invocations answered', rowsTotal === answeredTotal, `${n(rowsTotal)} rows, ${n(answeredTotal)} answered`],
   ];
   for (const [name, pass, detail] of checks) lines.push(`${verdict(pass)}  ${name} (${detail})`);
   const ok = checks.every(([, pass]) => pass);
   lines.push('', ok ? 'load: PASS' : 'load: FAIL');
   process.stdout.write(`${lines.join('\n')}\n`);
   return ok;
+}
+
+// With retention R the table holds at most the rows of R plus the partition being filled and one sweep's
+// delay (partitions are a quarter of R wide, sweeps come every sixteenth): R × 1.5 of calls at the run's rate,
+// checked on every sample taken after two windows.
+function boundedCheck(samples, run) {
+  const limit = Math.ceil(run.rps * config.retentionS * 1.5);
+  const late = samples.filter((s) => s.atS >= 2 * config.retentionS);
+  const peak = Math.max(0, ...late.map((s) => s.rows));
+  const detail = late.length ? `peak ${peak.toLocaleString('en-US')} rows after ${2 * config.retentionS} s, limit ${limit.toLocaleString('en-US')}` : 'the run was shorter than two retention windows';
+  return ['audit table bounded by the retention', late.length > 0 && peak <= limit, detail];
 }
 
 let ok = false;
