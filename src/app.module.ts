@@ -1,6 +1,6 @@
 import { type DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { AuthGuard } from './common/auth/auth.guard.js';
+import { AuthGuard } from './tenants/auth.guard.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ProjectChangesModule } from './common/events/project-changes.module.js';
 import { SecretsModule } from './common/secrets/secrets.module.js';

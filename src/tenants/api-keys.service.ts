@@ -1,17 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { Tenant } from '../common/auth/auth.decorators.js';
 import type { ApiKey } from '../generated/prisma/client.js';
 import { generateApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { apiKeyNotFound } from './tenants.errors.js';
 
-export interface AuthenticatedTenant {
-  tenantId: string;
-  apiKeyId: string;
-}
-
-interface CachedKey extends AuthenticatedTenant {
+interface CachedKey extends Tenant {
   hash: Uint8Array;
   lastTouchedAt: number;
 }
@@ -52,7 +48,7 @@ export class ApiKeysService {
   }
 
   // `keyHash` is hashApiKey(key): the guard hashes each token once, for this and for the admin check.
-  async authenticate(key: string, keyHash: Uint8Array): Promise<AuthenticatedTenant | null> {
+  async authenticate(key: string, keyHash: Uint8Array): Promise<Tenant | null> {
     const prefix = parseApiKeyPrefix(key);
     if (prefix === null) return null;
     let entry = this.cache.get(prefix);

@@ -1,18 +1,14 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { ApiKeysService } from '../../tenants/api-keys.service.js';
-import { hashApiKey, hashesEqual } from '../../tenants/api-key-format.js';
-import {
-  adminRouteForbidden,
-  invalidCredentials,
-  missingCredentials,
-  tenantRouteForbidden,
-} from '../../tenants/tenants.errors.js';
-import { requestContext } from '../logging/request-context.js';
-import { AUTH_KIND, type AuthKind, type Tenant } from './auth.decorators.js';
+import { AUTH_KIND, type AuthKind, type Tenant } from '../common/auth/auth.decorators.js';
+import { requestContext } from '../common/logging/request-context.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { hashApiKey, hashesEqual } from './api-key-format.js';
+import { ApiKeysService } from './api-keys.service.js';
+import { adminRouteForbidden, invalidCredentials, missingCredentials, tenantRouteForbidden } from './tenants.errors.js';
 
 // One global guard: public routes pass, admin routes take ADMIN_TOKEN, every other route a tenant key.
+// It lives with the API keys it checks; common/ keeps only the decorators routes declare themselves with.
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly adminTokenHash: Buffer | null;
