@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../common/errors/app-error.js';
-import type { JsonSchema } from '../../tools/validation/schema-type.js';
 import type { SkillBody, SkillToolSpec } from '../skill-compiler.js';
 import { UpstreamMcpClients } from './upstream-mcp-clients.js';
 
