@@ -7,6 +7,7 @@ import { SecretsModule } from './common/secrets/secrets.module.js';
 import { WorkerPoolModule } from './common/worker-pool/worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
+import { McpModule } from './mcp/mcp.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ShutdownModule } from './shutdown/shutdown.module.js';
 import { TenantRateLimitGuard } from './rate-limit/tenant-rate-limit.guard.js';
@@ -36,6 +37,7 @@ export class AppModule {
         WorkspaceModule,
         AuditModule,
         ToolsModule,
+        McpModule,
         RateLimitModule,
         ShutdownModule,
         HealthModule,

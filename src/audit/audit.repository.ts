@@ -9,6 +9,8 @@ export interface InvocationRecord {
   tenantId: string;
   projectId: string;
   tool: string;
+  // How the call arrived: rest (POST .../invoke) or mcp (tools/call on the project's MCP endpoint).
+  channel: InvocationChannel;
   status: InvocationStatus;
   event: string | null;
   errorCode: string | null;
@@ -25,6 +27,8 @@ export interface InvocationRecord {
 
 export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied'] as const;
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
+export const INVOCATION_CHANNELS = ['rest', 'mcp'] as const;
+export type InvocationChannel = (typeof INVOCATION_CHANNELS)[number];
 
 // One audit row as the export writes it: the jsonb columns as JSON text, times as ISO 8601 text, so a
 // row goes to the wire without being parsed and serialised again.
@@ -33,6 +37,7 @@ export interface ExportedInvocationRow {
   id: string;
   project_id: string;
   tool: string;
+  channel: string;
   status: string;
   event: string | null;
   error_code: string | null;
@@ -69,9 +74,9 @@ export class AuditRepository {
     const column = <T>(pick: (r: InvocationRecord) => T) => records.map(pick);
     await this.driver.query(
       `INSERT INTO invocations (id, tenant_id, project_id, tool, status, event, error_code, error_message, duration_ms,
-         arguments, arguments_truncated, redacted_paths, started_at, finished_at)
+         arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[])
+         $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[], $15::text[])
        ON CONFLICT (id, started_at) DO NOTHING`,
       [
       column((r) => r.id),
@@ -88,6 +93,7 @@ export class AuditRepository {
       column((r) => r.redactedPathsJson),
       column((r) => r.startedAt.toISOString()),
       column((r) => r.finishedAt.toISOString()),
+      column((r) => r.channel),
       ],
     );
   }
@@ -114,7 +120,7 @@ export class AuditRepository {
     const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
     // ORDER BY names the column, not the text alias of the same name (text order would put 10 before 9).
     return this.driver.query<ExportedInvocationRow>(
-      `SELECT seq::text AS seq, id, project_id, tool, status, event, error_code, error_message, duration_ms,
+      `SELECT seq::text AS seq, id, project_id, tool, channel, status, event, error_code, error_message, duration_ms,
          arguments::text AS arguments, arguments_truncated, redacted_paths::text AS redacted_paths,
          ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at
        FROM invocations

@@ -51,6 +51,7 @@ function exportLine(row: ExportedInvocationRow): string {
     id: row.id,
     projectId: row.project_id,
     tool: row.tool,
+    channel: row.channel,
     status: row.status,
     event: row.event,
     errorCode: row.error_code,

@@ -8,6 +8,8 @@ const HEADERS = {
   maxProperties: 32,
 };
 
+const UPSTREAM_URL = { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 };
+
 // The registration body of a skill, validated with AJV (and published as is in the OpenAPI document).
 // The tools' own inputSchema and outputSchema are vetted separately: see schema-vetting.ts.
 export const SKILL_BODY_SCHEMA = {
@@ -16,6 +18,25 @@ export const SKILL_BODY_SCHEMA = {
     name: { ...TOOL_NAME, description: 'Unique among the tenant’s skills' },
     version: { type: 'string', pattern: '^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$', description: 'e.g. 1.0.0; a PUT must bring a new one' },
     description: { type: 'string', maxLength: 4096 },
+    source: {
+      type: 'object',
+      description: 'Instead of tools: import the tools of an MCP server (Streamable HTTP) at registration',
+      properties: {
+        type: { const: 'mcp' },
+        url: UPSTREAM_URL,
+        headers: { ...HEADERS, description: 'Sent on every request to the server; stored encrypted, shown masked' },
+        tools: {
+          type: 'array',
+          items: { type: 'string', minLength: 1, maxLength: 128 },
+          minItems: 1,
+          maxItems: 128,
+          uniqueItems: true,
+          description: 'Only these upstream tools (default: all of them)',
+        },
+      },
+      required: ['type', 'url'],
+      additionalProperties: false,
+    },
     tools: {
       type: 'array',
       minItems: 1,
@@ -38,6 +59,17 @@ export const SKILL_BODY_SCHEMA = {
                   headers: HEADERS,
                 },
                 required: ['type', 'url'],
+                additionalProperties: false,
+              },
+              {
+                type: 'object',
+                properties: {
+                  type: { const: 'mcp' },
+                  url: UPSTREAM_URL,
+                  headers: HEADERS,
+                  tool: { type: 'string', minLength: 1, maxLength: 128, description: 'The tool’s name on the MCP server' },
+                },
+                required: ['type', 'url', 'tool'],
                 additionalProperties: false,
               },
               {
@@ -69,6 +101,7 @@ export const SKILL_BODY_SCHEMA = {
       },
     },
   },
-  required: ['name', 'version', 'description', 'tools'],
+  required: ['name', 'version', 'description'],
+  oneOf: [{ required: ['tools'] }, { required: ['source'] }],
   additionalProperties: false,
 } as const;

@@ -50,9 +50,10 @@ export class SkillCompiler {
       const { issues } = describeAjvErrors(this.checkBody.errors ?? [], SKILL_BODY_SCHEMA);
       throw new AppError(422, 'invalid_skill', `Invalid skill: ${issues.map((i) => i.message).join('; ')}`, undefined, { issues });
     }
-    const skill: SkillBody = body;
+    // A body with an MCP `source` has no tools yet: SkillsService imports them, then parses again.
+    const skill = body as SkillBody;
     const seen = new Set<string>();
-    for (const tool of skill.tools) {
+    for (const tool of skill.tools ?? []) {
       if (seen.has(tool.name)) throw new AppError(422, 'invalid_skill', `Invalid skill: the tool name '${tool.name}' appears twice`);
       seen.add(tool.name);
     }

@@ -3,6 +3,7 @@ import type { CommandSandbox } from '../sandbox/command-sandbox.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { Skill } from '../generated/prisma/client.js';
 import type { SkillCompiler } from './skill-compiler.js';
+import type { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
 import { SkillTools } from './skill-tools.js';
 import type { SkillsRepository } from './skills.repository.js';
 
@@ -24,7 +25,7 @@ class ControlledSkills {
 }
 
 const config = { workspace: { cacheTtlMs: 60_000, cacheMaxEntries: 100 } } as AppConfig;
-const skillToolsOn = (skills: ControlledSkills) => new SkillTools(skills.repository, {} as SkillCompiler, {} as AppWorkerPool, config, {} as CommandSandbox);
+const skillToolsOn = (skills: ControlledSkills) => new SkillTools(skills.repository, {} as SkillCompiler, {} as AppWorkerPool, config, {} as CommandSandbox, {} as UpstreamMcpClients);
 
 describe('SkillTools', () => {
   it("reads a project's skills once and answers the same array until it is invalidated", async () => {

@@ -7,6 +7,7 @@ import type { Skill } from '../generated/prisma/client.js';
 import type { ToolExecutor } from '../tools/tool-definition.js';
 import type { CompiledToolValidator } from '../tools/validation/tool-validator.js';
 import { SkillToolExecutor } from './executors/skill-tool.executor.js';
+import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
 import { type SkillBody, SkillCompiler } from './skill-compiler.js';
 import { SkillsRepository } from './skills.repository.js';
 
@@ -32,6 +33,7 @@ export class SkillTools {
     private readonly pool: AppWorkerPool,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sandbox: CommandSandbox,
+    private readonly upstreams: UpstreamMcpClients,
   ) {
     this.byProject = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
   }
@@ -50,7 +52,7 @@ export class SkillTools {
   toolsOf(skill: Skill): SkillTool[] {
     const body = { name: skill.name, version: skill.version, description: skill.description, tools: skill.tools } as unknown as SkillBody;
     return this.compiler.load(skill.id, body, skillSource(skill)).map((tool) => ({
-      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox),
+      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams),
       validator: tool.validator,
     }));
   }

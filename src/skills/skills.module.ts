@@ -6,10 +6,12 @@ import { SkillTools } from './skill-tools.js';
 import { SkillsController } from './skills.controller.js';
 import { SkillsRepository } from './skills.repository.js';
 import { SkillsService } from './skills.service.js';
+import { McpSkillImporter } from './mcp/mcp-skill-importer.js';
+import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
 
 @Module({
   controllers: [SkillsController, ProjectSkillsController],
-  providers: [SkillsRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer],
+  providers: [SkillsRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer, UpstreamMcpClients, McpSkillImporter],
   exports: [SkillTools],
 })
 export class SkillsModule {}

@@ -16,6 +16,7 @@ import {
   toolNameCollision,
 } from './skills.errors.js';
 import { SkillsRepository } from './skills.repository.js';
+import { type McpSource, McpSkillImporter } from './mcp/mcp-skill-importer.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -25,11 +26,12 @@ export class SkillsService {
     private readonly repository: SkillsRepository,
     private readonly compiler: SkillCompiler,
     private readonly skillTools: SkillTools,
+    private readonly importer: McpSkillImporter,
   ) {}
 
   // Vetted and compiled before anything is stored; the signing secret is returned this once.
   async register(tenantId: string, body: unknown): Promise<{ skill: Skill; signingSecret: string }> {
-    const parsed = this.compiler.parseBody(body);
+    const parsed = await this.parse(tenantId, body);
     const tools = this.compiler.vet(parsed, skillSource(parsed));
     const signingSecret = `tgs_${randomBytes(32).toString('hex')}`;
     let skill: Skill;
@@ -57,7 +59,7 @@ export class SkillsService {
   // A new version: same name, new tools. Every project it is enabled on must still have unique names.
   async update(tenantId: string, skillId: string, body: unknown): Promise<Skill> {
     const current = await this.get(tenantId, skillId);
-    const parsed = this.compiler.parseBody(body);
+    const parsed = await this.parse(tenantId, body);
     if (parsed.name !== current.name) parsed.name = current.name;
     if (parsed.version === current.version) throw skillVersionExists(parsed.version);
     const tools = this.compiler.vet(parsed, skillSource(parsed));
@@ -107,6 +109,14 @@ export class SkillsService {
   async enabledOn(tenantId: string, projectId: string): Promise<Skill[]> {
     if (!(await this.repository.projectExists(tenantId, projectId))) throw projectNotFound(projectId);
     return this.repository.enabledOnProject(tenantId, projectId);
+  }
+
+  // A body with an MCP `source` is checked, its tools imported from the server, and the result checked again.
+  private async parse(tenantId: string, body: unknown): Promise<SkillBody> {
+    const parsed = this.compiler.parseBody(body);
+    const { source } = parsed as SkillBody & { source?: McpSource };
+    if (!source) return parsed;
+    return this.compiler.parseBody(await this.importer.expand(tenantId, { ...parsed, source }));
   }
 
   private async checkCollisions(tenantId: string, projectId: string, skillId: string, skill: SkillBody, tx: Tx): Promise<void> {

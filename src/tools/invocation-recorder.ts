@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { InvocationStatus } from '../audit/audit.repository.js';
+import type { InvocationChannel, InvocationStatus } from '../audit/audit.repository.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ToolEvents } from './events/tool-events.js';
 import { type RedactedArguments, scrubSecrets } from './validation/argument-redaction.js';
@@ -11,6 +11,7 @@ export interface CallIdentity {
   projectId: string;
   invocationId: string;
   tool: string;
+  channel: InvocationChannel;
 }
 
 export interface CallOutcome {
@@ -45,6 +46,7 @@ export class InvocationRecorder {
       tenantId: call.tenantId,
       projectId: call.projectId,
       tool: call.tool,
+      channel: call.channel,
       status: outcome.status,
       event: outcome.event ?? null,
       errorCode: error?.code ?? null,

@@ -6,7 +6,7 @@ import { InFlightCalls } from './in-flight-calls.js';
 import { InvocationRecorder } from './invocation-recorder.js';
 import type { CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
-import type { ValidatedToolCall } from './tool-call.pipe.js';
+import type { ValidatedToolCall } from './tool-call.gate.js';
 import { ToolError } from './tool-error.js';
 import { scrubSecrets } from './validation/argument-redaction.js';
 
@@ -28,7 +28,7 @@ export class ToolInvocationService {
   // `controller` is the request's: aborted when the client leaves, and here when the deadline passes.
   async invoke(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
-    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name };
+    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel };
     this.inFlight.admit();
     this.recorder.started(identity);
 

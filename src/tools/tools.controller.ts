@@ -25,8 +25,8 @@ import {
   ToolListResponseDto,
 } from './dto/tool.dto.js';
 import type { ServerSentEvent } from './events/tool-events.js';
-import { ToolCall, ToolCallPipe, type ValidatedToolCall } from './tool-call.pipe.js';
-import { ToolInvocationService } from './tool-invocation.service.js';
+import { type RawToolCall, RestToolCall } from './tool-call.gate.js';
+import { ToolCallsService } from './tool-calls.service.js';
 import { ToolsService } from './tools.service.js';
 import { ToolEventsService } from './events/tool-events.service.js';
 
@@ -37,7 +37,7 @@ import { ToolEventsService } from './events/tool-events.service.js';
 export class ToolsController {
   constructor(
     private readonly tools: ToolsService,
-    private readonly invocations: ToolInvocationService,
+    private readonly calls: ToolCallsService,
     private readonly events: ToolEventsService,
   ) {}
 
@@ -74,8 +74,8 @@ export class ToolsController {
     description: 'Refused before running: path_outside_workspace, url_blocked, command_not_allowed, shell_disabled, special_file, hard_link',
   })
   @ApiUnprocessableEntityResponse({ type: InvalidArgumentsResponseDto, description: 'invalid_arguments' })
-  invoke(@ToolCall(ToolCallPipe) call: ValidatedToolCall, @ClientAbortController() controller: AbortController): Promise<InvocationResultDto> {
-    return this.invocations.invoke(call, controller);
+  invoke(@RestToolCall() call: RawToolCall, @ClientAbortController() controller: AbortController): Promise<InvocationResultDto> {
+    return this.calls.call(call, controller);
   }
 
   @Sse('events')

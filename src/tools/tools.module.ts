@@ -12,7 +12,9 @@ import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { InvocationRecorder } from './invocation-recorder.js';
-import { ToolCallPipe } from './tool-call.pipe.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { ToolCallGate } from './tool-call.gate.js';
+import { ToolCallsService } from './tool-calls.service.js';
 import { ToolInvocationService } from './tool-invocation.service.js';
 import { ToolRegistry } from './tool-registry.js';
 import { ToolsController } from './tools.controller.js';
@@ -20,7 +22,7 @@ import { ToolsRepository } from './tools.repository.js';
 import { ToolsService } from './tools.service.js';
 
 @Module({
-  imports: [WorkspaceModule, AuditModule, SkillsModule],
+  imports: [WorkspaceModule, AuditModule, SkillsModule, RateLimitModule],
   controllers: [ToolsController],
   providers: [
     ReadFileExecutor,
@@ -31,7 +33,8 @@ import { ToolsService } from './tools.service.js';
     FetchUrlExecutor,
     ToolsRepository,
     ToolRegistry,
-    ToolCallPipe,
+    ToolCallGate,
+    ToolCallsService,
     ToolEvents,
     ToolEventsService,
     InvocationRecorder,
@@ -39,6 +42,6 @@ import { ToolsService } from './tools.service.js';
     ToolInvocationService,
     ToolsService,
   ],
-  exports: [ToolRegistry, ToolEvents, InFlightCalls],
+  exports: [ToolRegistry, ToolEvents, InFlightCalls, ToolCallsService],
 })
 export class ToolsModule {}

@@ -23,6 +23,7 @@ describe('batched audit writer', () => {
       tenantId,
       projectId,
       tool: 'read_file',
+      channel: 'rest',
       status: 'ok',
       event: null,
       errorCode: null,

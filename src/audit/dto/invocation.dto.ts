@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/cursor.js';
 import type { Invocation } from '../../generated/prisma/client.js';
-import { INVOCATION_STATUSES, type InvocationStatus } from '../audit.repository.js';
+import { INVOCATION_CHANNELS, INVOCATION_STATUSES, type InvocationStatus } from '../audit.repository.js';
 
 export class ListInvocationsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Only calls of this tool' })
@@ -21,6 +21,7 @@ export class InvocationResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) projectId!: string;
   @ApiProperty() tool!: string;
+  @ApiProperty({ enum: INVOCATION_CHANNELS, description: 'rest: POST .../invoke; mcp: tools/call on the project\'s MCP endpoint' }) channel!: string;
   @ApiProperty({ enum: INVOCATION_STATUSES }) status!: string;
   @ApiProperty({ nullable: true, type: String, example: 'TOOL_ARG_VALIDATION_FAILURE' }) event!: string | null;
   @ApiProperty({ nullable: true, type: String }) errorCode!: string | null;
@@ -42,6 +43,7 @@ export class InvocationResponseDto {
       id: row.id,
       projectId: row.projectId,
       tool: row.tool,
+      channel: row.channel,
       status: row.status,
       event: row.event,
       errorCode: row.errorCode,

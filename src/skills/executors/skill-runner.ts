@@ -6,6 +6,7 @@ import { runProcess, type ProcessLimits } from '../../tools/process/process-runn
 import type { SandboxSpec } from '../../tools/process/sandbox/sandbox-spec.js';
 import { safeFetch } from '../../tools/net/safe-fetch.js';
 import { ToolError } from '../../tools/tool-error.js';
+import type { McpExecutorSpec } from '../mcp/upstream-mcp-clients.js';
 import { renderArgv } from './argv-template.js';
 
 export interface HttpExecutorSpec {
@@ -20,7 +21,7 @@ export interface CommandExecutorSpec {
   argv: string[];
 }
 
-export type SkillExecutorSpec = HttpExecutorSpec | CommandExecutorSpec;
+export type SkillExecutorSpec = HttpExecutorSpec | CommandExecutorSpec | McpExecutorSpec;
 
 // Everything one call of a skill tool needs, as plain data: it may cross into a pool thread.
 export interface SkillRunRequest {
@@ -39,7 +40,10 @@ export interface SkillRunRequest {
 export const signBody = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 export function runSkillTool(request: SkillRunRequest, signal: AbortSignal): Promise<unknown> {
-  return request.spec.type === 'http' ? callEndpoint(request, request.spec, signal) : runCommand(request, request.spec, signal);
+  if (request.spec.type === 'http') return callEndpoint(request, request.spec, signal);
+  if (request.spec.type === 'command') return runCommand(request, request.spec, signal);
+  // MCP tools keep a session open on the event loop (skill-tool.executor.ts); they never come here.
+  return Promise.reject(new Error('MCP tools are called through UpstreamMcpClients'));
 }
 
 // The validated arguments go to the tenant's endpoint as JSON, signed so the receiver can tell the call

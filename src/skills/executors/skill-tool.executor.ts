@@ -3,8 +3,10 @@ import type { WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { shellDisabled } from '../../tools/process/executable-allowlist.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../tools/tool-definition.js';
+import type { McpExecutorSpec, UpstreamMcpClients } from '../mcp/upstream-mcp-clients.js';
 import type { CompiledSkillTool } from '../skill-compiler.js';
 import { SKILL_HTTP_MAX_BYTES } from '../skills.limits.js';
+import { ToolError } from '../../tools/tool-error.js';
 import { runSkillTool, type SkillRunRequest } from './skill-runner.js';
 
 // A tenant's tool, run like a built-in one: `async` on the event loop, `sync` in the worker pool with
@@ -19,6 +21,7 @@ export class SkillToolExecutor implements ToolExecutor {
     private readonly config: AppConfig,
     private readonly pool: WorkerPool,
     private readonly sandbox: CommandSandbox,
+    private readonly upstreams: UpstreamMcpClients,
   ) {
     this.definition = tool.definition;
     this.spawnsProcesses = tool.spec.executor.type === 'command';
@@ -28,6 +31,7 @@ export class SkillToolExecutor implements ToolExecutor {
     const { shell, fetch } = this.config.tools;
     const spec = this.tool.spec.executor;
     if (spec.type === 'command' && !ctx.project.shellEnabled) throw shellDisabled(this.definition.name);
+    if (spec.type === 'mcp') return this.callUpstream(spec, args, ctx);
 
     const request: SkillRunRequest = {
       spec,
@@ -50,5 +54,14 @@ export class SkillToolExecutor implements ToolExecutor {
     };
     if (this.tool.spec.mode === 'sync') return this.pool.runCooperative('runSkillTool', request, ctx.signal);
     return runSkillTool(request, ctx.signal);
+  }
+
+  // Forwarded with tools/call under the call's deadline and signal; the upstream's isError is the tool's error.
+  private async callUpstream(spec: McpExecutorSpec, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    const target = { tenantId: ctx.tenantId, url: spec.url, headers: spec.headers };
+    const result = await this.upstreams.callTool(target, spec.tool, args, ctx.timeoutMs, ctx.signal);
+    const text = result.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n');
+    if (result.isError) throw new ToolError('upstream_error', text.slice(0, 8192) || `The tool '${spec.tool}' failed on the MCP server`, false);
+    return result.structuredContent ?? { content: result.content };
   }
 }

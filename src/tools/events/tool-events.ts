@@ -9,6 +9,7 @@ export interface ToolEvent {
   projectId: string;
   invocationId: string;
   tool: string;
+  channel: string;
   status?: string;
   error?: { code: string; message: string };
   durationMs?: number;

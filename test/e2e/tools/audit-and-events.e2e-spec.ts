@@ -233,6 +233,7 @@ describe('the event stream', () => {
         projectId,
         invocationId,
         tool: 'read_file',
+        channel: 'rest',
         status: 'error',
         error: res.body.error,
         durationMs: expect.any(Number),

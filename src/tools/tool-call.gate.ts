@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createParamDecorator, type ExecutionContext, Injectable, type PipeTransform } from '@nestjs/common';
+import { createParamDecorator, type ExecutionContext, Injectable } from '@nestjs/common';
+import type { InvocationChannel } from '../audit/audit.repository.js';
 import type { Tenant } from '../common/auth/auth.decorators.js';
 import { AppError } from '../common/errors/app-error.js';
+import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
-import { InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
+import { type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
 import type { ProjectToolSettings } from './tools.repository.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from './validation/argument-redaction.js';
@@ -12,11 +14,14 @@ export interface RawToolCall {
   tenantId: string;
   projectId: string;
   toolName: string;
+  // REST: the invoke body, { arguments, timeoutMs? }; MCP: { arguments } from tools/call.
   body: unknown;
+  channel: InvocationChannel;
 }
 
 export interface ValidatedToolCall {
   invocationId: string;
+  channel: InvocationChannel;
   tenantId: string;
   projectId: string;
   tool: RegisteredTool;
@@ -29,37 +34,47 @@ export interface ValidatedToolCall {
   startedAt: Date;
 }
 
-// Collects what the pipe below needs from the route: the tenant, the project, the tool and the body.
-export const ToolCall = createParamDecorator((_: unknown, ctx: ExecutionContext): RawToolCall => {
+// Collects what the gate below needs from the REST route: the tenant, the project, the tool and the body.
+export const RestToolCall = createParamDecorator((_: unknown, ctx: ExecutionContext): RawToolCall => {
   const request = ctx.switchToHttp().getRequest<{ tenant: Tenant; params: Record<string, string>; body: unknown }>();
   return {
     tenantId: request.tenant.tenantId,
     projectId: request.params.projectId,
     toolName: request.params.toolName,
     body: request.body,
+    channel: 'rest',
   };
 });
 
-// The gate in front of every executor, in order: the project (404), the tool (404 with suggestions),
-// the body's envelope, then the arguments: a JSON object, no prototype keys, valid against the tool's
-// compiled schema (422 written for the model). A refused call is audited before the error leaves.
+// The gate in front of every executor, whatever the channel, in order: the project (404), the tool (404
+// with suggestions), the commands rate limit for a tool that spawns processes (429), the body's envelope,
+// then the arguments: a JSON object, no prototype keys, valid against the tool's compiled schema (422
+// written for the model). A refused call is audited before the error leaves (a rate-limited one is not,
+// as no request over the limit is).
 @Injectable()
-export class ToolCallPipe implements PipeTransform<RawToolCall, Promise<ValidatedToolCall>> {
+export class ToolCallGate {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly workspaces: WorkspaceResolver,
     private readonly recorder: InvocationRecorder,
+    private readonly limiter: TenantRateLimiter,
   ) {}
 
-  async transform(call: RawToolCall): Promise<ValidatedToolCall> {
+  async admit(call: RawToolCall): Promise<ValidatedToolCall> {
     const startedAt = new Date();
     const invocationId = randomUUID();
     const project = await this.registry.forProject(call.tenantId, call.projectId);
-    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128) };
+    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel };
     const body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
     let tool: RegisteredTool | undefined;
     try {
       tool = ToolRegistry.pick(project, call.toolName);
+    } catch (error) {
+      await this.refused(identity, error, body, undefined, startedAt);
+      throw error;
+    }
+    if (tool.executor.spawnsProcesses === true) await this.limiter.chargeCommand(call.tenantId);
+    try {
       checkEnvelope(call.body);
       const timeoutMs = callTimeout(body.timeoutMs, tool.executor.definition.timeoutMs);
       const args = tool.validator.parse(body.arguments);
@@ -67,21 +82,36 @@ export class ToolCallPipe implements PipeTransform<RawToolCall, Promise<Validate
       // Text arguments (OpenAI style) stay text in the audit, redacted as their value.
       const redacted = redactArguments(args, tool.validator.redaction);
       if (typeof body.arguments === 'string') redacted.value = redacted.paths.length > 0 ? JSON.stringify(redacted.value) : body.arguments;
-      return { invocationId, tenantId: call.tenantId, projectId: call.projectId, tool, settings: project.settings, workspace, args, redacted, timeoutMs, startedAt };
+      return {
+        invocationId,
+        channel: call.channel,
+        tenantId: call.tenantId,
+        projectId: call.projectId,
+        tool,
+        settings: project.settings,
+        workspace,
+        args,
+        redacted,
+        timeoutMs,
+        startedAt,
+      };
     } catch (error) {
-      if (error instanceof AppError) {
-        const invalid = error.code === 'invalid_arguments';
-        await this.recorder.finished(identity, {
-          status: invalid ? 'invalid_arguments' : 'denied',
-          event: invalid ? TOOL_ARG_VALIDATION_FAILURE : undefined,
-          error: { code: error.code, message: error.message },
-          // An unknown tool has no schema: its arguments are still redacted by key name.
-          arguments: redactRawArguments(body.arguments, tool?.validator.redaction ?? null),
-          startedAt,
-        });
-      }
+      await this.refused(identity, error, body, tool, startedAt);
       throw error;
     }
+  }
+
+  private async refused(identity: CallIdentity, error: unknown, body: { arguments?: unknown }, tool: RegisteredTool | undefined, startedAt: Date): Promise<void> {
+    if (!(error instanceof AppError)) return;
+    const invalid = error.code === 'invalid_arguments';
+    await this.recorder.finished(identity, {
+      status: invalid ? 'invalid_arguments' : 'denied',
+      event: invalid ? TOOL_ARG_VALIDATION_FAILURE : undefined,
+      error: { code: error.code, message: error.message },
+      // An unknown tool has no schema: its arguments are still redacted by key name.
+      arguments: redactRawArguments(body.arguments, tool?.validator.redaction ?? null),
+      startedAt,
+    });
   }
 }
 

@@ -1,0 +1,110 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  type ListToolsResult,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from '../common/errors/app-error.js';
+import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
+import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
+import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
+import { ToolCallsService } from '../tools/tool-calls.service.js';
+import { fromInvocation, fromRefusal, toMcpTool } from './mcp-tool-results.js';
+
+const SERVER_INFO = { name: 'toolgate', version: '1' };
+
+export interface McpCaller {
+  tenantId: string;
+  projectId: string;
+  // Aborted when the HTTP client goes away; a tools/call runs under it.
+  controller: AbortController;
+}
+
+// A project's MCP server over the Streamable HTTP transport, stateless: every POST gets a fresh SDK Server
+// and transport (nothing to share between instances behind a load balancer), answered as plain JSON.
+// tools/list is the project's registry; tools/call takes the same path as REST invoke (ToolCallsService).
+@Injectable()
+export class McpEndpointService {
+  private readonly logger = new Logger('Mcp');
+  // One listing per registry tool array, which keeps its identity until the project's skills change.
+  private readonly listings = new WeakMap<readonly RegisteredTool[], ListToolsResult>();
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly calls: ToolCallsService,
+  ) {}
+
+  async handle(caller: McpCaller, exchange: HttpExchange): Promise<void> {
+    // The project first, on the REST rules: another tenant's project answers 404 like a missing one.
+    await this.registry.forProject(caller.tenantId, caller.projectId);
+    const server = this.serverFor(caller, rawArguments(exchange.body));
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      const request = new Request(exchange.url, { method: exchange.method, headers: exchange.headers });
+      const response = await transport.handleRequest(request, { parsedBody: exchange.body });
+      const body = response.body === null ? null : Buffer.from(await response.arrayBuffer());
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => (headers[name] = value));
+      exchange.send(response.status, headers, body);
+    } finally {
+      await server.close();
+    }
+  }
+
+  private serverFor(caller: McpCaller, raw: Map<unknown, unknown>): Server {
+    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+    server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.call(caller, request.params.name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, extra.signal),
+    );
+    return server;
+  }
+
+  private async list(caller: McpCaller): Promise<ListToolsResult> {
+    const { tools } = await this.registry.forProject(caller.tenantId, caller.projectId);
+    let listing = this.listings.get(tools);
+    if (!listing) {
+      listing = { tools: tools.map((t) => toMcpTool(t.executor.definition)) };
+      this.listings.set(tools, listing);
+    }
+    return listing;
+  }
+
+  private async call(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal): Promise<CallToolResult> {
+    // notifications/cancelled for this request stops the call like a client that went away.
+    const onCancel = () => caller.controller.abort(new ClientDisconnected());
+    cancelled.addEventListener('abort', onCancel, { once: true });
+    try {
+      const outcome = await this.calls.call(
+        { tenantId: caller.tenantId, projectId: caller.projectId, toolName: name, body: { arguments: args }, channel: 'mcp' },
+        caller.controller,
+      );
+      return fromInvocation(outcome);
+    } catch (error) {
+      if (error instanceof AppError) return fromRefusal(error);
+      // The SDK would send an error's own message: nothing unexpected reaches a client.
+      this.logger.error(error instanceof Error ? error : String(error));
+      throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
+    } finally {
+      cancelled.removeEventListener('abort', onCancel);
+    }
+  }
+}
+
+// The arguments of each tools/call as the JSON parser produced them, by JSON-RPC id. The SDK's schema
+// parse rebuilds objects key by key, which silently turns a "__proto__" key into a prototype; the gate
+// must see what the client sent to refuse it exactly as the REST route does.
+function rawArguments(body: unknown): Map<unknown, unknown> {
+  const raw = new Map<unknown, unknown>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { method, id, params } = (message ?? {}) as { method?: unknown; id?: unknown; params?: { arguments?: unknown } };
+    if (method === 'tools/call' && id !== undefined && typeof params === 'object' && params !== null) raw.set(id, params.arguments);
+  }
+  return raw;
+}

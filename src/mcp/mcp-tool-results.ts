@@ -1,0 +1,55 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { AppError } from '../common/errors/app-error.js';
+import type { InvocationResultDto } from '../tools/dto/tool.dto.js';
+import type { ToolDefinition } from '../tools/tool-definition.js';
+import { formatTool } from '../tools/tool-formats.js';
+
+// Where an MCP client finds the audit row of a call: GET /v1/projects/{id}/invocations/{invocationId}.
+export const INVOCATION_ID_META = 'dev.toolgate/invocationId';
+
+// A tool as tools/list shows it: the REST listing's `format=mcp` entry. MCP wants an output schema to
+// describe an object (structuredContent is one); a tool whose declared output is not an object is
+// listed without it rather than making the whole listing unreadable to a client that checks.
+export function toMcpTool(definition: ToolDefinition): Tool {
+  const tool = formatTool(definition, 'mcp') as unknown as Tool;
+  if (tool.outputSchema && tool.outputSchema.type !== 'object') {
+    const { outputSchema: _dropped, ...rest } = tool;
+    return rest;
+  }
+  return tool;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+// The outcome of a call that ran: the JSON result as structuredContent and as text, or isError with the
+// tool's error written for the model (status error or timeout).
+export function fromInvocation(outcome: InvocationResultDto): CallToolResult {
+  const _meta = { [INVOCATION_ID_META]: outcome.invocationId };
+  if (outcome.status === 'ok') {
+    const text = JSON.stringify(outcome.result ?? null);
+    // structuredContent is an object in MCP: any other JSON value is carried as { result }.
+    const structuredContent = isPlainObject(outcome.result) ? outcome.result : { result: outcome.result ?? null };
+    return { content: [{ type: 'text', text }], structuredContent, _meta };
+  }
+  const error = outcome.error ?? { code: 'internal_error', message: 'The tool failed', retryable: false };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: error.message }],
+    structuredContent: { status: outcome.status, error },
+    _meta,
+  };
+}
+
+// A call refused before it ran (invalid arguments, a path outside the workspace, an unknown tool, a rate
+// limit): the same message as the REST 4xx, as a tool result the model can read and act on.
+export function fromRefusal(error: AppError): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: error.message }],
+    structuredContent: {
+      status: 'refused',
+      error: { code: error.code, message: error.message, ...error.extra, ...(error.details ? { details: error.details } : {}) },
+    },
+  };
+}

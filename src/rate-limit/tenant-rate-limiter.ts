@@ -1,0 +1,56 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { AppError } from '../common/errors/app-error.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { RATE_LIMIT_STORE, type RateLimitStore } from './rate-limit.tokens.js';
+
+interface Bucket {
+  name: 'requests' | 'commands';
+  limit: number;
+}
+
+// Limits are per tenant, not per IP: agents of many tenants share egress addresses, and one tenant's
+// burst must not throttle another. Every tenant request counts in `requests` (TenantRateLimitGuard);
+// a tool call that spawns a process also counts in the tighter `commands`, charged by the tool-call path
+// once it knows the tool, whichever channel (REST or MCP) the call came through.
+@Injectable()
+export class TenantRateLimiter implements OnApplicationShutdown {
+  private readonly requests: Bucket;
+  private readonly commands: Bucket;
+  private readonly windowMs: number;
+
+  constructor(
+    @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.requests = { name: 'requests', limit: config.rateLimit.requests };
+    this.commands = { name: 'commands', limit: config.rateLimit.commandCalls };
+    this.windowMs = config.rateLimit.windowMs;
+  }
+
+  // Throws 429 rate_limited with Retry-After once the tenant is over the limit.
+  chargeRequest(tenantId: string): Promise<void> {
+    return this.charge(this.requests, tenantId);
+  }
+
+  chargeCommand(tenantId: string): Promise<void> {
+    return this.charge(this.commands, tenantId);
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.store.close();
+  }
+
+  private async charge(bucket: Bucket, tenantId: string): Promise<void> {
+    const { hits, resetInMs } = await this.store.hit(`${bucket.name}:${tenantId}`, this.windowMs);
+    if (hits <= bucket.limit) return;
+    const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
+    throw new AppError(
+      429,
+      'rate_limited',
+      `Too many ${bucket.name === 'commands' ? 'command calls' : 'requests'} for this tenant: at most ${bucket.limit} per ${Math.round(this.windowMs / 1000)} s; retry after ${retryAfter} s`,
+      undefined,
+      undefined,
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+}

@@ -1,0 +1,141 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from '../../common/errors/app-error.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { ToolError } from '../../tools/tool-error.js';
+import { guardedMcpFetch } from './guarded-mcp-fetch.js';
+
+export interface McpExecutorSpec {
+  type: 'mcp';
+  url: string;
+  headers?: Record<string, string>;
+  // The tool's name on the upstream server (the skill may list it under the same name).
+  tool: string;
+}
+
+export interface UpstreamTarget {
+  tenantId: string;
+  url: string;
+  headers?: Record<string, string>;
+}
+
+// Most bytes one answer of an upstream server may carry, and the longest a registration may wait on it.
+export const UPSTREAM_MAX_BYTES = 4 * 1024 * 1024;
+export const UPSTREAM_IMPORT_TIMEOUT_MS = 10_000;
+const MAX_CLIENTS = 256;
+const CLIENT_INFO = { name: 'toolgate', version: '1' };
+
+// Connections to tenants' upstream MCP servers, through the official SDK client over a guarded fetch.
+// One initialised client per tenant, URL and headers is kept (an MCP session), so a call costs one
+// round trip; a session the upstream no longer knows (it restarted, or expired it) is initialised again
+// once, and a connection that fails is dropped so the next call starts afresh.
+@Injectable()
+export class UpstreamMcpClients implements OnApplicationShutdown {
+  private readonly clients = new Map<string, Promise<Client>>();
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  // At registration: the upstream's tools, all pages, within UPSTREAM_IMPORT_TIMEOUT_MS.
+  async listTools(target: UpstreamTarget): Promise<Tool[]> {
+    const signal = AbortSignal.timeout(UPSTREAM_IMPORT_TIMEOUT_MS);
+    const client = await this.connect(target, UPSTREAM_IMPORT_TIMEOUT_MS, signal);
+    try {
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: UPSTREAM_IMPORT_TIMEOUT_MS });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor && tools.length < 1024);
+      return tools;
+    } catch (error) {
+      throw asToolError(target.url, error);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }
+
+  async callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<CallToolResult> {
+    for (let attempt = 0; ; attempt++) {
+      const key = keyOf(target);
+      let pending = this.clients.get(key);
+      if (!pending) {
+        pending = this.connect(target, timeoutMs, signal);
+        this.remember(key, pending);
+      }
+      try {
+        const client = await pending;
+        // The SDK's own timeout stays out of the way: the call's deadline is the tool's (ToolInvocationService).
+        return (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs + 1_000 })) as CallToolResult;
+      } catch (error) {
+        this.forget(key, pending);
+        if (signal.aborted) throw error;
+        if (attempt === 0 && sessionLost(error)) continue;
+        throw asToolError(target.url, error);
+      }
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const all = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.allSettled(all.map(async (pending) => (await pending).close()));
+  }
+
+  private async connect(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal): Promise<Client> {
+    const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+      requestInit: { headers: target.headers ?? {} },
+      fetch: guardedMcpFetch({ allowHosts: this.config.tools.fetch.allowHosts, timeoutMs, maxBytes: UPSTREAM_MAX_BYTES }),
+    });
+    const client = new Client(CLIENT_INFO);
+    try {
+      await client.connect(transport, { signal, timeout: timeoutMs });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw asToolError(target.url, error);
+    }
+    return client;
+  }
+
+  private remember(key: string, pending: Promise<Client>): void {
+    if (this.clients.size >= MAX_CLIENTS) {
+      const [oldestKey, oldest] = this.clients.entries().next().value as [string, Promise<Client>];
+      this.forget(oldestKey, oldest);
+    }
+    this.clients.set(key, pending);
+    // A connection that failed is not kept for the next call.
+    pending.catch(() => this.clients.get(key) === pending && this.clients.delete(key));
+  }
+
+  private forget(key: string, pending: Promise<Client>): void {
+    if (this.clients.get(key) === pending) this.clients.delete(key);
+    pending.then((client) => client.close()).catch(() => undefined);
+  }
+}
+
+const keyOf = (target: UpstreamTarget) => JSON.stringify([target.tenantId, target.url, target.headers ?? {}]);
+
+// The upstream answered 404 to a request with our session id, or 400 asking for initialisation.
+function sessionLost(error: unknown): boolean {
+  if (error instanceof StreamableHTTPError) return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
+  return error instanceof Error && /session not found|server not initialized/i.test(error.message);
+}
+
+// A refusal of our own (the address policy) stays one; everything else about the upstream is a failure
+// the model may retry: it was unreachable, slow, or broke the protocol.
+function asToolError(url: string, error: unknown): Error {
+  if (error instanceof AppError || error instanceof ToolError) return error;
+  const host = safeHost(url);
+  const detail = error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300);
+  return new ToolError('upstream_unavailable', `The MCP server at ${host} could not be used: ${detail}; retry later`, true);
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the configured address';
+  }
+}
