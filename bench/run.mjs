@@ -65,6 +65,7 @@ const elapsed = () => {
 const progress = (message) => process.stderr.write(`[${elapsed()}] ${message}\n`);
 
 const TOOLGATE_SYSTEMS = ['express', 'fastify', 'fastifyLarge'];
+const BUILTIN_TOOLS = 10;
 // The framework floor each Toolgate adapter is set beside.
 const FLOOR_OF = { express: 'limitExpress', fastify: 'limitFastify', fastifyLarge: 'limitFastify' };
 
@@ -331,12 +332,12 @@ async function runLargeData(tenant, database, start) {
     const loads = toolgateLoads(service, tenant);
     const listing = toolgateLoads(service, tenant, skillsProject.id).tool_listing;
     const tools = (await api(service.baseUrl, 'GET', `/v1/projects/${skillsProject.id}/tools`, { token: tenant.key })).json.tools.length;
-    if (tools !== config.skillTools + 6) throw new Error(`the skills project lists ${tools} tools, expected ${config.skillTools + 6}`);
+    if (tools !== config.skillTools + BUILTIN_TOOLS) throw new Error(`the skills project lists ${tools} tools, expected ${config.skillTools + BUILTIN_TOOLS}`);
     await checkAnswers(service, loads);
     await measure('fastifyLarge', service, 'read_file_large', load(loads.read_file), { projects: total });
     await measure('fastifyLarge', service, 'tool_listing_large', load(listing), { tools });
     // The built-ins-only listing again, in the same process right after: the fairest small-data figure.
-    await measure('fastifyLarge', service, 'tool_listing', load(loads.tool_listing), { tools: 6 });
+    await measure('fastifyLarge', service, 'tool_listing', load(loads.tool_listing), { tools: BUILTIN_TOOLS });
     processMemory.fastifyLarge = await service.stop();
   } catch (error) {
     throw withExitReport(error, service);
@@ -494,7 +495,7 @@ function render(meta, targets) {
   );
   const growth = [
     ['read_file, 1 KiB file', find('fastify', 'read_file'), find('fastifyLarge', 'read_file_large'), `few projects → ${config.seedProjects.toLocaleString('en-US')} more`],
-    ['tool listing', listingBaseline(), find('fastifyLarge', 'tool_listing_large'), `6 built-ins → ${find('fastifyLarge', 'tool_listing_large')?.tools ?? '?'} tools`],
+    ['tool listing', listingBaseline(), find('fastifyLarge', 'tool_listing_large'), `${BUILTIN_TOOLS} built-ins → ${find('fastifyLarge', 'tool_listing_large')?.tools ?? '?'} tools`],
   ];
   out.push(
     table(

@@ -55,7 +55,7 @@ export async function writeWorkspaceFile(
   }
 }
 
-async function replaceAtomically(dir: number, name: string, content: Buffer, mode?: number): Promise<void> {
+export async function replaceAtomically(dir: number, name: string, content: Buffer, mode?: number): Promise<void> {
   // Fixed length, so a 255-byte final name still leaves room for it.
   const tempPath = fdPath(dir, `.toolgate-${randomBytes(8).toString('hex')}.tmp`);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;

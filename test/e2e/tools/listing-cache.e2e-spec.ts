@@ -67,7 +67,7 @@ describe('tool listing served from its cache', () => {
       }
     }
     expect(await names(withSkills)).toEqual(expect.arrayContaining(['alpha', 'beta', 'gamma']));
-    expect(await names(builtinsOnly)).toHaveLength(6);
+    expect(await names(builtinsOnly)).toHaveLength(10);
   });
 
   it('shows a skill enabled, updated, disabled or deleted on the very next listing, in every format', async () => {
