@@ -58,7 +58,13 @@ export async function editWorkspaceFile<T>(
       }
       const bytes = await readWhole(fdPath(resolved.fd!), stat.size);
       const text = decodeText(bytes, parsed.display);
-      const { text: next, value } = change(text, parsed.display);
+      let changed: TextChange<T>;
+      try {
+        changed = change(text, parsed.display);
+      } catch (err) {
+        throw new ChangeRefused(err);
+      }
+      const { text: next, value } = changed;
       const path = toRelativePath(resolved.segments);
       if (next === null || opts.dryRun) return { path, written: false, value };
       const now = await asyncIo.fstat(resolved.fd!);
@@ -71,8 +77,14 @@ export async function editWorkspaceFile<T>(
       resolved.close();
     }
   } catch (err) {
+    // The caller's own error (the edit does not apply) reaches it as it was thrown.
+    if (err instanceof ChangeRefused) throw err.reason;
     throw toWorkspaceFsError(err, parsed.display);
   }
+}
+
+class ChangeRefused {
+  constructor(readonly reason: unknown) {}
 }
 
 // The inode held by the O_PATH descriptor, opened for reading (O_NONBLOCK: it was checked to be a regular
