@@ -62,7 +62,7 @@ export async function editWorkspaceFile<T>(
       try {
         changed = change(text, parsed.display);
       } catch (err) {
-        throw new ChangeRefused(err);
+        throw new ChangeRefused(err instanceof Error ? err : new Error(String(err)));
       }
       const { text: next, value } = changed;
       const path = toRelativePath(resolved.segments);
@@ -84,7 +84,7 @@ export async function editWorkspaceFile<T>(
 }
 
 class ChangeRefused {
-  constructor(readonly reason: unknown) {}
+  constructor(readonly reason: Error) {}
 }
 
 // The inode held by the O_PATH descriptor, opened for reading (O_NONBLOCK: it was checked to be a regular
