@@ -83,8 +83,10 @@ export async function editWorkspaceFile<T>(
   }
 }
 
-class ChangeRefused {
-  constructor(readonly reason: Error) {}
+class ChangeRefused extends Error {
+  constructor(readonly reason: Error) {
+    super(reason.message);
+  }
 }
 
 // The inode held by the O_PATH descriptor, opened for reading (O_NONBLOCK: it was checked to be a regular
