@@ -10,7 +10,19 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupAll, stopping, trackTempDir } from './lib/cleanup.mjs';
 import { databaseFactory, seedProjects } from './lib/database.mjs';
-import { BENCH_FILE, BENCH_FILE_CONTENT, TREE_DIR, createTree, moveTree, writeBenchFile } from './lib/fixtures.mjs';
+import {
+  BENCH_FILE,
+  BENCH_FILE_CONTENT,
+  EDIT_DIR,
+  EDIT_LINE,
+  TREE_DIR,
+  TREE_MARKER,
+  TREE_MARKER_FILE,
+  createTree,
+  moveTree,
+  writeBenchFile,
+  writeEditFiles,
+} from './lib/fixtures.mjs';
 import { postDiscard } from './lib/http-client.mjs';
 import { closedLoop, httpLoad } from './lib/load.mjs';
 import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
@@ -40,6 +52,10 @@ const SCENARIOS = {
   invalid_args: 'invalid arguments refused ({"path": 5})',
   tool_listing: 'tool listing',
   list_files: 'list_files, 10,000-file tree (recursive, limit 10000)',
+  read_file_100k: 'read_file, 100 KiB file',
+  write_file_100k: 'write_file, 100 KiB file',
+  edit_file: 'edit_file, one edit in a 100 KiB file',
+  search_files: 'search_files, a literal over the 10,000-file tree (40 MB), one call at a time',
   read_file_large: `read_file, 1 KiB file, ${config.seedProjects.toLocaleString('en-US')} other projects`,
   tool_listing_large: `tool listing, ${config.skillTools} skill tools enabled`,
 };
@@ -54,9 +70,20 @@ function readConfig() {
     seedProjects: envInt('BENCH_PROJECTS', 100_000, 1),
     skillTools: envInt('BENCH_SKILL_TOOLS', 500, 1),
     loopCallers: 4,
+    // BENCH_SCENARIOS / BENCH_SYSTEMS: comma-separated keys; unset runs everything.
+    scenarios: listEnv('BENCH_SCENARIOS'),
+    systems: listEnv('BENCH_SYSTEMS'),
     databaseUrl: databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl) ? databaseUrl : null,
   };
 }
+
+function listEnv(name) {
+  const value = process.env[name]?.trim();
+  return value ? new Set(value.split(',').map((v) => v.trim()).filter(Boolean)) : null;
+}
+
+const wanted = (scenario) => config.scenarios === null || config.scenarios.has(scenario);
+const wantedSystem = (system) => config.systems === null || config.systems.has(system);
 
 const elapsed = () => {
   const s = Math.round((performance.now() - started) / 1000);
@@ -96,6 +123,7 @@ function cpuMeter(pid, { postgres }) {
 
 // Warm-up, then the measured run; the row keeps the process's peak RSS as it stands after the run.
 async function measure(systemKey, system, scenarioKey, run, extra = {}) {
+  if (!wanted(scenarioKey)) return null;
   const interrupted = () => {
     if (stopping()) throw new Error('interrupted');
   };
@@ -206,8 +234,9 @@ function toolgateLoads(service, tenant, projectId = tenant.projectId) {
   const headers = { authorization: `Bearer ${tenant.key}` };
   const invoke = (tool) => `${service.baseUrl}/v1/projects/${projectId}/tools/${tool}/invoke`;
   const ranOk = (body) => body.includes('"status":"ok"');
+  const post = (tool, args, extra = {}) => ({ url: invoke(tool), method: 'POST', headers, body: { arguments: args }, expectStatus: 200, checkBody: ranOk, ...extra });
   return {
-    read_file: { url: invoke('read_file'), method: 'POST', headers, body: { arguments: { path: BENCH_FILE } }, expectStatus: 200, checkBody: ranOk },
+    read_file: post('read_file', { path: BENCH_FILE }),
     invalid_args: {
       url: invoke('read_file'),
       method: 'POST',
@@ -217,19 +246,48 @@ function toolgateLoads(service, tenant, projectId = tenant.projectId) {
       checkBody: (body) => body.includes('"invalid_arguments"'),
     },
     tool_listing: { url: `${service.baseUrl}/v1/projects/${projectId}/tools`, headers, expectStatus: 200 },
-    list_files: {
-      url: invoke('list_files'),
-      method: 'POST',
-      headers,
-      body: { arguments: { path: TREE_DIR, recursive: true, limit: 10_000 } },
-      expectStatus: 200,
-      checkBody: ranOk,
-    },
+    list_files: post('list_files', { path: TREE_DIR, recursive: true, limit: 10_000 }),
+    read_file_100k: post('read_file', { path: `${EDIT_DIR}/read.txt` }),
+    write_file_100k: post('write_file', { path: `${EDIT_DIR}/written.txt`, content: EDIT_CONTENT.text }),
+    edit_file: editLoad(post('edit_file', null), EDIT_FILES),
+    search_files: post('search_files', { pattern: TREE_MARKER, path: TREE_DIR }, { connections: 1 }),
+  };
+}
+
+// edit_file under load: each request takes a file no other request holds and flips its one line (A to B or
+// B to A, whichever it holds now), so every edit applies and writes. A file whose answer went astray is
+// not used again.
+const EDIT_FILES = 150;
+const EDIT_CONTENT = { text: '' };
+function editLoad(base, files) {
+  const state = Array.from({ length: files }, () => false);
+  const free = Array.from({ length: files }, (_, i) => i);
+  const { body: _, ...load } = base;
+  return {
+    ...load,
+    sequence: [
+      {
+        body(context) {
+          const file = free.shift();
+          if (file === undefined) throw new Error('edit_file load ran out of files');
+          context.file = file;
+          const flip = state[file];
+          return { arguments: { path: `${EDIT_DIR}/f${file}.txt`, edits: [{ oldText: EDIT_LINE(flip), newText: EDIT_LINE(!flip) }] } };
+        },
+        after(context) {
+          if (context.file === undefined) return;
+          state[context.file] = !state[context.file];
+          free.push(context.file);
+          context.file = undefined;
+        },
+      },
+    ],
   };
 }
 
 // One call of each scenario, checked in full, before anything is timed: a fast wrong answer is no figure.
-async function checkAnswers(service, loads) {
+// `agentTools`: also edit_file and search_files (once per workspace: the edit changes a file).
+async function checkAnswers(service, loads, { agentTools = false } = {}) {
   const call = async (l) => {
     const r = await fetch(l.url, {
       method: l.method ?? 'GET',
@@ -249,24 +307,39 @@ async function checkAnswers(service, loads) {
   const listing = await call(loads.list_files);
   const entries = listing.json.result?.entries?.length;
   expect('list_files', listing.status === 200 && listing.json.status === 'ok' && entries === 10_000, { status: listing.status, entries, truncated: listing.json.result?.truncated, error: listing.json.error });
+  if (agentTools) {
+    const [step] = loads.edit_file.sequence;
+    const context = {};
+    const edit = await call({ ...loads.edit_file, body: step.body(context) });
+    step.after(context);
+    expect('edit_file', edit.status === 200 && edit.json.status === 'ok' && edit.json.result?.diff?.includes(`+${EDIT_LINE(true)}`), edit);
+    const search = await call(loads.search_files);
+    const found = search.json.result;
+    expect(
+      'search_files',
+      search.status === 200 && found?.matches?.length === 1 && found.matches[0].path === TREE_MARKER_FILE && found.filesSearched === 10_000,
+      { status: search.status, matches: found?.matches, filesSearched: found?.filesSearched, error: search.json.error },
+    );
+  }
   if (problems.length) throw new Error(`${service.label} answered wrongly:\n  ${problems.join('\n  ')}`);
   return { tools: tools.json.tools.length };
 }
 
-// Event-loop delay from outside: /health/live round trips, idle and while recursive listings run.
-async function measureLoopDelay(service, loads) {
+// Event-loop delay from outside: /health/live round trips, idle and while `scenario` calls (recursive
+// listings, searches) run back to back.
+async function measureLoopDelay(service, loads, scenario = 'list_files') {
   const idleS = Math.max(2, Math.round(config.durationS * 0.3));
   const busyS = Math.max(3, Math.round(config.durationS * 0.5));
   const idle = await probeLiveness(service.baseUrl, idleS);
   const agent = new http.Agent({ keepAlive: true, maxSockets: config.loopCallers });
-  const { url, body, headers } = loads.list_files;
+  const { url, body, headers } = loads[scenario];
   const busy = keepBusy({ callers: config.loopCallers, send: async () => (await postDiscard(agent, url, body, headers)) === 200 });
   await sleep(500);
   const during = await probeLiveness(service.baseUrl, busyS);
   const calls = await busy.stop();
   agent.destroy();
-  const result = { idle, busy: during, callers: config.loopCallers, listingsCompleted: calls.completed, listingsFailed: calls.failed };
-  progress(`${service.label}: /health/live p99 idle ${fmt.ms(idle.p99)} ms, during ${config.loopCallers} recursive listings ${fmt.ms(during.p99)} ms`);
+  const result = { scenario, idle, busy: during, callers: config.loopCallers, callsCompleted: calls.completed, callsFailed: calls.failed };
+  progress(`${service.label}: /health/live p99 idle ${fmt.ms(idle.p99)} ms, during ${config.loopCallers} concurrent ${scenario} ${fmt.ms(during.p99)} ms`);
   return result;
 }
 
@@ -299,15 +372,22 @@ async function measureToolgate(service, key, ctx) {
   const tenant = await provisionTenant(service, ctx.adminToken, `bench-${key}-${ctx.runId}`);
   const workspace = path.join(ctx.dirs.workspaces, tenant.projectId);
   writeBenchFile(workspace);
+  EDIT_CONTENT.text = writeEditFiles(workspace, EDIT_FILES);
+  writeFileSync(path.join(workspace, EDIT_DIR, 'read.txt'), EDIT_CONTENT.text);
   moveTree(ctx.dirs.treeHome, workspace);
   ctx.dirs.treeHome = workspace;
   const loads = toolgateLoads(service, tenant);
-  const { tools } = await checkAnswers(service, loads);
+  const { tools } = await checkAnswers(service, loads, { agentTools: true });
   await measure(key, service, 'read_file', load(loads.read_file));
   await measure(key, service, 'invalid_args', load(loads.invalid_args));
   await measure(key, service, 'tool_listing', load(loads.tool_listing), { tools });
   await measure(key, service, 'list_files', load(loads.list_files));
-  loopDelay[key] = await measureLoopDelay(service, loads);
+  await measure(key, service, 'read_file_100k', load(loads.read_file_100k));
+  await measure(key, service, 'write_file_100k', load(loads.write_file_100k));
+  await measure(key, service, 'edit_file', load(loads.edit_file));
+  await measure(key, service, 'search_files', load(loads.search_files));
+  if (wanted('list_files')) loopDelay[`${key}:list_files`] = { system: key, ...(await measureLoopDelay(service, loads, 'list_files')) };
+  if (wanted('search_files')) loopDelay[`${key}:search_files`] = { system: key, ...(await measureLoopDelay(service, loads, 'search_files')) };
   return tenant;
 }
 
@@ -380,6 +460,22 @@ function buildTargets() {
     const r = ratio(large, small);
     add(`data growth: ${name} (throughput)`, r, '>= 0.5x', r == null ? null : r >= 0.5);
   }
+  for (const key of ['express', 'fastify']) {
+    const [read, write, edit] = ['read_file_100k', 'write_file_100k', 'edit_file'].map((sc) => find(key, sc)?.cpuMsPerRequest ?? null);
+    const budget = read != null && write != null ? 1.5 * read + write : null;
+    add(
+      `edit_file CPU per answer, ${SYSTEMS[key]} (1.5 × read_file + write_file, 100 KiB)`,
+      edit,
+      budget == null ? '—' : `<= ${fmt.ms(budget)} ms`,
+      edit == null || budget == null ? null : edit <= budget,
+      edit == null ? '—' : `${fmt.ms(edit)} ms`,
+    );
+    const search = find(key, 'search_files')?.p50 ?? null;
+    add(`search_files p50, 10,000 files (40 MB), ${SYSTEMS[key]}`, search, '< 1500 ms', search == null ? null : search < 1500, search == null ? '—' : `${fmt.ms(search)} ms`);
+    const delay = loopDelay[`${key}:search_files`];
+    const added = delay ? Math.max(0, delay.busy.p99 - delay.idle.p99) : null;
+    add(`event-loop delay added by searches (p99), ${SYSTEMS[key]}`, added, '< 25 ms', added == null ? null : added < 25, added == null ? '—' : `${fmt.ms(added)} ms`);
+  }
   return targets;
 }
 
@@ -401,7 +497,7 @@ function render(meta, targets) {
       '',
     );
   }
-  const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_large', 'tool_listing_large'];
+  const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_100k', 'write_file_100k', 'edit_file', 'search_files', 'read_file_large', 'tool_listing_large'];
   const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'express', 'fastify', 'fastifyLarge'];
   const body = [];
   for (const scenario of order) {
@@ -446,7 +542,7 @@ function render(meta, targets) {
     '',
   );
   const cpuRows = [];
-  for (const scenario of ['read_file', 'invalid_args', 'tool_listing']) {
+  for (const scenario of ['read_file', 'invalid_args', 'tool_listing', 'read_file_100k', 'write_file_100k', 'edit_file']) {
     for (const system of systems) {
       const r = find(system, scenario);
       if (!r?.cpu) continue;
@@ -514,17 +610,17 @@ function render(meta, targets) {
     '',
   );
 
-  out.push('### Event-loop delay while recursive listings run in the worker pool', '');
-  out.push(`Method: ${LOOP_PROBE_METHOD}. Load: ${config.loopCallers} concurrent recursive list_files calls of the 10,000-file tree.`, '');
-  const loopRows = Object.entries(loopDelay).map(([key, l]) => [
-    SYSTEMS[key],
+  out.push('### Event-loop delay while recursive listings and searches run in the worker pool', '');
+  out.push(`Method: ${LOOP_PROBE_METHOD}. Load: ${config.loopCallers} concurrent recursive list_files calls, or search_files calls, over the 10,000-file tree.`, '');
+  const loopRows = Object.values(loopDelay).map((l) => [
+    `${SYSTEMS[l.system]}, ${l.scenario}`,
     `${fmt.ms(l.idle.p50)} / ${fmt.ms(l.idle.p99)}`,
     `${fmt.ms(l.busy.p50)} / ${fmt.ms(l.busy.p99)}`,
     fmt.ms(Math.max(0, l.busy.p99 - l.idle.p99)),
     fmt.ms(l.busy.max),
-    `${l.listingsCompleted}${l.listingsFailed ? ` (${l.listingsFailed} failed)` : ''}`,
+    `${l.callsCompleted}${l.callsFailed ? ` (${l.callsFailed} failed)` : ''}`,
   ]);
-  out.push(table(['Service', 'idle p50 / p99 ms', 'busy p50 / p99 ms', 'added p99 ms', 'busy max ms', 'listings done'], loopRows), '');
+  out.push(table(['Service, calls', 'idle p50 / p99 ms', 'busy p50 / p99 ms', 'added p99 ms', 'busy max ms', 'calls done'], loopRows), '');
 
   if (failures.length) {
     out.push('### Phases that failed', '');
@@ -559,12 +655,14 @@ async function main() {
   };
   progress(`database: ${ctx.databases.describe}; ${config.durationS} s per scenario, ${config.connections} connections`);
 
-  await phase('limit server', () => runLimit(dirs, 'limit', 'node'));
-  await phase('bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
-  await phase('bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
-  await phase('MCP filesystem server', () => runMcp(dirs));
-  await phase('Toolgate on Express', () => runToolgate('express', ctx));
-  await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData: true }));
+  const limitScenarios = ['read_file', 'invalid_args'];
+  if (wantedSystem('limit') && limitScenarios.some(wanted)) await phase('limit server', () => runLimit(dirs, 'limit', 'node'));
+  if (wantedSystem('limitFastify') && limitScenarios.some(wanted)) await phase('bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
+  if (wantedSystem('limitExpress') && limitScenarios.some(wanted)) await phase('bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
+  if (wantedSystem('mcp') && [...limitScenarios, 'tool_listing'].some(wanted)) await phase('MCP filesystem server', () => runMcp(dirs));
+  if (wantedSystem('express')) await phase('Toolgate on Express', () => runToolgate('express', ctx));
+  const largeData = wantedSystem('fastifyLarge') && ['read_file_large', 'tool_listing_large'].some(wanted);
+  if (wantedSystem('fastify')) await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData }));
 
   const meta = {
     date: new Date().toISOString(),
