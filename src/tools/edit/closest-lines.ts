@@ -16,12 +16,14 @@ export function closestLines(text: string, oldText: string): NearLine[] {
   const probe = oldText.split('\n').find((l) => l.trim() !== '')?.trim();
   if (!probe) return [];
   const probeGrams = bigrams(probe.slice(0, MAX_COMPARED_CHARS));
+  let probeSize = 0;
+  for (const n of probeGrams.values()) probeSize += n;
   const scored: Array<NearLine & { score: number }> = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const trimmed = lines[i].trim();
     if (trimmed === '') continue;
-    const score = trimmed === probe ? 2 : similarity(probeGrams, trimmed.slice(0, MAX_COMPARED_CHARS));
+    const score = trimmed === probe ? 2 : similarity(probeGrams, probeSize, trimmed.slice(0, MAX_COMPARED_CHARS));
     if (score >= MIN_SIMILARITY) scored.push({ line: i + 1, text: lines[i].replace(/\r$/, ''), score });
   }
   return scored
@@ -41,12 +43,10 @@ function bigrams(s: string): Map<string, number> {
 }
 
 // Dice's coefficient over character pairs: 1 for the same text, 0 for nothing in common.
-function similarity(probe: Map<string, number>, candidate: string): number {
+function similarity(probe: Map<string, number>, probeSize: number, candidate: string): number {
   const other = bigrams(candidate);
-  let probeSize = 0;
   let otherSize = 0;
   let shared = 0;
-  for (const n of probe.values()) probeSize += n;
   for (const [g, n] of other) {
     otherSize += n;
     shared += Math.min(n, probe.get(g) ?? 0);
