@@ -66,20 +66,21 @@ export class ToolInvocationService {
         resolve(TIMED_OUT);
       }, call.timeoutMs);
     });
-    const execution = call.tool.executor
-      .execute(call.args, {
-        tenantId: call.tenantId,
-        projectId: call.projectId,
-        invocationId: call.invocationId,
-        workspace: call.workspace,
-        project: call.settings,
-        signal: controller.signal,
-        timeoutMs: call.timeoutMs,
-      })
-      .then(
-        (value): Settled => ({ ok: true, value }),
-        (error: unknown): Settled => ({ ok: false, error, aborted: controller.signal.aborted }),
-      );
+    const context = {
+      tenantId: call.tenantId,
+      projectId: call.projectId,
+      invocationId: call.invocationId,
+      workspace: call.workspace,
+      project: call.settings,
+      signal: controller.signal,
+      timeoutMs: call.timeoutMs,
+    };
+    // Through a promise, so an executor that throws before returning one is settled like any other: the
+    // deadline is cleared, the call audited and released.
+    const execution = new Promise<unknown>((resolve) => resolve(call.tool.executor.execute(call.args, context))).then(
+      (value): Settled => ({ ok: true, value }),
+      (error: unknown): Settled => ({ ok: false, error, aborted: controller.signal.aborted }),
+    );
     this.inFlight.track(call.invocationId, controller, execution);
     try {
       return await Promise.race([execution, deadline]);

@@ -43,7 +43,7 @@ export class SearchFilesExecutor implements ToolExecutor<SearchFilesArgs> {
 
   constructor(private readonly pool: AppWorkerPool) {}
 
-  execute(args: SearchFilesArgs, ctx: ToolContext): Promise<SearchWorkspaceResult> {
+  async execute(args: SearchFilesArgs, ctx: ToolContext): Promise<SearchWorkspaceResult> {
     // A bad pattern or glob is refused here, before a thread is woken for it.
     compileSearchPattern(args.pattern, args.caseSensitive);
     if (args.glob) compileGlob(args.glob);

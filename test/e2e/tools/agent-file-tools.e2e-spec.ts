@@ -166,9 +166,11 @@ describe('agent file tools', () => {
       expect(result.hint).toMatch(/maxResults/);
     });
 
-    it('refuses a pattern RE2 cannot run with a 400 that says how to rewrite it', async () => {
+    it('refuses a pattern RE2 cannot run with a 400 that says how to rewrite it, and audits the refusal', async () => {
       const res = await w.call('search_files', { pattern: '(?<=x)y' }).expect(400);
       expect(res.body.error).toMatchObject({ code: 'invalid_pattern', message: expect.stringMatching(/lookaround are not supported/) });
+      const audit = await t.http.get(`/v1/projects/${w.id}/invocations`).query({ status: 'denied' }).set(tenant.auth).expect(200);
+      expect(audit.body.items).toEqual([expect.objectContaining({ tool: 'search_files', status: 'denied', errorCode: 'invalid_pattern' })]);
     });
 
     it('stops at the call timeout, then serves the next search', async () => {
