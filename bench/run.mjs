@@ -10,7 +10,19 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupAll, stopping, trackTempDir } from './lib/cleanup.mjs';
 import { databaseFactory, seedProjects } from './lib/database.mjs';
-import { BENCH_FILE, BENCH_FILE_CONTENT, TREE_DIR, createTree, moveTree, writeBenchFile } from './lib/fixtures.mjs';
+import {
+  BENCH_FILE,
+  BENCH_FILE_CONTENT,
+  EDIT_DIR,
+  EDIT_LINE,
+  TREE_DIR,
+  TREE_MARKER,
+  TREE_MARKER_FILE,
+  createTree,
+  moveTree,
+  writeBenchFile,
+  writeEditFiles,
+} from './lib/fixtures.mjs';
 import { postDiscard } from './lib/http-client.mjs';
 import { closedLoop, httpLoad } from './lib/load.mjs';
 import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
@@ -42,6 +54,10 @@ const SCENARIOS = {
   invalid_args: 'invalid arguments refused ({"path": 5})',
   tool_listing: 'tool listing',
   list_files: 'list_files, 10,000-file tree (recursive, limit 10000)',
+  read_file_100k: 'read_file, 100 KiB file',
+  write_file_100k: 'write_file, 100 KiB file',
+  edit_file: 'edit_file, one edit in a 100 KiB file',
+  search_files: 'search_files, a literal over the 10,000-file tree (40 MB), one call at a time',
   read_file_large: `read_file, 1 KiB file, ${config.seedProjects.toLocaleString('en-US')} other projects`,
   tool_listing_large: `tool listing, ${config.skillTools} skill tools enabled`,
   shell_true: `shell_exec ["true"], ${config.shellConnections} in flight`,
@@ -58,11 +74,20 @@ function readConfig() {
     skillTools: envInt('BENCH_SKILL_TOOLS', 500, 1),
     loopCallers: 4,
     shellConnections: envInt('BENCH_SHELL_CONNECTIONS', 8, 1),
-    // BENCH_PHASES=limit,mcp,express,fastify,shell runs only those phases (default: all).
-    phases: process.env.BENCH_PHASES?.trim() ? new Set(process.env.BENCH_PHASES.split(',').map((p) => p.trim())) : null,
+    // BENCH_SCENARIOS / BENCH_SYSTEMS: comma-separated keys; unset runs everything.
+    scenarios: listEnv('BENCH_SCENARIOS'),
+    systems: listEnv('BENCH_SYSTEMS'),
     databaseUrl: databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl) ? databaseUrl : null,
   };
 }
+
+function listEnv(name) {
+  const value = process.env[name]?.trim();
+  return value ? new Set(value.split(',').map((v) => v.trim()).filter(Boolean)) : null;
+}
+
+const wanted = (scenario) => config.scenarios === null || config.scenarios.has(scenario);
+const wantedSystem = (system) => config.systems === null || config.systems.has(system);
 
 const elapsed = () => {
   const s = Math.round((performance.now() - started) / 1000);
@@ -71,6 +96,7 @@ const elapsed = () => {
 const progress = (message) => process.stderr.write(`[${elapsed()}] ${message}\n`);
 
 const TOOLGATE_SYSTEMS = ['express', 'fastify', 'fastifyLarge'];
+const BUILTIN_TOOLS = 10;
 // The framework floor each Toolgate adapter is set beside.
 const FLOOR_OF = { express: 'limitExpress', fastify: 'limitFastify', fastifyLarge: 'limitFastify' };
 
@@ -102,6 +128,7 @@ function cpuMeter(pid, { postgres }) {
 
 // Warm-up, then the measured run; the row keeps the process's peak RSS as it stands after the run.
 async function measure(systemKey, system, scenarioKey, run, extra = {}) {
+  if (!wanted(scenarioKey)) return null;
   const interrupted = () => {
     if (stopping()) throw new Error('interrupted');
   };
@@ -129,8 +156,8 @@ async function measure(systemKey, system, scenarioKey, run, extra = {}) {
 
 const load = (opts) => (durationS) => httpLoad({ connections: config.connections, ...opts, durationS });
 
-async function phase(key, name, fn) {
-  if (stopping() || (config.phases && !config.phases.has(key))) return;
+async function phase(name, fn) {
+  if (stopping()) return;
   try {
     await fn();
   } catch (error) {
@@ -212,8 +239,9 @@ function toolgateLoads(service, tenant, projectId = tenant.projectId) {
   const headers = { authorization: `Bearer ${tenant.key}` };
   const invoke = (tool) => `${service.baseUrl}/v1/projects/${projectId}/tools/${tool}/invoke`;
   const ranOk = (body) => body.includes('"status":"ok"');
+  const post = (tool, args, extra = {}) => ({ url: invoke(tool), method: 'POST', headers, body: { arguments: args }, expectStatus: 200, checkBody: ranOk, ...extra });
   return {
-    read_file: { url: invoke('read_file'), method: 'POST', headers, body: { arguments: { path: BENCH_FILE } }, expectStatus: 200, checkBody: ranOk },
+    read_file: post('read_file', { path: BENCH_FILE }),
     invalid_args: {
       url: invoke('read_file'),
       method: 'POST',
@@ -223,19 +251,48 @@ function toolgateLoads(service, tenant, projectId = tenant.projectId) {
       checkBody: (body) => body.includes('"invalid_arguments"'),
     },
     tool_listing: { url: `${service.baseUrl}/v1/projects/${projectId}/tools`, headers, expectStatus: 200 },
-    list_files: {
-      url: invoke('list_files'),
-      method: 'POST',
-      headers,
-      body: { arguments: { path: TREE_DIR, recursive: true, limit: 10_000 } },
-      expectStatus: 200,
-      checkBody: ranOk,
-    },
+    list_files: post('list_files', { path: TREE_DIR, recursive: true, limit: 10_000 }),
+    read_file_100k: post('read_file', { path: `${EDIT_DIR}/read.txt` }),
+    write_file_100k: post('write_file', { path: `${EDIT_DIR}/written.txt`, content: EDIT_CONTENT.text }),
+    edit_file: editLoad(post('edit_file', null), EDIT_FILES),
+    search_files: post('search_files', { pattern: TREE_MARKER, path: TREE_DIR }, { connections: 1 }),
+  };
+}
+
+// edit_file under load: each request takes a file no other request holds and flips its one line (A to B or
+// B to A, whichever it holds now), so every edit applies and writes. A file whose answer went astray is
+// not used again.
+const EDIT_FILES = 150;
+const EDIT_CONTENT = { text: '' };
+function editLoad(base, files) {
+  const state = Array.from({ length: files }, () => false);
+  const free = Array.from({ length: files }, (_, i) => i);
+  const { body: _, ...load } = base;
+  return {
+    ...load,
+    sequence: [
+      {
+        body(context) {
+          const file = free.shift();
+          if (file === undefined) throw new Error('edit_file load ran out of files');
+          context.file = file;
+          const flip = state[file];
+          return { arguments: { path: `${EDIT_DIR}/f${file}.txt`, edits: [{ oldText: EDIT_LINE(flip), newText: EDIT_LINE(!flip) }] } };
+        },
+        after(context) {
+          if (context.file === undefined) return;
+          state[context.file] = !state[context.file];
+          free.push(context.file);
+          context.file = undefined;
+        },
+      },
+    ],
   };
 }
 
 // One call of each scenario, checked in full, before anything is timed: a fast wrong answer is no figure.
-async function checkAnswers(service, loads) {
+// `agentTools`: also edit_file and search_files (once per workspace: the edit changes a file).
+async function checkAnswers(service, loads, { agentTools = false } = {}) {
   const call = async (l) => {
     const r = await fetch(l.url, {
       method: l.method ?? 'GET',
@@ -255,24 +312,39 @@ async function checkAnswers(service, loads) {
   const listing = await call(loads.list_files);
   const entries = listing.json.result?.entries?.length;
   expect('list_files', listing.status === 200 && listing.json.status === 'ok' && entries === 10_000, { status: listing.status, entries, truncated: listing.json.result?.truncated, error: listing.json.error });
+  if (agentTools) {
+    const [step] = loads.edit_file.sequence;
+    const context = {};
+    const edit = await call({ ...loads.edit_file, body: step.body(context) });
+    step.after(context);
+    expect('edit_file', edit.status === 200 && edit.json.status === 'ok' && edit.json.result?.diff?.includes(`+${EDIT_LINE(true)}`), edit);
+    const search = await call(loads.search_files);
+    const found = search.json.result;
+    expect(
+      'search_files',
+      search.status === 200 && found?.matches?.length === 1 && found.matches[0].path === TREE_MARKER_FILE && found.filesSearched === 10_000,
+      { status: search.status, matches: found?.matches, filesSearched: found?.filesSearched, error: search.json.error },
+    );
+  }
   if (problems.length) throw new Error(`${service.label} answered wrongly:\n  ${problems.join('\n  ')}`);
   return { tools: tools.json.tools.length };
 }
 
-// Event-loop delay from outside: /health/live round trips, idle and while recursive listings run.
-async function measureLoopDelay(service, loads) {
+// Event-loop delay from outside: /health/live round trips, idle and while `scenario` calls (recursive
+// listings, searches) run back to back.
+async function measureLoopDelay(service, loads, scenario = 'list_files') {
   const idleS = Math.max(2, Math.round(config.durationS * 0.3));
   const busyS = Math.max(3, Math.round(config.durationS * 0.5));
   const idle = await probeLiveness(service.baseUrl, idleS);
   const agent = new http.Agent({ keepAlive: true, maxSockets: config.loopCallers });
-  const { url, body, headers } = loads.list_files;
+  const { url, body, headers } = loads[scenario];
   const busy = keepBusy({ callers: config.loopCallers, send: async () => (await postDiscard(agent, url, body, headers)) === 200 });
   await sleep(500);
   const during = await probeLiveness(service.baseUrl, busyS);
   const calls = await busy.stop();
   agent.destroy();
-  const result = { idle, busy: during, callers: config.loopCallers, listingsCompleted: calls.completed, listingsFailed: calls.failed };
-  progress(`${service.label}: /health/live p99 idle ${fmt.ms(idle.p99)} ms, during ${config.loopCallers} recursive listings ${fmt.ms(during.p99)} ms`);
+  const result = { scenario, idle, busy: during, callers: config.loopCallers, callsCompleted: calls.completed, callsFailed: calls.failed };
+  progress(`${service.label}: /health/live p99 idle ${fmt.ms(idle.p99)} ms, during ${config.loopCallers} concurrent ${scenario} ${fmt.ms(during.p99)} ms`);
   return result;
 }
 
@@ -305,15 +377,22 @@ async function measureToolgate(service, key, ctx) {
   const tenant = await provisionTenant(service, ctx.adminToken, `bench-${key}-${ctx.runId}`);
   const workspace = path.join(ctx.dirs.workspaces, tenant.projectId);
   writeBenchFile(workspace);
+  EDIT_CONTENT.text = writeEditFiles(workspace, EDIT_FILES);
+  writeFileSync(path.join(workspace, EDIT_DIR, 'read.txt'), EDIT_CONTENT.text);
   moveTree(ctx.dirs.treeHome, workspace);
   ctx.dirs.treeHome = workspace;
   const loads = toolgateLoads(service, tenant);
-  const { tools } = await checkAnswers(service, loads);
+  const { tools } = await checkAnswers(service, loads, { agentTools: true });
   await measure(key, service, 'read_file', load(loads.read_file));
   await measure(key, service, 'invalid_args', load(loads.invalid_args));
   await measure(key, service, 'tool_listing', load(loads.tool_listing), { tools });
   await measure(key, service, 'list_files', load(loads.list_files));
-  loopDelay[key] = await measureLoopDelay(service, loads);
+  await measure(key, service, 'read_file_100k', load(loads.read_file_100k));
+  await measure(key, service, 'write_file_100k', load(loads.write_file_100k));
+  await measure(key, service, 'edit_file', load(loads.edit_file));
+  await measure(key, service, 'search_files', load(loads.search_files));
+  if (wanted('list_files')) loopDelay[`${key}:list_files`] = { system: key, ...(await measureLoopDelay(service, loads, 'list_files')) };
+  if (wanted('search_files')) loopDelay[`${key}:search_files`] = { system: key, ...(await measureLoopDelay(service, loads, 'search_files')) };
   return tenant;
 }
 
@@ -338,12 +417,12 @@ async function runLargeData(tenant, database, start) {
     const loads = toolgateLoads(service, tenant);
     const listing = toolgateLoads(service, tenant, skillsProject.id).tool_listing;
     const tools = (await api(service.baseUrl, 'GET', `/v1/projects/${skillsProject.id}/tools`, { token: tenant.key })).json.tools.length;
-    if (tools !== config.skillTools + 6) throw new Error(`the skills project lists ${tools} tools, expected ${config.skillTools + 6}`);
+    if (tools !== config.skillTools + BUILTIN_TOOLS) throw new Error(`the skills project lists ${tools} tools, expected ${config.skillTools + BUILTIN_TOOLS}`);
     await checkAnswers(service, loads);
     await measure('fastifyLarge', service, 'read_file_large', load(loads.read_file), { projects: total });
     await measure('fastifyLarge', service, 'tool_listing_large', load(listing), { tools });
     // The built-ins-only listing again, in the same process right after: the fairest small-data figure.
-    await measure('fastifyLarge', service, 'tool_listing', load(loads.tool_listing), { tools: 6 });
+    await measure('fastifyLarge', service, 'tool_listing', load(loads.tool_listing), { tools: BUILTIN_TOOLS });
     processMemory.fastifyLarge = await service.stop();
   } catch (error) {
     throw withExitReport(error, service);
@@ -356,11 +435,10 @@ async function runLargeData(tenant, database, start) {
 
 // shell_exec ["true"] on Fastify, once with every command in a bubblewrap sandbox (the default) and once
 // with COMMAND_SANDBOX=none, each on a database of its own.
-async function runShell(ctx) {
-  for (const [key, mode] of [
-    ['shellSandboxed', 'bwrap'],
-    ['shellUnsandboxed', 'none'],
-  ]) {
+async function runShell(ctx, systems) {
+  const modes = { shellSandboxed: 'bwrap', shellUnsandboxed: 'none' };
+  for (const key of systems) {
+    const mode = modes[key];
     const database = await ctx.databases.create(`shell-${mode}`);
     const service = await startToolgate({
       label: SYSTEMS[key],
@@ -425,6 +503,22 @@ function buildTargets() {
     const r = ratio(large, small);
     add(`data growth: ${name} (throughput)`, r, '>= 0.5x', r == null ? null : r >= 0.5);
   }
+  for (const key of ['express', 'fastify']) {
+    const [read, write, edit] = ['read_file_100k', 'write_file_100k', 'edit_file'].map((sc) => find(key, sc)?.cpuMsPerRequest ?? null);
+    const budget = read != null && write != null ? 1.5 * read + write : null;
+    add(
+      `edit_file CPU per answer, ${SYSTEMS[key]} (1.5 × read_file + write_file, 100 KiB)`,
+      edit,
+      budget == null ? '—' : `<= ${fmt.ms(budget)} ms`,
+      edit == null || budget == null ? null : edit <= budget,
+      edit == null ? '—' : `${fmt.ms(edit)} ms`,
+    );
+    const search = find(key, 'search_files')?.p50 ?? null;
+    add(`search_files p50, 10,000 files (40 MB), ${SYSTEMS[key]}`, search, '< 1500 ms', search == null ? null : search < 1500, search == null ? '—' : `${fmt.ms(search)} ms`);
+    const delay = loopDelay[`${key}:search_files`];
+    const added = delay ? Math.max(0, delay.busy.p99 - delay.idle.p99) : null;
+    add(`event-loop delay added by searches (p99), ${SYSTEMS[key]}`, added, '< 25 ms', added == null ? null : added < 25, added == null ? '—' : `${fmt.ms(added)} ms`);
+  }
   const [sandboxed, bare] = [find('shellSandboxed', 'shell_true'), find('shellUnsandboxed', 'shell_true')];
   const addedP50 = sandboxed && bare ? sandboxed.p50 - bare.p50 : null;
   add('shell_exec ["true"]: p50 the sandbox adds', addedP50, '<= 15 ms', addedP50 == null ? null : addedP50 <= 15, addedP50 == null ? '—' : `${fmt.ms(addedP50)} ms`);
@@ -451,7 +545,7 @@ function render(meta, targets) {
       '',
     );
   }
-  const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_large', 'tool_listing_large', 'shell_true'];
+  const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_100k', 'write_file_100k', 'edit_file', 'search_files', 'read_file_large', 'tool_listing_large', 'shell_true'];
   const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'express', 'fastify', 'fastifyLarge', 'shellSandboxed', 'shellUnsandboxed'];
   const body = [];
   for (const scenario of order) {
@@ -496,7 +590,7 @@ function render(meta, targets) {
     '',
   );
   const cpuRows = [];
-  for (const scenario of ['read_file', 'invalid_args', 'tool_listing', 'shell_true']) {
+  for (const scenario of ['read_file', 'invalid_args', 'tool_listing', 'read_file_100k', 'write_file_100k', 'edit_file', 'shell_true']) {
     for (const system of systems) {
       const r = find(system, scenario);
       if (!r?.cpu) continue;
@@ -545,7 +639,7 @@ function render(meta, targets) {
   );
   const growth = [
     ['read_file, 1 KiB file', find('fastify', 'read_file'), find('fastifyLarge', 'read_file_large'), `few projects → ${config.seedProjects.toLocaleString('en-US')} more`],
-    ['tool listing', listingBaseline(), find('fastifyLarge', 'tool_listing_large'), `6 built-ins → ${find('fastifyLarge', 'tool_listing_large')?.tools ?? '?'} tools`],
+    ['tool listing', listingBaseline(), find('fastifyLarge', 'tool_listing_large'), `${BUILTIN_TOOLS} built-ins → ${find('fastifyLarge', 'tool_listing_large')?.tools ?? '?'} tools`],
   ];
   out.push(
     table(
@@ -564,17 +658,17 @@ function render(meta, targets) {
     '',
   );
 
-  out.push('### Event-loop delay while recursive listings run in the worker pool', '');
-  out.push(`Method: ${LOOP_PROBE_METHOD}. Load: ${config.loopCallers} concurrent recursive list_files calls of the 10,000-file tree.`, '');
-  const loopRows = Object.entries(loopDelay).map(([key, l]) => [
-    SYSTEMS[key],
+  out.push('### Event-loop delay while recursive listings and searches run in the worker pool', '');
+  out.push(`Method: ${LOOP_PROBE_METHOD}. Load: ${config.loopCallers} concurrent recursive list_files calls, or search_files calls, over the 10,000-file tree.`, '');
+  const loopRows = Object.values(loopDelay).map((l) => [
+    `${SYSTEMS[l.system]}, ${l.scenario}`,
     `${fmt.ms(l.idle.p50)} / ${fmt.ms(l.idle.p99)}`,
     `${fmt.ms(l.busy.p50)} / ${fmt.ms(l.busy.p99)}`,
     fmt.ms(Math.max(0, l.busy.p99 - l.idle.p99)),
     fmt.ms(l.busy.max),
-    `${l.listingsCompleted}${l.listingsFailed ? ` (${l.listingsFailed} failed)` : ''}`,
+    `${l.callsCompleted}${l.callsFailed ? ` (${l.callsFailed} failed)` : ''}`,
   ]);
-  out.push(table(['Service', 'idle p50 / p99 ms', 'busy p50 / p99 ms', 'added p99 ms', 'busy max ms', 'listings done'], loopRows), '');
+  out.push(table(['Service, calls', 'idle p50 / p99 ms', 'busy p50 / p99 ms', 'added p99 ms', 'busy max ms', 'calls done'], loopRows), '');
 
   if (failures.length) {
     out.push('### Phases that failed', '');
@@ -611,13 +705,16 @@ async function main() {
   };
   progress(`database: ${ctx.databases.describe}; ${config.durationS} s per scenario, ${config.connections} connections`);
 
-  await phase('limit', 'limit server', () => runLimit(dirs, 'limit', 'node'));
-  await phase('limit', 'bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
-  await phase('limit', 'bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
-  await phase('mcp', 'MCP filesystem server', () => runMcp(dirs));
-  await phase('express', 'Toolgate on Express', () => runToolgate('express', ctx));
-  await phase('fastify', 'Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData: true }));
-  await phase('shell', 'commands, sandboxed and not', () => runShell(ctx));
+  const limitScenarios = ['read_file', 'invalid_args'];
+  if (wantedSystem('limit') && limitScenarios.some(wanted)) await phase('limit server', () => runLimit(dirs, 'limit', 'node'));
+  if (wantedSystem('limitFastify') && limitScenarios.some(wanted)) await phase('bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
+  if (wantedSystem('limitExpress') && limitScenarios.some(wanted)) await phase('bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
+  if (wantedSystem('mcp') && [...limitScenarios, 'tool_listing'].some(wanted)) await phase('MCP filesystem server', () => runMcp(dirs));
+  if (wantedSystem('express')) await phase('Toolgate on Express', () => runToolgate('express', ctx));
+  const largeData = wantedSystem('fastifyLarge') && ['read_file_large', 'tool_listing_large'].some(wanted);
+  if (wantedSystem('fastify')) await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData }));
+  const shellSystems = ['shellSandboxed', 'shellUnsandboxed'].filter(wantedSystem);
+  if (shellSystems.length > 0 && wanted('shell_true')) await phase('commands, sandboxed and not', () => runShell(ctx, shellSystems));
 
   const meta = {
     date: new Date().toISOString(),

@@ -4,21 +4,26 @@ import { LatencyRecorder } from './stats.mjs';
 // One autocannon run. Latencies come from its per-response event (float ms, every status), so p50/p99
 // are exact and refusals (422) count like any answer. An answer is an error unless it has `expectStatus`
 // and, when given, passes `checkBody` (e.g. a tool call answered 200 but with status "timeout").
-export async function httpLoad({ url, method = 'GET', headers = {}, body, connections, durationS, expectStatus, checkBody, timeoutS = 60 }) {
+// `sequence` (optional) replaces `body`: requests each connection sends in turn, each `{ body(context),
+// after?(context) }`, sharing one context per connection for one pass through the sequence.
+export async function httpLoad({ url, method = 'GET', headers = {}, body, sequence, connections, durationS, expectStatus, checkBody, timeoutS = 60 }) {
   const latencies = new LatencyRecorder();
   let unexpected = 0;
   let bytes = 0;
   const target = new URL(url);
-  const request = {
+  const request = (step) => ({
     method,
     path: target.pathname + target.search,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    headers: body === undefined && !step ? headers : { 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
-    onResponse(status, responseBody) {
+    ...(step ? { setupRequest: (req, context) => ({ ...req, body: JSON.stringify(step.body(context)) }) } : {}),
+    onResponse(status, responseBody, context) {
       if (status !== expectStatus || (checkBody && !checkBody(responseBody))) unexpected++;
+      step?.after?.(context);
     },
-  };
-  const instance = autocannon({ url: target.origin, requests: [request], connections, duration: durationS, timeout: timeoutS });
+  });
+  const requests = sequence ? sequence.map(request) : [request(null)];
+  const instance = autocannon({ url: target.origin, requests, connections, duration: durationS, timeout: timeoutS });
   instance.on('response', (_client, _statusCode, resBytes, responseTime) => {
     latencies.record(responseTime);
     bytes += resBytes;

@@ -5,6 +5,10 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { type SkillTool, SkillTools } from '../skills/skill-tools.js';
 import { projectNotFound } from '../workspace/workspace.errors.js';
 import { DeleteFileExecutor } from './executors/delete-file.executor.js';
+import { EditFileExecutor } from './executors/edit-file.executor.js';
+import { MoveFileExecutor } from './executors/move-file.executor.js';
+import { ReadMultipleFilesExecutor } from './executors/read-multiple-files.executor.js';
+import { SearchFilesExecutor } from './executors/search-files.executor.js';
 import { FetchUrlExecutor } from './executors/fetch-url.executor.js';
 import { ListFilesExecutor } from './executors/list-files.executor.js';
 import { ReadFileExecutor } from './executors/read-file.executor.js';
@@ -50,8 +54,12 @@ export class ToolRegistry implements OnModuleInit {
     deleteFile: DeleteFileExecutor,
     shellExec: ShellExecExecutor,
     fetchUrl: FetchUrlExecutor,
+    editFile: EditFileExecutor,
+    searchFiles: SearchFilesExecutor,
+    moveFile: MoveFileExecutor,
+    readMultipleFiles: ReadMultipleFilesExecutor,
   ) {
-    this.builtins = [readFile, writeFile, listFiles, deleteFile, shellExec, fetchUrl] as ToolExecutor[];
+    this.builtins = [readFile, writeFile, listFiles, deleteFile, shellExec, fetchUrl, editFile, searchFiles, moveFile, readMultipleFiles] as ToolExecutor[];
     this.settingsCache = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
     changes.subscribe((tenantId, projectId) => {
       this.settingsCache.delete(`${tenantId}:${projectId}`);

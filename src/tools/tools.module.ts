@@ -5,6 +5,10 @@ import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { ToolEvents } from './events/tool-events.js';
 import { ToolEventsService } from './events/tool-events.service.js';
 import { DeleteFileExecutor } from './executors/delete-file.executor.js';
+import { EditFileExecutor } from './executors/edit-file.executor.js';
+import { MoveFileExecutor } from './executors/move-file.executor.js';
+import { ReadMultipleFilesExecutor } from './executors/read-multiple-files.executor.js';
+import { SearchFilesExecutor } from './executors/search-files.executor.js';
 import { FetchUrlExecutor } from './executors/fetch-url.executor.js';
 import { ListFilesExecutor } from './executors/list-files.executor.js';
 import { ReadFileExecutor } from './executors/read-file.executor.js';
@@ -31,6 +35,10 @@ import { ToolsService } from './tools.service.js';
     DeleteFileExecutor,
     ShellExecExecutor,
     FetchUrlExecutor,
+    EditFileExecutor,
+    SearchFilesExecutor,
+    MoveFileExecutor,
+    ReadMultipleFilesExecutor,
     ToolsRepository,
     ToolRegistry,
     ToolCallGate,

@@ -15,9 +15,11 @@ export async function listRecursively(
   options: Omit<ListWorkspaceOptions, 'recursive' | 'blocking'>,
   signal?: AbortSignal,
 ): Promise<ListWorkspaceResult> {
+  const payload: ListWorkspaceRecursivePayload = { root, path, options };
+  // A glob may keep few entries of a large tree: the inline budget counts entries kept, so it goes to the pool.
+  if (options.glob) return pool.run<ListWorkspaceResult>('listWorkspaceRecursive', payload, { signal });
   const inlineLimit = Math.min(options.limit, INLINE_LISTING_ENTRIES);
   const inline = await listWorkspace(root, path, { ...options, recursive: true, limit: inlineLimit });
   if (!inline.truncated || options.limit <= inlineLimit) return inline;
-  const payload: ListWorkspaceRecursivePayload = { root, path, options };
   return pool.run<ListWorkspaceResult>('listWorkspaceRecursive', payload, { signal });
 }

@@ -40,9 +40,12 @@ export class WorkspaceBrowserService {
 
 const FS_ERROR_STATUS: Record<WorkspaceFsError['code'], number> = {
   not_found: 404,
+  parent_not_found: 404,
   not_a_directory: 400,
   is_directory: 400,
   binary_file: 422,
+  file_too_large: 413,
+  file_changed: 409,
   already_exists: 409,
   not_empty: 409,
   symlink_loop: 400,

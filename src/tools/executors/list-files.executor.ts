@@ -4,7 +4,7 @@ import { listWorkspace } from '../../workspace/fs/workspace-fs.js';
 import { listRecursively } from '../../workspace/recursive-listing.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
 import { LIST_TOOL_TIMEOUT_MS } from '../tools.config.js';
-import { PATH_PROPERTY } from './file-tool.schemas.js';
+import { GLOB_PROPERTY, PATH_PROPERTY } from './file-tool.schemas.js';
 
 interface ListFilesArgs {
   path?: string;
@@ -12,6 +12,7 @@ interface ListFilesArgs {
   maxDepth?: number;
   includeHidden?: boolean;
   limit?: number;
+  glob?: string;
 }
 
 const DEFAULT_LIMIT = 1000;
@@ -30,6 +31,7 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
         maxDepth: { type: 'integer', minimum: 1, maximum: 64, description: 'How deep a recursive listing goes (default 32)' },
         includeHidden: { type: 'boolean', description: 'Include names starting with a dot (default false)' },
         limit: { type: 'integer', minimum: 1, maximum: 10000, description: `Most entries to return (default ${DEFAULT_LIMIT})` },
+        glob: { ...GLOB_PROPERTY, description: "Only entries whose path matches, e.g. '**/*.ts' (without '/': the entry's name at any depth)" },
       },
       additionalProperties: false,
     },
@@ -41,7 +43,7 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
   constructor(private readonly pool: AppWorkerPool) {}
 
   execute(args: ListFilesArgs, ctx: ToolContext) {
-    const options = { maxDepth: args.maxDepth, includeHidden: args.includeHidden, limit: args.limit ?? DEFAULT_LIMIT };
+    const options = { maxDepth: args.maxDepth, includeHidden: args.includeHidden, limit: args.limit ?? DEFAULT_LIMIT, glob: args.glob };
     if (!args.recursive) return listWorkspace(ctx.workspace, args.path ?? '', options);
     // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool.
     return listRecursively(this.pool, ctx.workspace, args.path ?? '', options, ctx.signal);

@@ -63,7 +63,7 @@ const TEMP_NAME = /^\.toolgate-[0-9a-f]{16}\.tmp$/;
 // What a write killed before its rename leaves behind (see StaleTempSweeper).
 export const isWriteTempName = (name: string) => TEMP_NAME.test(name);
 
-async function replaceAtomically(dir: number, name: string, content: Buffer, mode?: number): Promise<void> {
+export async function replaceAtomically(dir: number, name: string, content: Buffer, mode?: number): Promise<void> {
   const tempPath = fdPath(dir, tempName());
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   const owner = await ownerToInherit(asyncIo, dir);

@@ -1,11 +1,15 @@
 import type { Stats } from 'node:fs';
 import { AppError, badRequest, forbidden } from '../../common/errors/app-error.js';
+import { displayPath } from './workspace-path.parser.js';
 
 export type WorkspaceFsErrorCode =
   | 'not_found'
+  | 'parent_not_found'
   | 'not_a_directory'
   | 'is_directory'
   | 'binary_file'
+  | 'file_too_large'
+  | 'file_changed'
   | 'already_exists'
   | 'not_empty'
   | 'symlink_loop'
@@ -29,6 +33,15 @@ export class WorkspaceFsError extends Error {
 export const notFoundAt = (display: string) =>
   new WorkspaceFsError('not_found', `No file or directory at '${display}' in the workspace; list_files shows what exists`);
 
+export const missingParent = (display: string, directory: string) =>
+  new WorkspaceFsError(
+    'parent_not_found',
+    `The directory '${displayPath(directory)}' does not exist, so '${display}' cannot be created there; call again with createDirs: true to create it`,
+  );
+
+export const alreadyExists = (display: string) =>
+  new WorkspaceFsError('already_exists', `Something already exists at '${display}'; pass overwrite: true to replace it, or choose another name`);
+
 export const notADirectory = (display: string) =>
   new WorkspaceFsError(
     'not_a_directory',
@@ -51,25 +64,51 @@ export function toWorkspaceFsError(err: unknown, display: string): Error {
     case 'EISDIR':
       return isADirectory(display, 'give the path of a file inside it');
     case 'EEXIST':
-      return new WorkspaceFsError('already_exists', `Something already exists at '${display}'`);
+      return alreadyExists(display);
     case 'ENOTEMPTY':
-      return new WorkspaceFsError('not_empty', `The directory '${display}' is not empty`);
+      return new WorkspaceFsError(
+        'not_empty',
+        `The directory '${display}' is not empty; delete or move its entries first, or choose a destination that does not exist`,
+      );
     case 'EACCES':
     case 'EPERM':
-      return new WorkspaceFsError('permission_denied', `Permission denied for '${display}' in the workspace`);
+      return new WorkspaceFsError(
+        'permission_denied',
+        `Permission denied for '${display}' in the workspace; the service cannot change that, so work on another path`,
+      );
     case 'ELOOP':
-      return new WorkspaceFsError('symlink_loop', `Too many levels of symbolic links while resolving '${display}'`);
+      return symlinkLoop(display);
     case 'ENOSPC':
     case 'EDQUOT':
-      return new WorkspaceFsError('no_space', `No space left on the workspace disk while writing '${display}'`);
+      return new WorkspaceFsError(
+        'no_space',
+        `No space left on the workspace disk while writing '${display}'; delete files that are no longer needed, then try again`,
+      );
     case 'EROFS':
-      return new WorkspaceFsError('read_only', `The workspace is on a read-only file system; '${display}' cannot be changed`);
+      return new WorkspaceFsError(
+        'read_only',
+        `The workspace is on a read-only file system; '${display}' cannot be changed, so only read tools will work`,
+      );
+    case 'EXDEV':
+      return new WorkspaceFsError(
+        'io_error',
+        `'${display}' is on another file system than the destination; copy it with read_file and write_file instead`,
+      );
     case 'ENAMETOOLONG':
       return invalidPath(display, 'it resolves to a path that is too long');
     default:
-      return new WorkspaceFsError('io_error', `Could not access '${display}' in the workspace (${code ?? 'unexpected error'})`);
+      return new WorkspaceFsError(
+        'io_error',
+        `Could not access '${display}' in the workspace (${code ?? 'unexpected error'}); try again, and if it persists work on another path`,
+      );
   }
 }
+
+export const symlinkLoop = (display: string) =>
+  new WorkspaceFsError(
+    'symlink_loop',
+    `Too many levels of symbolic links while resolving '${display}'; use list_files to see where the links point and give a path without the loop`,
+  );
 
 // Refusals: the gateway will not do it, whatever is on disk. Each names the path as the caller wrote it.
 export const invalidPath = (display: string, reason: string) =>
@@ -92,19 +131,19 @@ export const danglingSymlink = (display: string) =>
 export const specialFile = (display: string, stat: Stats) =>
   forbidden(
     'special_file',
-    `'${display}' is a ${describeSpecial(stat)}, not a regular file; only regular files can be read or written`,
+    `'${display}' is a ${describeSpecial(stat)}, not a regular file; only regular files can be read or written, so choose another path (list_files shows each entry's type)`,
     { path: display },
   );
 
-export const hardLink = (display: string, action: 'written' | 'deleted') =>
+export const hardLink = (display: string, action: 'written' | 'deleted' | 'moved') =>
   forbidden(
     'hard_link',
-    `'${display}' has more than one hard link (it may be shared with a file outside the workspace) and cannot be ${action}`,
+    `'${display}' has more than one hard link (it may be shared with a file outside the workspace) and cannot be ${action}; ${action === 'written' ? 'write the new content to a file of another name' : 'leave it in place'}`,
     { path: display },
   );
 
-export const workspaceRoot = (display: string) =>
-  forbidden('workspace_root', `'${display}' is the workspace root itself, which cannot be deleted; name an entry inside it`, {
+export const workspaceRoot = (display: string, action: 'deleted' | 'moved' | 'replaced' = 'deleted') =>
+  forbidden('workspace_root', `'${display}' is the workspace root itself, which cannot be ${action}; name an entry inside it`, {
     path: display,
   });
 

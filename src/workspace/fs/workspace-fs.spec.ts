@@ -200,7 +200,7 @@ describe('writeWorkspaceFile', () => {
   });
 
   it('creates missing parent directories only when asked', async () => {
-    await expectOutcome(writeWorkspaceFile(root, 'a/b/c.txt', Buffer.from('x')), 'not_found');
+    await expectOutcome(writeWorkspaceFile(root, 'a/b/c.txt', Buffer.from('x')), 'parent_not_found');
     expect(existsSync(join(root, 'a'))).toBe(false);
     expect(await writeWorkspaceFile(root, 'a/b/c.txt', Buffer.from('x'), { createDirs: true })).toMatchObject({
       path: 'a/b/c.txt',

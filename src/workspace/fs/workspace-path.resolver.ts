@@ -2,9 +2,11 @@ import { constants, type Stats } from 'node:fs';
 import { asyncIo, closePathDescriptor, type DescriptorIo } from './descriptor-io.js';
 import {
   danglingSymlink,
+  missingParent,
   notADirectory,
   notFoundAt,
   outsideWorkspace,
+  symlinkLoop,
   WorkspaceFsError,
 } from './workspace-fs.error.js';
 import { segmentsBelow, type ParsedPath } from './workspace-path.parser.js';
@@ -24,7 +26,8 @@ export const fdPath = (fd: number, name?: string): string =>
 
 // 'follow': the final symlink is followed (read, list, cwd). 'nofollow': the final entry itself (delete).
 // 'write': like follow, but the final entry may be missing and a dangling final symlink is refused.
-export type FinalMode = 'follow' | 'nofollow' | 'write';
+// 'entry': like nofollow, but the final entry may be missing (the destination of a move).
+export type FinalMode = 'follow' | 'nofollow' | 'write' | 'entry';
 
 export interface ResolveOptions {
   final: FinalMode;
@@ -142,17 +145,21 @@ export async function resolveWorkspacePath(
           pending.push(segment);
           continue;
         }
-        if (isFinal && options.final === 'write' && !trailingSlash) {
+        const creating = options.final === 'write' || options.final === 'entry';
+        if (isFinal && creating && !trailingSlash) {
           return entry(current, segment.name, null, null, [...current.segments, segment.name]);
         }
+        // Creating something under a directory that is not there: name that directory and the way out.
+        if (!isFinal && creating) throw missingParent(display, [...current.segments, segment.name].join('/'));
         throw notFoundAt(display);
       }
       let keep = false;
       try {
         const stat = await io.fstat(child);
-        if (stat.isSymbolicLink() && !(isFinal && options.final === 'nofollow' && !trailingSlash)) {
+        const keepLink = options.final === 'nofollow' || options.final === 'entry';
+        if (stat.isSymbolicLink() && !(isFinal && keepLink && !trailingSlash)) {
           if (++hops > MAX_SYMLINK_HOPS) {
-            throw new WorkspaceFsError('symlink_loop', `Too many levels of symbolic links while resolving '${display}'`);
+            throw symlinkLoop(display);
           }
           const target = await io.readlink(entryPath);
           let targetSegments = target.split('/');

@@ -2,6 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { asyncIo, blockingIo, closePathDescriptor, type DescriptorIo } from './descriptor-io.js';
 import { badRequest } from '../../common/errors/app-error.js';
 import { notADirectory, outsideWorkspace, toWorkspaceFsError } from './workspace-fs.error.js';
+import { compileGlob, type PathGlob } from './workspace-glob.js';
 import { parseWorkspacePath, segmentsBelow, toRelativePath } from './workspace-path.parser.js';
 import { fdPath, O_PATH, resolveWorkspacePath } from './workspace-path.resolver.js';
 
@@ -21,6 +22,8 @@ export interface ListWorkspaceOptions {
   maxDepth?: number;
   includeHidden?: boolean;
   limit: number;
+  // Only entries whose path (relative to the listed directory) matches are returned; all are walked.
+  glob?: string;
   // Use blocking system calls: right in a worker thread, where a walk of thousands of entries would
   // otherwise queue each call behind the whole process's I/O in libuv's thread pool.
   blocking?: boolean;
@@ -49,6 +52,9 @@ interface Walk {
   maxDepth: number;
   includeHidden: boolean;
   limit: number;
+  glob: PathGlob | null;
+  // Segments of the listed directory, for the paths the glob sees.
+  base: number;
   entries: WorkspaceEntry[];
   truncated: boolean;
 }
@@ -72,6 +78,7 @@ export async function walkWorkspaceTree(
   const limit = boundedInteger('limit', opts.limit, 1, Number.MAX_SAFE_INTEGER);
   const requestedDepth = opts.recursive ? (opts.maxDepth ?? DEFAULT_RECURSIVE_DEPTH) : 1;
   const maxDepth = Math.min(MAX_DEPTH, boundedInteger('maxDepth', requestedDepth, 1, Number.MAX_SAFE_INTEGER));
+  const glob = opts.glob ? compileGlob(opts.glob) : null;
   try {
     const io = opts.blocking ? blockingIo : asyncIo;
     const resolved = await resolveWorkspacePath(root, parsed, { final: 'follow', io });
@@ -84,6 +91,8 @@ export async function walkWorkspaceTree(
         maxDepth,
         includeHidden: opts.includeHidden ?? false,
         limit,
+        glob,
+        base: resolved.segments.length,
         entries: [],
         truncated: false,
       };
@@ -114,13 +123,15 @@ async function walkDirectory(walk: Walk, dir: number, segments: string[], depth:
       }
       const name = batch[j];
       const entrySegments = [...segments, name];
-      walk.entries.push({
-        name,
-        path: entrySegments.join('/'),
-        type: entryType(stat),
-        size: stat.size,
-        modified: stat.mtime.toISOString(),
-      });
+      if (!walk.glob || walk.glob.matches(entrySegments.slice(walk.base).join('/'), name)) {
+        walk.entries.push({
+          name,
+          path: entrySegments.join('/'),
+          type: entryType(stat),
+          size: stat.size,
+          modified: stat.mtime.toISOString(),
+        });
+      }
       if (stat.isDirectory() && depth < walk.maxDepth) {
         await walkSubdirectory(walk, dir, name, entrySegments, depth + 1);
         if (walk.truncated) return;

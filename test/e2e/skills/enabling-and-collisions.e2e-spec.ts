@@ -11,7 +11,7 @@ import {
   toolNames,
 } from './skill-test-kit.js';
 
-const BUILTINS = ['read_file', 'write_file', 'list_files', 'delete_file', 'shell_exec', 'fetch_url'];
+const BUILTINS = ['read_file', 'write_file', 'list_files', 'delete_file', 'shell_exec', 'fetch_url', 'edit_file', 'search_files', 'move_file', 'read_multiple_files'];
 
 // A tool that prints its name and its argument, so a call shows which skill's tool answered.
 const echoTool = (name: string, tag = name) => commandTool(name, ['printf', `${tag}:%s`, '{{word}}'], STRING_ARG('word'));

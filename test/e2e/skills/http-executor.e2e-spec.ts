@@ -87,6 +87,10 @@ describe('skills with an http executor', () => {
       'delete_file',
       'shell_exec',
       'fetch_url',
+      'edit_file',
+      'search_files',
+      'move_file',
+      'read_multiple_files',
       ...body.tools.map((tool) => tool.name),
     ]);
     expect(tools.find((tool) => tool.name === 'forecast')).toEqual({

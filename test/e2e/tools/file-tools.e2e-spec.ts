@@ -128,7 +128,7 @@ describe('file tools', () => {
     it('creates missing parent directories only when createDirs is true', async () => {
       const w = await workspace();
       const error = await w.failed('write_file', { path: 'a/b/c.txt', content: 'deep' });
-      expect(error.code).toBe('not_found');
+      expect(error.code).toBe('parent_not_found');
       await expect(stat(w.at('a'))).rejects.toMatchObject({ code: 'ENOENT' });
       expect(await w.ok('write_file', { path: 'a/b/c.txt', content: 'deep', createDirs: true })).toMatchObject({ path: 'a/b/c.txt', created: true });
       expect(await readFile(w.at('a/b/c.txt'), 'utf8')).toBe('deep');

@@ -1,8 +1,10 @@
+import { BUILTIN_TOOL_NAMES } from '../../../src/tools/builtin-tool-names.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { commandTool, enableSkill, expectError, installSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
 
 const FORMATS = ['native', 'openai', 'anthropic', 'mcp'] as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
+const BUILTINS = BUILTIN_TOOL_NAMES.length;
 
 interface ListedTool {
   name?: string;
@@ -67,7 +69,7 @@ describe('tool listing served from its cache', () => {
       }
     }
     expect(await names(withSkills)).toEqual(expect.arrayContaining(['alpha', 'beta', 'gamma']));
-    expect(await names(builtinsOnly)).toHaveLength(6);
+    expect(await names(builtinsOnly)).toHaveLength(BUILTINS);
   });
 
   it('shows a skill enabled, updated, disabled or deleted on the very next listing, in every format', async () => {
@@ -106,11 +108,11 @@ describe('tool listing served from its cache', () => {
     for (const format of FORMATS) {
       const mineTools = await summary(mine, format);
       const theirTools = await summary(theirs, format, other);
-      expect({ format, mine: mineTools.slice(6), theirs: theirTools.slice(6), bare: (await summary(mineBare, format)).length }).toEqual({
+      expect({ format, mine: mineTools.slice(BUILTINS), theirs: theirTools.slice(BUILTINS), bare: (await summary(mineBare, format)).length }).toEqual({
         format,
         mine: ['mine_only: Echoes a word (mine_only)', 'same_name: Mine'],
         theirs: ['same_name: Theirs'],
-        bare: 6,
+        bare: BUILTINS,
       });
     }
 
@@ -127,9 +129,9 @@ describe('tool listing served from its cache', () => {
 
     // A change to one project leaves the others' listings as they were.
     await installSkill(t, tenant, mineBare, skillOf([echoTool('bare_no_more')]));
-    expect((await names(mineBare)).slice(6)).toEqual(['bare_no_more']);
-    expect((await summary(mine)).slice(6)).toEqual(['mine_only: Echoes a word (mine_only)', 'same_name: Mine']);
-    expect((await summary(theirs, 'native', other)).slice(6)).toEqual(['same_name: Theirs']);
+    expect((await names(mineBare)).slice(BUILTINS)).toEqual(['bare_no_more']);
+    expect((await summary(mine)).slice(BUILTINS)).toEqual(['mine_only: Echoes a word (mine_only)', 'same_name: Mine']);
+    expect((await summary(theirs, 'native', other)).slice(BUILTINS)).toEqual(['same_name: Theirs']);
   });
 
   it('answers a project deleted after its listing was cached with 404', async () => {
@@ -161,7 +163,7 @@ describe('tool listing served from its cache', () => {
         });
       }
       const stale = await list(projectId).set('If-None-Match', '"something-else"').expect(200);
-      expect(stale.body.tools).toHaveLength(7);
+      expect(stale.body.tools).toHaveLength(BUILTINS + 1);
       // A client that asks not to be served from a cache gets the body.
       const noCache = await list(projectId).set('If-None-Match', etag).set('Cache-Control', 'no-cache').expect(200);
       expect(noCache.text).toBe(stale.text);
@@ -197,7 +199,7 @@ describe('tool listing served from its cache', () => {
       await t.http.put(`/v1/skills/${skill.id}`).set(tenant.auth).send(next).expect(200);
       const updated = await list(projectId).set('If-None-Match', enabled.headers.etag).expect(200);
       expect(updated.headers.etag).not.toBe(enabled.headers.etag);
-      expect((await summary(projectId)).slice(6)).toEqual(['watched: Second']);
+      expect((await summary(projectId)).slice(BUILTINS)).toEqual(['watched: Second']);
 
       // The ETag names the content: back to the built-ins, back to their ETag.
       await t.http.delete(`/v1/projects/${projectId}/skills/${skill.id}`).set(tenant.auth).expect(204);

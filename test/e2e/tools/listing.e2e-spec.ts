@@ -1,6 +1,6 @@
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 
-const BUILTINS = ['read_file', 'write_file', 'list_files', 'delete_file', 'shell_exec', 'fetch_url'];
+const BUILTINS = ['read_file', 'write_file', 'list_files', 'delete_file', 'shell_exec', 'fetch_url', 'edit_file', 'search_files', 'move_file', 'read_multiple_files'];
 
 interface NativeTool {
   name: string;

@@ -1,0 +1,238 @@
+import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
+import { RE2JS } from 're2js';
+import { badRequest } from '../../common/errors/app-error.js';
+import { blockingIo, closePathDescriptor } from './descriptor-io.js';
+import { specialFile, toWorkspaceFsError } from './workspace-fs.error.js';
+import { compileGlob, type PathGlob } from './workspace-glob.js';
+import { parseWorkspacePath, segmentsBelow, toRelativePath } from './workspace-path.parser.js';
+import { fdPath, O_PATH, resolveWorkspacePath } from './workspace-path.resolver.js';
+
+export interface SearchWorkspaceOptions {
+  pattern: string;
+  glob?: string;
+  caseSensitive?: boolean;
+  maxResults: number;
+  contextLines: number;
+  // Larger files are skipped and counted.
+  maxFileBytes: number;
+}
+
+export interface SearchMatch {
+  path: string;
+  line: number;
+  text: string;
+  before?: string[];
+  after?: string[];
+}
+
+export interface SearchWorkspaceResult {
+  matches: SearchMatch[];
+  truncated: boolean;
+  filesSearched: number;
+  // Binary files and files over the size cap, not searched.
+  filesSkipped: number;
+  hint?: string;
+}
+
+// Each level holds one directory descriptor while its subtree is searched.
+const MAX_DEPTH = 64;
+const SNIFF_BYTES = 8192;
+// A minified line would fill the answer: matched lines and context lines are cut at this length.
+const MAX_LINE_CHARS = 500;
+const DIRECTORY_FLAGS = O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY;
+const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const SKIPPED_DIRECTORIES = new Set(['.git']);
+const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
+
+interface LineMatcher {
+  // False when the file cannot contain a match (checked on the raw bytes or the whole text first).
+  mayMatch(bytes: Buffer, text: () => string): boolean;
+  test(line: string): boolean;
+}
+
+// The pattern runs on RE2 (linear time); Perl-only syntax such as backreferences and lookaround is refused
+// with RE2's own reason. Checked on the event loop before the search is handed to a thread, and again there.
+export function compileSearchPattern(pattern: string, caseSensitive = true): LineMatcher {
+  if (caseSensitive && !REGEX_SYNTAX.test(pattern)) {
+    // A plain literal: files without it are skipped on their bytes, before any decoding.
+    const needle = Buffer.from(pattern, 'utf8');
+    return { mayMatch: (bytes) => bytes.indexOf(needle) !== -1, test: (line) => line.includes(pattern) };
+  }
+  const flags = caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE;
+  let line: RE2JS;
+  let whole: RE2JS | null;
+  try {
+    line = RE2JS.compile(pattern, flags);
+    // The whole text, with ^ and $ at line ends, rules out most files in one pass. \A and \z mean the
+    // start and end of a line here, which the whole-text pass would not see: those patterns skip it.
+    whole = /\\[Az]/.test(pattern) ? null : RE2JS.compile(pattern, flags | RE2JS.MULTILINE);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw badRequest(
+      'invalid_pattern',
+      `The pattern is not a regular expression RE2 accepts (${reason.slice(0, 200)}); backreferences and lookaround are not supported, so rewrite it without them, or escape special characters to search for them literally`,
+      { pattern: pattern.slice(0, 160) },
+    );
+  }
+  return {
+    mayMatch: (_bytes, text) => whole === null || whole.matcher(text()).find(),
+    test: (l) => line.matcher(l).find(),
+  };
+}
+
+interface Search {
+  root: string;
+  base: string[];
+  matcher: LineMatcher;
+  glob: PathGlob | null;
+  opts: SearchWorkspaceOptions;
+  buffer: Buffer;
+  result: SearchWorkspaceResult;
+}
+
+// A search with blocking calls, for a worker thread. Directories are entered by descriptor, checked with
+// the kernel to be inside the workspace, never through a symlink; symlinks, FIFOs and devices are skipped.
+export async function searchWorkspace(root: string, userPath: string, opts: SearchWorkspaceOptions): Promise<SearchWorkspaceResult> {
+  const parsed = parseWorkspacePath(root, userPath, { allowEmpty: true });
+  const matcher = compileSearchPattern(opts.pattern, opts.caseSensitive);
+  const glob = opts.glob ? compileGlob(opts.glob) : null;
+  try {
+    const resolved = await resolveWorkspacePath(root, parsed, { final: 'follow', io: blockingIo });
+    try {
+      const stat = resolved.stat!;
+      const search: Search = {
+        root,
+        base: resolved.segments,
+        matcher,
+        glob,
+        opts,
+        buffer: Buffer.allocUnsafe(opts.maxFileBytes),
+        result: { matches: [], truncated: false, filesSearched: 0, filesSkipped: 0 },
+      };
+      if (stat.isDirectory()) searchDirectory(search, resolved.fd!, resolved.segments, 1);
+      else if (stat.isFile()) searchFile(search, fdPath(resolved.fd!), toRelativePath(resolved.segments), constants.O_RDONLY | constants.O_NONBLOCK);
+      else throw specialFile(parsed.display, stat);
+      const { result } = search;
+      if (result.truncated) {
+        result.hint = `Stopped at ${opts.maxResults} matches; narrow the search with path or glob, or raise maxResults`;
+      }
+      return result;
+    } finally {
+      resolved.close();
+    }
+  } catch (err) {
+    throw toWorkspaceFsError(err, parsed.display);
+  }
+}
+
+function searchDirectory(search: Search, dir: number, segments: string[], depth: number): void {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(fdPath(dir), { withFileTypes: true });
+  } catch {
+    return;
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    if (search.result.truncated) return;
+    const entryPath = fdPath(dir, entry.name);
+    let isDirectory = entry.isDirectory();
+    let isFile = entry.isFile();
+    if (!isDirectory && !isFile && !entry.isSymbolicLink()) {
+      // Some file systems do not say the type in readdir.
+      try {
+        const stat = lstatSync(entryPath);
+        isDirectory = stat.isDirectory();
+        isFile = stat.isFile();
+      } catch {
+        continue;
+      }
+    }
+    const childSegments = [...segments, entry.name];
+    if (isDirectory) {
+      if (!SKIPPED_DIRECTORIES.has(entry.name) && depth < MAX_DEPTH) searchSubdirectory(search, entryPath, childSegments, depth + 1);
+    } else if (isFile) {
+      const relative = childSegments.slice(search.base.length).join('/');
+      if (search.glob && !search.glob.matches(relative, entry.name)) continue;
+      searchFile(search, entryPath, childSegments.join('/'), FILE_FLAGS);
+    }
+  }
+}
+
+function searchSubdirectory(search: Search, entryPath: string, segments: string[], depth: number): void {
+  let child: number;
+  try {
+    // O_NOFOLLOW: a directory swapped for a symlink since readdir fails to open instead of being followed.
+    child = openSync(entryPath, DIRECTORY_FLAGS);
+  } catch {
+    return;
+  }
+  try {
+    if (segmentsBelow(search.root, readlinkSync(fdPath(child))) === null) return;
+    searchDirectory(search, child, segments, depth);
+  } finally {
+    closePathDescriptor(child);
+  }
+}
+
+function searchFile(search: Search, filePath: string, path: string, flags: number): void {
+  let fd: number;
+  try {
+    fd = openSync(filePath, flags);
+  } catch {
+    // Vanished, or swapped for a symlink (ELOOP under O_NOFOLLOW) since it was listed.
+    return;
+  }
+  let length = 0;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return;
+    if (stat.size > search.opts.maxFileBytes) {
+      search.result.filesSkipped++;
+      return;
+    }
+    // One buffer for every file: a file that grew past the cap since fstat is read up to the cap.
+    for (let n; length < search.buffer.length && (n = readSync(fd, search.buffer, length, search.buffer.length - length, length)) > 0; ) {
+      length += n;
+    }
+  } catch {
+    return;
+  } finally {
+    closeSync(fd);
+  }
+  const bytes = search.buffer.subarray(0, length);
+  if (bytes.subarray(0, SNIFF_BYTES).includes(0)) {
+    search.result.filesSkipped++;
+    return;
+  }
+  search.result.filesSearched++;
+  let text: string | null = null;
+  const decoded = () => (text ??= bytes.toString('utf8'));
+  if (!search.matcher.mayMatch(bytes, decoded)) return;
+  matchLines(search, path, decoded());
+}
+
+function matchLines(search: Search, path: string, text: string): void {
+  const { opts, result, matcher } = search;
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (!matcher.test(line)) continue;
+    if (result.matches.length >= opts.maxResults) {
+      result.truncated = true;
+      return;
+    }
+    const match: SearchMatch = { path, line: i + 1, text: clip(line) };
+    if (opts.contextLines > 0) {
+      match.before = lines.slice(Math.max(0, i - opts.contextLines), i).map(clip);
+      match.after = lines.slice(i + 1, i + 1 + opts.contextLines).map(clip);
+    }
+    result.matches.push(match);
+  }
+}
+
+function clip(line: string): string {
+  const l = line.endsWith('\r') ? line.slice(0, -1) : line;
+  return l.length > MAX_LINE_CHARS ? `${l.slice(0, MAX_LINE_CHARS)}...` : l;
+}
