@@ -14,6 +14,7 @@ import { ClientDisconnected } from '../common/http/client-abort-controller.decor
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
+import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { fromInvocation, fromRefusal, toMcpTool } from './mcp-tool-results.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
@@ -38,6 +39,13 @@ export class McpEndpointService {
     private readonly registry: ToolRegistry,
     private readonly calls: ToolCallsService,
   ) {}
+
+  // GET and DELETE: the project first, on the same rules as POST (a foreign project is a 404 like a
+  // missing one), then the 405 the stateless transport answers.
+  async refuseMethod(caller: Pick<McpCaller, 'tenantId' | 'projectId'>): Promise<never> {
+    await this.registry.forProject(caller.tenantId, caller.projectId);
+    throw mcpMethodNotAllowed();
+  }
 
   async handle(caller: McpCaller, exchange: HttpExchange): Promise<void> {
     // The project first, on the REST rules: another tenant's project answers 404 like a missing one.

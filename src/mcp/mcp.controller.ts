@@ -4,7 +4,6 @@ import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.deco
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
-import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { McpEndpointService } from './mcp-endpoint.service.js';
 
 @ApiTags('mcp')
@@ -40,13 +39,13 @@ export class McpController {
   // Stateless: no server-initiated stream to open and no session to end; the transport allows a 405.
   @Get()
   @ApiResponse({ status: 405, type: ErrorResponseDto, description: 'method_not_allowed: the endpoint only takes POST' })
-  get(): never {
-    throw mcpMethodNotAllowed();
+  get(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<never> {
+    return this.endpoint.refuseMethod({ tenantId: tenant.tenantId, projectId });
   }
 
   @Delete()
   @ApiResponse({ status: 405, type: ErrorResponseDto, description: 'method_not_allowed: there is no session to end' })
-  delete(): never {
-    throw mcpMethodNotAllowed();
+  delete(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<never> {
+    return this.endpoint.refuseMethod({ tenantId: tenant.tenantId, projectId });
   }
 }
