@@ -17,6 +17,29 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
+  // Dependencies run one way (docs/architecture.md): common/ and the execution kit below every feature
+  // name no feature; they take what they need from whoever uses them.
+  {
+    files: ['src/common/**/*.ts', 'src/tools/validation/**/*.ts', 'src/tools/net/**/*.ts', 'src/tools/process/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: String.raw`^(\.\./)+(tenants|projects|workspace|skills|audit|mcp|sandbox|rate-limit|health|shutdown|http)/`,
+              message: 'common/ and the execution kit may not import a feature: take it as a parameter or move the type down.',
+            },
+            {
+              regex: String.raw`^(\.\./)+(app\.module|app-worker)`,
+              message: 'common/ and the execution kit may not import the app that assembles them.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['test/**/*.ts', 'src/**/*.spec.ts'],
     rules: {

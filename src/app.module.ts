@@ -4,7 +4,7 @@ import { AuthGuard } from './tenants/auth.guard.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ProjectChangesModule } from './common/events/project-changes.module.js';
 import { SecretsModule } from './common/secrets/secrets.module.js';
-import { WorkerPoolModule } from './common/worker-pool/worker-pool.module.js';
+import { WorkerPoolModule } from './app-worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
 import { McpModule } from './mcp/mcp.module.js';

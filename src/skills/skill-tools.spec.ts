@@ -1,4 +1,5 @@
-import type { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
+import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
+import type { SkillWorkerTasks } from './executors/skill-worker-tasks.js';
 import type { CommandSandbox } from '../sandbox/command-sandbox.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { Skill } from '../generated/prisma/client.js';
@@ -25,7 +26,7 @@ class ControlledSkills {
 }
 
 const config = { workspace: { cacheTtlMs: 60_000, cacheMaxEntries: 100 } } as AppConfig;
-const skillToolsOn = (skills: ControlledSkills) => new SkillTools(skills.repository, {} as SkillCompiler, {} as AppWorkerPool, config, {} as CommandSandbox, {} as UpstreamMcpClients);
+const skillToolsOn = (skills: ControlledSkills) => new SkillTools(skills.repository, {} as SkillCompiler, {} as WorkerPool<SkillWorkerTasks>, config, {} as CommandSandbox, {} as UpstreamMcpClients);
 
 describe('SkillTools', () => {
   it("reads a project's skills once and answers the same array until it is invalidated", async () => {

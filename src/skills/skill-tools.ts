@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
-import { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
+import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
+import type { SkillWorkerTasks } from './executors/skill-worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CommandSandbox } from '../sandbox/command-sandbox.js';
 import type { Skill } from '../generated/prisma/client.js';
@@ -30,7 +31,7 @@ export class SkillTools {
   constructor(
     private readonly repository: SkillsRepository,
     private readonly compiler: SkillCompiler,
-    private readonly pool: AppWorkerPool,
+    @Inject(WORKER_POOL) private readonly pool: WorkerPool<SkillWorkerTasks>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sandbox: CommandSandbox,
     private readonly upstreams: UpstreamMcpClients,

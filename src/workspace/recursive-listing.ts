@@ -1,5 +1,5 @@
 import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
-import type { ListWorkspaceRecursivePayload } from '../common/worker-pool/worker-tasks.js';
+import type { ListWorkspaceRecursivePayload, WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { listWorkspace, type ListWorkspaceOptions, type ListWorkspaceResult } from './fs/workspace-fs.js';
 
 // Entries walked on the event loop before a listing moves to the worker pool.
@@ -9,7 +9,7 @@ export const INLINE_LISTING_ENTRIES = 256;
 // would queue behind the big ones. A tree with more entries than the inline budget is walked again, in
 // full, in the pool, so a big walk never holds the event loop.
 export async function listRecursively(
-  pool: WorkerPool,
+  pool: WorkerPool<WorkspaceWorkerTasks>,
   root: string,
   path: string,
   options: Omit<ListWorkspaceOptions, 'recursive' | 'blocking'>,
@@ -17,9 +17,9 @@ export async function listRecursively(
 ): Promise<ListWorkspaceResult> {
   const payload: ListWorkspaceRecursivePayload = { root, path, options };
   // A glob may keep few entries of a large tree: the inline budget counts entries kept, so it goes to the pool.
-  if (options.glob) return pool.run<ListWorkspaceResult>('listWorkspaceRecursive', payload, { signal });
+  if (options.glob) return pool.run('listWorkspaceRecursive', payload, { signal });
   const inlineLimit = Math.min(options.limit, INLINE_LISTING_ENTRIES);
   const inline = await listWorkspace(root, path, { ...options, recursive: true, limit: inlineLimit });
   if (!inline.truncated || options.limit <= inlineLimit) return inline;
-  return pool.run<ListWorkspaceResult>('listWorkspaceRecursive', payload, { signal });
+  return pool.run('listWorkspaceRecursive', payload, { signal });
 }

@@ -1,6 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
-import { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
+import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
+import type { WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { deleteWorkspacePath } from './fs/workspace-fs.js';
 import { isWriteTempName } from './fs/workspace-file.writer.js';
 import { MAX_DEPTH } from './fs/workspace-tree.walker.js';
@@ -21,7 +22,7 @@ export class StaleTempSweeper {
   private readonly logger = new Logger('Workspace');
   private readonly swept = new TtlLruCache<string, true>(Number.MAX_SAFE_INTEGER, 100_000);
 
-  constructor(private readonly pool: AppWorkerPool) {}
+  constructor(@Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>) {}
 
   sweepOnce(workspace: string): void {
     if (this.swept.get(workspace)) return;

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
-import { AppWorkerPool } from '../common/worker-pool/worker-pool.module.js';
+import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
+import type { WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
 import { listWorkspace, WorkspaceFsError } from './fs/workspace-fs.js';
@@ -16,7 +17,7 @@ const LISTING_LIMIT = 5_000;
 export class WorkspaceBrowserService {
   constructor(
     private readonly resolver: WorkspaceResolver,
-    private readonly pool: AppWorkerPool,
+    @Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>,
     private readonly reads: WorkspaceReadThreads,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}

@@ -1,58 +1,69 @@
 import { AppError } from '../errors/app-error.js';
-import { ToolError } from '../../tools/tool-error.js';
-import { WorkspaceFsError, type WorkspaceFsErrorCode } from '../../workspace/fs/workspace-fs.error.js';
 
-// Errors cross the thread boundary by structured clone, which keeps only name and message. Tasks answer
-// with this envelope instead so that the caller gets back the same error class, code and status.
+// Errors cross a thread boundary by structured clone, which keeps only name and message. A codec sends
+// the error classes its users register (and AppError, the service's own) with their fields, so the caller
+// gets back the same class, code and status. The pool names none of its users' classes: they hand them in.
+export interface ErrorClassCodec<E extends Error = Error> {
+  // Unique among a codec's classes; travels with the error.
+  kind: string;
+  matches(err: unknown): err is E;
+  fields(err: E): Record<string, unknown>;
+  revive(message: string, fields: Record<string, unknown>): E;
+}
+
 export type SerializedError =
-  | { kind: 'app'; status: number; code: string; message: string; details?: Record<string, unknown> }
-  | { kind: 'workspace_fs'; code: WorkspaceFsErrorCode; message: string }
-  | { kind: 'tool'; code: string; message: string; retryable: boolean }
+  | { kind: string; message: string; fields: Record<string, unknown> }
   | { kind: 'error'; name: string; message: string; code?: string };
 
 export type TaskOutcome = { ok: true; value: unknown } | { ok: false; error: SerializedError };
 
-// In the thread: the work's value, or its error in the envelope.
-export async function settleTask(work: () => Promise<unknown>): Promise<TaskOutcome> {
-  try {
-    return { ok: true, value: await work() };
-  } catch (err) {
-    return { ok: false, error: serializeError(err) };
-  }
-}
+const appErrorCodec: ErrorClassCodec<AppError> = {
+  kind: 'app',
+  matches: (err): err is AppError => err instanceof AppError,
+  fields: (err) => ({ status: err.status, code: err.code, details: err.details }),
+  revive: (message, f) => new AppError(f.status as number, f.code as string, message, f.details as Record<string, unknown> | undefined),
+};
 
-// Back on the event loop: the value, or the same error thrown again.
-export function unwrapOutcome<T>(outcome: TaskOutcome): T {
-  if (outcome.ok) return outcome.value as T;
-  throw reviveError(outcome.error);
-}
+export class ErrorCodec {
+  private readonly classes: ReadonlyArray<ErrorClassCodec>;
 
-export function serializeError(err: unknown): SerializedError {
-  if (err instanceof AppError) {
-    return { kind: 'app', status: err.status, code: err.code, message: err.message, details: err.details };
+  constructor(classes: ReadonlyArray<ErrorClassCodec> = []) {
+    this.classes = [appErrorCodec, ...classes];
   }
-  if (err instanceof WorkspaceFsError) return { kind: 'workspace_fs', code: err.code, message: err.message };
-  if (err instanceof ToolError) return { kind: 'tool', code: err.code, message: err.message, retryable: err.retryable };
-  if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return { kind: 'error', name: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}) };
-  }
-  return { kind: 'error', name: 'Error', message: String(err) };
-}
 
-export function reviveError(serialized: SerializedError): Error {
-  switch (serialized.kind) {
-    case 'app':
-      return new AppError(serialized.status, serialized.code, serialized.message, serialized.details);
-    case 'workspace_fs':
-      return new WorkspaceFsError(serialized.code, serialized.message);
-    case 'tool':
-      return new ToolError(serialized.code, serialized.message, serialized.retryable);
-    case 'error': {
-      const err = new Error(serialized.message) as NodeJS.ErrnoException;
-      err.name = serialized.name;
-      if (serialized.code !== undefined) err.code = serialized.code;
-      return err;
+  // In the thread: the work's value, or its error in the envelope.
+  async settle(work: () => Promise<unknown>): Promise<TaskOutcome> {
+    try {
+      return { ok: true, value: await work() };
+    } catch (err) {
+      return { ok: false, error: this.serialize(err) };
     }
+  }
+
+  // Back on the event loop: the value, or the same error thrown again.
+  unwrap<T>(outcome: TaskOutcome): T {
+    if (outcome.ok) return outcome.value as T;
+    throw this.revive(outcome.error);
+  }
+
+  serialize(err: unknown): SerializedError {
+    const known = this.classes.find((codec) => codec.matches(err));
+    if (known) return { kind: known.kind, message: (err as Error).message, fields: known.fields(err as Error) };
+    if (err instanceof Error) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return { kind: 'error', name: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}) };
+    }
+    return { kind: 'error', name: 'Error', message: String(err) };
+  }
+
+  revive(serialized: SerializedError): Error {
+    if ('fields' in serialized) {
+      const known = this.classes.find((codec) => codec.kind === serialized.kind);
+      if (known) return known.revive(serialized.message, serialized.fields);
+    }
+    const err = new Error(serialized.message) as NodeJS.ErrnoException;
+    err.name = 'name' in serialized ? serialized.name : 'Error';
+    if ('code' in serialized && serialized.code !== undefined) err.code = serialized.code;
+    return err;
   }
 }

@@ -4,14 +4,24 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { type TaskOutcome, unwrapOutcome } from './worker-error.codec.js';
-import type { TaskRequest } from './worker-entry.js';
+import type { TaskRequest } from './task-runner.js';
+import type { ErrorCodec, TaskOutcome } from './worker-error.codec.js';
+
+// Tasks by name; payloads and results cross threads by structured clone, so both stay plain data.
+export type TaskTable = Record<string, (payload: never) => Promise<unknown>>;
+type PayloadOf<Task> = Task extends (payload: infer P) => Promise<unknown> ? P : never;
+type ResultOf<Task> = Task extends (payload: never) => Promise<infer R> ? R : never;
+
+// The pool's users receive it under this token, typed with the part of the task table they use.
+export const WORKER_POOL = Symbol('WORKER_POOL');
 
 export interface WorkerPoolOptions {
+  // Absolute path of the compiled module that exports `runTask` (see createTaskRunner).
+  entry: string;
+  // The error classes that must come back whole from a thread; the entry module uses the same codec.
+  errors: ErrorCodec;
   // Defaults to one less than the CPUs available, and at least one.
   threads?: number;
-  // Absolute path of the worker module; defaults to the compiled worker-entry.js.
-  entry?: string;
   // A thread idle this long exits; the next task starts a new one.
   idleTimeoutMs?: number;
   // V8 heap limits of each thread; defaults to workerResourceLimits.
@@ -33,10 +43,9 @@ export const defaultThreadCount = (): number => Math.max(1, availableParallelism
 // resident memory during a 10,000-entry walk, and no measurable speed-up. The old generation keeps V8's limit.
 export const workerResourceLimits: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
 
-// Worker threads cannot load TypeScript. Compiled code (dist/**) uses the sibling file (worker-entry.js by
-// default); code running from src/**/*.ts (Jest) uses the same file in dist/, which `npm run build` must
-// have produced.
-export function resolveWorkerEntry(moduleUrl: string, fileName = 'worker-entry.js'): string {
+// Worker threads cannot load TypeScript. Compiled code (dist/**) uses the sibling file; code running from
+// src/**/*.ts (Jest) uses the same file in dist/, which `npm run build` must have produced.
+export function resolveWorkerEntry(moduleUrl: string, fileName: string): string {
   const modulePath = fileURLToPath(moduleUrl);
   const dir = path.dirname(modulePath);
   let entry = path.join(dir, fileName);
@@ -55,16 +64,18 @@ export function resolveWorkerEntry(moduleUrl: string, fileName = 'worker-entry.j
   return entry;
 }
 
-// Runs named tasks from worker-tasks.ts on a thread pool, off the event loop. Aborting a task's signal
-// stops it for real: piscina terminates the thread running it and starts a fresh one when needed.
-export class WorkerPool {
+// Runs its owner's tasks on a thread pool, off the event loop. Aborting a task's signal stops it for real:
+// piscina terminates the thread running it and starts a fresh one when needed.
+export class WorkerPool<Tasks extends TaskTable> {
   private readonly piscina: Piscina<TaskRequest, TaskOutcome>;
+  private readonly errors: ErrorCodec;
 
-  constructor(options: WorkerPoolOptions = {}) {
+  constructor(options: WorkerPoolOptions) {
     const threads = options.threads ?? defaultThreadCount();
     if (!Number.isInteger(threads) || threads < 1) throw new Error(`WorkerPool threads must be at least 1, got ${threads}`);
+    this.errors = options.errors;
     this.piscina = new Piscina<TaskRequest, TaskOutcome>({
-      filename: options.entry ?? resolveWorkerEntry(import.meta.url),
+      filename: options.entry,
       minThreads: 0,
       maxThreads: threads,
       idleTimeout: options.idleTimeoutMs ?? 30_000,
@@ -81,13 +92,18 @@ export class WorkerPool {
     return this.piscina.threads.length;
   }
 
-  async run<T>(task: string, payload: unknown, opts: RunOptions = {}): Promise<T> {
-    return unwrapOutcome<T>(await this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null }));
+  async run<K extends keyof Tasks & string>(task: K, payload: PayloadOf<Tasks[K]>, opts: RunOptions = {}): Promise<ResultOf<Tasks[K]>> {
+    const outcome = await this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null });
+    return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
   }
 
   // For tasks that own resources outside the thread (a child process, a socket): instead of terminating
   // the thread, which would strand them, the task is told to cancel and cleans up itself.
-  async runCooperative<T>(task: string, payload: object, signal: AbortSignal): Promise<T> {
+  async runCooperative<K extends keyof Tasks & string>(
+    task: K,
+    payload: Omit<PayloadOf<Tasks[K]>, 'cancel'>,
+    signal: AbortSignal,
+  ): Promise<ResultOf<Tasks[K]>> {
     const { port1, port2 } = new MessageChannel();
     const onAbort = () => port1.postMessage('abort');
     signal.addEventListener('abort', onAbort, { once: true });
@@ -96,7 +112,7 @@ export class WorkerPool {
         { task, payload: { ...payload, cancel: port2 } },
         { name: 'runTask', transferList: [port2] },
       );
-      return unwrapOutcome<T>(outcome);
+      return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
     } finally {
       signal.removeEventListener('abort', onAbort);
       port1.close();

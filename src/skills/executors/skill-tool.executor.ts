@@ -1,5 +1,6 @@
 import type { AppConfig } from '../../config/app-config.js';
 import type { WorkerPool } from '../../common/worker-pool/worker-pool.js';
+import type { SkillWorkerTasks } from './skill-worker-tasks.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { shellDisabled } from '../../tools/process/executable-allowlist.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../tools/tool-definition.js';
@@ -19,7 +20,7 @@ export class SkillToolExecutor implements ToolExecutor {
     private readonly tool: CompiledSkillTool,
     private readonly signingSecret: string,
     private readonly config: AppConfig,
-    private readonly pool: WorkerPool,
+    private readonly pool: WorkerPool<SkillWorkerTasks>,
     private readonly sandbox: CommandSandbox,
     private readonly upstreams: UpstreamMcpClients,
   ) {

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import { AppWorkerPool } from '../../common/worker-pool/worker-pool.module.js';
+import { Inject, Injectable } from '@nestjs/common';
+import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
+import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-tasks.js';
 import { listWorkspace } from '../../workspace/fs/workspace-fs.js';
 import { listRecursively } from '../../workspace/recursive-listing.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
@@ -40,7 +41,7 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
     source: 'builtin',
   };
 
-  constructor(private readonly pool: AppWorkerPool) {}
+  constructor(@Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>) {}
 
   execute(args: ListFilesArgs, ctx: ToolContext) {
     const options = { maxDepth: args.maxDepth, includeHidden: args.includeHidden, limit: args.limit ?? DEFAULT_LIMIT, glob: args.glob };

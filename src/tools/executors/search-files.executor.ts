@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
-import { AppWorkerPool } from '../../common/worker-pool/worker-pool.module.js';
-import type { SearchWorkspacePayload } from '../../common/worker-pool/worker-tasks.js';
+import { Inject, Injectable } from '@nestjs/common';
+import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
+import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-tasks.js';
+import type { SearchWorkspacePayload } from '../../workspace/workspace-worker-tasks.js';
 import { compileGlob } from '../../workspace/fs/workspace-glob.js';
 import { compileSearchPattern, type SearchWorkspaceResult } from '../../workspace/fs/workspace-search.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
@@ -41,7 +42,7 @@ export class SearchFilesExecutor implements ToolExecutor<SearchFilesArgs> {
     source: 'builtin',
   };
 
-  constructor(private readonly pool: AppWorkerPool) {}
+  constructor(@Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>) {}
 
   async execute(args: SearchFilesArgs, ctx: ToolContext): Promise<SearchWorkspaceResult> {
     // A bad pattern or glob is refused here, before a thread is woken for it.
@@ -61,6 +62,6 @@ export class SearchFilesExecutor implements ToolExecutor<SearchFilesArgs> {
     };
     // A tree of thousands of files would hold the event loop: the walk and the reads run in the pool, and
     // the call's deadline or cancellation stops the thread.
-    return this.pool.run<SearchWorkspaceResult>('searchWorkspace', payload, { signal: ctx.signal });
+    return this.pool.run('searchWorkspace', payload, { signal: ctx.signal });
   }
 }

@@ -1,6 +1,14 @@
 import type { Stats } from 'node:fs';
 import { AppError, badRequest, forbidden } from '../../common/errors/app-error.js';
-import { displayPath } from './workspace-path.parser.js';
+import type { ErrorClassCodec } from '../../common/worker-pool/worker-error.codec.js';
+
+const MAX_DISPLAY_CHARS = 160;
+
+// A path as the caller wrote it, shortened and made printable, safe to put in a message.
+export function displayPath(userPath: string): string {
+  const printable = Array.from(userPath, (c) => (c < ' ' || c === '\x7f' ? '?' : c)).join('');
+  return printable.length > MAX_DISPLAY_CHARS ? `${printable.slice(0, MAX_DISPLAY_CHARS - 3)}...` : printable;
+}
 
 export type WorkspaceFsErrorCode =
   | 'not_found'
@@ -29,6 +37,14 @@ export class WorkspaceFsError extends Error {
     this.name = 'WorkspaceFsError';
   }
 }
+
+// How a WorkspaceFsError crosses a thread boundary (worker pool, read threads) and comes back whole.
+export const workspaceFsErrorCodec: ErrorClassCodec<WorkspaceFsError> = {
+  kind: 'workspace_fs',
+  matches: (err): err is WorkspaceFsError => err instanceof WorkspaceFsError,
+  fields: (err) => ({ code: err.code }),
+  revive: (message, fields) => new WorkspaceFsError(fields.code as WorkspaceFsErrorCode, message),
+};
 
 export const notFoundAt = (display: string) =>
   new WorkspaceFsError('not_found', `No file or directory at '${display}' in the workspace; list_files shows what exists`);

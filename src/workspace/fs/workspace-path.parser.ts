@@ -1,9 +1,8 @@
-import { invalidPath, outsideWorkspace } from './workspace-fs.error.js';
+import { displayPath, invalidPath, outsideWorkspace } from './workspace-fs.error.js';
 
 export const MAX_PATH_BYTES = 4096;
 export const MAX_PATH_SEGMENTS = 256;
 export const MAX_SEGMENT_BYTES = 255;
-const MAX_DISPLAY_CHARS = 160;
 
 export interface ParsedPath {
   // Shortened form of what was written, safe to put in a message.
@@ -12,11 +11,6 @@ export interface ParsedPath {
   segments: string[];
   // The path ends in '/' (or '/.'): the final entry must be a directory.
   trailingSlash: boolean;
-}
-
-export function displayPath(userPath: string): string {
-  const printable = Array.from(userPath, (c) => (c < ' ' || c === '\x7f' ? '?' : c)).join('');
-  return printable.length > MAX_DISPLAY_CHARS ? `${printable.slice(0, MAX_DISPLAY_CHARS - 3)}...` : printable;
 }
 
 // Lexical checks only: no decoding, no Unicode normalization, no file system access. Where the path really

@@ -1,7 +1,8 @@
 import { parentPort } from 'node:worker_threads';
-import { settleTask, type TaskOutcome } from '../../common/worker-pool/worker-error.codec.js';
+import type { TaskOutcome } from '../../common/worker-pool/worker-error.codec.js';
 import { blockingIo } from '../fs/descriptor-io.js';
 import { readWorkspaceFile, type ReadWorkspaceFileOptions } from '../fs/workspace-file.reader.js';
+import { readThreadErrors } from './read-thread.errors.js';
 
 export interface ReadRequest {
   id: number;
@@ -23,6 +24,6 @@ parentPort!.on('message', (batch: ReadRequest[]) => {
 });
 
 async function read(request: ReadRequest): Promise<ReadResponse> {
-  const outcome = await settleTask(() => readWorkspaceFile(request.root, request.path, { ...request.options, io: blockingIo }));
+  const outcome = await readThreadErrors.settle(() => readWorkspaceFile(request.root, request.path, { ...request.options, io: blockingIo }));
   return { id: request.id, outcome };
 }

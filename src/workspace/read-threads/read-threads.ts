@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { resolveWorkerEntry, workerResourceLimits } from '../../common/worker-pool/worker-pool.js';
-import { reviveError } from '../../common/worker-pool/worker-error.codec.js';
+import { readThreadErrors } from './read-thread.errors.js';
 import { readWorkspaceFile, type ReadWorkspaceFileOptions, type ReadWorkspaceFileResult } from '../fs/workspace-file.reader.js';
 import { WorkspaceFsError } from '../fs/workspace-fs.error.js';
 import type { ReadRequest, ReadResponse } from './read-thread.worker.js';
@@ -96,7 +96,7 @@ export class ReadThreads {
         if (!pending) continue;
         thread.pending.delete(response.id);
         if (response.outcome.ok) pending.resolve(response.outcome.value as ReadWorkspaceFileResult);
-        else pending.reject(reviveError(response.outcome.error));
+        else pending.reject(readThreadErrors.revive(response.outcome.error));
       }
       if (thread.pending.size === 0) worker.unref();
     });

@@ -3,19 +3,26 @@ import { mkdir, mkdtemp, open, readdir, readlink, realpath, rm, symlink, writeFi
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AppError } from '../errors/app-error.js';
-import { listWorkspace, WorkspaceFsError, type ListWorkspaceResult } from '../../workspace/fs/workspace-fs.js';
-import { defaultThreadCount, resolveWorkerEntry, WorkerPool, workerResourceLimits } from './worker-pool.js';
+import type { ResourceLimits } from 'node:worker_threads';
+import { appWorkerErrors, type AppWorkerTasks } from './app-worker.tasks.js';
+import { AppError } from './common/errors/app-error.js';
+import { defaultThreadCount, resolveWorkerEntry, WorkerPool, workerResourceLimits } from './common/worker-pool/worker-pool.js';
+import { listWorkspace, WorkspaceFsError } from './workspace/fs/workspace-fs.js';
+
+// The generic pool, run with the app's own tasks and error codec (src/app-worker.*).
+const ENTRY_FILE = 'app-worker.entry.js';
+const appPool = (options: { threads: number; idleTimeoutMs?: number }) =>
+  new WorkerPool<AppWorkerTasks>({ entry: resolveWorkerEntry(import.meta.url, ENTRY_FILE), errors: appWorkerErrors, ...options });
 
 let base: string;
 let root: string;
-let pool: WorkerPool;
+let pool: WorkerPool<AppWorkerTasks>;
 
 beforeAll(async () => {
   base = await realpath(await mkdtemp(join(tmpdir(), 'toolgate-pool-')));
   root = join(base, 'ws');
   await mkdir(root);
-  pool = new WorkerPool({ threads: 2 });
+  pool = appPool({ threads: 2 });
 });
 
 afterAll(async () => {
@@ -37,18 +44,18 @@ async function makeHugeFile(): Promise<void> {
 
 describe('resolveWorkerEntry', () => {
   it('uses the compiled entry in dist/ when running from TypeScript sources', () => {
-    const entry = resolveWorkerEntry(import.meta.url);
-    expect(entry).toMatch(/\/dist\/common\/worker-pool\/worker-entry\.js$/);
+    const entry = resolveWorkerEntry(import.meta.url, ENTRY_FILE);
+    expect(entry).toMatch(/\/dist\/app-worker\.entry\.js$/);
   });
 
   it('uses the sibling entry when running compiled code', () => {
-    const compiled = resolveWorkerEntry(import.meta.url);
-    const sibling = pathToFileURL(join(compiled, '..', 'worker-pool.js')).href;
-    expect(resolveWorkerEntry(sibling)).toBe(compiled);
+    const compiled = resolveWorkerEntry(import.meta.url, ENTRY_FILE);
+    const sibling = pathToFileURL(join(compiled, '..', 'app-worker-pool.module.js')).href;
+    expect(resolveWorkerEntry(sibling, ENTRY_FILE)).toBe(compiled);
   });
 
   it('says how to produce the compiled entry when it is missing', () => {
-    expect(() => resolveWorkerEntry(pathToFileURL(join(base, 'src', 'x', 'worker-pool.ts')).href)).toThrow(
+    expect(() => resolveWorkerEntry(pathToFileURL(join(base, 'src', 'x', 'worker-pool.ts')).href, ENTRY_FILE)).toThrow(
       /does not exist; compile the sources first with `npm run build`/,
     );
   });
@@ -57,11 +64,11 @@ describe('resolveWorkerEntry', () => {
 describe('WorkerPool', () => {
   it('defaults to one thread less than the CPUs available, and at least one', () => {
     expect(defaultThreadCount()).toBe(Math.max(1, availableParallelism() - 1));
-    expect(() => new WorkerPool({ threads: 0 })).toThrow(/at least 1/);
+    expect(() => appPool({ threads: 0 })).toThrow(/at least 1/);
   });
 
   it('starts no thread before the first task, then only as many as the tasks need', async () => {
-    const lazy = new WorkerPool({ threads: 2 });
+    const lazy = appPool({ threads: 2 });
     try {
       expect(lazy.running).toBe(0);
       await writeFile(join(root, 'lazy.txt'), 'abc');
@@ -73,7 +80,7 @@ describe('WorkerPool', () => {
   });
 
   it('lets a thread exit once it has been idle, and starts a new one for the next task', async () => {
-    const idle = new WorkerPool({ threads: 1, idleTimeoutMs: 20 });
+    const idle = appPool({ threads: 1, idleTimeoutMs: 20 });
     try {
       await writeFile(join(root, 'idle.txt'), 'abcd');
       await idle.run('hashFile', { root, path: 'idle.txt' });
@@ -92,8 +99,9 @@ describe('WorkerPool', () => {
       entry,
       "import { resourceLimits } from 'node:worker_threads';\nexport const runTask = async () => ({ ok: true, value: resourceLimits });\n",
     );
-    const bounded = new WorkerPool({ threads: 1, entry });
-    const custom = new WorkerPool({ threads: 1, entry, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 } });
+    type LimitsTask = { limits: (payload: object) => Promise<ResourceLimits> };
+    const bounded = new WorkerPool<LimitsTask>({ threads: 1, entry, errors: appWorkerErrors });
+    const custom = new WorkerPool<LimitsTask>({ threads: 1, entry, errors: appWorkerErrors, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 } });
     try {
       expect(await bounded.run('limits', {})).toMatchObject(workerResourceLimits);
       expect(await custom.run('limits', {})).toMatchObject({ maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 });
@@ -113,7 +121,7 @@ describe('WorkerPool', () => {
     await symlink('..', join(root, 'tree', 'dir-00', 'loop'));
     const options = { limit: 10_000, maxDepth: 10 };
 
-    const viaPool = await pool.run<ListWorkspaceResult>('listWorkspaceRecursive', { root, path: 'tree', options });
+    const viaPool = await pool.run('listWorkspaceRecursive', { root, path: 'tree', options });
     expect(viaPool.truncated).toBe(false);
     expect(viaPool.entries).toHaveLength(30 + 3000 + 1);
     expect(viaPool.entries[0].path).toBe('tree/dir-00');
@@ -138,7 +146,8 @@ describe('WorkerPool', () => {
     const missing = pool.run('hashFile', { root, path: 'missing.bin' });
     await expect(missing).rejects.toBeInstanceOf(WorkspaceFsError);
     await expect(missing).rejects.toMatchObject({ code: 'not_found' });
-    await expect(pool.run('noSuchTask', {})).rejects.toThrow("Unknown worker task 'noSuchTask'");
+    // A name outside the table cannot be written in TypeScript; a caller that forces one gets a clear error.
+    await expect(pool.run('noSuchTask' as 'hashFile', { root, path: 'x' })).rejects.toThrow("Unknown worker task 'noSuchTask'");
   });
 
   it('stops an aborted task promptly and keeps serving', async () => {

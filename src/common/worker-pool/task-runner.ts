@@ -1,0 +1,17 @@
+import type { ErrorCodec, TaskOutcome } from './worker-error.codec.js';
+import type { TaskTable } from './worker-pool.js';
+
+export interface TaskRequest {
+  task: string;
+  payload: unknown;
+}
+
+// What a pool thread's entry module exports as `runTask`: the task table and error codec of the pool's
+// owner, which this module knows nothing about.
+export function createTaskRunner(tasks: TaskTable, codec: ErrorCodec): (request: TaskRequest) => Promise<TaskOutcome> {
+  return (request) => {
+    const task = Object.hasOwn(tasks, request.task) ? (tasks[request.task] as (payload: unknown) => Promise<unknown>) : undefined;
+    if (!task) return Promise.resolve({ ok: false, error: { kind: 'error', name: 'Error', message: `Unknown worker task '${request.task}'` } });
+    return codec.settle(() => task(request.payload));
+  };
+}
