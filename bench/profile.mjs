@@ -1,5 +1,7 @@
 // CPU profile of a hot path: one Toolgate child started with `node --cpu-prof`, one scenario of the
-// benchmark against it (BENCH_SCENARIO: read_file by default, invalid_args or tool_listing), then SIGTERM so
+// benchmark against it (BENCH_SCENARIO: read_file by default, invalid_args, tool_listing, mcp_read_file: read_file through
+// the project's MCP endpoint, driven by the MCP SDK client over Streamable HTTP, or mcp_read_file_raw: the same
+// tools/call POST from autocannon), then SIGTERM so
 // V8 writes the profile on the way out. Prints the top self-time functions and keeps the main thread's
 // profile as bench/results/<scenario>-<adapter>-<database>.cpuprofile (open it in Chrome DevTools or speedscope).
 //   npm run build && node bench/profile.mjs                 (PGlite, Fastify, read_file)
@@ -13,7 +15,8 @@ import { cleanupAll, trackTempDir } from './lib/cleanup.mjs';
 import { renderSummary, summarizeProfile } from './lib/cpuprofile.mjs';
 import { databaseFactory } from './lib/database.mjs';
 import { BENCH_FILE, writeBenchFile } from './lib/fixtures.mjs';
-import { httpLoad } from './lib/load.mjs';
+import { closedLoop, httpLoad } from './lib/load.mjs';
+import { checkMcpRawRead, checkMcpRead, connectMcpHttp, mcpRawRead, mcpReadLoad } from './lib/mcp-http.mjs';
 import { REPO_ROOT, assertBuilt, provisionTenant, startToolgate } from './lib/toolgate.mjs';
 
 const RESULTS = path.join(REPO_ROOT, 'bench', 'results');
@@ -29,8 +32,8 @@ async function profileReadFile() {
   const adapter = process.env.BENCH_ADAPTER ?? 'fastify';
   if (!['express', 'fastify'].includes(adapter)) throw new Error(`BENCH_ADAPTER must be express or fastify, got '${adapter}'`);
   const scenario = process.env.BENCH_SCENARIO ?? 'read_file';
-  if (!['read_file', 'invalid_args', 'tool_listing'].includes(scenario)) {
-    throw new Error(`BENCH_SCENARIO must be read_file, invalid_args or tool_listing, got '${scenario}'`);
+  if (!['read_file', 'invalid_args', 'tool_listing', 'mcp_read_file', 'mcp_read_file_raw'].includes(scenario)) {
+    throw new Error(`BENCH_SCENARIO must be read_file, invalid_args, tool_listing, mcp_read_file or mcp_read_file_raw, got '${scenario}'`);
   }
   const durationS = Number(process.env.BENCH_DURATION ?? 10);
   const databaseUrl = process.env.DATABASE_URL?.trim();
@@ -60,7 +63,20 @@ async function profileReadFile() {
     invalid_args: { url: invoke, method: 'POST', body: { arguments: { path: 5 } }, expectStatus: 422, checkBody: (b) => b.includes('"invalid_arguments"') },
     tool_listing: { url: `${service.baseUrl}/v1/projects/${tenant.projectId}/tools`, expectStatus: 200 },
   };
-  const load = (s) => httpLoad({ ...scenarios[scenario], headers: { authorization: `Bearer ${tenant.key}` }, connections: 50, durationS: s });
+  const headers = { authorization: `Bearer ${tenant.key}` };
+  let load = (s) => httpLoad({ ...scenarios[scenario], headers, connections: 50, durationS: s });
+  if (scenario === 'mcp_read_file') {
+    const url = `${service.baseUrl}/v1/projects/${tenant.projectId}/mcp`;
+    const textLength = await checkMcpRead(service.label, url, headers, BENCH_FILE);
+    const { client } = await connectMcpHttp(url, headers);
+    const { call, isExpected } = mcpReadLoad(client, BENCH_FILE, textLength);
+    load = (s) => closedLoop({ concurrency: 50, durationS: s, call, isExpected });
+  }
+  if (scenario === 'mcp_read_file_raw') {
+    const raw = mcpRawRead(`${service.baseUrl}/v1/projects/${tenant.projectId}/mcp`, headers, BENCH_FILE);
+    await checkMcpRawRead(service.label, raw);
+    load = (s) => httpLoad({ ...raw, connections: 50, durationS: s });
+  }
   await load(2);
   // The profile's timestamps are the monotonic clock in microseconds, as hrtime is in nanoseconds.
   const from = Number(process.hrtime.bigint() / 1000n);

@@ -26,6 +26,7 @@ import {
 import { postDiscard } from './lib/http-client.mjs';
 import { closedLoop, httpLoad } from './lib/load.mjs';
 import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
+import { checkMcpRawRead, checkMcpRead, connectMcpHttp, mcpRawRead, mcpReadLoad, startMcpHttpServer } from './lib/mcp-http.mjs';
 import { startMcpPeer } from './lib/mcp-peer.mjs';
 import { envInt, freePort, postgresCpuSpentMs, readChildrenCpuMs, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
@@ -43,6 +44,7 @@ const SYSTEMS = {
   limitFastify: 'floor: bare Fastify + AJV',
   limitExpress: 'floor: bare Express + AJV',
   mcp: 'MCP filesystem server',
+  mcpHttp: 'bare MCP SDK server (stateless HTTP)',
   express: 'Toolgate Express',
   fastify: 'Toolgate Fastify',
   fastifyLarge: 'Toolgate Fastify, large data',
@@ -51,6 +53,8 @@ const SYSTEMS = {
 };
 const SCENARIOS = {
   read_file: 'read_file, 1 KiB file',
+  mcp_read_file: 'read_file over MCP (SDK client, Streamable HTTP), 1 KiB file',
+  mcp_read_file_raw: 'read_file over MCP, the same POST from autocannon, 1 KiB file',
   invalid_args: 'invalid arguments refused ({"path": 5})',
   tool_listing: 'tool listing',
   list_files: 'list_files, 10,000-file tree (recursive, limit 10000)',
@@ -233,7 +237,56 @@ async function runMcp(dirs) {
   processMemory.mcp = await peer.stop();
 }
 
+// --- the bare MCP SDK server over HTTP --------------------------------------------------------------------
+
+const mcpCalls = (client, file, textLength) => {
+  const { call, isExpected } = mcpReadLoad(client, file, textLength);
+  return (durationS) => closedLoop({ concurrency: config.connections, durationS, call, isExpected });
+};
+
+async function runMcpHttp(dirs) {
+  const server = await startMcpHttpServer({ label: SYSTEMS.mcpHttp, root: dirs.fixture, logFile: path.join(dirs.logs, 'mcp-http.log') });
+  try {
+    progress(`${SYSTEMS.mcpHttp} (pid ${server.pid}) ready`);
+    const textLength = await checkMcpRead(SYSTEMS.mcpHttp, server.url, {}, BENCH_FILE);
+    const { client, close } = await connectMcpHttp(server.url);
+    try {
+      await measure('mcpHttp', server, 'mcp_read_file', mcpCalls(client, BENCH_FILE, textLength));
+    } finally {
+      await close();
+    }
+    await measureMcpRaw('mcpHttp', server, SYSTEMS.mcpHttp, server.url, {});
+    processMemory.mcpHttp = server.memory.snapshot();
+  } finally {
+    await server.stop();
+  }
+}
+
 // --- Toolgate --------------------------------------------------------------------------------------------
+
+async function measureMcpRaw(key, system, label, url, headers) {
+  if (!wanted('mcp_read_file_raw')) return;
+  const raw = mcpRawRead(url, headers, BENCH_FILE);
+  await checkMcpRawRead(label, raw);
+  await measure(key, system, 'mcp_read_file_raw', load(raw));
+}
+
+// read_file through the project's MCP endpoint: the SDK client over Streamable HTTP with the tenant's key,
+// then the same POST from autocannon.
+async function measureToolgateMcp(key, service, tenant) {
+  const url = `${service.baseUrl}/v1/projects/${tenant.projectId}/mcp`;
+  const headers = { authorization: `Bearer ${tenant.key}` };
+  if (wanted('mcp_read_file')) {
+    const textLength = await checkMcpRead(service.label, url, headers, BENCH_FILE);
+    const { client, close } = await connectMcpHttp(url, headers);
+    try {
+      await measure(key, service, 'mcp_read_file', mcpCalls(client, BENCH_FILE, textLength));
+    } finally {
+      await close();
+    }
+  }
+  await measureMcpRaw(key, service, service.label, url, headers);
+}
 
 function toolgateLoads(service, tenant, projectId = tenant.projectId) {
   const headers = { authorization: `Bearer ${tenant.key}` };
@@ -384,6 +437,7 @@ async function measureToolgate(service, key, ctx) {
   const loads = toolgateLoads(service, tenant);
   const { tools } = await checkAnswers(service, loads, { agentTools: true });
   await measure(key, service, 'read_file', load(loads.read_file));
+  await measureToolgateMcp(key, service, tenant);
   await measure(key, service, 'invalid_args', load(loads.invalid_args));
   await measure(key, service, 'tool_listing', load(loads.tool_listing), { tools });
   await measure(key, service, 'list_files', load(loads.list_files));
@@ -490,6 +544,20 @@ function buildTargets() {
     const p99 = find(key, 'read_file')?.p99 ?? null;
     add(`read_file p99, ${SYSTEMS[key]}`, p99, '<= 25 ms', p99 == null ? null : p99 <= 25, p99 == null ? '—' : `${fmt.ms(p99)} ms`);
   }
+  // As the issue states them (the SDK client as the MCP load), then with autocannon sending the same POST,
+  // which is also what the REST figure uses.
+  for (const [scenario, how] of [
+    ['mcp_read_file', 'SDK client'],
+    ['mcp_read_file_raw', 'autocannon'],
+  ]) {
+    for (const key of ['express', 'fastify']) {
+      const mcp = find(key, scenario);
+      const bare = ratio(mcp, find('mcpHttp', scenario));
+      add(`read_file over MCP (${how}), ${SYSTEMS[key]} / ${SYSTEMS.mcpHttp}`, bare, '>= 1.5x', bare == null ? null : bare >= 1.5);
+      const rest = ratio(mcp, find(key, 'read_file'));
+      add(`read_file over MCP (${how}) / over REST, ${SYSTEMS[key]}`, rest, '>= 0.8x', rest == null ? null : rest >= 0.8);
+    }
+  }
   const refusal = ratio(find('fastify', 'invalid_args'), find('limit', 'invalid_args'));
   add('invalid-argument refusals, Toolgate Fastify / limit', refusal, '>= 0.5x', refusal == null ? null : refusal >= 0.5);
   for (const key of ['express', 'fastify', 'fastifyLarge']) {
@@ -527,13 +595,48 @@ function buildTargets() {
   return targets;
 }
 
+function mcpComparison() {
+  const stdio = find('mcp', 'read_file');
+  const out = [];
+  const line = (label, how, r, bare, rest) => [
+    label,
+    how,
+    fmt.rps(r.rps),
+    fmt.ms(r.p50),
+    fmt.ms(r.p99),
+    fmt.ms(r.cpuMsPerRequest),
+    String(r.errors),
+    bare && bare !== r ? fmt.ratio(ratio(r, bare)) : '',
+    rest ? fmt.ratio(ratio(r, rest)) : '',
+    stdio && stdio !== r ? fmt.ratio(ratio(r, stdio)) : '',
+  ];
+  if (!['mcpHttp', ...TOOLGATE_SYSTEMS].some((k) => find(k, 'mcp_read_file') || find(k, 'mcp_read_file_raw'))) return out;
+  if (stdio) out.push(line(`${SYSTEMS.mcp} (stdio), ${stdio.tool}`, 'SDK client', stdio));
+  for (const [scenario, how] of [
+    ['mcp_read_file', 'SDK client'],
+    ['mcp_read_file_raw', 'autocannon'],
+  ]) {
+    const bare = find('mcpHttp', scenario);
+    if (bare) out.push(line(SYSTEMS.mcpHttp, how, bare));
+    for (const key of ['express', 'fastify']) {
+      const r = find(key, scenario);
+      if (r) out.push(line(`${SYSTEMS[key]}, MCP endpoint`, how, r, bare, find(key, 'read_file')));
+    }
+  }
+  for (const key of ['express', 'fastify']) {
+    const rest = find(key, 'read_file');
+    if (rest) out.push(line(`${SYSTEMS[key]}, REST read_file`, 'autocannon', rest, find('mcpHttp', 'mcp_read_file_raw')));
+  }
+  return out;
+}
+
 function render(meta, targets) {
   const out = [];
   out.push(`## Toolgate benchmark, ${meta.date}`, '');
   out.push(
     `${meta.cpus} CPUs (${meta.cpuModel}), load average ${meta.loadAverage.map((l) => l.toFixed(2)).join(' ')} at the start, Node ${meta.node}, database: ${meta.database}. ` +
       `${config.connections} connections / calls in flight, ${config.warmupS} s warm-up then ${config.durationS} s per scenario. ` +
-      'HTTP load: autocannon in the bench process; MCP load: the SDK client over stdio in the bench process. ' +
+      'HTTP load: autocannon in the bench process; MCP load: the SDK client (over stdio, or Streamable HTTP) in the bench process. ' +
       'CPU ms/req: CPU time of the measured process (all threads; for MCP the server only, not the client) over requests answered. ' +
       'Ratios are throughput ratios (req/s). Peak RSS: VmHWM of the process (/proc/<pid>/status), so far in its life. ' +
         'Toolgate runs with RATE_LIMIT_REQUESTS=10000000 so the per-tenant limit does not cap the load (the limiter still runs).',
@@ -545,8 +648,8 @@ function render(meta, targets) {
       '',
     );
   }
-  const order = ['read_file', 'invalid_args', 'tool_listing', 'list_files', 'read_file_100k', 'write_file_100k', 'edit_file', 'search_files', 'read_file_large', 'tool_listing_large', 'shell_true'];
-  const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'express', 'fastify', 'fastifyLarge', 'shellSandboxed', 'shellUnsandboxed'];
+  const order = ['read_file', 'mcp_read_file', 'mcp_read_file_raw', 'invalid_args', 'tool_listing', 'list_files', 'read_file_100k', 'write_file_100k', 'edit_file', 'search_files', 'read_file_large', 'tool_listing_large', 'shell_true'];
+  const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'mcpHttp', 'express', 'fastify', 'fastifyLarge', 'shellSandboxed', 'shellUnsandboxed'];
   const body = [];
   for (const scenario of order) {
     for (const system of systems) {
@@ -554,6 +657,8 @@ function render(meta, targets) {
       if (!r) continue;
       const toolgate = TOOLGATE_SYSTEMS.includes(system);
       const baseScenario = scenario.replace(/_large$/, '');
+      // read_file over MCP is set beside the stdio MCP server's read; the limit and floors speak REST only.
+      const mcpScenario = scenario.startsWith('mcp_read_file') ? 'read_file' : baseScenario;
       let label = SCENARIOS[scenario];
       if (r.tools) label += ` (${r.tools} tools)`;
       body.push([
@@ -568,7 +673,7 @@ function render(meta, targets) {
         fmt.mb(r.peakRssBytes),
         toolgate ? fmt.ratio(ratio(r, find('limit', baseScenario))) : '',
         toolgate ? fmt.ratio(ratio(r, find(FLOOR_OF[system], baseScenario))) : '',
-        toolgate ? fmt.ratio(ratio(r, find('mcp', baseScenario))) : '',
+        toolgate ? fmt.ratio(ratio(r, find('mcp', mcpScenario))) : '',
       ]);
     }
   }
@@ -581,6 +686,27 @@ function render(meta, targets) {
     '',
   );
 
+  const mcpRows = mcpComparison();
+  if (mcpRows.length) {
+    out.push('### read_file over MCP', '');
+    out.push(
+      `The SDK Client, ${config.connections} calls in flight, reading the same 1 KiB file: from the MCP filesystem server over stdio, ` +
+        'from the bare SDK stateless Streamable HTTP server (no auth, no database, no audit), and from Toolgate\'s MCP endpoint ' +
+        '(API key, project lookup, rate limit, argument validation, workspace confinement, the audit row), beside Toolgate\'s REST read_file on the same adapter. ' +
+        'Then the same tools/call POST from autocannon (the REST figures\' load generator): the SDK client costs the bench process far more CPU per call than autocannon does, ' +
+        'and on few cores that CPU is taken from the server.',
+      '',
+    );
+    out.push(
+      table(
+        ['System', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'errors', '/ bare SDK server, same load', '/ its REST read_file', '/ stdio MCP server'],
+        mcpRows,
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ),
+      '',
+    );
+  }
+
   out.push('### Where the CPU went (ms per request)', '');
   out.push(
     'Everything on this machine that worked for one answer, from /proc: the measured process (its main thread, and its ' +
@@ -590,7 +716,7 @@ function render(meta, targets) {
     '',
   );
   const cpuRows = [];
-  for (const scenario of ['read_file', 'invalid_args', 'tool_listing', 'read_file_100k', 'write_file_100k', 'edit_file', 'shell_true']) {
+  for (const scenario of ['read_file', 'mcp_read_file', 'mcp_read_file_raw', 'invalid_args', 'tool_listing', 'read_file_100k', 'write_file_100k', 'edit_file', 'shell_true']) {
     for (const system of systems) {
       const r = find(system, scenario);
       if (!r?.cpu) continue;
@@ -710,6 +836,7 @@ async function main() {
   if (wantedSystem('limitFastify') && limitScenarios.some(wanted)) await phase('bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
   if (wantedSystem('limitExpress') && limitScenarios.some(wanted)) await phase('bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
   if (wantedSystem('mcp') && [...limitScenarios, 'tool_listing'].some(wanted)) await phase('MCP filesystem server', () => runMcp(dirs));
+  if (wantedSystem('mcpHttp') && ['mcp_read_file', 'mcp_read_file_raw'].some(wanted)) await phase('bare MCP SDK server over HTTP', () => runMcpHttp(dirs));
   if (wantedSystem('express')) await phase('Toolgate on Express', () => runToolgate('express', ctx));
   const largeData = wantedSystem('fastifyLarge') && ['read_file_large', 'tool_listing_large'].some(wanted);
   if (wantedSystem('fastify')) await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData }));

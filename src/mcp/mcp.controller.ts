@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Post, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
@@ -32,6 +32,9 @@ export class McpController {
     @Param('projectId') projectId: string,
     @RawHttpExchange() exchange: HttpExchange,
     @ClientAbortController() controller: AbortController,
+    // The exchange answers; @Res tells Nest so. Without it Nest sends an empty reply after the handler,
+    // which Fastify refuses by building an "already sent" error (a stack trace) on every call.
+    @Res() _reply: unknown,
   ): Promise<void> {
     return this.endpoint.handle({ tenantId: tenant.tenantId, projectId, controller }, exchange);
   }
