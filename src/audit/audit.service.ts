@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { badRequest, notFound } from '../common/errors/app-error.js';
+import { invalidCursor } from '../common/pagination/cursor.js';
+import { invocationNotFound } from './audit.errors.js';
 import type { Page } from '../common/pagination/cursor.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Invocation } from '../generated/prisma/client.js';
@@ -53,7 +54,7 @@ export class AuditService {
   async get(tenantId: string, projectId: string, invocationId: string): Promise<Invocation> {
     await this.writer.drain();
     const row = await this.repository.findById(tenantId, projectId, invocationId);
-    if (!row) throw notFound('invocation_not_found', `No invocation with id '${invocationId}' in this project`);
+    if (!row) throw invocationNotFound(invocationId);
     return row;
   }
 }
@@ -86,6 +87,6 @@ const MAX_SEQ = 2n ** 63n - 1n;
 export function decodeSeqCursor(cursor: string): bigint {
   const match = /^seq:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   // A forged number past bigint's range would otherwise reach the database as an error.
-  if (!match || BigInt(match[1]) > MAX_SEQ) throw badRequest('invalid_cursor', 'The cursor is not one this service issued; start again without it');
+  if (!match || BigInt(match[1]) > MAX_SEQ) throw invalidCursor();
   return BigInt(match[1]);
 }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import { badRequest } from '../common/errors/app-error.js';
+import { invalidExportWindow } from './audit.errors.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { AuditRepository, type ExportedInvocationRow, type ExportWindow } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
@@ -26,7 +26,7 @@ export class InvocationsExportService {
     await this.projects.get(tenantId, projectId);
     const window: ExportWindow = { since: query.since ? new Date(query.since) : null, until: query.until ? new Date(query.until) : null };
     if (window.since && window.until && window.since >= window.until) {
-      throw badRequest('invalid_window', "'since' must be earlier than 'until'");
+      throw invalidExportWindow();
     }
     const after = query.cursor ? decodeSeqCursor(query.cursor) : 0n;
     await this.writer.drain();

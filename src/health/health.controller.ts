@@ -1,9 +1,9 @@
 import { Controller, Get, HttpCode } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
-import { AppError } from '../common/errors/app-error.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { databaseUnavailable } from './health.errors.js';
 import { CommandSandbox } from '../sandbox/command-sandbox.js';
 
 class HealthResponseDto {
@@ -54,7 +54,7 @@ export class HealthController {
   @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'database_unavailable' })
   async ready(): Promise<ReadinessResponseDto> {
     if (!(await this.prisma.isReady())) {
-      throw new AppError(503, 'database_unavailable', 'The database does not answer');
+      throw databaseUnavailable();
     }
     const state = this.sandbox.state();
     const commandSandbox =

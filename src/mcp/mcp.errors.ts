@@ -5,7 +5,5 @@ export const mcpMethodNotAllowed = () =>
     405,
     'method_not_allowed',
     'This MCP endpoint is stateless: POST JSON-RPC messages to it; there is no stream to GET and no session to DELETE',
-    undefined,
-    undefined,
-    { Allow: 'POST' },
+    { headers: { Allow: 'POST' } },
   );

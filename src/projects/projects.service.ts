@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { conflict } from '../common/errors/app-error.js';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
 import { Prisma, type Project } from '../generated/prisma/client.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
-import { projectNotFound } from '../workspace/workspace.errors.js';
+import { projectNotFound, projectSlugTaken } from './projects.errors.js';
 import type { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectsRepository } from './projects.repository.js';
 
@@ -76,7 +75,7 @@ async function withSlugConflict<T>(slug: string, write: () => Promise<T>): Promi
     return await write();
   } catch (error) {
     if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
-      throw conflict('project_slug_taken', `A project with slug '${slug}' already exists in this tenant`);
+      throw projectSlugTaken(slug);
     }
     throw error;
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { AppError } from '../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { rateLimited } from './rate-limit.errors.js';
 import { RATE_LIMIT_STORE, type RateLimitStore } from './rate-limit.tokens.js';
 
 interface Bucket {
@@ -44,13 +44,6 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     const { hits, resetInMs } = await this.store.hit(`${bucket.name}:${tenantId}`, this.windowMs);
     if (hits <= bucket.limit) return;
     const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
-    throw new AppError(
-      429,
-      'rate_limited',
-      `Too many ${bucket.name === 'commands' ? 'command calls' : 'requests'} for this tenant: at most ${bucket.limit} per ${Math.round(this.windowMs / 1000)} s; retry after ${retryAfter} s`,
-      undefined,
-      undefined,
-      { 'Retry-After': String(retryAfter) },
-    );
+    throw rateLimited(bucket.name === 'commands' ? 'command calls' : 'requests', bucket.limit, Math.round(this.windowMs / 1000), retryAfter);
   }
 }

@@ -4,6 +4,5 @@ import type { SandboxProblem } from '../tools/process/sandbox/sandbox-probe.js';
 // Not the caller's fault and not fixed by retrying soon: the operator has to act, and the message says how.
 export const sandboxUnavailable = (problem: SandboxProblem) =>
   new AppError(503, 'sandbox_unavailable', `Commands cannot run on this service: ${problem.reason}. To fix: ${problem.fix}.`, {
-    reason: problem.reason,
-    fix: problem.fix,
+    details: { reason: problem.reason, fix: problem.fix },
   });

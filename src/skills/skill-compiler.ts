@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { Ajv } from 'ajv';
-import { AppError } from '../common/errors/app-error.js';
 import type { ToolAnnotations, ToolDefinition } from '../tools/tool-definition.js';
 import { createToolAjv } from '../tools/validation/ajv-factory.js';
 import type { JsonSchema } from '../tools/validation/schema-type.js';
@@ -10,7 +9,7 @@ import { TemplateRefusal, vetArgvTemplate } from './executors/argv-template.js';
 import type { SkillExecutorSpec } from './executors/skill-runner.js';
 import { createTenantAjv, SchemaRefusal, vetSchema } from './schema-vetting.js';
 import { SKILL_BODY_SCHEMA } from './skill-body.schema.js';
-import { schemaRefused } from './skills.errors.js';
+import { invalidSkill, schemaRefused } from './skills.errors.js';
 import { SKILL_TOOL_DEFAULT_TIMEOUT_MS } from './skills.limits.js';
 
 export interface SkillToolSpec {
@@ -48,13 +47,13 @@ export class SkillCompiler {
   parseBody(body: unknown): SkillBody {
     if (!this.checkBody(body)) {
       const { issues } = describeAjvErrors(this.checkBody.errors ?? [], SKILL_BODY_SCHEMA);
-      throw new AppError(422, 'invalid_skill', `Invalid skill: ${issues.map((i) => i.message).join('; ')}`, undefined, { issues });
+      throw invalidSkill(issues.map((i) => i.message).join('; '), issues);
     }
     // A body with an MCP `source` has no tools yet: SkillsService imports them, then parses again.
     const skill = body as SkillBody;
     const seen = new Set<string>();
     for (const tool of skill.tools ?? []) {
-      if (seen.has(tool.name)) throw new AppError(422, 'invalid_skill', `Invalid skill: the tool name '${tool.name}' appears twice`);
+      if (seen.has(tool.name)) throw invalidSkill(`the tool name '${tool.name}' appears twice`);
       seen.add(tool.name);
     }
     return skill;

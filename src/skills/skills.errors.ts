@@ -21,4 +21,22 @@ export const toolNameCollision = (collisions: ToolCollision[]) =>
   );
 
 export const schemaRefused = (tool: string, schema: 'inputSchema' | 'outputSchema' | 'executor', location: string, reason: string) =>
-  new AppError(422, 'schema_refused', `Tool '${tool}': ${schema}${location} refused: ${reason}`, { tool, schema, location: location || '/', reason });
+  new AppError(422, 'schema_refused', `Tool '${tool}': ${schema}${location} refused: ${reason}`, {
+    details: { tool, schema, location: location || '/', reason },
+  });
+
+export const invalidSkill = (message: string, issues?: unknown[]) =>
+  new AppError(422, 'invalid_skill', `Invalid skill: ${message}`, issues ? { extra: { issues } } : {});
+
+export const mcpImportRefused = (message: string, details?: Record<string, unknown>) => new AppError(422, 'mcp_import_refused', message, { details });
+
+export const argumentLooksLikeOption = (name: string) =>
+  new AppError(
+    422,
+    'argument_looks_like_option',
+    `The value of '${name}' would start an argument with '-' where the command expects a value, not an option; remove the leading '-'`,
+    { details: { parameter: name } },
+  );
+
+export const notPlaceableInCommand = (name: string) =>
+  new AppError(422, 'invalid_arguments', `'${name}' must be a string, number or boolean to be placed in the command`);

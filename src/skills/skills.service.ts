@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
 import { Prisma, type Skill } from '../generated/prisma/client.js';
-import { projectNotFound } from '../workspace/workspace.errors.js';
+import { projectNotFound } from '../projects/projects.errors.js';
 import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
 import { type SkillBody, SkillCompiler } from './skill-compiler.js';
 import { skillSource, SkillTools } from './skill-tools.js';

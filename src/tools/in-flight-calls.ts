@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppError } from '../common/errors/app-error.js';
+import { shuttingDown } from './tools.errors.js';
 
 // The tool calls running right now, so a shutdown can let them finish and then cancel the rest
 // (which kills their child processes) instead of leaving orphans behind.
@@ -19,9 +19,7 @@ export class InFlightCalls {
   // Refuses new calls once the service is shutting down.
   admit(): void {
     if (this.draining) {
-      throw new AppError(503, 'shutting_down', 'The service is shutting down; retry on another instance', undefined, undefined, {
-        'Retry-After': '1',
-      });
+      throw shuttingDown();
     }
   }
 

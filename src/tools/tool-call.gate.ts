@@ -8,6 +8,7 @@ import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import { type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
 import type { ProjectToolSettings } from './tools.repository.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
+import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from './validation/argument-redaction.js';
 
 export interface RawToolCall {
@@ -117,18 +118,18 @@ export class ToolCallGate {
 
 function checkEnvelope(body: unknown): void {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AppError(400, 'invalid_body', 'The body must be a JSON object: { "arguments": {...}, "timeoutMs"?: number }');
+    throw invalidCallBody();
   }
   const unknown = Object.keys(body).filter((k) => k !== 'arguments' && k !== 'timeoutMs');
   if (unknown.length > 0) {
-    throw new AppError(400, 'invalid_body', `Unknown field(s) ${unknown.join(', ')}: the body takes "arguments" and "timeoutMs"`);
+    throw unknownCallFields(unknown);
   }
 }
 
 function callTimeout(requested: unknown, toolTimeoutMs: number): number {
   if (requested === undefined) return toolTimeoutMs;
   if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 1) {
-    throw new AppError(400, 'invalid_timeout', 'timeoutMs must be a positive integer (milliseconds)');
+    throw invalidCallTimeout();
   }
   return Math.min(requested, toolTimeoutMs);
 }

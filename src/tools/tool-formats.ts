@@ -1,5 +1,5 @@
-import { badRequest } from '../common/errors/app-error.js';
 import type { ToolDefinition } from './tool-definition.js';
+import { invalidToolFormat } from './tools.errors.js';
 import type { JsonSchema } from './validation/schema-type.js';
 
 export const TOOL_FORMATS = ['native', 'openai', 'anthropic', 'mcp'] as const;
@@ -8,7 +8,7 @@ export type ToolFormat = (typeof TOOL_FORMATS)[number];
 export function parseToolFormat(value: string | undefined): ToolFormat {
   if (value === undefined || value === '') return 'native';
   if ((TOOL_FORMATS as readonly string[]).includes(value)) return value as ToolFormat;
-  throw badRequest('invalid_format', `Unknown format '${value}'; use one of ${TOOL_FORMATS.join(', ')}`);
+  throw invalidToolFormat(value, TOOL_FORMATS);
 }
 
 // Each provider's own shape for a tool definition, so a client can hand the list straight to its model.

@@ -3,7 +3,7 @@ import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { type SkillTool, SkillTools } from '../skills/skill-tools.js';
-import { projectNotFound } from '../workspace/workspace.errors.js';
+import { projectNotFound } from '../projects/projects.errors.js';
 import { DeleteFileExecutor } from './executors/delete-file.executor.js';
 import { EditFileExecutor } from './executors/edit-file.executor.js';
 import { MoveFileExecutor } from './executors/move-file.executor.js';

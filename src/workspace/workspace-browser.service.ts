@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError } from '../common/errors/app-error.js';
 import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -8,6 +7,7 @@ import { listWorkspace, WorkspaceFsError } from './fs/workspace-fs.js';
 import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
 import { listRecursively } from './recursive-listing.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
+import { workspaceFsRefusal } from './workspace.errors.js';
 
 // Entries in one listing answer for the dashboard; `truncated` says when there are more.
 const LISTING_LIMIT = 5_000;
@@ -61,7 +61,7 @@ async function asHttpError<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch (error) {
-    if (error instanceof WorkspaceFsError) throw new AppError(FS_ERROR_STATUS[error.code], error.code, error.message);
+    if (error instanceof WorkspaceFsError) throw workspaceFsRefusal(FS_ERROR_STATUS[error.code], error.code, error.message);
     throw error;
   }
 }

@@ -6,7 +6,8 @@ import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { StaleTempSweeper } from './stale-temp-sweeper.js';
 import { WorkspaceRepository } from './workspace.repository.js';
-import { projectNotFound, workspacePathRefused, workspaceUnavailable } from './workspace.errors.js';
+import { projectNotFound } from '../projects/projects.errors.js';
+import { workspacePathRefused, workspaceUnavailable } from './workspace.errors.js';
 
 export type WorkspaceSource = 'database' | 'workspace_root' | 'cwd';
 

@@ -1,7 +1,8 @@
-import { AppError, notFound, unprocessable } from '../common/errors/app-error.js';
+import { AppError, unprocessable } from '../common/errors/app-error.js';
 
-// The same bytes whether the project is missing or another tenant's.
-export const projectNotFound = (projectId: string) => notFound('project_not_found', `No project with id '${projectId}'`);
+
+// A file-system failure of the browsing routes, which answer it as an HTTP status of its own.
+export const workspaceFsRefusal = (status: number, code: string, message: string) => new AppError(status, code, message);
 
 export const workspaceUnavailable = (projectId: string) =>
   new AppError(

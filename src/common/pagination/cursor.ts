@@ -13,11 +13,14 @@ export function encodeCursor(position: CursorPosition): string {
   return Buffer.from(`${position.createdAt.toISOString()}|${position.id}`).toString('base64url');
 }
 
+// Every cursor the service issues is refused the same way when it comes back forged or mangled.
+export const invalidCursor = () => badRequest('invalid_cursor', 'The cursor is not one this service issued; start again without it');
+
 export function decodeCursor(cursor: string): CursorPosition {
   const [iso, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const createdAt = new Date(iso ?? '');
   if (rest.length > 0 || !id || Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/i.test(id)) {
-    throw badRequest('invalid_cursor', 'The cursor is not one this service issued; start again without it');
+    throw invalidCursor();
   }
   return { createdAt, id };
 }

@@ -21,7 +21,8 @@ const appErrorCodec: ErrorClassCodec<AppError> = {
   kind: 'app',
   matches: (err): err is AppError => err instanceof AppError,
   fields: (err) => ({ status: err.status, code: err.code, details: err.details }),
-  revive: (message, f) => new AppError(f.status as number, f.code as string, message, f.details as Record<string, unknown> | undefined),
+  revive: (message, f) =>
+    new AppError(f.status as number, f.code as string, message, { details: f.details as Record<string, unknown> | undefined }),
 };
 
 export class ErrorCodec {

@@ -1,4 +1,4 @@
-import { AppError } from '../../common/errors/app-error.js';
+import { argumentLooksLikeOption, notPlaceableInCommand } from '../skills.errors.js';
 import type { JsonSchema } from '../../tools/validation/schema-type.js';
 
 // `{{param}}` is one argument's value (a whole element or inside one, never split); `{{...param}}` is an
@@ -59,12 +59,7 @@ export function renderArgv(template: string[], args: Record<string, unknown>): s
 
 function checkPositional(rendered: string, name: string, template: string, afterDoubleDash: boolean): string {
   if (rendered.startsWith('-') && !template.startsWith('-') && !afterDoubleDash) {
-    throw new AppError(
-      422,
-      'argument_looks_like_option',
-      `The value of '${name}' would start an argument with '-' where the command expects a value, not an option; remove the leading '-'`,
-      { parameter: name },
-    );
+    throw argumentLooksLikeOption(name);
   }
   return rendered;
 }
@@ -72,7 +67,7 @@ function checkPositional(rendered: string, name: string, template: string, after
 function scalar(value: unknown, name: string): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  throw new AppError(422, 'invalid_arguments', `'${name}' must be a string, number or boolean to be placed in the command`);
+  throw notPlaceableInCommand(name);
 }
 
 const firstName = (element: string) => [...element.matchAll(PLACEHOLDER)][0]?.[2] ?? '';

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../common/errors/app-error.js';
 import type { SkillBody, SkillToolSpec } from '../skill-compiler.js';
+import { mcpImportRefused } from '../skills.errors.js';
 import { UpstreamMcpClients } from './upstream-mcp-clients.js';
 
 export interface McpSource {
@@ -14,7 +15,7 @@ export interface McpSource {
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const MAX_DESCRIPTION = 4096;
 
-const importRefused = (message: string, details?: Record<string, unknown>) => new AppError(422, 'mcp_import_refused', message, details);
+const importRefused = mcpImportRefused;
 
 // A skill whose tools come from an MCP server: at registration (and at each new version) the server's
 // tools are listed through the guarded client and turned into ordinary skill tools with an `mcp`

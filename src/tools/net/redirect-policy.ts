@@ -14,7 +14,7 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
 export function urlBlocked(url: string, reason: string): AppError {
-  return new AppError(403, 'url_blocked', `Refused to fetch ${url}: ${reason}`, { url, reason });
+  return new AppError(403, 'url_blocked', `Refused to fetch ${url}: ${reason}`, { details: { url, reason } });
 }
 
 // The request to send after a response, or undefined when the response is the final one (not a redirect,

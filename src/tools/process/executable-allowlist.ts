@@ -74,7 +74,7 @@ export function shellDisabled(tool: string): AppError {
     403,
     'shell_disabled',
     `${tool} runs a command, and commands are not enabled for this project; an operator can enable them with shellEnabled: true and an allow-list of executables (PATCH /v1/projects/{projectId})`,
-    { tool },
+    { details: { tool } },
   );
 }
 
@@ -84,6 +84,6 @@ function refused(argv0: string, allowlist: string[], why: string): AppError {
     403,
     'command_not_allowed',
     `The command ${JSON.stringify(argv0)} is not allowed: ${why}. Allowed commands: ${allowed}.`,
-    { command: argv0, allowed: [...allowlist] },
+    { details: { command: argv0, allowed: [...allowlist] } },
   );
 }

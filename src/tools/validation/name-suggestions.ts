@@ -63,5 +63,5 @@ export function toolNotFound(name: string, available: readonly string[]): AppErr
   } else {
     message += ' This project has no tools enabled.';
   }
-  return new AppError(404, 'tool_not_found', message, { suggestions });
+  return new AppError(404, 'tool_not_found', message, { details: { suggestions } });
 }

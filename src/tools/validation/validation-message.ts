@@ -53,11 +53,7 @@ export function invalidArguments(tool: ToolRef, issues: readonly ToolArgumentIss
   let body = listed.join('; ');
   if (hidden > 0) body += `; and ${hidden} more ${hidden === 1 ? 'problem' : 'problems'}`;
   const message = `Invalid arguments for ${tool.name}: ${body}${/[.?!]$/.test(body) ? '' : '.'} Usage: ${tool.usage}`;
-  return new AppError(422, 'invalid_arguments', message, undefined, {
-    tool: tool.name,
-    issues: kept,
-    usage: tool.usage,
-  });
+  return new AppError(422, 'invalid_arguments', message, { extra: { tool: tool.name, issues: kept, usage: tool.usage } });
 }
 
 function dedupe(issues: readonly ToolArgumentIssue[]): ToolArgumentIssue[] {

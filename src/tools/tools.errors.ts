@@ -1,0 +1,15 @@
+import { AppError, badRequest } from '../common/errors/app-error.js';
+
+// The refusals of the tool-call feature itself; the execution kit (validation/, net/, process/) keeps its own.
+export const invalidCallBody = () => badRequest('invalid_body', 'The body must be a JSON object: { "arguments": {...}, "timeoutMs"?: number }');
+
+export const unknownCallFields = (fields: string[]) =>
+  badRequest('invalid_body', `Unknown field(s) ${fields.join(', ')}: the body takes "arguments" and "timeoutMs"`);
+
+export const invalidCallTimeout = () => badRequest('invalid_timeout', 'timeoutMs must be a positive integer (milliseconds)');
+
+export const invalidToolFormat = (value: string, formats: readonly string[]) =>
+  badRequest('invalid_format', `Unknown format '${value}'; use one of ${formats.join(', ')}`);
+
+export const shuttingDown = () =>
+  new AppError(503, 'shutting_down', 'The service is shutting down; retry on another instance', { headers: { 'Retry-After': '1' } });
