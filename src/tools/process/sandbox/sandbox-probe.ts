@@ -81,7 +81,7 @@ export async function probeSandbox(spec: BwrapSandbox): Promise<SandboxProblem |
     });
     return judge(result.exitCode, result.stdout, result.stderr, canary);
   } catch (err) {
-    return { reason: `the sandbox could not start a command: ${(err as Error).message}`, fix: USERNS_FIX };
+    return { reason: `the sandbox could not start a command: ${(err as Error).message.replace(/\.$/, '')}`, fix: USERNS_FIX };
   } finally {
     delete process.env[CANARY];
     await rm(workspace, { recursive: true, force: true });
