@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { InvocationResultDto } from './dto/tool.dto.js';
+import type { InvocationResultDto, PendingApprovalDto } from './dto/tool.dto.js';
 import { type RawToolCall, ToolCallGate } from './tool-call.gate.js';
 import { ToolInvocationService } from './tool-invocation.service.js';
+
+// What a call that was admitted answers: the outcome of its run, or its parking for approval.
+export type ToolCallOutcome = InvocationResultDto | PendingApprovalDto;
 
 // The one path a tool call takes, whichever channel brought it (REST invoke, MCP tools/call): the gate
 // (project, tool, commands rate limit, arguments, workspace), then the run (deadline, cancellation,
