@@ -29,6 +29,49 @@ describe('call control', () => {
     expect(await readFile(path.join(p.dir, 'f.txt'), 'utf8')).toBe('first');
   });
 
+  describe('[sec-60] calls that need approval', () => {
+    let short: TestApp;
+    beforeAll(async () => {
+      short = await createTestApp({ env: { APPROVAL_TIMEOUT_MS: '400' } });
+    });
+    afterAll(() => short.close());
+
+    it('[sec-60] runs nothing until approved; a denied or expired call never runs; another tenant cannot approve', async () => {
+      const owner = await short.createTenant();
+      const intruder = await short.createTenant();
+      const { id: projectId } = await short.createProject(owner, { shellEnabled: true, shellAllowlist: ['sh'], approvalRequired: ['shell_exec'] });
+      const { id: intruderProject } = await short.createProject(intruder);
+      const dir = path.join(short.config.workspace.root!, projectId);
+      const park = async (marker: string) => {
+        const res = await short.http
+          .post(`/v1/projects/${projectId}/tools/shell_exec/invoke`)
+          .set(owner.auth)
+          .send({ arguments: { argv: ['sh', '-c', `echo ran > ${marker}`] } });
+        expect(res.status).toBe(202);
+        return res.body.invocationId as string;
+      };
+      const decide = (project: string, id: string, decision: string, auth = owner.auth) =>
+        short.http.post(`/v1/projects/${project}/invocations/${id}/${decision}`).set(auth).send({});
+
+      const approved = await park('approved');
+      const denied = await park('denied');
+      const expired = await park('expired');
+      const stolen = await park('stolen');
+      expect(await files(dir)).toEqual([]);
+
+      for (const [project, auth] of [[projectId, intruder.auth], [intruderProject, intruder.auth]] as const) {
+        expect((await decide(project, stolen, 'approve', auth)).status).toBe(404);
+        expect((await decide(project, stolen, 'deny', auth)).status).toBe(404);
+      }
+      await decide(projectId, approved, 'approve').expect(200);
+      await decide(projectId, denied, 'deny').expect(200);
+      await new Promise((r) => setTimeout(r, 600));
+      expect((await decide(projectId, expired, 'approve')).status).toBe(409);
+      expect((await decide(projectId, denied, 'approve')).status).toBe(409);
+      expect(await files(dir)).toEqual(['approved']);
+    });
+  });
+
   it('[sec-61] answers each of 32 calls on its own, never runs the invalid ones, and refuses 33 calls before running any', async () => {
     const p = await project();
     const calls = Array.from({ length: 32 }, (_, i) =>

@@ -93,6 +93,26 @@ describe('tool batches', () => {
     }
   });
 
+  it('runs a JSON-RPC batch of tools/call over MCP concurrently, answering each by its id', async () => {
+    const p = await project(SHELL_PROJECT);
+    const call = (id: number, argv: string[]) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'shell_exec', arguments: { argv } } });
+    const started = Date.now();
+    const res = await t.http
+      .post(`/v1/projects/${p.id}/mcp`)
+      .set(tenant.auth)
+      .set('accept', 'application/json, text/event-stream')
+      .set('mcp-protocol-version', '2025-03-26')
+      .send([call(1, ['sleep', '1']), call(2, ['sleep', '1']), call(3, ['sh', '-c', 'exit 3']), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope', arguments: {} } }])
+      .expect(200);
+    expect(Date.now() - started).toBeLessThan(1900);
+    const byId = new Map((res.body as Array<{ id: number; result: { isError?: boolean; structuredContent?: Record<string, unknown> } }>).map((m) => [m.id, m.result]));
+    expect([...byId.keys()].sort()).toEqual([1, 2, 3, 4]);
+    expect(byId.get(1)!.isError).toBeFalsy();
+    expect(byId.get(2)!.isError).toBeFalsy();
+    expect(byId.get(3)!.structuredContent).toMatchObject({ exitCode: 3 });
+    expect(byId.get(4)!.structuredContent).toMatchObject({ status: 'refused', error: { code: 'tool_not_found' } });
+  });
+
   it.each([
     ['an empty batch', { calls: [] }, 'empty_batch'],
     ['33 calls', { calls: Array.from({ length: 33 }, (_, i) => ({ id: `c${i}`, tool: 'write_file', arguments: { path: `f${i}`, content: 'x' } })) }, 'batch_too_large'],
