@@ -38,17 +38,18 @@ export class IdempotencyRepository {
   }
 
   async find(scope: IdempotencyScope): Promise<StoredIdempotencyKey | null> {
-    const rows = await this.driver.query<StoredIdempotencyKey>(
+    const rows = await this.driver.query<{ fingerprint: string; state: 'running' | 'done'; outcome: string | null }>(
       `SELECT fingerprint, state, outcome FROM idempotency_keys
        WHERE tenant_id = $1 AND project_id = $2 AND key = $3 AND expires_at > now()`,
       [scope.tenantId, scope.projectId, scope.key],
     );
-    return rows[0] ?? null;
+    const row = rows[0];
+    return row ? { fingerprint: row.fingerprint, state: row.state, outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as unknown) } : null;
   }
 
   async complete(scope: IdempotencyScope, outcome: unknown): Promise<void> {
     await this.driver.query(
-      `UPDATE idempotency_keys SET state = 'done', outcome = $4::jsonb WHERE tenant_id = $1 AND project_id = $2 AND key = $3`,
+      `UPDATE idempotency_keys SET state = 'done', outcome = $4 WHERE tenant_id = $1 AND project_id = $2 AND key = $3`,
       [scope.tenantId, scope.projectId, scope.key, JSON.stringify(outcome)],
     );
   }

@@ -51,7 +51,8 @@ export class ToolBatchService {
 }
 
 function toResult(call: BatchCall, outcome: ToolCallOutcome): BatchResultDto {
-  return { id: call.id, ...outcome };
+  const { tool, status, ...rest } = outcome;
+  return { id: call.id, tool, status, ...rest };
 }
 
 // A refusal says what a single invoke would have said (code, message, issues and usage for the model).

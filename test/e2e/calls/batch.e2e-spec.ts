@@ -113,6 +113,21 @@ describe('tool batches', () => {
     expect(byId.get(4)!.structuredContent).toMatchObject({ status: 'refused', error: { code: 'tool_not_found' } });
   });
 
+  it('is described in the OpenAPI document: batch, Idempotency-Key, the 202 of a parked call, approve and deny', async () => {
+    type Operation = { security?: unknown[]; parameters?: Array<{ name: string; in: string }>; responses: Record<string, { description?: string }> };
+    const doc = (await t.http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, Operation>> };
+    const batchOp = doc.paths['/v1/projects/{projectId}/tools/batch'].post;
+    expect(Object.keys(batchOp.responses)).toEqual(expect.arrayContaining(['200', '400']));
+    const invokeOp = doc.paths['/v1/projects/{projectId}/tools/{toolName}/invoke'].post;
+    expect(invokeOp.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]));
+    expect(Object.keys(invokeOp.responses)).toEqual(expect.arrayContaining(['200', '202', '409', '422']));
+    for (const decision of ['approve', 'deny']) {
+      const op = doc.paths[`/v1/projects/{projectId}/invocations/{invocationId}/${decision}`].post;
+      expect((op.security ?? []).length).toBeGreaterThan(0);
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
+    }
+  });
+
   it.each([
     ['an empty batch', { calls: [] }, 'empty_batch'],
     ['33 calls', { calls: Array.from({ length: 33 }, (_, i) => ({ id: `c${i}`, tool: 'write_file', arguments: { path: `f${i}`, content: 'x' } })) }, 'batch_too_large'],
