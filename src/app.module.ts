@@ -8,6 +8,7 @@ import { WorkerPoolModule } from './app-worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { CallsModule } from './calls/calls.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ShutdownModule } from './shutdown/shutdown.module.js';
 import { TenantRateLimitGuard } from './rate-limit/tenant-rate-limit.guard.js';
@@ -38,6 +39,7 @@ export class AppModule {
         AuditModule,
         ToolsModule,
         McpModule,
+        CallsModule,
         RateLimitModule,
         ShutdownModule,
         HealthModule,

@@ -8,6 +8,7 @@ import { AuditPartitions } from './audit-partitions.js';
 import { InvocationsController } from './invocations.controller.js';
 import { InvocationsService } from './invocations.service.js';
 import { InvocationsExportService } from './invocations-export.service.js';
+import { ParkedCallsRepository } from './parked-calls.repository.js';
 
 @Module({
   imports: [ProjectsModule],
@@ -24,7 +25,8 @@ import { InvocationsExportService } from './invocations-export.service.js';
     AuditService,
     InvocationsService,
     InvocationsExportService,
+    ParkedCallsRepository,
   ],
-  exports: [AuditService, AuditWriter, AuditPartitions],
+  exports: [AuditService, AuditWriter, AuditPartitions, ParkedCallsRepository],
 })
 export class AuditModule {}

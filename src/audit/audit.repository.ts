@@ -25,7 +25,7 @@ export interface InvocationRecord {
   finishedAt: Date;
 }
 
-export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied'] as const;
+export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired'] as const;
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
 export const INVOCATION_CHANNELS = ['rest', 'mcp'] as const;
 export type InvocationChannel = (typeof INVOCATION_CHANNELS)[number];
@@ -69,7 +69,7 @@ export class AuditRepository {
 
   // One statement for any number of rows: the columns go as arrays and unnest() turns them back into
   // rows, so the statement text never changes. Rows already written by an earlier, interrupted attempt
-  // are skipped. It goes to the driver directly; failures carry PostgreSQL's SQLSTATE in `code`.
+  // are skipped, except a call's pending_approval row, which its decision's row replaces. It goes to the driver directly; failures carry PostgreSQL's SQLSTATE in `code`.
   async insertMany(records: InvocationRecord[]): Promise<void> {
     const column = <T>(pick: (r: InvocationRecord) => T) => records.map(pick);
     await this.driver.query(
@@ -77,7 +77,9 @@ export class AuditRepository {
          arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[], $15::text[])
-       ON CONFLICT (id, started_at) DO NOTHING`,
+       ON CONFLICT (id, started_at) DO UPDATE SET status = EXCLUDED.status, event = EXCLUDED.event, error_code = EXCLUDED.error_code,
+         error_message = EXCLUDED.error_message, duration_ms = EXCLUDED.duration_ms, finished_at = EXCLUDED.finished_at
+         WHERE invocations.status = 'pending_approval'`,
       [
       column((r) => r.id),
       column((r) => r.tenantId),

@@ -36,6 +36,11 @@ export class AuditService {
     });
   }
 
+  // Waits until every row queued so far is written (a row that replaces a pending one must come in a later statement).
+  flush(): Promise<void> {
+    return this.writer.drain();
+  }
+
   async list<R>(
     tenantId: string,
     projectId: string,

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { ParkedCall } from '../generated/prisma/client.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { AuditService } from './audit.service.js';
+import { ParkedCallsRepository } from './parked-calls.repository.js';
 import { InvocationResponseDto, type InvocationListResponseDto, type ListInvocationsQueryDto } from './dto/invocation.dto.js';
 
 @Injectable()
@@ -8,6 +10,7 @@ export class InvocationsService {
   constructor(
     private readonly audit: AuditService,
     private readonly projects: ProjectsService,
+    private readonly parked: ParkedCallsRepository,
   ) {}
 
   async list(tenantId: string, projectId: string, query: ListInvocationsQueryDto): Promise<InvocationListResponseDto> {
@@ -19,6 +22,21 @@ export class InvocationsService {
 
   async get(tenantId: string, projectId: string, invocationId: string): Promise<InvocationResponseDto> {
     await this.projects.get(tenantId, projectId);
-    return InvocationResponseDto.from(await this.audit.get(tenantId, projectId, invocationId));
+    const row = await this.audit.get(tenantId, projectId, invocationId);
+    // A call that was parked for approval: its decision, and once decided what it answered.
+    const parked = await this.parked.findById(tenantId, projectId, invocationId);
+    return { ...InvocationResponseDto.from(row), ...(parked ? approvalOf(parked) : {}) };
   }
+}
+
+function approvalOf(call: ParkedCall): Pick<InvocationResponseDto, 'approval' | 'outcome'> {
+  return {
+    approval: {
+      status: call.status === 'done' ? 'approved' : call.status,
+      reason: call.reason,
+      decidedAt: call.decidedAt?.toISOString() ?? null,
+      expiresAt: call.expiresAt.toISOString(),
+    },
+    ...(call.outcome !== null ? { outcome: call.outcome as Record<string, unknown> } : {}),
+  };
 }

@@ -71,6 +71,17 @@ export interface AppConfig {
     // How long audit rows are kept (AUDIT_RETENTION_DAYS); 0 keeps them forever.
     retentionMs: number;
   };
+  // Call control: batches, idempotency keys, approval of calls (see src/calls).
+  calls: {
+    // Calls of one batch running at once.
+    batchConcurrency: number;
+    // How long an idempotency key's answer is kept (IDEMPOTENCY_TTL_HOURS).
+    idempotencyTtlMs: number;
+    // How long a repeat waits for the first request with its key before answering 409.
+    idempotencyWaitMs: number;
+    // A parked call not approved or denied within this expires and never runs.
+    approvalTimeoutMs: number;
+  };
 }
 
 // How tenant commands (shell_exec, command skills) are confined; see src/sandbox.

@@ -72,6 +72,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       flushIntervalMs: read.integer('AUDIT_FLUSH_INTERVAL_MS', 5, 0, 600_000),
       retentionMs: read.days('AUDIT_RETENTION_DAYS', 30, 36_500),
     },
+    calls: {
+      batchConcurrency: read.integer('BATCH_CONCURRENCY', 8, 1, 32),
+      idempotencyTtlMs: read.integer('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365) * 3_600_000,
+      idempotencyWaitMs: read.integer('IDEMPOTENCY_WAIT_MS', 10_000, 0, 600_000),
+      approvalTimeoutMs: read.integer('APPROVAL_TIMEOUT_MS', 15 * 60_000, 100, 7 * 86_400_000),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -90,13 +90,18 @@ export class McpEndpointService {
   }
 
   private async call(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal): Promise<CallToolResult> {
-    // notifications/cancelled for this request stops the call like a client that went away.
-    const onCancel = () => caller.controller.abort(new ClientDisconnected());
+    // Each call its own controller: in a JSON-RPC batch, one call's deadline must not stop the others.
+    // notifications/cancelled for this request, or the client going away, stops it.
+    const controller = new AbortController();
+    const onCancel = () => controller.abort(new ClientDisconnected());
+    const onGone = () => controller.abort(caller.controller.signal.reason);
     cancelled.addEventListener('abort', onCancel, { once: true });
+    if (caller.controller.signal.aborted) onGone();
+    else caller.controller.signal.addEventListener('abort', onGone, { once: true });
     try {
       const outcome = await this.calls.call(
         { tenantId: caller.tenantId, projectId: caller.projectId, toolName: name, body: { arguments: args }, channel: 'mcp' },
-        caller.controller,
+        controller,
       );
       return fromInvocation(outcome);
     } catch (error) {
@@ -106,6 +111,7 @@ export class McpEndpointService {
       throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
     } finally {
       cancelled.removeEventListener('abort', onCancel);
+      caller.controller.signal.removeEventListener('abort', onGone);
     }
   }
 }

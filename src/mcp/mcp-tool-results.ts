@@ -1,6 +1,6 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AppError } from '../common/errors/app-error.js';
-import type { InvocationResultDto } from '../tools/dto/tool.dto.js';
+import type { InvocationResultDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
 import type { ToolDefinition } from '../tools/tool-definition.js';
 import { formatTool } from '../tools/tool-formats.js';
 
@@ -24,8 +24,9 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 
 // The outcome of a call that ran: the JSON result as structuredContent and as text, or isError with the
 // tool's error written for the model (status error or timeout).
-export function fromInvocation(outcome: InvocationResultDto): CallToolResult {
+export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto): CallToolResult {
   const _meta = { [INVOCATION_ID_META]: outcome.invocationId };
+  if (outcome.status === 'pending_approval') return awaitingApproval(outcome, _meta);
   if (outcome.status === 'ok') {
     const text = JSON.stringify(outcome.result ?? null);
     // structuredContent is an object in MCP: any other JSON value is carried as { result }.
@@ -52,4 +53,13 @@ export function fromRefusal(error: AppError): CallToolResult {
       error: { code: error.code, message: error.message, ...error.extra, ...(error.details ? { details: error.details } : {}) },
     },
   };
+}
+
+// A call the project requires a person to approve: not an error, and not a result either. The model is
+// told it has not run and where its outcome will be.
+function awaitingApproval(outcome: PendingApprovalDto, _meta: Record<string, unknown>): CallToolResult {
+  const text =
+    `This call of ${outcome.tool} awaits approval by a person and has not run yet (invocation ${outcome.invocationId}, ` +
+    `expires ${outcome.expiresAt}). Do not repeat it; its outcome will be at GET /v1/projects/{projectId}/invocations/${outcome.invocationId}.`;
+  return { content: [{ type: 'text', text }], structuredContent: { ...outcome }, _meta };
 }

@@ -10,6 +10,7 @@ export interface ProjectFields {
   workspacePath: string | null;
   shellEnabled: boolean;
   shellAllowlist: string[];
+  approvalRequired: string[];
 }
 
 @Injectable()

@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
 import { Prisma, type Project } from '../generated/prisma/client.js';
+import { badRequest } from '../common/errors/app-error.js';
+import { SkillTools } from '../skills/skill-tools.js';
+import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import { projectNotFound, projectSlugTaken } from './projects.errors.js';
 import type { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
@@ -15,6 +18,7 @@ export class ProjectsService {
     private readonly projects: ProjectsRepository,
     private readonly workspaces: WorkspaceResolver,
     private readonly changes: ProjectChanges,
+    private readonly skillTools: SkillTools,
   ) {}
 
   async create(tenantId: string, dto: CreateProjectDto): Promise<Project> {
@@ -26,6 +30,8 @@ export class ProjectsService {
         workspacePath,
         shellEnabled: dto.shellEnabled ?? false,
         shellAllowlist: dto.shellAllowlist ?? [],
+        // A new project has no skills yet: only built-in tools can be named.
+        approvalRequired: checkToolNames(dto.approvalRequired ?? [], BUILTIN_TOOL_NAMES),
       }),
     );
     await this.workspaces.provision(project.id);
@@ -56,6 +62,7 @@ export class ProjectsService {
       workspacePath,
       shellEnabled: dto.shellEnabled,
       shellAllowlist: dto.shellAllowlist,
+      approvalRequired: dto.approvalRequired === undefined ? undefined : await this.approvalNames(tenantId, projectId, dto.approvalRequired),
     };
     const project = await withSlugConflict(dto.slug ?? '', () => this.projects.update(tenantId, projectId, fields));
     this.changes.changed(tenantId, projectId);
@@ -63,11 +70,27 @@ export class ProjectsService {
     return project;
   }
 
+  private async approvalNames(tenantId: string, projectId: string, names: string[]): Promise<string[]> {
+    const skillTools = await this.skillTools.forProject(tenantId, projectId);
+    return checkToolNames(names, [...BUILTIN_TOOL_NAMES, ...skillTools.map((t) => t.executor.definition.name)]);
+  }
+
   async delete(tenantId: string, projectId: string): Promise<void> {
     const deleted = await this.projects.delete(tenantId, projectId);
     this.changes.changed(tenantId, projectId);
     if (!deleted) throw projectNotFound(projectId);
   }
+}
+
+// Tool names the project can call: its built-ins and the tools of its enabled skills.
+function checkToolNames(names: string[], known: readonly string[]): string[] {
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0) {
+    throw badRequest('unknown_tool', `approvalRequired names tool(s) this project does not have: ${unknown.join(', ')}; GET /v1/projects/{id}/tools lists them`, {
+      unknown,
+    });
+  }
+  return [...new Set(names)];
 }
 
 async function withSlugConflict<T>(slug: string, write: () => Promise<T>): Promise<T> {

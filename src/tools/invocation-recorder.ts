@@ -35,6 +35,50 @@ export class InvocationRecorder {
     this.events.emit({ type: 'tool.started', ...call });
   }
 
+  // A call parked for approval: its audit row says pending_approval until the decision replaces it.
+  async parked(call: CallIdentity, args: RedactedArguments, startedAt: Date): Promise<void> {
+    await this.audit.record({
+      ...this.row(call),
+      status: 'pending_approval',
+      event: null,
+      errorCode: null,
+      errorMessage: null,
+      durationMs: 0,
+      arguments: args.value,
+      redactedPaths: args.paths,
+      startedAt,
+      finishedAt: startedAt,
+    });
+    this.events.emit({ type: 'tool.pending', ...call, status: 'pending_approval' });
+  }
+
+  // A parked call denied or expired: it never ran. The arguments stay as the pending row has them.
+  async refusedParked(call: CallIdentity, status: 'denied' | 'expired', error: { code: string; message: string }, startedAt: Date): Promise<void> {
+    const finishedAt = new Date();
+    const durationMs = finishedAt.getTime() - startedAt.getTime();
+    await this.audit.record({
+      ...this.row(call),
+      status,
+      event: null,
+      errorCode: error.code,
+      errorMessage: error.message,
+      durationMs,
+      arguments: null,
+      redactedPaths: [],
+      startedAt,
+      finishedAt,
+    });
+    this.events.emit({ type: 'tool.denied', ...call, status, error, durationMs });
+  }
+
+  result(call: CallIdentity, status: string, durationMs: number, error?: { code: string; message: string }): void {
+    this.events.emit({ type: 'tool.result', ...call, status, error, durationMs });
+  }
+
+  private row(call: CallIdentity) {
+    return { id: call.invocationId, tenantId: call.tenantId, projectId: call.projectId, tool: call.tool, channel: call.channel };
+  }
+
   async finished(call: CallIdentity, outcome: CallOutcome): Promise<number> {
     const finishedAt = new Date();
     const durationMs = finishedAt.getTime() - outcome.startedAt.getTime();

@@ -61,9 +61,11 @@ export class ToolCallGate {
     private readonly limiter: TenantRateLimiter,
   ) {}
 
-  async admit(call: RawToolCall): Promise<ValidatedToolCall> {
-    const startedAt = new Date();
-    const invocationId = randomUUID();
+  // `resume`: an approved call parked earlier, admitted again under its own id and audit row (its
+  // commands were charged to the rate limit when it arrived).
+  async admit(call: RawToolCall, resume?: { invocationId: string; startedAt: Date }): Promise<ValidatedToolCall> {
+    const startedAt = resume?.startedAt ?? new Date();
+    const invocationId = resume?.invocationId ?? randomUUID();
     const project = await this.registry.forProject(call.tenantId, call.projectId);
     const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel };
     const body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
@@ -74,7 +76,7 @@ export class ToolCallGate {
       await this.refused(identity, error, body, undefined, startedAt);
       throw error;
     }
-    if (tool.executor.spawnsProcesses === true) await this.limiter.chargeCommand(call.tenantId);
+    if (tool.executor.spawnsProcesses === true && !resume) await this.limiter.chargeCommand(call.tenantId);
     try {
       checkEnvelope(call.body);
       const timeoutMs = callTimeout(body.timeoutMs, tool.executor.definition.timeoutMs);

@@ -1,20 +1,56 @@
 import { Injectable } from '@nestjs/common';
-import type { InvocationResultDto } from './dto/tool.dto.js';
+import type { InvocationChannel } from '../audit/audit.repository.js';
+import { CallParking } from './call-parking.js';
+import type { InvocationResultDto, PendingApprovalDto } from './dto/tool.dto.js';
 import { type RawToolCall, ToolCallGate } from './tool-call.gate.js';
 import { ToolInvocationService } from './tool-invocation.service.js';
 
-// The one path a tool call takes, whichever channel brought it (REST invoke, MCP tools/call): the gate
-// (project, tool, commands rate limit, arguments, workspace), then the run (deadline, cancellation,
-// audit row with the channel, events). A refusal is an AppError; a tool that ran answers its outcome.
+// What a call that was admitted answers: the outcome of its run, or its parking for approval.
+export type ToolCallOutcome = InvocationResultDto | PendingApprovalDto;
+
+export interface ApprovedCall {
+  invocationId: string;
+  tenantId: string;
+  projectId: string;
+  tool: string;
+  channel: InvocationChannel;
+  arguments: unknown;
+  timeoutMs: number;
+  startedAt: Date;
+}
+
+// The one path a tool call takes, whichever channel brought it (REST invoke, batch, MCP tools/call): the
+// gate (project, tool, commands rate limit, arguments, workspace), then either parking (the project requires
+// approval of the tool) or the run (deadline, cancellation, audit row with the channel, events). A refusal
+// is an AppError; a tool that ran answers its outcome.
 @Injectable()
 export class ToolCallsService {
   constructor(
     private readonly gate: ToolCallGate,
     private readonly invocations: ToolInvocationService,
+    private readonly parking: CallParking,
   ) {}
 
   // `controller` is aborted when the client goes away; the run aborts it too at the deadline.
-  async call(request: RawToolCall, controller: AbortController): Promise<InvocationResultDto> {
-    return this.invocations.invoke(await this.gate.admit(request), controller);
+  async call(request: RawToolCall, controller: AbortController): Promise<ToolCallOutcome> {
+    const call = await this.gate.admit(request);
+    if (this.parking.needsApproval(call)) return this.parking.park(call);
+    return this.invocations.invoke(call, controller);
+  }
+
+  // An approved parked call: through the gate again (the tool or the workspace may have changed since),
+  // then run under its own id, with a controller of its own: nobody's connection carries it.
+  async runApproved(call: ApprovedCall): Promise<InvocationResultDto> {
+    const admitted = await this.gate.admit(
+      {
+        tenantId: call.tenantId,
+        projectId: call.projectId,
+        toolName: call.tool,
+        body: { arguments: call.arguments, timeoutMs: call.timeoutMs },
+        channel: call.channel,
+      },
+      { invocationId: call.invocationId, startedAt: call.startedAt },
+    );
+    return this.invocations.invoke(admitted, new AbortController());
   }
 }

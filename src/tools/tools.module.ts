@@ -14,6 +14,7 @@ import { ListFilesExecutor } from './executors/list-files.executor.js';
 import { ReadFileExecutor } from './executors/read-file.executor.js';
 import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
+import { CallParking } from './call-parking.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { InvocationRecorder } from './invocation-recorder.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
@@ -43,6 +44,7 @@ import { ToolsService } from './tools.service.js';
     ToolRegistry,
     ToolCallGate,
     ToolCallsService,
+    CallParking,
     ToolEvents,
     ToolEventsService,
     InvocationRecorder,
@@ -50,6 +52,6 @@ import { ToolsService } from './tools.service.js';
     ToolInvocationService,
     ToolsService,
   ],
-  exports: [ToolRegistry, ToolEvents, InFlightCalls, ToolCallsService],
+  exports: [ToolRegistry, ToolEvents, InFlightCalls, ToolCallsService, InvocationRecorder],
 })
 export class ToolsModule {}

@@ -5,6 +5,8 @@ import { PrismaService } from '../database/prisma.service.js';
 export interface ProjectToolSettings {
   shellEnabled: boolean;
   shellAllowlist: string[];
+  // Tools whose calls wait for a person's approval.
+  approvalRequired: string[];
 }
 
 @Injectable()
@@ -15,7 +17,7 @@ export class ToolsRepository {
     if (!isUuid(projectId)) return Promise.resolve(null);
     return this.prisma.project.findFirst({
       where: { id: projectId, tenantId },
-      select: { shellEnabled: true, shellAllowlist: true },
+      select: { shellEnabled: true, shellAllowlist: true, approvalRequired: true },
     });
   }
 }

@@ -24,6 +24,7 @@ describe('projects', () => {
       workspacePath: null,
       shellEnabled: false,
       shellAllowlist: [],
+      approvalRequired: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

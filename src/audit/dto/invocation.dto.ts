@@ -17,6 +17,13 @@ export class ListInvocationsQueryDto extends PageQueryDto {
   status?: InvocationStatus;
 }
 
+export class InvocationApprovalDto {
+  @ApiProperty({ enum: ['pending', 'approved', 'denied', 'expired'] }) status!: string;
+  @ApiProperty({ nullable: true, type: String }) reason!: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) decidedAt!: string | null;
+  @ApiProperty({ format: 'date-time' }) expiresAt!: string;
+}
+
 export class InvocationResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) projectId!: string;
@@ -37,6 +44,14 @@ export class InvocationResponseDto {
   redactedPaths!: string[];
   @ApiProperty({ format: 'date-time' }) startedAt!: string;
   @ApiProperty({ format: 'date-time' }) finishedAt!: string;
+  @ApiPropertyOptional({ type: () => InvocationApprovalDto, description: 'Only for a call parked for approval' })
+  approval?: InvocationApprovalDto;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'A decided parked call: what it answered (an approved call: status, result or error, durationMs)',
+  })
+  outcome?: Record<string, unknown>;
 
   static from(row: Invocation): InvocationResponseDto {
     return {

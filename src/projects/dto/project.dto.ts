@@ -23,6 +23,18 @@ class ProjectShellSettingsDto {
   @IsString({ each: true })
   @Matches(/^(\/[^\0]+|[A-Za-z0-9._+-]+)$/, { each: true, message: 'shellAllowlist entries must be executable names or absolute paths' })
   shellAllowlist?: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['delete_file', 'shell_exec'],
+    description: "Tools (built-in or from the project's skills) whose calls wait for a person: parked with 202 pending_approval until approved or denied",
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(128, { each: true })
+  approvalRequired?: string[];
 }
 
 export class CreateProjectDto extends ProjectShellSettingsDto {
@@ -73,6 +85,7 @@ export class ProjectResponseDto {
   @ApiProperty({ nullable: true, type: String }) workspacePath!: string | null;
   @ApiProperty() shellEnabled!: boolean;
   @ApiProperty({ type: [String] }) shellAllowlist!: string[];
+  @ApiProperty({ type: [String], description: 'Tools whose calls wait for approval' }) approvalRequired!: string[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 
@@ -84,6 +97,7 @@ export class ProjectResponseDto {
       workspacePath: p.workspacePath,
       shellEnabled: p.shellEnabled,
       shellAllowlist: p.shellAllowlist,
+      approvalRequired: p.approvalRequired,
       createdAt: p.createdAt.toISOString(),
       updatedAt: p.updatedAt.toISOString(),
     };

@@ -85,3 +85,11 @@ export class InvalidArgumentsResponseDto {
   @ApiProperty({ type: InvalidArgumentsErrorDto }) error!: InvalidArgumentsErrorDto;
   @ApiProperty() requestId!: string;
 }
+
+// A call the project requires a person to approve: validated, audited as pending_approval, not run.
+export class PendingApprovalDto {
+  @ApiProperty({ format: 'uuid', description: 'Approve or deny it at POST .../invocations/{invocationId}/approve or /deny' }) invocationId!: string;
+  @ApiProperty() tool!: string;
+  @ApiProperty({ enum: ['pending_approval'] }) status!: 'pending_approval';
+  @ApiProperty({ format: 'date-time', description: 'Not decided by then, it expires and never runs' }) expiresAt!: string;
+}

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { filter, map, merge, type Observable, Subject, interval } from 'rxjs';
 
-export type ToolEventType = 'tool.started' | 'tool.completed' | 'tool.error';
+// tool.pending: parked for approval; tool.denied: denied or expired (never ran); tool.result: an approved call finished.
+export type ToolEventType = 'tool.started' | 'tool.completed' | 'tool.error' | 'tool.pending' | 'tool.denied' | 'tool.result';
 
 export interface ToolEvent {
   type: ToolEventType;

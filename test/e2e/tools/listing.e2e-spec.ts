@@ -237,7 +237,7 @@ describe('the OpenAPI document for tools', () => {
     expect(Object.keys(properties(entry))).toEqual(
       expect.arrayContaining(['id', 'tool', 'status', 'event', 'errorCode', 'arguments', 'argumentsTruncated', 'durationMs']),
     );
-    expect(properties(entry).status.enum).toEqual(['ok', 'error', 'timeout', 'invalid_arguments', 'denied']);
+    expect(properties(entry).status.enum).toEqual(['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired']);
     expect((list.parameters ?? []).map((p) => p.name)).toEqual(expect.arrayContaining(['tool', 'status', 'limit', 'cursor']));
     const events = operation('/v1/projects/{projectId}/events', 'get').responses['200'] as { description?: string };
     expect(events.description).toEqual(expect.stringMatching(/tool\.started.*tool\.completed.*tool\.error/));

@@ -1,0 +1,42 @@
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { ApprovalsService } from './approvals.service.js';
+import { DecisionBodyDto, DecisionResponseDto } from './dto/approval.dto.js';
+
+@ApiTags('invocations')
+@TenantAuth()
+@Controller('v1/projects/:projectId/invocations/:invocationId')
+@ApiNotFoundResponse({ type: ErrorResponseDto, description: "project_not_found, approval_not_found (also another tenant's call)" })
+@ApiConflictResponse({ type: ErrorResponseDto, description: 'approval_already_decided (a decision is taken once), approval_expired' })
+export class ApprovalsController {
+  constructor(private readonly approvals: ApprovalsService) {}
+
+  @Post('approve')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Approve a call parked for approval: it runs now, and this answers its outcome' })
+  @ApiOkResponse({ type: DecisionResponseDto })
+  @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'shutting_down: approve it on another instance' })
+  approve(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Param('invocationId') invocationId: string,
+    @Body() body: DecisionBodyDto,
+  ): Promise<DecisionResponseDto> {
+    return this.approvals.approve(tenant.tenantId, projectId, invocationId, body.reason ?? null);
+  }
+
+  @Post('deny')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Deny a call parked for approval: it never runs' })
+  @ApiOkResponse({ type: DecisionResponseDto })
+  deny(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Param('invocationId') invocationId: string,
+    @Body() body: DecisionBodyDto,
+  ): Promise<DecisionResponseDto> {
+    return this.approvals.deny(tenant.tenantId, projectId, invocationId, body.reason ?? null);
+  }
+}

@@ -1,0 +1,123 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { InvocationChannel } from '../audit/audit.repository.js';
+import { AuditService } from '../audit/audit.service.js';
+import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
+import { AppError, conflict, notFound } from '../common/errors/app-error.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { ParkedCall } from '../generated/prisma/client.js';
+import { InFlightCalls } from '../tools/in-flight-calls.js';
+import { type CallIdentity, InvocationRecorder } from '../tools/invocation-recorder.js';
+import { ToolCallsService } from '../tools/tool-calls.service.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import type { DecisionResponseDto } from './dto/approval.dto.js';
+
+const EXPIRE_BATCH = 100;
+
+// The decision on a parked call, taken once: approve runs it (through the gate again, under its own id and
+// audit row), deny refuses it; either way its audit row, the event stream (tool.result / tool.denied) and
+// GET .../invocations/{id} tell the caller. A call not decided within APPROVAL_TIMEOUT_MS expires and
+// never runs. Parked calls live in the database: they survive a restart and any instance can decide them.
+@Injectable()
+export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Approvals');
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly parked: ParkedCallsRepository,
+    private readonly calls: ToolCallsService,
+    private readonly registry: ToolRegistry,
+    private readonly recorder: InvocationRecorder,
+    private readonly audit: AuditService,
+    private readonly inFlight: InFlightCalls,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    const every = Math.min(30_000, Math.max(50, Math.floor(this.config.calls.approvalTimeoutMs / 4)));
+    this.sweeper = setInterval(() => void this.expireDue(), every);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.sweeper);
+  }
+
+  async approve(tenantId: string, projectId: string, invocationId: string, reason: string | null): Promise<DecisionResponseDto> {
+    await this.registry.forProject(tenantId, projectId);
+    // Not while shutting down: an approved call must run, not be refused for a reason the approver cannot fix.
+    this.inFlight.admit();
+    const call = await this.parked.decide(tenantId, projectId, invocationId, 'approved', reason);
+    if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
+    // The pending row must be written before the row that replaces it.
+    await this.audit.flush();
+    const identity = identityOf(call);
+    let outcome: Record<string, unknown>;
+    try {
+      const result = await this.calls.runApproved({ ...identity, arguments: call.arguments, timeoutMs: call.timeoutMs, startedAt: call.startedAt });
+      outcome = { ...result };
+      this.recorder.result(identity, result.status, result.durationMs, result.error);
+    } catch (error) {
+      if (!(error instanceof AppError)) {
+        await this.parked.finish(call.id, { invocationId: call.id, tool: call.tool, status: 'error', error: { code: 'internal_error', message: 'The call failed unexpectedly' } });
+        throw error;
+      }
+      // Refused when admitted again (the tool was removed, the workspace moved): it did not run.
+      const refusal = { code: error.code, message: error.message };
+      outcome = { invocationId: call.id, tool: call.tool, status: error.code === 'invalid_arguments' ? 'invalid_arguments' : 'denied', error: refusal };
+      this.recorder.result(identity, outcome.status as string, 0, refusal);
+    }
+    await this.parked.finish(call.id, outcome);
+    return { invocationId: call.id, decision: 'approved', outcome };
+  }
+
+  async deny(tenantId: string, projectId: string, invocationId: string, reason: string | null): Promise<DecisionResponseDto> {
+    await this.registry.forProject(tenantId, projectId);
+    const call = await this.parked.decide(tenantId, projectId, invocationId, 'denied', reason);
+    if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
+    const error = {
+      code: 'approval_denied',
+      message: reason ? `A person denied this call: ${reason}. It did not run.` : 'A person denied this call. It did not run.',
+    };
+    await this.audit.flush();
+    await this.recorder.refusedParked(identityOf(call), 'denied', error, call.startedAt);
+    const outcome = { invocationId: call.id, tool: call.tool, status: 'denied', error };
+    await this.parked.setOutcome(call.id, outcome);
+    return { invocationId: call.id, decision: 'denied', outcome };
+  }
+
+  // Expires what is due (each call once, whichever instance gets it), then says why this one was not pending.
+  private async whyNot(tenantId: string, projectId: string, invocationId: string): Promise<AppError> {
+    const call = await this.parked.findById(tenantId, projectId, invocationId);
+    if (!call) return notFound('approval_not_found', `No call awaiting approval with id '${invocationId}' in this project`);
+    if (call.status === 'pending') await this.expireDue();
+    const status = call.status === 'pending' ? 'expired' : call.status;
+    if (status === 'expired') {
+      return conflict('approval_expired', `This call was not decided within ${this.config.calls.approvalTimeoutMs} ms and expired; it never ran`, { status });
+    }
+    return conflict('approval_already_decided', `This call was already decided (${status === 'denied' ? 'denied' : 'approved'}); a decision is taken once`, {
+      status: status === 'denied' ? 'denied' : 'approved',
+    });
+  }
+
+  async expireDue(): Promise<void> {
+    try {
+      for (;;) {
+        const expired = await this.parked.expireDue(EXPIRE_BATCH);
+        if (expired.length === 0) return;
+        await this.audit.flush();
+        for (const call of expired) {
+          const error = { code: 'approval_expired', message: `Nobody approved this call within ${this.config.calls.approvalTimeoutMs} ms; it expired and did not run.` };
+          await this.recorder.refusedParked(identityOf(call), 'expired', error, call.startedAt);
+          await this.parked.setOutcome(call.id, { invocationId: call.id, tool: call.tool, status: 'expired', error });
+        }
+        if (expired.length < EXPIRE_BATCH) return;
+      }
+    } catch (error) {
+      this.logger.warn(`Expiring parked calls failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+function identityOf(call: ParkedCall): CallIdentity {
+  return { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.id, tool: call.tool, channel: call.channel as InvocationChannel };
+}

@@ -1,0 +1,80 @@
+import { Body, Controller, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiForbiddenResponse,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
+import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
+import { InvalidArgumentsResponseDto, InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
+import { type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
+import { BatchBodyDto, BatchResponseDto } from './dto/batch.dto.js';
+import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from './json-reply.js';
+import { ToolBatchService } from './tool-batch.service.js';
+import { ToolInvokeService } from './tool-invoke.service.js';
+
+const IDEMPOTENCY_HEADER = {
+  name: 'Idempotency-Key',
+  required: false,
+  description:
+    '1-255 visible ASCII characters. The first answer is stored (IDEMPOTENCY_TTL_HOURS); a repeat of the same call returns it with Idempotent-Replayed: true and the tool does not run again',
+};
+
+@ApiTags('tools')
+@TenantAuth()
+@Controller('v1/projects/:projectId/tools')
+@ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or tool_not_found with details.suggestions' })
+export class CallsController {
+  constructor(
+    private readonly invoker: ToolInvokeService,
+    private readonly batches: ToolBatchService,
+  ) {}
+
+  @Post(':toolName/invoke')
+  @ApiHeader(IDEMPOTENCY_HEADER)
+  @ApiBody({ type: InvokeToolBodyDto })
+  @ApiOkResponse({
+    type: InvocationResultDto,
+    description: 'The tool ran: status ok, error or timeout',
+    headers: { 'Idempotent-Replayed': { description: 'true when this is the stored answer of an earlier request with the same key', schema: { type: 'string' } } },
+  })
+  @ApiAcceptedResponse({ type: PendingApprovalDto, description: 'The project requires approval of this tool: the call is parked, not run' })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_body, invalid_path, invalid_timeout, invalid_idempotency_key' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: 'Refused before running: path_outside_workspace, url_blocked, command_not_allowed, shell_disabled, special_file, hard_link',
+  })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'idempotency_in_progress: the first request with this key is still running (Retry-After)' })
+  @ApiUnprocessableEntityResponse({ type: InvalidArgumentsResponseDto, description: 'invalid_arguments; idempotency_key_reused' })
+  async invoke(
+    @RestToolCall() call: RawToolCall,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @ClientAbortController() controller: AbortController,
+    @Res() response: ExpressLikeResponse | FastifyLikeReply,
+  ): Promise<void> {
+    const answer = await this.invoker.invoke(call, idempotencyKey, controller);
+    jsonReply(response).send(answer.status, answer.headers, answer.body);
+  }
+
+  @Post('batch')
+  @HttpCode(200)
+  @ApiBody({ type: BatchBodyDto })
+  @ApiOkResponse({ type: BatchResponseDto, description: 'Every call answered on its own, in the order of the request; 200 even when some failed' })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'Nothing ran: invalid_batch, empty_batch, batch_too_large (over 32 calls), duplicate_call_id, invalid_idempotency_key' })
+  batch(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Body() body: unknown,
+    @ClientAbortController() controller: AbortController,
+  ): Promise<BatchResponseDto> {
+    return this.batches.run(tenant.tenantId, projectId, body, controller);
+  }
+}

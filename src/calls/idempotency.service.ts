@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { AppError, badRequest, unprocessable } from '../common/errors/app-error.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { ToolCallOutcome } from '../tools/tool-calls.service.js';
+import { type IdempotencyScope, IdempotencyRepository } from './idempotency.repository.js';
+
+// Longer than any call may run (the longest tool deadline is 120 s): a request that still holds its key
+// past this is taken to have died with its instance, and a retry of the same call may run it.
+const LEASE_MS = 5 * 60_000;
+const POLL_MS = 50;
+const SWEEP_INTERVAL_MS = 60_000;
+const SWEEP_BATCH = 1000;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+// Idempotency keys after the IETF draft "The Idempotency-Key HTTP Header Field" (draft-ietf-httpapi-
+// idempotency-key-header) and Stripe's API: the first request with a key stores its answer (24 h by
+// default); a repeat of the same call gets that answer again, marked replayed, and the tool does not run
+// twice; the same key with another call is 422 idempotency_key_reused. A repeat that arrives while the
+// first still runs waits for its answer, up to IDEMPOTENCY_WAIT_MS, then answers 409
+// idempotency_in_progress (Retry-After: 1), as the draft and Stripe do for concurrent use of a key.
+// Only an answer of a call that ran (or was parked for approval) is stored; a refusal (invalid arguments,
+// rate limit, shutdown) releases the key, so the retry is judged afresh (Stripe stores no result for a
+// request that failed validation or never started executing).
+@Injectable()
+export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Idempotency');
+  // Calls of this instance still running, by key: a repeat here wakes when they end instead of polling.
+  private readonly running = new Map<string, Promise<unknown>>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly repository: IdempotencyRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  static checkKey(key: string): void {
+    if (!KEY.test(key)) {
+      throw badRequest('invalid_idempotency_key', 'An idempotency key is 1 to 255 visible ASCII characters (no spaces); a UUID is a good choice');
+    }
+  }
+
+  onModuleInit(): void {
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.sweeper);
+  }
+
+  async run(
+    scope: IdempotencyScope,
+    call: unknown,
+    execute: () => Promise<ToolCallOutcome>,
+  ): Promise<{ outcome: ToolCallOutcome; replayed: boolean }> {
+    IdempotencyService.checkKey(scope.key);
+    const fingerprint = createHash('sha256').update(canonicalJson(call)).digest('hex');
+    if (await this.repository.claim(scope, fingerprint, this.config.calls.idempotencyTtlMs, LEASE_MS)) {
+      return { outcome: await this.runClaimed(scope, execute), replayed: false };
+    }
+    const deadline = Date.now() + this.config.calls.idempotencyWaitMs;
+    for (;;) {
+      const stored = await this.repository.find(scope);
+      // Expired or released in between (the first request was refused): this one may take the key.
+      if (!stored) {
+        if (await this.repository.claim(scope, fingerprint, this.config.calls.idempotencyTtlMs, LEASE_MS)) {
+          return { outcome: await this.runClaimed(scope, execute), replayed: false };
+        }
+        continue;
+      }
+      if (stored.fingerprint !== fingerprint) {
+        throw unprocessable(
+          'idempotency_key_reused',
+          'This Idempotency-Key was already used for a different call (another tool, arguments or timeoutMs); use a new key for a new call',
+        );
+      }
+      if (stored.state === 'done') return { outcome: stored.outcome as ToolCallOutcome, replayed: true };
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new AppError(
+          409,
+          'idempotency_in_progress',
+          'A request with this Idempotency-Key is still running; retry shortly with the same key to get its answer',
+          undefined,
+          undefined,
+          { 'Retry-After': '1' },
+        );
+      }
+      await this.waitFor(scopeKey(scope), left);
+    }
+  }
+
+  private async runClaimed(scope: IdempotencyScope, execute: () => Promise<ToolCallOutcome>): Promise<ToolCallOutcome> {
+    const id = scopeKey(scope);
+    const done = (async () => {
+      try {
+        const outcome = await execute();
+        await this.repository.complete(scope, outcome);
+        return outcome;
+      } catch (error) {
+        await this.repository.release(scope);
+        throw error;
+      }
+    })();
+    this.running.set(id, done);
+    try {
+      return await done;
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  // Until the local call with this key ends (within `left`), or a poll interval for one on another instance.
+  private async waitFor(id: string, left: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const local = this.running.get(id);
+    await Promise.race([
+      local ? local.then(noop, noop) : new Promise(noop),
+      new Promise((resolve) => (timer = setTimeout(resolve, local ? left : Math.min(left, POLL_MS)))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      while ((await this.repository.deleteExpired(SWEEP_BATCH)) === SWEEP_BATCH);
+    } catch (error) {
+      this.logger.warn(`Deleting expired idempotency keys failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+const noop = () => undefined;
+const scopeKey = (s: IdempotencyScope) => `${s.tenantId}\n${s.projectId}\n${s.key}`;
+
+// JSON with object keys sorted at every level, so the same call always hashes the same.
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

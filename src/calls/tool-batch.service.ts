@@ -1,0 +1,79 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors/app-error.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ToolCallsService, type ToolCallOutcome } from '../tools/tool-calls.service.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import { type BatchCall, mapBounded, parseBatch } from './batch-request.js';
+import type { BatchResponseDto, BatchResultDto, BatchStatus } from './dto/batch.dto.js';
+import { IdempotencyService } from './idempotency.service.js';
+
+// Several tool calls in one request, as models emit them in one turn. Each call takes the one call path
+// (ToolCallsService: gate, rate limit, run, audit, events) exactly as a single invoke would; they run
+// concurrently, BATCH_CONCURRENCY at a time, and each is answered on its own: a refused call never runs
+// and stops nothing else. Only a malformed batch (empty, over 32 calls, duplicate ids) is refused whole.
+@Injectable()
+export class ToolBatchService {
+  constructor(
+    private readonly calls: ToolCallsService,
+    private readonly registry: ToolRegistry,
+    private readonly idempotency: IdempotencyService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async run(tenantId: string, projectId: string, body: unknown, request: AbortController): Promise<BatchResponseDto> {
+    const calls = parseBatch(body);
+    for (const call of calls) if (call.idempotencyKey !== undefined) IdempotencyService.checkKey(call.idempotencyKey);
+    // A missing or foreign project is one 404 for the batch, not 32 of them.
+    await this.registry.forProject(tenantId, projectId);
+    const results = await mapBounded(calls, this.config.calls.batchConcurrency, (call) => this.runOne(tenantId, projectId, call, request));
+    return { results };
+  }
+
+  private async runOne(tenantId: string, projectId: string, call: BatchCall, request: AbortController): Promise<BatchResultDto> {
+    const body = { arguments: call.arguments, ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}) };
+    // Each call gets its own controller (its deadline must not cancel its neighbours), cancelled with the request.
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(request.signal.reason);
+    if (request.signal.aborted) onAbort();
+    else request.signal.addEventListener('abort', onAbort, { once: true });
+    const execute = () => this.calls.call({ tenantId, projectId, toolName: call.tool, body, channel: 'rest' }, controller);
+    try {
+      if (call.idempotencyKey === undefined) return toResult(call, await execute());
+      const answer = await this.idempotency.run({ tenantId, projectId, key: call.idempotencyKey }, { tool: call.tool, ...body }, execute);
+      return { ...toResult(call, answer.outcome), ...(answer.replayed ? { replayed: true } : {}) };
+    } catch (error) {
+      if (error instanceof AppError) return refusedResult(call, error);
+      throw error;
+    } finally {
+      request.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function toResult(call: BatchCall, outcome: ToolCallOutcome): BatchResultDto {
+  const { tool, status, ...rest } = outcome;
+  return { id: call.id, tool, status, ...rest };
+}
+
+// A refusal says what a single invoke would have said (code, message, issues and usage for the model).
+function refusedResult(call: BatchCall, error: AppError): BatchResultDto {
+  return {
+    id: call.id,
+    tool: call.tool,
+    status: refusalStatus(error),
+    error: {
+      code: error.code,
+      message: error.message,
+      retryable: error.status === 429 || error.status === 503 || error.status === 409,
+      ...error.extra,
+      ...(error.details ? { details: error.details } : {}),
+    },
+  };
+}
+
+function refusalStatus(error: AppError): BatchStatus {
+  if (error.code === 'invalid_arguments' || error.code === 'invalid_body' || error.code === 'invalid_timeout') return 'invalid_arguments';
+  if (error.status === 429) return 'rate_limited';
+  if (error.status === 503) return 'unavailable';
+  return 'denied';
+}

@@ -1,0 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { PendingApprovalDto } from './dto/tool.dto.js';
+import { InFlightCalls } from './in-flight-calls.js';
+import { InvocationRecorder } from './invocation-recorder.js';
+import type { ValidatedToolCall } from './tool-call.gate.js';
+
+// Parks a validated call whose tool the project requires a person to approve: stored with its
+// arguments until decided (APPROVAL_TIMEOUT_MS), audited as pending_approval, announced as tool.pending.
+// Nothing of it runs here; src/calls/approvals.service.ts runs or refuses it on the decision.
+@Injectable()
+export class CallParking {
+  constructor(
+    private readonly parked: ParkedCallsRepository,
+    private readonly recorder: InvocationRecorder,
+    private readonly inFlight: InFlightCalls,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  needsApproval(call: ValidatedToolCall): boolean {
+    return call.settings.approvalRequired.includes(call.tool.executor.definition.name);
+  }
+
+  async park(call: ValidatedToolCall): Promise<PendingApprovalDto> {
+    // A service shutting down takes no new work, parked or not.
+    this.inFlight.admit();
+    const tool = call.tool.executor.definition.name;
+    const expiresAt = new Date(call.startedAt.getTime() + this.config.calls.approvalTimeoutMs);
+    await this.parked.create({
+      id: call.invocationId,
+      tenantId: call.tenantId,
+      projectId: call.projectId,
+      tool,
+      channel: call.channel,
+      arguments: call.args,
+      timeoutMs: call.timeoutMs,
+      startedAt: call.startedAt,
+      expiresAt,
+    });
+    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel };
+    await this.recorder.parked(identity, call.redacted, call.startedAt);
+    return { invocationId: call.invocationId, tool, status: 'pending_approval', expiresAt: expiresAt.toISOString() };
+  }
+}
