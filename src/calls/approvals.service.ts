@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { InvocationChannel } from '../audit/audit.repository.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
-import { AppError, conflict, notFound } from '../common/errors/app-error.js';
+import { AppError } from '../common/errors/app-error.js';
+import { approvalAlreadyDecided, approvalExpired, approvalNotFound } from './calls.errors.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ParkedCall } from '../generated/prisma/client.js';
 import { InFlightCalls } from '../tools/in-flight-calls.js';
@@ -88,15 +89,11 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
   // Expires what is due (each call once, whichever instance gets it), then says why this one was not pending.
   private async whyNot(tenantId: string, projectId: string, invocationId: string): Promise<AppError> {
     const call = await this.parked.findById(tenantId, projectId, invocationId);
-    if (!call) return notFound('approval_not_found', `No call awaiting approval with id '${invocationId}' in this project`);
+    if (!call) return approvalNotFound(invocationId);
     if (call.status === 'pending') await this.expireDue();
     const status = call.status === 'pending' ? 'expired' : call.status;
-    if (status === 'expired') {
-      return conflict('approval_expired', `This call was not decided within ${this.config.calls.approvalTimeoutMs} ms and expired; it never ran`, { status });
-    }
-    return conflict('approval_already_decided', `This call was already decided (${status === 'denied' ? 'denied' : 'approved'}); a decision is taken once`, {
-      status: status === 'denied' ? 'denied' : 'approved',
-    });
+    if (status === 'expired') return approvalExpired(this.config.calls.approvalTimeoutMs);
+    return approvalAlreadyDecided(status === 'denied' ? 'denied' : 'approved');
   }
 
   async expireDue(): Promise<void> {

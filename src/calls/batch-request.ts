@@ -1,4 +1,4 @@
-import { badRequest } from '../common/errors/app-error.js';
+import { batchTooLarge, duplicateCallId, emptyBatch, invalidBatch, invalidIdempotencyKey } from './calls.errors.js';
 
 export const BATCH_MAX_CALLS = 32;
 const CALL_FIELDS = new Set(['id', 'tool', 'arguments', 'timeoutMs', 'idempotencyKey']);
@@ -17,35 +17,33 @@ export interface BatchCall {
 export function parseBatch(body: unknown): BatchCall[] {
   const calls = (body as { calls?: unknown } | null)?.calls;
   if (typeof body !== 'object' || body === null || Array.isArray(body) || !Array.isArray(calls)) {
-    throw badRequest('invalid_batch', 'The body must be { "calls": [{ "id": "c1", "tool": "read_file", "arguments": {...} }, ...] }');
+    throw invalidBatch('The body must be { "calls": [{ "id": "c1", "tool": "read_file", "arguments": {...} }, ...] }');
   }
   const extra = Object.keys(body).filter((k) => k !== 'calls');
-  if (extra.length > 0) throw badRequest('invalid_batch', `Unknown field(s) ${extra.join(', ')}: the body takes "calls"`);
-  if (calls.length === 0) throw badRequest('empty_batch', 'The batch has no calls: send 1 to 32 calls');
+  if (extra.length > 0) throw invalidBatch(`Unknown field(s) ${extra.join(', ')}: the body takes "calls"`);
+  if (calls.length === 0) throw emptyBatch(BATCH_MAX_CALLS);
   if (calls.length > BATCH_MAX_CALLS) {
-    throw badRequest('batch_too_large', `The batch has ${calls.length} calls; at most ${BATCH_MAX_CALLS} run in one request: split it`, {
-      max: BATCH_MAX_CALLS,
-    });
+    throw batchTooLarge(calls.length, BATCH_MAX_CALLS);
   }
   const seen = new Set<string>();
   return calls.map((raw: unknown, index) => {
     const at = `calls[${index}]`;
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest('invalid_batch', `${at} must be an object`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidBatch(`${at} must be an object`);
     const call = raw as Record<string, unknown>;
     const unknown = Object.keys(call).filter((k) => !CALL_FIELDS.has(k));
     if (unknown.length > 0) {
-      throw badRequest('invalid_batch', `${at} has unknown field(s) ${unknown.join(', ')}: a call takes id, tool, arguments, timeoutMs, idempotencyKey`);
+      throw invalidBatch(`${at} has unknown field(s) ${unknown.join(', ')}: a call takes id, tool, arguments, timeoutMs, idempotencyKey`);
     }
     if (typeof call.id !== 'string' || call.id.length < 1 || call.id.length > 128) {
-      throw badRequest('invalid_batch', `${at}.id must be a string of 1 to 128 characters (yours, echoed back)`);
+      throw invalidBatch(`${at}.id must be a string of 1 to 128 characters (yours, echoed back)`);
     }
-    if (seen.has(call.id)) throw badRequest('duplicate_call_id', `Call id '${call.id}' appears more than once: each call needs its own id`);
+    if (seen.has(call.id)) throw duplicateCallId(call.id);
     seen.add(call.id);
     if (typeof call.tool !== 'string' || call.tool.length < 1 || call.tool.length > 128) {
-      throw badRequest('invalid_batch', `${at}.tool must be a tool name`);
+      throw invalidBatch(`${at}.tool must be a tool name`);
     }
     if (call.idempotencyKey !== undefined && typeof call.idempotencyKey !== 'string') {
-      throw badRequest('invalid_idempotency_key', `${at}.idempotencyKey must be a string of 1 to 255 visible ASCII characters`);
+      throw invalidIdempotencyKey(`${at}.idempotencyKey must be a string of 1 to 255 visible ASCII characters`);
     }
     return {
       id: call.id,

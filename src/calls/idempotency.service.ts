@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { AppError, badRequest, unprocessable } from '../common/errors/app-error.js';
+import { idempotencyInProgress, idempotencyKeyReused, invalidIdempotencyKey } from './calls.errors.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ToolCallOutcome } from '../tools/tool-calls.service.js';
 import { type IdempotencyScope, IdempotencyRepository } from './idempotency.repository.js';
@@ -36,7 +36,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   static checkKey(key: string): void {
     if (!KEY.test(key)) {
-      throw badRequest('invalid_idempotency_key', 'An idempotency key is 1 to 255 visible ASCII characters (no spaces); a UUID is a good choice');
+      throw invalidIdempotencyKey('An idempotency key is 1 to 255 visible ASCII characters (no spaces); a UUID is a good choice');
     }
   }
 
@@ -70,22 +70,12 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         continue;
       }
       if (stored.fingerprint !== fingerprint) {
-        throw unprocessable(
-          'idempotency_key_reused',
-          'This Idempotency-Key was already used for a different call (another tool, arguments or timeoutMs); use a new key for a new call',
-        );
+        throw idempotencyKeyReused();
       }
       if (stored.state === 'done') return { outcome: stored.outcome as ToolCallOutcome, replayed: true };
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new AppError(
-          409,
-          'idempotency_in_progress',
-          'A request with this Idempotency-Key is still running; retry shortly with the same key to get its answer',
-          undefined,
-          undefined,
-          { 'Retry-After': '1' },
-        );
+        throw idempotencyInProgress();
       }
       await this.waitFor(scopeKey(scope), left);
     }

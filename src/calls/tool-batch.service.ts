@@ -21,10 +21,11 @@ export class ToolBatchService {
   ) {}
 
   async run(tenantId: string, projectId: string, body: unknown, request: AbortController): Promise<BatchResponseDto> {
+    // The project first, as for a single invoke: a missing or foreign project is one 404 for the batch
+    // (whatever the body), then the envelope's 400s before anything runs.
+    await this.registry.forProject(tenantId, projectId);
     const calls = parseBatch(body);
     for (const call of calls) if (call.idempotencyKey !== undefined) IdempotencyService.checkKey(call.idempotencyKey);
-    // A missing or foreign project is one 404 for the batch, not 32 of them.
-    await this.registry.forProject(tenantId, projectId);
     const results = await mapBounded(calls, this.config.calls.batchConcurrency, (call) => this.runOne(tenantId, projectId, call, request));
     return { results };
   }
