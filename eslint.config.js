@@ -20,7 +20,7 @@ export default tseslint.config(
   // Dependencies run one way (docs/architecture.md): common/ and the execution kit below every feature
   // name no feature; they take what they need from whoever uses them.
   {
-    files: ['src/common/**/*.ts', 'src/tools/validation/**/*.ts', 'src/tools/net/**/*.ts', 'src/tools/process/**/*.ts'],
+    files: ['src/common/**/*.ts', 'src/execution/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {
       'no-restricted-imports': [
@@ -28,7 +28,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: String.raw`^(\.\./)+(tenants|projects|workspace|skills|audit|mcp|sandbox|rate-limit|health|shutdown|http)/`,
+              regex: String.raw`^(\.\./)+(tenants|projects|workspace|tools|skills|calls|audit|mcp|sandbox|rate-limit|health|shutdown|http)/`,
               message: 'common/ and the execution kit may not import a feature: take it as a parameter or move the type down.',
             },
             {

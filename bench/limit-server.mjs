@@ -8,8 +8,8 @@ import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { ReadFileExecutor } from '../dist/tools/executors/read-file.executor.js';
-import { createToolAjv } from '../dist/tools/validation/ajv-factory.js';
-import { compileToolValidator } from '../dist/tools/validation/tool-validator.js';
+import { createToolAjv } from '../dist/execution/validation/ajv-factory.js';
+import { compileToolValidator } from '../dist/execution/validation/tool-validator.js';
 
 const { inputSchema, name } = new ReadFileExecutor({ tools: { readMaxBytes: 256 * 1024 } }).definition;
 const validator = compileToolValidator(createToolAjv(), name, inputSchema);

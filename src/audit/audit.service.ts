@@ -8,7 +8,7 @@ import { AuditRepository, type InvocationFilter, type InvocationRecord } from '.
 import { AuditWriter } from './audit-writer.js';
 
 export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson'> & {
-  // Already redacted by the caller (see tools/validation/argument-redaction.ts).
+  // Already redacted by the caller (see execution/validation/argument-redaction.ts).
   arguments: unknown;
   redactedPaths: readonly string[];
 };

@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AppError } from '../common/errors/app-error.js';
 import type { InvocationResultDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
-import type { ToolDefinition } from '../tools/tool-definition.js';
+import type { ToolDefinition } from '../execution/tool-definition.js';
 import { formatTool } from '../tools/tool-formats.js';
 
 // Where an MCP client finds the audit row of a call: GET /v1/projects/{id}/invocations/{invocationId}.

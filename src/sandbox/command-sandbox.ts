@@ -2,9 +2,9 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { sandboxEtcFiles, systemMountArgs } from '../tools/process/sandbox/bwrap-profile.js';
-import { inspectBwrap, probeSandbox, type SandboxProblem } from '../tools/process/sandbox/sandbox-probe.js';
-import type { RunAs, SandboxSpec } from '../tools/process/sandbox/sandbox-spec.js';
+import { sandboxEtcFiles, systemMountArgs } from '../execution/process/sandbox/bwrap-profile.js';
+import { inspectBwrap, probeSandbox, type SandboxProblem } from '../execution/process/sandbox/sandbox-probe.js';
+import type { RunAs, SandboxSpec } from '../execution/process/sandbox/sandbox-spec.js';
 import { sandboxUnavailable } from './sandbox.errors.js';
 
 export type SandboxState =

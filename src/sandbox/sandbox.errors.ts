@@ -1,5 +1,5 @@
 import { AppError } from '../common/errors/app-error.js';
-import type { SandboxProblem } from '../tools/process/sandbox/sandbox-probe.js';
+import type { SandboxProblem } from '../execution/process/sandbox/sandbox-probe.js';
 
 // Not the caller's fault and not fixed by retrying soon: the operator has to act, and the message says how.
 export const sandboxUnavailable = (problem: SandboxProblem) =>

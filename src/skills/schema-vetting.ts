@@ -1,7 +1,7 @@
 import type { Ajv } from 'ajv';
 import { RE2JS } from 're2js';
-import { createToolAjv } from '../tools/validation/ajv-factory.js';
-import type { JsonSchema } from '../tools/validation/schema-type.js';
+import { createToolAjv } from '../execution/validation/ajv-factory.js';
+import type { JsonSchema } from '../execution/validation/schema-type.js';
 
 export const SCHEMA_LIMITS = {
   // Bytes of one schema's JSON text.

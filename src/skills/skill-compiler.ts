@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { Ajv } from 'ajv';
-import type { ToolAnnotations, ToolDefinition } from '../tools/tool-definition.js';
-import { createToolAjv } from '../tools/validation/ajv-factory.js';
-import type { JsonSchema } from '../tools/validation/schema-type.js';
-import { type CompiledToolValidator, compileToolValidator } from '../tools/validation/tool-validator.js';
-import { describeAjvErrors } from '../tools/validation/validation-message.js';
+import type { ToolAnnotations, ToolDefinition } from '../execution/tool-definition.js';
+import { createToolAjv } from '../execution/validation/ajv-factory.js';
+import type { JsonSchema } from '../execution/validation/schema-type.js';
+import { type CompiledToolValidator, compileToolValidator } from '../execution/validation/tool-validator.js';
+import { describeAjvErrors } from '../execution/validation/validation-message.js';
 import { TemplateRefusal, vetArgvTemplate } from './executors/argv-template.js';
 import type { SkillExecutorSpec } from './executors/skill-runner.js';
 import { createTenantAjv, SchemaRefusal, vetSchema } from './schema-vetting.js';

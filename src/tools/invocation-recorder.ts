@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { InvocationChannel, InvocationStatus } from '../audit/audit.repository.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ToolEvents } from './events/tool-events.js';
-import { type RedactedArguments, scrubSecrets } from './validation/argument-redaction.js';
+import { type RedactedArguments, scrubSecrets } from '../execution/validation/argument-redaction.js';
 
 export const TOOL_ARG_VALIDATION_FAILURE = 'TOOL_ARG_VALIDATION_FAILURE';
 

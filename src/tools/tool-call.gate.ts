@@ -9,7 +9,7 @@ import { type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } fr
 import type { ProjectToolSettings } from './tools.repository.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
-import { redactArguments, redactRawArguments, type RedactedArguments } from './validation/argument-redaction.js';
+import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 
 export interface RawToolCall {
   tenantId: string;

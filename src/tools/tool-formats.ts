@@ -1,6 +1,6 @@
-import type { ToolDefinition } from './tool-definition.js';
+import type { ToolDefinition } from '../execution/tool-definition.js';
 import { invalidToolFormat } from './tools.errors.js';
-import type { JsonSchema } from './validation/schema-type.js';
+import type { JsonSchema } from '../execution/validation/schema-type.js';
 
 export const TOOL_FORMATS = ['native', 'openai', 'anthropic', 'mcp'] as const;
 export type ToolFormat = (typeof TOOL_FORMATS)[number];

@@ -7,8 +7,8 @@ import { InvocationRecorder } from './invocation-recorder.js';
 import type { CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
-import { ToolError } from './tool-error.js';
-import { scrubSecrets } from './validation/argument-redaction.js';
+import { ToolError } from '../execution/tool-error.js';
+import { scrubSecrets } from '../execution/validation/argument-redaction.js';
 
 const TIMED_OUT = Symbol('timed out');
 

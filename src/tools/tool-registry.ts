@@ -15,10 +15,10 @@ import { ReadFileExecutor } from './executors/read-file.executor.js';
 import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
 import { BUILTIN_TOOL_NAMES } from './builtin-tool-names.js';
-import type { ToolExecutor } from './tool-definition.js';
+import type { ToolExecutor } from '../execution/tool-definition.js';
 import { type ProjectToolSettings, ToolsRepository } from './tools.repository.js';
-import { toolNotFound } from './validation/name-suggestions.js';
-import { type CompiledToolValidator, ToolValidatorCache } from './validation/tool-validator.js';
+import { toolNotFound } from '../execution/validation/name-suggestions.js';
+import { type CompiledToolValidator, ToolValidatorCache } from '../execution/validation/tool-validator.js';
 
 export interface RegisteredTool {
   executor: ToolExecutor;

@@ -35,8 +35,8 @@ const scriptedLookup = async (hostname: string, options?: { all?: boolean }) => 
 jest.unstable_mockModule('node:dns/promises', () => ({ ...realDns, default: { ...realDns.default, lookup: scriptedLookup }, lookup: scriptedLookup }));
 const { createTestApp } = await import('../support/test-app.js');
 
-const TLS_KEY = readFileSync(new URL('../../src/tools/net/fixtures/tls-test.key.pem', import.meta.url));
-const TLS_CERT = readFileSync(new URL('../../src/tools/net/fixtures/tls-test.cert.pem', import.meta.url));
+const TLS_KEY = readFileSync(new URL('../../src/execution/net/fixtures/tls-test.key.pem', import.meta.url));
+const TLS_CERT = readFileSync(new URL('../../src/execution/net/fixtures/tls-test.cert.pem', import.meta.url));
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 

@@ -6,7 +6,7 @@ import { requestContext } from './request-context.js';
 // Keys whose values never reach a log line, wherever they sit in a logged object.
 const REDACTED_KEYS = ['authorization', 'apiKey', 'api_key', 'key', 'token', 'adminToken', 'password', 'secret', 'env', 'cookie'];
 
-// The credential headers the audit redacts too (tools/validation/argument-redaction.ts), in their
+// The credential headers the audit redacts too (execution/validation/argument-redaction.ts), in their
 // lower-case wire spelling.
 const REDACTED_HEADER_NAMES = ['proxy-authorization', 'set-cookie', 'x-api-key', 'api-key', 'x-auth-token'];
 

@@ -1,5 +1,5 @@
 import { argumentLooksLikeOption, notPlaceableInCommand } from '../skills.errors.js';
-import type { JsonSchema } from '../../tools/validation/schema-type.js';
+import type { JsonSchema } from '../../execution/validation/schema-type.js';
 
 // `{{param}}` is one argument's value (a whole element or inside one, never split); `{{...param}}` is an
 // array argument spread into several elements, and must be a whole element.

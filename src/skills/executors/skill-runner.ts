@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import type { MessagePort } from 'node:worker_threads';
 import type { CancellablePayload } from '../../common/worker-pool/worker-pool.js';
-import { resolveAllowedExecutable } from '../../tools/process/executable-allowlist.js';
-import { runProcess, type ProcessLimits } from '../../tools/process/process-runner.js';
-import type { SandboxSpec } from '../../tools/process/sandbox/sandbox-spec.js';
-import { safeFetch } from '../../tools/net/safe-fetch.js';
-import { ToolError } from '../../tools/tool-error.js';
+import { resolveAllowedExecutable } from '../../execution/process/executable-allowlist.js';
+import { runProcess, type ProcessLimits } from '../../execution/process/process-runner.js';
+import type { SandboxSpec } from '../../execution/process/sandbox/sandbox-spec.js';
+import { safeFetch } from '../../execution/net/safe-fetch.js';
+import { ToolError } from '../../execution/tool-error.js';
 import type { McpExecutorSpec } from '../mcp/upstream-mcp-clients.js';
 import { renderArgv } from './argv-template.js';
 

@@ -2,12 +2,12 @@ import type { AppConfig } from '../../config/app-config.js';
 import type { WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { SkillWorkerTasks } from './skill-worker-tasks.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
-import { shellDisabled } from '../../tools/process/executable-allowlist.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../../tools/tool-definition.js';
+import { shellDisabled } from '../../execution/process/executable-allowlist.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import type { McpExecutorSpec, UpstreamMcpClients } from '../mcp/upstream-mcp-clients.js';
 import type { CompiledSkillTool } from '../skill-compiler.js';
 import { SKILL_HTTP_MAX_BYTES } from '../skills.limits.js';
-import { ToolError } from '../../tools/tool-error.js';
+import { ToolError } from '../../execution/tool-error.js';
 import { runSkillTool, type SkillRunRequest } from './skill-runner.js';
 
 // A tenant's tool, run like a built-in one: `async` on the event loop, `sync` in the worker pool with

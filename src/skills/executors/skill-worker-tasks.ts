@@ -1,4 +1,4 @@
-import { toolErrorCodec } from '../../tools/tool-error.js';
+import { toolErrorCodec } from '../../execution/tool-error.js';
 import { runSkillToolInWorker } from './skill-runner.js';
 
 // Tenant skill tools registered with mode "sync" run in the app's worker pool.

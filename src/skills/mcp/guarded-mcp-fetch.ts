@@ -1,6 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { safeFetch } from '../../tools/net/safe-fetch.js';
-import { ToolError } from '../../tools/tool-error.js';
+import { safeFetch } from '../../execution/net/safe-fetch.js';
+import { ToolError } from '../../execution/tool-error.js';
 
 export interface GuardedFetchOptions {
   allowHosts: readonly string[];

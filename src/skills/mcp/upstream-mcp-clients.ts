@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { ToolError } from '../../tools/tool-error.js';
+import { ToolError } from '../../execution/tool-error.js';
 import { guardedMcpFetch } from './guarded-mcp-fetch.js';
 
 export interface McpExecutorSpec {

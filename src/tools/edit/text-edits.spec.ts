@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ToolError } from '../tool-error.js';
+import { ToolError } from '../../execution/tool-error.js';
 import { applyTextEdits, usesCrlf } from './text-edits.js';
 import { unifiedDiff } from './unified-diff.js';
 

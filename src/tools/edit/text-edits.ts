@@ -1,4 +1,4 @@
-import { ToolError } from '../tool-error.js';
+import { ToolError } from '../../execution/tool-error.js';
 import { closestLines } from './closest-lines.js';
 
 export interface TextEdit {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { editWorkspaceFile } from '../../workspace/fs/workspace-file.editor.js';
 import { applyTextEdits, type TextEdit } from '../edit/text-edits.js';
 import { unifiedDiff } from '../edit/unified-diff.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { EDIT_MAX_FILE_BYTES, FILE_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
 

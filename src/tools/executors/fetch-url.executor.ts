@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { safeFetch, type FetchMethod } from '../net/safe-fetch.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import { safeFetch, type FetchMethod } from '../../execution/net/safe-fetch.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { FETCH_TOOL_TIMEOUT_MS } from '../tools.config.js';
 
 interface FetchUrlArgs {

@@ -3,7 +3,7 @@ import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-po
 import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-tasks.js';
 import { listWorkspace } from '../../workspace/fs/workspace-fs.js';
 import { listRecursively } from '../../workspace/recursive-listing.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { LIST_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { GLOB_PROPERTY, PATH_PROPERTY } from './file-tool.schemas.js';
 

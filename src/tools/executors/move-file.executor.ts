@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { moveWorkspaceEntry } from '../../workspace/fs/workspace-entry.mover.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { FILE_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
 

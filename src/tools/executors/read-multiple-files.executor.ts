@@ -3,7 +3,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { WorkspaceFsError } from '../../workspace/fs/workspace-fs.js';
 import { WorkspaceReadThreads } from '../../workspace/read-threads/workspace-read-threads.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { FILE_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
 

@@ -4,7 +4,7 @@ import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-task
 import type { SearchWorkspacePayload } from '../../workspace/workspace-worker-tasks.js';
 import { compileGlob } from '../../workspace/fs/workspace-glob.js';
 import { compileSearchPattern, type SearchWorkspaceResult } from '../../workspace/fs/workspace-search.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { SEARCH_MAX_FILE_BYTES, SEARCH_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { GLOB_PROPERTY, PATH_PROPERTY } from './file-tool.schemas.js';
 

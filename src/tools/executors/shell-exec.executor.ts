@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { resolveWorkspaceDirectory } from '../../workspace/fs/workspace-fs.js';
-import { resolveAllowedExecutable, shellDisabled } from '../process/executable-allowlist.js';
-import { runProcess, validateEnv } from '../process/process-runner.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import { resolveAllowedExecutable, shellDisabled } from '../../execution/process/executable-allowlist.js';
+import { runProcess, validateEnv } from '../../execution/process/process-runner.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { SHELL_TOOL_DEFAULT_TIMEOUT_MS, SHELL_TOOL_MAX_TIMEOUT_MS } from '../tools.config.js';
-import { ToolError } from '../tool-error.js';
+import { ToolError } from '../../execution/tool-error.js';
 
 interface ShellExecArgs {
   argv: string[];

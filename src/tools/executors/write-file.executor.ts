@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { writeWorkspaceFile } from '../../workspace/fs/workspace-fs.js';
-import type { ToolContext, ToolDefinition, ToolExecutor } from '../tool-definition.js';
+import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { FILE_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
 
