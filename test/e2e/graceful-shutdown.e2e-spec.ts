@@ -1,15 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { InFlightCalls } from '../../src/tools/in-flight-calls.js';
+import { processesWith } from '../support/processes.js';
 import { createTestApp } from '../support/test-app.js';
 import { createTestDatabase } from '../support/test-database.js';
-
-const processesWith = (marker: string) => {
-  try {
-    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
-};
 
 describe('graceful shutdown', () => {
   it('lets short calls finish, cancels long ones and kills their processes, refuses new calls, and audits them all', async () => {

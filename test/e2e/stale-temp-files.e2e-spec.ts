@@ -17,7 +17,7 @@ describe('temporary files left by interrupted writes', () => {
   it('are swept from the whole workspace when it is first used; fresh ones and look-alikes stay', async () => {
     const tenant = await t.createTenant();
     const project = await t.createProject(tenant);
-    const ws = path.join(t.config.workspace.root!, project.id);
+    const ws = t.workspaceOf(project.id);
     const hourAgo = new Date(Date.now() - 60 * 60 * 1000);
     const plant = async (relative: string, old: boolean) => {
       await mkdir(path.dirname(path.join(ws, relative)), { recursive: true });

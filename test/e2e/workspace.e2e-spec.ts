@@ -17,7 +17,7 @@ describe('workspace resolution', () => {
     t = await createTestApp();
     tenant = await t.createTenant();
     const project = await t.createProject(tenant);
-    const expected = path.join(t.config.workspace.root!, project.id);
+    const expected = t.workspaceOf(project.id);
     expect(await realpath(expected)).toBe(expected);
     const res = await t.http.get(`/v1/projects/${project.id}/workspace`).set(tenant.auth).expect(200);
     expect(res.body).toEqual({ path: expected, source: 'workspace_root' });
@@ -104,7 +104,7 @@ describe('workspace browsing', () => {
     t = await createTestApp({ env: { WORKSPACE_FILE_MAX_BYTES: '1024' } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    ws = path.join(t.config.workspace.root!, projectId);
+    ws = t.workspaceOf(projectId);
     outside = await mkdtemp(path.join(os.tmpdir(), 'toolgate-outside-'));
     await writeFile(path.join(outside, 'secret.txt'), 'top secret');
     await mkdir(path.join(ws, 'src/deep'), { recursive: true });

@@ -89,7 +89,7 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
     t = await createTestApp({ env: { READ_FILE_MAX_BYTES: '4096' } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    ws = path.join(t.config.workspace.root!, projectId);
+    ws = t.workspaceOf(projectId);
     audit = new AuditTrail(t, tenant, projectId);
     outside = await realpath(await mkdtemp(path.join(os.tmpdir(), 'toolgate-outside-')));
 

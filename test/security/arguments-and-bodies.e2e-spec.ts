@@ -43,7 +43,7 @@ describe('tool arguments and request bodies over HTTP', () => {
     t = await createTestApp({ env: { BODY_LIMIT_BYTES: String(BODY_LIMIT) } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    ws = path.join(t.config.workspace.root!, projectId);
+    ws = t.workspaceOf(projectId);
     audit = new AuditTrail(t, tenant, projectId);
     await writeFile(path.join(ws, 'README.md'), '# hello\n');
   });

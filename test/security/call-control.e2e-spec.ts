@@ -14,7 +14,7 @@ describe('call control', () => {
 
   const project = async (body: Record<string, unknown> = {}) => {
     const { id } = await t.createProject(tenant, body);
-    return { id, dir: path.join(t.config.workspace.root!, id) };
+    return { id, dir: t.workspaceOf(id) };
   };
   const files = (dir: string) => readdir(dir).then((names) => names.sort());
 
@@ -41,7 +41,7 @@ describe('call control', () => {
       const intruder = await short.createTenant();
       const { id: projectId } = await short.createProject(owner, { shellEnabled: true, shellAllowlist: ['sh'], approvalRequired: ['shell_exec'] });
       const { id: intruderProject } = await short.createProject(intruder);
-      const dir = path.join(short.config.workspace.root!, projectId);
+      const dir = short.workspaceOf(projectId);
       const park = async (marker: string) => {
         const res = await short.http
           .post(`/v1/projects/${projectId}/tools/shell_exec/invoke`)

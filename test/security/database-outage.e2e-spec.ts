@@ -25,7 +25,7 @@ onPostgres('[sec-43] database outage (PostgreSQL only: an embedded database has 
     t = await createTestApp({ database: { driver, url: url.toString(), close: () => driver.close() } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    const ws = path.join(t.config.workspace.root!, projectId);
+    const ws = t.workspaceOf(projectId);
     await mkdir(ws, { recursive: true });
     await writeFile(path.join(ws, 'a.txt'), 'hello');
   });

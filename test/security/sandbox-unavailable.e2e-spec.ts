@@ -24,7 +24,7 @@ describe('commands when the sandbox cannot be set up', () => {
     try {
       const tenant = await t.createTenant();
       const project = await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['touch', 'sh'] });
-      const ws = path.join(t.config.workspace.root!, project.id);
+      const ws = t.workspaceOf(project.id);
 
       const error = expectRefusal(await invoke(t, tenant, project.id, 'shell_exec', { argv: ['touch', 'ran'] }), 503, 'sandbox_unavailable');
       expect(error.message).toMatch(reason);

@@ -58,8 +58,8 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     neighbour = await t.createTenant();
     projectId = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ALLOWED })).id;
     const neighbourProject = await t.createProject(neighbour, { shellEnabled: true, shellAllowlist: ['cat'] });
-    ws = path.join(t.config.workspace.root!, projectId);
-    neighbourWs = path.join(t.config.workspace.root!, neighbourProject.id);
+    ws = t.workspaceOf(projectId);
+    neighbourWs = t.workspaceOf(neighbourProject.id);
     await invoke(t, neighbour, neighbourProject.id, 'write_file', { path: 'secret-plans.txt', content: 'the neighbour secret' }).expect(200);
   });
 

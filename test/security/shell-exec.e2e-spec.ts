@@ -58,7 +58,7 @@ describe('shell_exec over HTTP', () => {
     const allowlist = ['printf', 'ls', 'sh', 'bash', 'yes', 'env', 'sleep', 'head', 'cat', 'pwd'];
     projectId = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: allowlist })).id;
     closedProjectId = (await t.createProject(tenant, { shellEnabled: false, shellAllowlist: ['touch', 'sh'] })).id;
-    ws = path.join(t.config.workspace.root!, projectId);
+    ws = t.workspaceOf(projectId);
     audit = new AuditTrail(t, tenant, projectId);
     await writeFile(path.join(ws, 'canary.txt'), 'still here');
     // An impostor `ls` in the workspace, which would leave a marker if it ever ran.
@@ -110,7 +110,7 @@ describe('shell_exec over HTTP', () => {
   });
 
   it('[sec-28] refuses every command with 403 shell_disabled when the project has not enabled the shell', async () => {
-    const closedWs = path.join(t.config.workspace.root!, closedProjectId);
+    const closedWs = t.workspaceOf(closedProjectId);
     const closedAudit = new AuditTrail(t, tenant, closedProjectId);
     for (const argv of [['touch', 'marker-28'], ['sh', '-c', 'touch marker-28']]) {
       const res = await invoke(t, tenant, closedProjectId, 'shell_exec', { argv });

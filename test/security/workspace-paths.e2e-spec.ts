@@ -68,7 +68,7 @@ describe('workspace paths through the tools', () => {
     t = await createTestApp({ env: { READ_FILE_MAX_BYTES: '4096' } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['touch', 'pwd'] })).id;
-    ws = path.join(t.config.workspace.root!, projectId);
+    ws = t.workspaceOf(projectId);
     audit = new AuditTrail(t, tenant, projectId);
     outside = await realpath(await mkdtemp(path.join(os.tmpdir(), 'toolgate-outside-')));
 

@@ -34,6 +34,8 @@ export interface TestApp {
   admin: { Authorization: string };
   createTenant(name?: string): Promise<TestTenant>;
   createProject(tenant: TestTenant, body?: Record<string, unknown>): Promise<{ id: string } & Record<string, unknown>>;
+  // The directory of a project created under WORKSPACE_ROOT.
+  workspaceOf(projectId: string): string;
   close(): Promise<void>;
 }
 
@@ -108,6 +110,9 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
       const slug = `p-${++tenantCounter}`;
       const res = await http.post('/v1/projects').set(tenant.auth).send({ name: slug, slug, ...body }).expect(201);
       return res.body as { id: string };
+    },
+    workspaceOf(projectId) {
+      return path.join(config.workspace.root!, projectId);
     },
     async close() {
       await app.close();

@@ -81,7 +81,9 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
 
   // No shell: every argv element reaches the command as one literal argument.
   const command = [PRLIMIT, ...limitArgs, '--', opts.executable, ...opts.argv.slice(1)];
-  const child = sandboxed ? spawnChecked(opts, () => spawnSandboxed(sandbox, command, opts, env)) : spawnChecked(opts, () => spawnUnsandboxed(command, opts.cwd, env, runAs));
+  const child = spawnChecked(opts, () =>
+    sandbox.kind === 'bwrap' ? spawnSandboxed(sandbox, command, opts, env) : spawnUnsandboxed(command, opts.cwd, env, runAs),
+  );
   const pgid = child.pid;
   if (pgid === undefined) {
     const err = await new Promise<Error>((resolve) => child.once('error', resolve));

@@ -1,16 +1,11 @@
-import { access, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { createTestDatabase } from '../../support/test-database.js';
 import { mcpClientFor, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
 import { EventStream, listen } from '../tools/tool-test-kit.js';
-
-const exists = (file: string) =>
-  access(file).then(
-    () => true,
-    () => false,
-  );
 
 describe('approval of tool calls', () => {
   let t: TestApp;
@@ -24,7 +19,7 @@ describe('approval of tool calls', () => {
 
   const project = async (approvalRequired: string[] = ['write_file'], owner = tenant) => {
     const { id } = await t.createProject(owner, { approvalRequired });
-    return { id, dir: path.join(t.config.workspace.root!, id) };
+    return { id, dir: t.workspaceOf(id) };
   };
   const write = (projectId: string, file: string, content = 'x', owner = tenant) =>
     t.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(owner.auth).send({ arguments: { path: file, content } });
@@ -53,7 +48,7 @@ describe('approval of tool calls', () => {
       expect(parked.body).toMatchObject({ status: 'pending_approval', tool: 'write_file', invocationId: expect.any(String), expiresAt: expect.any(String) });
       const id = parked.body.invocationId as string;
       await stream.next((e) => e.event === 'tool.pending' && e.data.invocationId === id);
-      expect(await exists(path.join(p.dir, 'approved.txt'))).toBe(false);
+      expect(existsSync(path.join(p.dir, 'approved.txt'))).toBe(false);
       const pending = await invocation(p.id, id);
       expect(pending.body).toMatchObject({ status: 'pending_approval', approval: { status: 'pending', decidedAt: null } });
       expect(pending.body.arguments).toEqual({ path: 'approved.txt', content: 'hello' });
@@ -98,7 +93,7 @@ describe('approval of tool calls', () => {
       expect(event.data.error).toMatchObject({ code: 'approval_denied' });
       const after = await invocation(p.id, id);
       expect(after.body).toMatchObject({ status: 'denied', errorCode: 'approval_denied', approval: { status: 'denied', reason: 'wrong file' } });
-      expect(await exists(path.join(p.dir, 'denied.txt'))).toBe(false);
+      expect(existsSync(path.join(p.dir, 'denied.txt'))).toBe(false);
     } finally {
       stream.close();
     }
@@ -118,7 +113,7 @@ describe('approval of tool calls', () => {
     const late = await decide(p.id, second, 'approve');
     expect(late.status).toBe(409);
     expect(late.body.error.details.status).toBe('denied');
-    expect(await exists(path.join(p.dir, 'twice.txt'))).toBe(false);
+    expect(existsSync(path.join(p.dir, 'twice.txt'))).toBe(false);
   });
 
   it('runs one of two concurrent approvals of the same call', async () => {
@@ -140,7 +135,7 @@ describe('approval of tool calls', () => {
     expect(viaTheirProject.status).toBe(404);
     expect(viaTheirProject.body.error.code).toBe('approval_not_found');
     expect((await invocation(p.id, id)).body.approval.status).toBe('pending');
-    expect(await exists(path.join(p.dir, 'mine.txt'))).toBe(false);
+    expect(existsSync(path.join(p.dir, 'mine.txt'))).toBe(false);
   });
 
   it('parks the calls of a batch that need approval and runs the others', async () => {
@@ -157,7 +152,7 @@ describe('approval of tool calls', () => {
       .expect(200);
     expect(res.body.results[0]).toMatchObject({ id: 'park', status: 'pending_approval', invocationId: expect.any(String) });
     expect(res.body.results[1]).toMatchObject({ id: 'list', status: 'ok' });
-    expect(await exists(path.join(p.dir, 'parked.txt'))).toBe(false);
+    expect(existsSync(path.join(p.dir, 'parked.txt'))).toBe(false);
   });
 
   it('replays a parked call under its Idempotency-Key instead of parking it twice', async () => {
@@ -181,7 +176,7 @@ describe('approval of tool calls', () => {
       expect(textOf(result)).toMatch(/awaits approval/);
       const row = await invocation(p.id, result.structuredContent!.invocationId as string);
       expect(row.body).toMatchObject({ channel: 'mcp', status: 'pending_approval' });
-      expect(await exists(path.join(p.dir, 'mcp.txt'))).toBe(false);
+      expect(existsSync(path.join(p.dir, 'mcp.txt'))).toBe(false);
     } finally {
       await client.close();
     }
@@ -209,7 +204,7 @@ describe('approval of tool calls', () => {
       const late = await short.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(owner.auth).send({});
       expect(late.status).toBe(409);
       expect(late.body.error.code).toBe('approval_expired');
-      expect(await exists(path.join(short.config.workspace.root!, projectId, 'late.txt'))).toBe(false);
+      expect(existsSync(path.join(short.config.workspace.root!, projectId, 'late.txt'))).toBe(false);
     });
   });
 

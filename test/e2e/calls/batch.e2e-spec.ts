@@ -1,13 +1,8 @@
-import { access, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { EventStream, listen, SHELL_PROJECT } from '../tools/tool-test-kit.js';
-
-const exists = (file: string) =>
-  access(file).then(
-    () => true,
-    () => false,
-  );
 
 describe('tool batches', () => {
   let t: TestApp;
@@ -21,7 +16,7 @@ describe('tool batches', () => {
 
   const project = async (body: Record<string, unknown> = {}) => {
     const { id } = await t.createProject(tenant, body);
-    return { id, dir: path.join(t.config.workspace.root!, id) };
+    return { id, dir: t.workspaceOf(id) };
   };
   const batch = (projectId: string, body: unknown, auth = tenant.auth) => t.http.post(`/v1/projects/${projectId}/tools/batch`).set(auth).send(body as object);
 
@@ -53,8 +48,8 @@ describe('tool batches', () => {
 
     expect(await readFile(path.join(p.dir, 'a.txt'), 'utf8')).toBe('alpha');
     expect(await readFile(path.join(p.dir, 'b.txt'), 'utf8')).toBe('beta');
-    for (const never of ['never.txt', 'never2.txt', 'never3.txt']) expect(await exists(path.join(p.dir, never))).toBe(false);
-    expect(await exists(path.join(p.dir, '..', 'outside.txt'))).toBe(false);
+    for (const never of ['never.txt', 'never2.txt', 'never3.txt']) expect(existsSync(path.join(p.dir, never))).toBe(false);
+    expect(existsSync(path.join(p.dir, '..', 'outside.txt'))).toBe(false);
 
     // Each call is audited like a single invoke: the ones that ran and the refused ones.
     const log = await t.http.get(`/v1/projects/${p.id}/invocations`).set(tenant.auth).expect(200);
@@ -148,8 +143,8 @@ describe('tool batches', () => {
     const res = await batch(p.id, body);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe(code);
-    expect(await exists(path.join(p.dir, 'f1'))).toBe(false);
-    expect(await exists(path.join(p.dir, 'f0'))).toBe(false);
+    expect(existsSync(path.join(p.dir, 'f1'))).toBe(false);
+    expect(existsSync(path.join(p.dir, 'f0'))).toBe(false);
   });
 
   it("answers 404 for another tenant's project, and runs nothing there", async () => {
@@ -158,6 +153,6 @@ describe('tool batches', () => {
     const res = await batch(p.id, { calls: [{ id: 'c', tool: 'write_file', arguments: { path: 'f1', content: 'x' } }] }, other.auth);
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('project_not_found');
-    expect(await exists(path.join(p.dir, 'f1'))).toBe(false);
+    expect(existsSync(path.join(p.dir, 'f1'))).toBe(false);
   });
 });

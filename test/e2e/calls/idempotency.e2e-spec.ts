@@ -15,7 +15,7 @@ describe('idempotency keys', () => {
 
   const project = async (body: Record<string, unknown> = {}, owner = tenant) => {
     const { id } = await t.createProject(owner, body);
-    return { id, dir: path.join(t.config.workspace.root!, id) };
+    return { id, dir: t.workspaceOf(id) };
   };
   const invoke = (projectId: string, tool: string, body: object, key?: string, owner = tenant) => {
     const req = t.http.post(`/v1/projects/${projectId}/tools/${tool}/invoke`).set(owner.auth);

@@ -37,13 +37,12 @@ describe('skills with a command executor', () => {
   let projectId: string;
   // Workspaces the trace tool may have written ran.log into.
   const traceWorkspaces: string[] = [];
-  const workspaceOf = (id: string) => path.join(t.config.workspace.root!, id);
 
   beforeAll(async () => {
     t = await createTestApp();
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf', 'sh', 'sleep', 'cat'] })).id;
-    traceWorkspaces.push(workspaceOf(projectId));
+    traceWorkspaces.push(t.workspaceOf(projectId));
     const tools: SkillToolBody[] = [
       commandTool('say', ['printf', '%s\n', '{{text}}'], STRING_ARG('text')),
       commandTool('greet', ['printf', '%s\n', '--name={{name}}'], STRING_ARG('name')),
@@ -141,7 +140,7 @@ describe('skills with a command executor', () => {
 
   it("refuses with 403 command_not_allowed when the executable is not on the project's shellAllowlist", async () => {
     const other = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
-    traceWorkspaces.push(workspaceOf(other));
+    traceWorkspaces.push(t.workspaceOf(other));
     const tools = [commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', 'ran.log', '{{value}}'], STRING_ARG('value'))];
     const skill = await installSkill(t, tenant, other, skillOf(tools));
 
@@ -151,7 +150,7 @@ describe('skills with a command executor', () => {
     expect(await traced()).toEqual(['first']);
 
     const none = (await t.createProject(tenant, { shellEnabled: true })).id;
-    traceWorkspaces.push(workspaceOf(none));
+    traceWorkspaces.push(t.workspaceOf(none));
     await t.http.post(`/v1/projects/${none}/skills`).set(tenant.auth).send({ skillId: skill.id }).expect(201);
     const noneError = expectError(await callTool(t, tenant, none, 'trace', { value: 'from-none' }), 403, 'command_not_allowed');
     expect(noneError.message).toMatch(/allows no commands/);
@@ -160,7 +159,7 @@ describe('skills with a command executor', () => {
 
   it('refuses with 403 shell_disabled on a project that has not enabled commands, as shell_exec does', async () => {
     const off = (await t.createProject(tenant, { shellAllowlist: ['sh', 'printf'] })).id;
-    traceWorkspaces.push(workspaceOf(off));
+    traceWorkspaces.push(t.workspaceOf(off));
     await installSkill(t, tenant, off, skillOf([commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', 'ran.log', '{{value}}'], STRING_ARG('value'))]));
     const error = expectError(await callTool(t, tenant, off, 'trace', { value: 'from-off' }), 403, 'shell_disabled');
     expect(error.message).toContain('shellEnabled: true');

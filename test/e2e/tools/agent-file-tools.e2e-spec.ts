@@ -21,7 +21,7 @@ describe('agent file tools', () => {
   // A fresh project per test: its own empty workspace.
   const workspace = async () => {
     const { id } = await t.createProject(tenant);
-    const dir = path.join(t.config.workspace.root!, id);
+    const dir = t.workspaceOf(id);
     await mkdir(dir, { recursive: true });
     const call = (tool: string, args: unknown, options: { timeoutMs?: number } = {}) => callTool(t, tenant, id, tool, args, options);
     const ok = async (tool: string, args: unknown) => {

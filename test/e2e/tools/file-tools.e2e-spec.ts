@@ -20,7 +20,7 @@ describe('file tools', () => {
   // A fresh project per test: its own empty workspace.
   const workspace = async () => {
     const { id } = await t.createProject(tenant);
-    const dir = path.join(t.config.workspace.root!, id);
+    const dir = t.workspaceOf(id);
     const call = (tool: string, args: unknown) => callTool(t, tenant, id, tool, args);
     const ok = async (tool: string, args: unknown) => {
       const res = await call(tool, args).expect(200);

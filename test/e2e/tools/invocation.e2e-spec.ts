@@ -29,7 +29,7 @@ describe('tool invocation', () => {
     t = await createTestApp();
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    ws = path.join(t.config.workspace.root!, projectId);
+    ws = t.workspaceOf(projectId);
     await mkdir(path.join(ws, 'docs'));
     await writeFile(path.join(ws, 'docs/guide.md'), '# Guide\nstep one\nstep two\n');
   });

@@ -29,7 +29,7 @@ describe('shell_exec', () => {
     t = await createTestApp();
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant, SHELL_PROJECT)).id;
-    ws = path.join(t.config.workspace.root!, projectId);
+    ws = t.workspaceOf(projectId);
   });
   afterAll(() => t.close());
 
