@@ -7,6 +7,7 @@ COPY scripts ./scripts
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

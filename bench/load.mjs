@@ -10,6 +10,11 @@
 //   LOAD_P99_MS        the p99 latency that fails the run (default 1000)
 //   LOAD_DATABASE_URL  PostgreSQL server for the scratch database (default postgresql://postgres@127.0.0.1:5432/postgres)
 //   HTTP_ADAPTER       express (default) or fastify
+//   LOAD_INSTANCES     1 (default), or 2: the same load twice, on one instance and then on two instances of
+//                      the service on one database (the connections split between them, an event stream
+//                      open on the second instance so the change bus carries every call's events), each on a
+//                      scratch database of its own; the report puts 5xx, audit rows against answers and CPU
+//                      per answer side by side
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -19,8 +24,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withClient } from './lib/database.mjs';
 import { cleanupAll, defer, trackTempDir } from './lib/cleanup.mjs';
 import { BENCH_FILE, BENCH_FILE_CONTENT, TREE_DIR, createTree, writeBenchFile } from './lib/fixtures.mjs';
-import { envInt, tail } from './lib/processes.mjs';
-import { fmt, verdict } from './lib/report.mjs';
+import { envInt, postgresCpuSpentMs, readPostgresCpuMs, readProcessCpuMs, tail } from './lib/processes.mjs';
+import { fmt, table, verdict } from './lib/report.mjs';
 import { percentile } from './lib/stats.mjs';
 import { api, assertBuilt, provisionTenant, startToolgate } from './lib/toolgate.mjs';
 
@@ -48,6 +53,7 @@ function readConfig() {
     // BENCH_ENV_AUDIT_RETENTION_DAYS (passed to the service) turns on the retention check: rows then expire
     // during the run, so instead of "every answer has its row" the run shows the table staying bounded.
     retentionS: process.env.BENCH_ENV_AUDIT_RETENTION_DAYS ? Number(process.env.BENCH_ENV_AUDIT_RETENTION_DAYS) * 86_400 : 0,
+    instances: envInt('LOAD_INSTANCES', 1, 1),
     serverUrl,
     adapter,
   };
@@ -201,57 +207,27 @@ const unexpectedSamples = [];
 // One autocannon run over the mix. At the end of `seconds` no client sends again, but every request already
 // sent is answered and counted (autocannon's own stop would drop the answers in flight, whose calls the
 // service still audits). autocannon's `duration` is only a backstop.
-async function drive(baseUrl, mix, seconds, { measured }) {
+async function drive(baseUrls, mix, seconds, { measured }) {
   const stats = new Map(mix.map((m) => [m.key, { statuses: new Map(), unexpected: 0, latencies: [] }]));
-  // A client calls the request's onResponse and then, synchronously, emits 'response' with the latency.
-  let answered = null;
-  const requests = mix.map((m) => ({
-    method: m.method,
-    path: m.path,
-    headers: { authorization: `Bearer ${m.token}`, ...(m.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
-    ...(m.body === undefined ? {} : { body: JSON.stringify(m.body) }),
-    ...(m.setupRequest ? { setupRequest: m.setupRequest } : {}),
-    onResponse(status, body) {
-      const s = stats.get(m.key);
-      answered = s;
-      s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
-      const json = parse(body);
-      if (m.path.includes('/invoke')) {
-        const row = auditedAs(status, json);
-        if (row) expectedRows.set(row, (expectedRows.get(row) ?? 0) + 1);
-      }
-      if (status !== m.expect || !m.check(json)) {
-        s.unexpected++;
-        if (unexpectedSamples.length < 5) unexpectedSamples.push(`${m.key}: ${status} ${String(body).slice(0, 300)}`);
-      }
-    },
-  }));
   const clients = [];
   let lastAnswerAt = 0;
-  const instance = autocannon({
-    url: baseUrl,
-    connections: config.connections,
-    duration: seconds + 2 * REQUEST_TIMEOUT_S,
-    timeout: REQUEST_TIMEOUT_S,
-    requests,
-    setupClient: (client) => clients.push(client),
+  const t0 = performance.now();
+  // One autocannon per instance, the connections split between them (as a load balancer would).
+  const runs = baseUrls.map((baseUrl) => {
+    const share = Math.max(1, Math.round(config.connections / baseUrls.length));
+    return load(baseUrl, share);
   });
+  const instances = runs.map((r) => r.instance);
   // Interrupted: the load stops first, so the service is not shutting down under it.
   const undefer = defer('stop the load', () => {
-    instance.stop();
+    for (const instance of instances) instance.stop();
     for (const client of clients) client.destroy();
-  });
-  const t0 = performance.now();
-  instance.on('response', (_client, _status, _bytes, responseTime) => {
-    lastAnswerAt = performance.now();
-    if (measured && answered) answered.latencies.push(responseTime);
-    answered = null;
   });
   // A client stops once it has as many answers as requests sent (it checks before each next request).
   const stopSending = setTimeout(() => {
     for (const client of clients) client.responseMax = client.reqsMade;
   }, seconds * 1000);
-  const result = await instance;
+  const results = await Promise.all(instances);
   clearTimeout(stopSending);
   undefer();
   const elapsedS = (lastAnswerAt - t0) / 1000;
@@ -271,69 +247,232 @@ async function drive(baseUrl, mix, seconds, { measured }) {
     p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted.length ? sorted[sorted.length - 1] : null,
-    errors: result.errors,
-    timeouts: result.timeouts,
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    timeouts: results.reduce((n, r) => n + r.timeouts, 0),
   };
+
+  function load(baseUrl, connections) {
+    // A client calls the request's onResponse and then, synchronously, emits 'response' with the latency.
+    let answered = null;
+    const requests = mix.map((m) => ({
+      method: m.method,
+      path: m.path,
+      headers: { authorization: `Bearer ${m.token}`, ...(m.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+      ...(m.body === undefined ? {} : { body: JSON.stringify(m.body) }),
+      ...(m.setupRequest ? { setupRequest: m.setupRequest } : {}),
+      onResponse(status, body) {
+        const s = stats.get(m.key);
+        answered = s;
+        s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
+        const json = parse(body);
+        if (m.path.includes('/invoke')) {
+          const row = auditedAs(status, json);
+          if (row) expectedRows.set(row, (expectedRows.get(row) ?? 0) + 1);
+        }
+        if (status !== m.expect || !m.check(json)) {
+          s.unexpected++;
+          if (unexpectedSamples.length < 5) unexpectedSamples.push(`${m.key}: ${status} ${String(body).slice(0, 300)}`);
+        }
+      },
+    }));
+    const instance = autocannon({
+      url: baseUrl,
+      connections,
+      duration: seconds + 2 * REQUEST_TIMEOUT_S,
+      timeout: REQUEST_TIMEOUT_S,
+      requests,
+      setupClient: (client) => clients.push(client),
+    });
+    instance.on('response', (_client, _status, _bytes, responseTime) => {
+      lastAnswerAt = performance.now();
+      if (measured && answered) answered.latencies.push(responseTime);
+      answered = null;
+    });
+    return { instance };
+  }
 }
 
 // --- the run -----------------------------------------------------------------------------------------------
 
 async function main() {
   assertBuilt();
+  if (config.instances === 1) return report(await runPhase(1));
+  if (config.instances !== 2) throw new Error('LOAD_INSTANCES must be 1 or 2');
+  // The same load on one instance, then on two: what the second instance and the change bus cost.
+  const one = await runPhase(1, { stream: true });
+  const oneOk = report(one, 'one instance');
+  expectedRows.clear();
+  unexpectedSamples.length = 0;
+  const two = await runPhase(2, { stream: true });
+  const twoOk = report(two, 'two instances');
+  return compare(one, two) && oneOk && twoOk;
+}
+
+// One scratch database, `count` instances of the service on it (one workspace root, as a shared volume),
+// the warm-up and the measured load spread over them. `stream`: an event stream on project a stays open on
+// the last instance, so (with two) every call's events cross the change bus.
+async function runPhase(count, { stream = false } = {}) {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-load-'));
   trackTempDir(tmp);
   // Sandboxed commands run as another uid, which must be able to pass through to the workspaces.
   chmodSync(tmp, 0o711);
   const workspaceRoot = path.join(tmp, 'workspaces');
   mkdirSync(workspaceRoot);
-  const logFile = path.join(tmp, 'service.log');
 
   const database = await createDatabase();
   progress(`database ${database.name} on ${new URL(config.serverUrl).host}`);
   const adminToken = randomBytes(24).toString('hex');
-  const service = await startToolgate({
-    label: 'toolgate',
-    adapter: config.adapter,
-    databaseUrl: database.url,
-    adminToken,
-    workspaceRoot,
-    logFile,
-    // Shell calls are part of the mix: their tighter per-tenant limit would answer 429 and hide what the
-    // service does under load (the limiter still runs); 10,000,000 a minute is the highest value accepted.
-    env: { RATE_LIMIT_COMMAND_CALLS: '10000000' },
-  });
-  progress(`toolgate (${config.adapter}, pid ${service.pid}) ready at ${service.baseUrl}`);
+  const logFiles = Array.from({ length: count }, (_, i) => path.join(tmp, count === 1 ? 'service.log' : `service-${i + 1}.log`));
+  const services = [];
+  for (let i = 0; i < count; i++) {
+    const service = await startToolgate({
+      label: count === 1 ? 'toolgate' : `toolgate-${i + 1}`,
+      adapter: config.adapter,
+      databaseUrl: database.url,
+      adminToken,
+      workspaceRoot,
+      logFile: logFiles[i],
+      // Shell calls are part of the mix: their tighter per-tenant limit would answer 429 and hide what the
+      // service does under load (the limiter still runs); 10,000,000 a minute is the highest value accepted.
+      env: { RATE_LIMIT_COMMAND_CALLS: '10000000' },
+    });
+    services.push(service);
+    progress(`${service.label} (${config.adapter}, pid ${service.pid}) ready at ${service.baseUrl}`);
+  }
 
-  const a = await provisionTenant(service, adminToken, 'load-a');
-  const b = await provisionTenant(service, adminToken, 'load-b');
+  const a = await provisionTenant(services[0], adminToken, 'load-a');
+  const b = await provisionTenant(services[0], adminToken, 'load-b');
   const workspace = path.join(workspaceRoot, a.projectId);
   writeBenchFile(workspace);
   createTree(workspace, TREE_SHAPE);
   mkdirSync(path.join(workspace, 'out'));
   const mix = buildMix(a, b);
+  const urls = services.map((service) => service.baseUrl);
+  const events = stream ? await openEventStream(services.at(-1).baseUrl, a) : null;
 
-  const startup = { fds: openFds(service.pid), children: childPids(service.pid).length };
+  const startup = services.map((service) => ({ fds: openFds(service.pid), children: childPids(service.pid).length }));
   if (config.warmupS > 0) {
-    progress(`warm-up: ${config.warmupS} s, ${config.connections} connections`);
-    await drive(service.baseUrl, mix, config.warmupS, { measured: false });
+    progress(`warm-up: ${config.warmupS} s, ${config.connections} connections over ${count} instance(s)`);
+    await drive(urls, mix, config.warmupS, { measured: false });
   }
-  const before = await settledResources(service.pid, null);
-  progress(`measuring: ${config.durationS} s, ${config.connections} connections, ${mix.length} kinds of request`);
+  const before = await Promise.all(services.map((service) => settledResources(service.pid, null)));
+  progress(`measuring: ${config.durationS} s, ${config.connections} connections over ${count} instance(s), ${mix.length} kinds of request`);
   const sampler = config.retentionS > 0 ? sampleAuditTable(database.url) : null;
-  const run = await drive(service.baseUrl, mix, config.durationS, { measured: true });
+  const cpuBefore = services.map((service) => readProcessCpuMs(service.pid));
+  const postgresBefore = readPostgresCpuMs();
+  const eventsBefore = events?.count() ?? 0;
+  const run = await drive(urls, mix, config.durationS, { measured: true });
+  const cpuMs = services.reduce((sum, service, i) => sum + (readProcessCpuMs(service.pid) - cpuBefore[i]), 0);
+  const postgresMs = postgresCpuSpentMs(postgresBefore, readPostgresCpuMs());
   const tableSamples = sampler ? await sampler.stop() : [];
-  if (!service.proc.isAlive()) throw new Error(`the service exited during the load:\n${service.proc.logTail()}`);
-  const after = await settledResources(service.pid, before);
+  for (const service of services) if (!service.proc.isAlive()) throw new Error(`${service.label} exited during the load:\n${service.proc.logTail()}`);
+  const after = await Promise.all(services.map((service, i) => settledResources(service.pid, before[i])));
+  // Tool events of the measured window as the stream on the last instance received them.
+  const eventsSeen = events ? events.count() - eventsBefore : null;
+  events?.close();
 
-  // Reading a project's invocations waits for the rows queued before it to be written.
-  for (const t of [a, b]) await api(service.baseUrl, 'GET', `/v1/projects/${t.projectId}/invocations?limit=1`, { token: t.key });
+  // Reading a project's invocations waits for the rows queued before it to be written (on each instance).
+  for (const service of services) for (const t of [a, b]) await api(service.baseUrl, 'GET', `/v1/projects/${t.projectId}/invocations?limit=1`, { token: t.key });
   const countSql = 'SELECT status, count(*)::int AS n FROM invocations WHERE project_id = ANY($1::uuid[]) GROUP BY status';
   const rows = await withClient(database.url, async (c) => (await c.query(countSql, [[a.projectId, b.projectId]])).rows);
   const auditRows = new Map(rows.map((r) => [r.status, r.n]));
   const sum = (m) => [...m.values()].reduce((x, y) => x + y, 0);
-  const serviceLog = readFileSync(logFile, 'utf8').trimEnd();
+  const serviceLog = logFiles.map((file) => readFileSync(file, 'utf8').trimEnd()).filter(Boolean).join('\n');
+  for (const service of services) await service.stop();
+  return {
+    instances: count,
+    run,
+    startup: sumResources(startup),
+    before: sumResources(before),
+    after: sumResources(after),
+    auditRows,
+    rowsTotal: sum(auditRows),
+    answeredTotal: sum(expectedRows),
+    serviceLog,
+    logFile: logFiles.at(-1),
+    tableSamples,
+    cpuMs,
+    postgresMs,
+    eventsSeen,
+  };
+}
 
-  return report({ run, startup, before, after, auditRows, rowsTotal: sum(auditRows), answeredTotal: sum(expectedRows), serviceLog, logFile, tableSamples });
+const sumResources = (list) => list.reduce((x, y) => ({ fds: x.fds + y.fds, children: x.children + y.children }), { fds: 0, children: 0 });
+
+// An SSE client on project a, counting the tool events it receives.
+async function openEventStream(baseUrl, tenant) {
+  const controller = new AbortController();
+  const response = await fetch(`${baseUrl}/v1/projects/${tenant.projectId}/events`, {
+    headers: { authorization: `Bearer ${tenant.key}`, accept: 'text/event-stream' },
+    signal: controller.signal,
+  });
+  if (response.status !== 200) throw new Error(`the event stream answered ${response.status}`);
+  let count = 0;
+  let rest = '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  void (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        const text = rest + decoder.decode(value, { stream: true });
+        const cut = text.lastIndexOf('\n');
+        count += (text.slice(0, cut + 1).match(/^event: tool\./gm) ?? []).length;
+        rest = text.slice(cut + 1);
+      }
+    } catch {
+      // closed
+    }
+  })();
+  // The stream's interest reaches the other instance through the bus a moment after it opens.
+  await sleep(500);
+  return { count: () => count, close: () => controller.abort() };
+}
+
+// One instance against two, side by side: the figures the two-instance mode is for.
+function compare(one, two) {
+  const n = (v) => v.toLocaleString('en-US');
+  const fiveXx = (phase) =>
+    [...phase.run.stats.values()].reduce((x, s) => x + [...s.statuses].filter(([code]) => code >= 500).reduce((y, [, c]) => y + c, 0), 0);
+  const perAnswer = (ms, phase) => (phase.run.count > 0 ? (ms * 1000) / phase.run.count : null);
+  const row = (label, f) => [label, f(one), f(two)];
+  const cpuOne = perAnswer(one.cpuMs, one);
+  const cpuTwo = perAnswer(two.cpuMs, two);
+  const change = cpuOne && cpuTwo ? (cpuTwo / cpuOne - 1) * 100 : null;
+  const lost = (phase) => phase.answeredTotal - phase.rowsTotal;
+  const lines = [
+    '',
+    `Side by side: ${config.connections} connections, ${config.durationS} s measured, ${os.availableParallelism()} CPUs`,
+    '',
+    table(
+      ['', 'one instance', 'two instances'],
+      [
+        row('answers (measured)', (p) => n(p.run.count)),
+        row('req/s', (p) => fmt.rps(p.run.rps)),
+        row('p99 ms', (p) => fmt.ms(p.run.p99)),
+        row('5xx', (p) => n(fiveXx(p))),
+        row('audit rows lost (answered - rows)', (p) => n(lost(p))),
+        row('service CPU s (all instances)', (p) => (p.cpuMs / 1000).toFixed(1)),
+        row('service CPU µs / answer', (p) => fmt.rps(perAnswer(p.cpuMs, p))),
+        row('PostgreSQL CPU µs / answer', (p) => fmt.rps(perAnswer(p.postgresMs, p))),
+        row('SSE tool events received', (p) => (p.eventsSeen == null ? '—' : n(p.eventsSeen))),
+      ],
+      ['l', 'r', 'r'],
+    ),
+    '',
+    `service CPU per answer, two instances against one: ${change == null ? '—' : `${change >= 0 ? '+' : ''}${change.toFixed(1)}%`}`,
+  ];
+  const checks = [
+    ['no 5xx on either', fiveXx(one) + fiveXx(two) === 0, `${fiveXx(one)} / ${fiveXx(two)}`],
+    ['no audit row lost on either', lost(one) === 0 && lost(two) === 0, `${lost(one)} / ${lost(two)}`],
+    ['service CPU per answer within 10% on two instances', change != null && change < 10, change == null ? 'n/a' : `${change.toFixed(1)}%`],
+  ];
+  for (const [name, pass, detail] of checks) lines.push(`${verdict(pass)}  ${name} (${detail})`);
+  const ok = checks.every(([, pass]) => pass);
+  lines.push('', `load (one against two instances): ${ok ? 'PASS' : 'FAIL'}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return ok;
 }
 
 // Rows and partitions of the audit table every 10 s while the load runs.
@@ -356,7 +495,7 @@ function sampleAuditTable(url) {
   };
 }
 
-function report({ run, startup, before, after, auditRows, rowsTotal, answeredTotal, serviceLog, logFile, tableSamples }) {
+function report({ run, startup, before, after, auditRows, rowsTotal, answeredTotal, serviceLog, logFile, tableSamples, instances }, title = null) {
   const n = (v) => v.toLocaleString('en-US');
   const byStatus = new Map();
   for (const s of run.stats.values()) for (const [code, count] of s.statuses) byStatus.set(code, (byStatus.get(code) ?? 0) + count);
@@ -367,7 +506,7 @@ function report({ run, startup, before, after, auditRows, rowsTotal, answeredTot
   const logLines = serviceLog ? serviceLog.split('\n').length : 0;
 
   const lines = [
-    `Toolgate load: ${config.adapter}, PostgreSQL, ${config.connections} connections, ${config.durationS} s ` +
+    `Toolgate load${title ? ` (${title})` : ''}: ${config.adapter}, PostgreSQL, ${instances} instance(s), ${config.connections} connections, ${config.durationS} s ` +
       `(after ${config.warmupS} s warm-up), ${os.availableParallelism()} CPUs`,
     '',
     `requests   ${n(run.count)} in ${run.elapsedS.toFixed(1)} s = ${fmt.rps(run.rps)} req/s`,
@@ -408,7 +547,7 @@ function report({ run, startup, before, after, auditRows, rowsTotal, answeredTot
   ];
   for (const [name, pass, detail] of checks) lines.push(`${verdict(pass)}  ${name} (${detail})`);
   const ok = checks.every(([, pass]) => pass);
-  lines.push('', ok ? 'load: PASS' : 'load: FAIL');
+  lines.push('', `load${title ? ` (${title})` : ''}: ${ok ? 'PASS' : 'FAIL'}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return ok;
 }

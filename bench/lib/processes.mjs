@@ -48,6 +48,11 @@ function cpuMsOf(statFile) {
   }
 }
 
+// CPU of a whole process (all its threads, those that ended included: utime + stime of /proc/<pid>/stat).
+export function readProcessCpuMs(pid) {
+  return cpuMsOf(`/proc/${pid}/stat`);
+}
+
 // CPU of the process's children that have ended and been waited for (cutime + cstime): for Toolgate the
 // commands it ran, with their sandboxes.
 export function readChildrenCpuMs(pid) {

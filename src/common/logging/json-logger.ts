@@ -1,6 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import { type DestinationStream, pino, type Logger as PinoLogger } from 'pino';
 import type { AppConfig } from '../../config/app-config.js';
+import { currentSpanIds } from '../tracing/tracer.js';
 import { requestContext } from './request-context.js';
 
 // Keys whose values never reach a log line, wherever they sit in a logged object.
@@ -26,7 +27,10 @@ export function createPinoLogger(level: AppConfig['logLevel'], destination?: Des
     },
     mixin: () => {
       const ctx = requestContext.getStore();
-      return ctx ? { requestId: ctx.requestId, ...(ctx.tenantId ? { tenantId: ctx.tenantId } : {}) } : {};
+      const base = ctx ? { requestId: ctx.requestId, ...(ctx.tenantId ? { tenantId: ctx.tenantId } : {}) } : {};
+      // With tracing on, the line names the span it was written in (null otherwise, at the cost of one test).
+      const span = currentSpanIds();
+      return span ? { ...base, traceId: span.traceId, spanId: span.spanId } : base;
     },
     },
     destination,

@@ -1,0 +1,224 @@
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createPostgresDriver } from '../../../src/database/database-driver.js';
+import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+import { TcpProxy } from '../../support/tcp-proxy.js';
+import { callTool, EventStream, listen } from '../tools/tool-test-kit.js';
+import { commandTool, enableSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
+
+// Two real instances of the service on one PostgreSQL database, as behind a load balancer: a change made
+// through A must reach B's caches through the change bus, not their TTLs (set to ten minutes here).
+// It runs in CI's PostgreSQL pass (the only one that sets TEST_DATABASE_URL), so once per CI run.
+const serverUrl = process.env.TEST_DATABASE_URL;
+const describeOnPostgres = serverUrl ? describe : describe.skip;
+const title = serverUrl ? 'two instances on one PostgreSQL' : 'two instances on one PostgreSQL (skipped: TEST_DATABASE_URL is not set)';
+
+const LONG_TTL = '600000';
+const WITHIN_MS = 1_000;
+
+// Polls until `check` holds; answers how long it took, or fails after `timeoutMs`.
+async function within(timeoutMs: number, check: () => Promise<boolean>): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - start;
+    if (Date.now() - start > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describeOnPostgres(title, () => {
+  let database: TestDatabase;
+  let shared: string;
+  let a: TestApp;
+  let b: TestApp;
+  let tenant: TestTenant;
+  // B's bus connection goes through this proxy, so a test can cut it without touching B's pool.
+  const busProxy = new TcpProxy('127.0.0.1', Number(new URL(serverUrl ?? 'postgresql://x:5432').port || 5432));
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // One workspace root for both, as a shared volume would be.
+    shared = await mkdtemp(path.join(os.tmpdir(), 'toolgate-cluster-'));
+    await chmod(shared, 0o711);
+    const env = {
+      WORKSPACE_ROOT: path.join(shared, 'workspaces'),
+      WORKSPACE_ALLOWED_ROOTS: shared,
+      API_KEY_CACHE_TTL_MS: LONG_TTL,
+      WORKSPACE_CACHE_TTL_MS: LONG_TTL,
+    };
+    a = await createTestApp({ env, database });
+    await busProxy.start();
+    const proxied = new URL(database.url!);
+    proxied.port = String(busProxy.port);
+    const driverB = createPostgresDriver(database.url!, 5);
+    const viaProxy = { ...driverB, newClient: (name: string) => new pg.Client({ connectionString: proxied.toString(), application_name: name }) };
+    b = await createTestApp({ env, database: { driver: viaProxy, url: database.url, close: () => driverB.close() } });
+    tenant = await a.createTenant();
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await busProxy.stop();
+    await database?.close();
+    if (shared) await rm(shared, { recursive: true, force: true });
+  });
+
+  it('both instances listen on the bus', async () => {
+    for (const app of [a, b]) {
+      const ready = await app.http.get('/health/ready').expect(200);
+      expect(ready.body.changeBus).toMatchObject({ mode: 'postgres', connected: true, instanceId: expect.stringMatching(/^[0-9a-f]{8}$/) });
+    }
+  });
+
+  it('a key revoked on A is refused by B within one second', async () => {
+    const other = await a.createTenant();
+    // B has verified the key, so it sits in B's cache.
+    await b.http.get('/v1/projects').set(other.auth).expect(200);
+    const keys = await a.http.get('/v1/api-keys').set(other.auth).expect(200);
+    const keyId = (keys.body.items ?? keys.body)[0].id as string;
+    await a.http.delete(`/v1/api-keys/${keyId}`).set(other.auth).expect(204);
+    const took = await within(WITHIN_MS, async () => (await b.http.get('/v1/projects').set(other.auth)).status === 401);
+    expect(took).toBeLessThan(WITHIN_MS);
+  });
+
+  it("a project's workspace changed on A is the one B resolves", async () => {
+    const project = await a.createProject(tenant);
+    await writeFile(path.join(a.workspaceOf(project.id), 'where.txt'), 'first\n');
+    const read = async (app: TestApp) => (await callTool(app, tenant, project.id, 'read_file', { path: 'where.txt' }).expect(200)).body.result.content as string;
+    expect(await read(b)).toBe('first\n');
+
+    const moved = path.join(shared, `moved-${project.id}`);
+    await mkdir(moved);
+    await writeFile(path.join(moved, 'where.txt'), 'second\n');
+    await a.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ workspacePath: moved }).expect(200);
+    const took = await within(WITHIN_MS, async () => (await read(b)) === 'second\n');
+    expect(took).toBeLessThan(WITHIN_MS);
+  });
+
+  it("a project's shell settings changed on A bind B within one second; deleted on A, B answers 404", async () => {
+    const project = await a.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] });
+    const shell = () => callTool(b, tenant, project.id, 'shell_exec', { argv: ['printf', 'on B'] });
+    expect((await shell().expect(200)).body.result.stdout).toBe('on B');
+    await a.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ shellEnabled: false }).expect(200);
+    expect(await within(WITHIN_MS, async () => (await shell()).status === 403)).toBeLessThan(WITHIN_MS);
+    expect((await shell()).body.error.code).toBe('shell_disabled');
+
+    await a.http.delete(`/v1/projects/${project.id}`).set(tenant.auth).expect(204);
+    expect(await within(WITHIN_MS, async () => (await callTool(b, tenant, project.id, 'list_files', {})).status === 404)).toBeLessThan(WITHIN_MS);
+  });
+
+  it('a tenant deleted on A: B refuses its key within one second', async () => {
+    const doomed = await a.createTenant();
+    await b.http.get('/v1/projects').set(doomed.auth).expect(200);
+    await a.http.delete(`/v1/admin/tenants/${doomed.id}`).set(a.admin).expect(204);
+    expect(await within(WITHIN_MS, async () => (await b.http.get('/v1/projects').set(doomed.auth)).status === 401)).toBeLessThan(WITHIN_MS);
+  });
+
+  it('a skill enabled on A is listed and run by B; disabled on A, B stops offering it', async () => {
+    const project = await a.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] });
+    const skill = await registerSkill(a, tenant, skillOf([commandTool('cluster_say', ['printf', '%s', '{{text}}'], STRING_ARG('text'))]));
+    const listed = async () => ((await b.http.get(`/v1/projects/${project.id}/tools`).set(tenant.auth).expect(200)).body.tools as Array<{ name: string }>).map((t) => t.name);
+    // B has the project's tool list cached without the skill.
+    expect(await listed()).not.toContain('cluster_say');
+
+    expect((await enableSkill(a, tenant, project.id, skill.id)).status).toBe(201);
+    expect(await within(WITHIN_MS, async () => (await listed()).includes('cluster_say'))).toBeLessThan(WITHIN_MS);
+    const ran = await callTool(b, tenant, project.id, 'cluster_say', { text: 'from B' }).expect(200);
+    expect(ran.body).toMatchObject({ status: 'ok', result: { stdout: 'from B' } });
+
+    await a.http.delete(`/v1/projects/${project.id}/skills/${skill.id}`).set(tenant.auth).expect(204);
+    expect(await within(WITHIN_MS, async () => !(await listed()).includes('cluster_say'))).toBeLessThan(WITHIN_MS);
+    await callTool(b, tenant, project.id, 'cluster_say', { text: 'gone' }).expect(404);
+  });
+
+  it("an event stream on B carries the calls A runs, in order, and resumes with Last-Event-ID on either instance", async () => {
+    const project = await a.createProject(tenant);
+    const [portA, portB] = [await listen(a), await listen(b)];
+    const stream = await EventStream.open(portB, project.id, tenant);
+    let first: string;
+    try {
+      // B's interest in the project reaches A through the bus a moment after the stream opens.
+      await within(5_000, async () => {
+        const id = (await callTool(a, tenant, project.id, 'list_files', {}).expect(200)).body.invocationId as string;
+        try {
+          await stream.next((e) => e.event === 'tool.completed' && e.data.invocationId === id, 300);
+          first = id;
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      const ofFirst = stream.events.filter((e) => e.data.invocationId === first);
+      expect(ofFirst.map((e) => e.event)).toEqual(['tool.started', 'tool.completed']);
+      expect(ofFirst[1].data).toMatchObject({ tool: 'list_files', status: 'ok', projectId: project.id, channel: 'rest' });
+    } finally {
+      stream.close();
+    }
+    const lastSeen = stream.events.at(-1)!.id!;
+
+    // Calls run on A while nobody is connected; the client comes back to B, then to A, with the id it had.
+    const missed: string[] = [];
+    for (let i = 0; i < 3; i++) missed.push((await callTool(a, tenant, project.id, 'list_files', {}).expect(200)).body.invocationId);
+    const expected = missed.flatMap((id) => [
+      ['tool.started', id],
+      ['tool.completed', id],
+    ]);
+    for (const port of [portB, portA]) {
+      const resumed = await EventStream.open(port, project.id, tenant, { lastEventId: lastSeen });
+      try {
+        await resumed.next((e) => e.event === 'tool.completed' && e.data.invocationId === missed[2]);
+        expect(resumed.events.map((e) => [e.event, e.data.invocationId])).toEqual(expected);
+      } finally {
+        resumed.close();
+      }
+    }
+  });
+
+  it("B's bus connection killed: it reconnects; cut for longer, /health/ready says so, and a key revoked meanwhile is refused once it is back", async () => {
+    const busOf = async (app: TestApp) => (await app.http.get('/health/ready').expect(200)).body.changeBus;
+    const before = await busOf(b);
+    const pid = async () =>
+      (await database.driver.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [`toolgate-bus-${before.instanceId}`]))[0]?.pid;
+    const killed = await pid();
+    expect(killed).toEqual(expect.any(Number));
+    await database.driver.query('SELECT pg_terminate_backend($1)', [killed]);
+    await within(5_000, async () => {
+      const bus = await busOf(b);
+      return bus.connected && bus.reconnects > before.reconnects;
+    });
+    expect(await pid()).not.toBe(killed);
+
+    // A longer outage: B's bus cannot reconnect while the proxy refuses, and readiness stays 200 while saying so.
+    const other = await a.createTenant();
+    await b.http.get('/v1/projects').set(other.auth).expect(200);
+    await busProxy.cut();
+    await within(2_000, async () => !(await busOf(b)).connected);
+    const down = await b.http.get('/health/ready').expect(200);
+    expect(down.body).toMatchObject({ status: 'ok', changeBus: { mode: 'postgres', connected: false, caches: expect.stringContaining('TTL'), lastError: expect.any(String) } });
+
+    const keys = await a.http.get('/v1/api-keys').set(other.auth).expect(200);
+    await a.http.delete(`/v1/api-keys/${(keys.body.items ?? keys.body)[0].id}`).set(other.auth).expect(204);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // B missed the message: its cache still holds the key until the bus is back (or the TTL ends).
+    await b.http.get('/v1/projects').set(other.auth).expect(200);
+
+    await busProxy.restore();
+    await within(10_000, async () => (await busOf(b)).connected);
+    // Back: B dropped its caches when it reconnected, since it may have missed anything.
+    await b.http.get('/v1/projects').set(other.auth).expect(401);
+    expect((await b.http.get('/health/ready').expect(200)).body.changeBus).toMatchObject({ connected: true, caches: expect.not.stringContaining('TTL') });
+
+    // And it hears new changes again.
+    const project = await a.createProject(tenant);
+    await writeFile(path.join(a.workspaceOf(project.id), 'where.txt'), 'first\n');
+    expect((await callTool(b, tenant, project.id, 'read_file', { path: 'where.txt' }).expect(200)).body.result.content).toBe('first\n');
+    const moved = path.join(shared, `after-${project.id}`);
+    await mkdir(moved);
+    await writeFile(path.join(moved, 'where.txt'), 'second\n');
+    await a.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ workspacePath: moved }).expect(200);
+    await within(WITHIN_MS, async () => (await callTool(b, tenant, project.id, 'read_file', { path: 'where.txt' }).expect(200)).body.result.content === 'second\n');
+  });
+});
