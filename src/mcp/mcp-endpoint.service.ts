@@ -8,7 +8,10 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   type ListToolsResult,
+  type InitializeResult,
+  LATEST_PROTOCOL_VERSION,
   McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../common/errors/app-error.js';
 import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
@@ -16,9 +19,14 @@ import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
+import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { fromInvocation, fromRefusal, toMcpTool } from './mcp-tool-results.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
+const CAPABILITIES = { tools: { listChanged: false } };
+const JSON_HEADERS = { 'Content-Type': 'application/json' };
+// A notification or response accepted: 202, no body (as the SDK transport answers).
+const NO_BODY: Record<string, string> = {};
 // A Server builds its own Ajv instance unless given one (a quarter of the endpoint's CPU when each POST
 // gets a fresh Server). It is only used to check elicitation answers, which a stateless endpoint never
 // asks for, so every Server shares one.
@@ -31,9 +39,11 @@ export interface McpCaller {
   controller: AbortController;
 }
 
-// A project's MCP server over the Streamable HTTP transport, stateless: every POST gets a fresh SDK Server
-// and transport (nothing to share between instances behind a load balancer), answered as plain JSON.
-// tools/list is the project's registry; tools/call takes the same path as REST invoke (ToolCallsService).
+// A project's MCP server over the Streamable HTTP transport, stateless (nothing to share between instances
+// behind a load balancer), answered as plain JSON. tools/list is the project's registry; tools/call takes
+// the same path as REST invoke (ToolCallsService). Two ways in: the single messages SDK clients send
+// (initialize, ping, tools/list, tools/call, a notification) are answered directly (mcp-fast-path.ts);
+// everything else gets a fresh SDK Server and transport for the POST, which answers it by the SDK's rules.
 @Injectable()
 export class McpEndpointService {
   private readonly logger = new Logger('Mcp');
@@ -55,6 +65,8 @@ export class McpEndpointService {
   async handle(caller: McpCaller, exchange: HttpExchange): Promise<void> {
     // The project first, on the REST rules: another tenant's project answers 404 like a missing one.
     await this.registry.forProject(caller.tenantId, caller.projectId);
+    const fast = recogniseFastMessage(exchange);
+    if (fast !== null) return this.answerFast(caller, fast, exchange);
     const server = this.serverFor(caller, rawArguments(exchange.body));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
@@ -70,8 +82,37 @@ export class McpEndpointService {
     }
   }
 
+  // The answers the SDK's Server would give to these messages, as its Protocol shapes them: a result, or
+  // an error with the McpError's code and message.
+  private async answerFast(caller: McpCaller, message: FastMessage, exchange: HttpExchange): Promise<void> {
+    if (message.kind === 'notification') return exchange.send(202, NO_BODY, null);
+    let result: unknown;
+    try {
+      result = await this.fastResult(caller, message);
+    } catch (error) {
+      // Nothing unexpected reaches a client: it is logged, and answered as an internal error.
+      if (!(error instanceof McpError)) this.logger.error(error instanceof Error ? error : String(error));
+      const { code, message: text } = error instanceof McpError ? error : { code: ErrorCode.InternalError, message: 'Internal error' };
+      return exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code, message: text } })));
+    }
+    exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: message.id, result })));
+  }
+
+  private async fastResult(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' }>): Promise<unknown> {
+    switch (message.kind) {
+      case 'call':
+        return this.call(caller, message.name, message.arguments);
+      case 'list':
+        return this.list(caller);
+      case 'ping':
+        return {};
+      case 'initialize':
+        return initializeResult(message.request.params.protocolVersion);
+    }
+  }
+
   private serverFor(caller: McpCaller, raw: Map<unknown, unknown>): Server {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: SHARED_VALIDATOR });
+    const server = new Server(SERVER_INFO, { capabilities: CAPABILITIES, jsonSchemaValidator: SHARED_VALIDATOR });
     server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       this.call(caller, request.params.name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, extra.signal),
@@ -89,13 +130,14 @@ export class McpEndpointService {
     return listing;
   }
 
-  private async call(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal): Promise<CallToolResult> {
+  // `cancelled`: the SDK's signal for this request (notifications/cancelled in the same batch) on its path.
+  private async call(caller: McpCaller, name: string, args: unknown, cancelled?: AbortSignal): Promise<CallToolResult> {
     // Each call its own controller: in a JSON-RPC batch, one call's deadline must not stop the others.
     // notifications/cancelled for this request, or the client going away, stops it.
     const controller = new AbortController();
     const onCancel = () => controller.abort(new ClientDisconnected());
     const onGone = () => controller.abort(caller.controller.signal.reason);
-    cancelled.addEventListener('abort', onCancel, { once: true });
+    cancelled?.addEventListener('abort', onCancel, { once: true });
     if (caller.controller.signal.aborted) onGone();
     else caller.controller.signal.addEventListener('abort', onGone, { once: true });
     try {
@@ -110,10 +152,17 @@ export class McpEndpointService {
       this.logger.error(error instanceof Error ? error : String(error));
       throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
     } finally {
-      cancelled.removeEventListener('abort', onCancel);
+      cancelled?.removeEventListener('abort', onCancel);
       caller.controller.signal.removeEventListener('abort', onGone);
     }
   }
+}
+
+// What the SDK's Server answers to initialize (Server._oninitialize): the client's revision when
+// supported, else the latest, with the same capabilities and server info as the Servers built above.
+function initializeResult(requested: string): InitializeResult {
+  const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+  return { protocolVersion, capabilities: CAPABILITIES, serverInfo: SERVER_INFO };
 }
 
 // The arguments of each tools/call as the JSON parser produced them, by JSON-RPC id. The SDK's schema

@@ -1,20 +1,51 @@
 import { Controller, Delete, Get, Param, Post, Res } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import { ApiBody, type ApiResponseSchemaHost, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { PROJECT_ID } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
 import { McpEndpointService } from './mcp-endpoint.service.js';
 
+// JSON-RPC 2.0 as the MCP SDK's transport reads and writes it; the messages themselves are MCP's. Written
+// in JSON Schema 2020-12 (`const`, type lists), which the 3.0-typed SchemaObject of @nestjs/swagger lacks.
+type Schema = ApiResponseSchemaHost['schema'];
+const JSON_RPC_ERROR = {
+  type: 'object',
+  properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
+  required: ['code', 'message'],
+};
+const JSON_RPC_MESSAGE = {
+  type: 'object',
+  properties: {
+    jsonrpc: { const: '2.0' },
+    id: { type: ['string', 'integer', 'null'] },
+    method: { type: 'string' },
+    params: { type: 'object', additionalProperties: true },
+    result: { type: 'object', additionalProperties: true },
+    error: JSON_RPC_ERROR,
+  },
+  required: ['jsonrpc'],
+};
+const JSON_RPC_MESSAGES = { anyOf: [JSON_RPC_MESSAGE, { type: 'array', items: JSON_RPC_MESSAGE }] } as unknown as Schema;
+// What the transport answers when it refuses a request: a JSON-RPC error with no id.
+const JSON_RPC_REFUSAL = {
+  type: 'object',
+  properties: { jsonrpc: { const: '2.0' }, error: JSON_RPC_ERROR, id: { type: 'null' } },
+  required: ['jsonrpc', 'error'],
+} as unknown as Schema;
+
 @ApiTags('mcp')
 @TenantAuth()
 @Controller('v1/projects/:projectId/mcp')
+@ApiParam(PROJECT_ID)
 @ApiResponse({ status: 404, type: ErrorResponseDto, description: 'project_not_found (also for another tenant’s project)' })
 export class McpController {
   constructor(private readonly endpoint: McpEndpointService) {}
 
   @Post()
   @ApiOperation({
+    operationId: 'mcpMessage',
     summary: 'The project as an MCP server (Streamable HTTP transport, stateless)',
     description:
       'JSON-RPC 2.0 messages of the Model Context Protocol: initialize, tools/list (the project’s tools, as GET .../tools?format=mcp), ' +
@@ -22,10 +53,14 @@ export class McpController {
       'Send `Accept: application/json, text/event-stream`; answers are application/json. Protocol revisions 2024-11-05 to 2025-11-25. ' +
       'Refused arguments come back as a tool result with isError: true and the same message as the REST 422.',
   })
-  @ApiBody({ schema: { type: 'object', description: 'A JSON-RPC request or notification (or a batch of them)', example: { jsonrpc: '2.0', id: 1, method: 'tools/list' } } })
-  @ApiOkResponse({ description: 'The JSON-RPC response' })
+  @ApiBody({
+    schema: { ...JSON_RPC_MESSAGES, description: 'A JSON-RPC request or notification (or a batch of them)', examples: [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }] },
+  })
+  @ApiOkResponse({ schema: JSON_RPC_MESSAGES, description: 'The JSON-RPC response (or responses)' })
   @ApiResponse({ status: 202, description: 'A notification or response was accepted; no body' })
-  @ApiResponse({ status: 406, description: 'JSON-RPC error: the Accept header must list application/json and text/event-stream' })
+  @ApiResponse({ status: 400, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: not a JSON-RPC message (a parse or invalid-request error)' })
+  @ApiResponse({ status: 406, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: the Accept header must list application/json and text/event-stream' })
+  @ApiResponse({ status: 415, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: the body must be application/json' })
   @ApiTooManyRequestsResponse({ type: ErrorResponseDto, description: 'rate_limited, with Retry-After' })
   post(
     @CurrentTenant() tenant: Tenant,
@@ -41,12 +76,14 @@ export class McpController {
 
   // Stateless: no server-initiated stream to open and no session to end; the transport allows a 405.
   @Get()
+  @ApiOperation({ operationId: 'mcpOpenStream', summary: 'Refused (405): a stateless MCP endpoint has no server-initiated stream' })
   @ApiResponse({ status: 405, type: ErrorResponseDto, description: 'method_not_allowed: the endpoint only takes POST' })
   get(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<never> {
     return this.endpoint.refuseMethod({ tenantId: tenant.tenantId, projectId });
   }
 
   @Delete()
+  @ApiOperation({ operationId: 'mcpEndSession', summary: 'Refused (405): a stateless MCP endpoint has no session to end' })
   @ApiResponse({ status: 405, type: ErrorResponseDto, description: 'method_not_allowed: there is no session to end' })
   delete(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<never> {
     return this.endpoint.refuseMethod({ tenantId: tenant.tenantId, projectId });
