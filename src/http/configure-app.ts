@@ -5,9 +5,12 @@ import type { AbstractHttpAdapter } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import fresh from 'fresh';
+import type { Span } from '@opentelemetry/api';
 import type { Logger as PinoLogger } from 'pino';
 import { requestContext } from '../common/logging/request-context.js';
+import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import type { AppConfig } from '../config/app-config.js';
+import { ConsoleFiles, isConsolePath } from './console-static.js';
 import { setupOpenApi } from './openapi.js';
 import { answerParserError } from './parser-errors.js';
 
@@ -41,34 +44,68 @@ export function createHttpAdapter(config: AppConfig): AbstractHttpAdapter {
 }
 
 export function configureApp(app: INestApplication, config: AppConfig, log: PinoLogger): void {
-  if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log);
-  else configureExpress(app as NestExpressApplication, config, log);
+  // The console is public (its API calls carry the key): it is answered before Nest's guards see a request.
+  const consoleFiles = new ConsoleFiles();
+  if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles);
+  else configureExpress(app as NestExpressApplication, config, log, consoleFiles);
   app.enableShutdownHooks();
   setupOpenApi(app);
 }
 
-const logRequest = (log: PinoLogger, requestId: string, method: string | undefined, url: string | undefined, status: number, startedNs: bigint) =>
+const logRequest = (
+  log: PinoLogger,
+  requestId: string,
+  method: string | undefined,
+  url: string | undefined,
+  status: number,
+  startedNs: bigint,
+  traceId?: string,
+) =>
   log.info(
-    { requestId, method, path: url?.split('?')[0], status, durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6 },
+    { requestId, ...(traceId ? { traceId } : {}), method, path: url?.split('?')[0], status, durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6 },
     'request',
   );
 
-function configureExpress(app: NestExpressApplication, config: AppConfig, log: PinoLogger): void {
+function configureExpress(app: NestExpressApplication, config: AppConfig, log: PinoLogger, consoleFiles: ConsoleFiles): void {
   app.disable('x-powered-by');
   // Express would hash every body into a weak ETag; Fastify does not. Only routes that set their own
   // ETag (the tool listing) take part in conditional GETs, on both adapters, and no body is hashed for nothing.
   app.set('etag', false);
   app.use(
     (
-      req: { method?: string; url?: string; headers: Record<string, unknown> },
+      req: { method?: string; url?: string; headers: Record<string, unknown>; route?: { path?: string }; baseUrl?: string },
       res: { statusCode: number; setHeader(n: string, v: string): void; on(e: 'finish', l: () => void): void },
       next: () => void,
     ) => {
       const requestId = requestIdFrom(req.headers['x-request-id']);
       res.setHeader('x-request-id', requestId);
-      const started = process.hrtime.bigint();
-      res.on('finish', () => logRequest(log, requestId, req.method, req.url, res.statusCode, started));
-      requestContext.run({ requestId }, next);
+      const method = req.method ?? 'GET';
+      // Null unless an OpenTelemetry SDK was started (OTEL_* variables).
+      const traced = startRequestSpan(method, req.url?.split('?')[0] ?? '/', req.headers);
+      // Below LOG_LEVEL=info the access line is never written: no clock read and no listener per request
+      // unless a span has to be ended.
+      const accessLog = log.isLevelEnabled('info');
+      if (accessLog || traced) {
+        const started = accessLog ? process.hrtime.bigint() : 0n;
+        res.on('finish', () => {
+          if (accessLog) logRequest(log, requestId, req.method, req.url, res.statusCode, started, traced?.span.spanContext().traceId);
+          if (traced) endRequestSpan(traced.span, method, req.route?.path === undefined ? undefined : `${req.baseUrl ?? ''}${req.route.path}`, res.statusCode);
+        });
+      }
+      if (traced) runInContext(traced.context, () => requestContext.run({ requestId }, next));
+      else requestContext.run({ requestId }, next);
+    },
+  );
+  app.use(
+    (
+      req: { method?: string; url?: string },
+      res: { writeHead(status: number, headers: Record<string, string>): void; end(body?: Buffer): void },
+      next: () => void,
+    ) => {
+      if ((req.method !== 'GET' && req.method !== 'HEAD') || !isConsolePath(req.url)) return next();
+      const answer = consoleFiles.answer(req.url!);
+      res.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
+      res.end(req.method === 'HEAD' ? undefined : answer.body);
     },
   );
   app.useBodyParser('json', { limit: config.bodyLimitBytes });
@@ -76,13 +113,26 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
   server.on('clientError', answerParserError);
 }
 
-function configureFastify(app: NestFastifyApplication, log: PinoLogger): void {
+function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleFiles: ConsoleFiles): void {
   const fastify = app.getHttpAdapter().getInstance();
+  // GET routes answer HEAD too (Fastify's exposeHeadRoutes), without the body.
+  for (const url of ['/console', '/console/*']) {
+    fastify.get(url, (request, reply) => {
+      const answer = consoleFiles.answer(request.url);
+      return reply.code(answer.status).headers(answer.headers).send(answer.body);
+    });
+  }
   const started = new WeakMap<object, bigint>();
+  const spans = new WeakMap<object, Span>();
+  const accessLog = log.isLevelEnabled('info');
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    started.set(request, process.hrtime.bigint());
-    requestContext.run({ requestId: request.id }, done);
+    if (accessLog) started.set(request, process.hrtime.bigint());
+    // Null unless an OpenTelemetry SDK was started (OTEL_* variables).
+    const traced = startRequestSpan(request.method, request.url.split('?')[0], request.headers);
+    if (!traced) return requestContext.run({ requestId: request.id }, done);
+    spans.set(request, traced.span);
+    runInContext(traced.context, () => requestContext.run({ requestId: request.id }, done));
   });
   // Express answers 304 itself when a 200's ETag matches If-None-Match (req.fresh); Fastify does not, so
   // routes that set an ETag get the same conditional GET here, decided by the same `fresh` test.
@@ -93,8 +143,13 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger): void {
     reply.code(304).removeHeader('content-type').removeHeader('content-length');
     done(null, null);
   });
-  fastify.addHook('onResponse', (request, reply, done) => {
-    logRequest(log, request.id, request.method, request.url, reply.statusCode, started.get(request) ?? process.hrtime.bigint());
-    done();
-  });
+  // Below LOG_LEVEL=info the access line is never written; with tracing off too, the hook is not installed.
+  if (accessLog || tracingEnabled()) {
+    fastify.addHook('onResponse', (request, reply, done) => {
+      const span = spans.get(request);
+      if (accessLog) logRequest(log, request.id, request.method, request.url, reply.statusCode, started.get(request) ?? process.hrtime.bigint(), span?.spanContext().traceId);
+      if (span) endRequestSpan(span, request.method, request.routeOptions.url, reply.statusCode);
+      done();
+    });
+  }
 }

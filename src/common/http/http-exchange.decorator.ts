@@ -33,7 +33,7 @@ interface FastifyLikeReply {
   raw: unknown;
   code(status: number): FastifyLikeReply;
   header(name: string, value: string): FastifyLikeReply;
-  send(body?: Buffer | null): unknown;
+  send(body?: Buffer): unknown;
 }
 
 export const RawHttpExchange = createParamDecorator((_: unknown, ctx: ExecutionContext): HttpExchange => {
@@ -54,7 +54,9 @@ export const RawHttpExchange = createParamDecorator((_: unknown, ctx: ExecutionC
       if ('raw' in response) {
         response.code(status);
         for (const [name, value] of Object.entries(answerHeaders)) response.header(name, value);
-        response.send(body);
+        // Fastify serialises a null payload as the JSON text `null`; no body is sent as no payload.
+        if (body === null) response.send();
+        else response.send(body);
         return;
       }
       response.status(status);

@@ -1,0 +1,74 @@
+import { useState } from 'preact/hooks';
+import { api, call, type Session } from '../api/client';
+import { ErrorNote, Field, asError, useLoad } from '../ui';
+import { ApiKeyTable } from './api-key-table';
+
+// A key is tg_<prefix>_<secret>; the listing shows the prefix, which tells the console which key is its own.
+const prefixOf = (key: string): string | undefined => /^tg_([^_]+)_/.exec(key)?.[1];
+
+export function KeysPage(props: { session: Session; signOut: (reason?: string) => void }) {
+  const keys = useLoad(() => call(api.GET('/v1/api-keys')), []);
+  const [error, setError] = useState<Error>();
+  const own = prefixOf(props.session.token);
+  const [name, setName] = useState('');
+  const [issued, setIssued] = useState<{ name: string; key: string }>();
+
+  const create = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    setIssued(undefined);
+    try {
+      const key = await call(api.POST('/v1/api-keys', { body: name ? { name } : {} }));
+      setIssued({ name: key.name, key: key.key });
+      setName('');
+      keys.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  const revoke = async (keyId: string, isOwn: boolean) => {
+    if (isOwn && !window.confirm('This is the key you signed in with. Revoke it and sign out?')) return;
+    setError(undefined);
+    try {
+      await call(api.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId } } }));
+      if (isOwn) props.signOut('You revoked the key you were signed in with.');
+      else keys.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  return (
+    <>
+      <h1>API keys</h1>
+      <section class="card" aria-labelledby="new-key">
+        <h2 id="new-key">New key</h2>
+        <form class="row" onSubmit={(event) => void create(event)}>
+          <Field id="key-name" label="Key name">
+            <input id="key-name" value={name} placeholder="default" onInput={(e) => setName(e.currentTarget.value)} />
+          </Field>
+          <button type="submit">Create key</button>
+        </form>
+        {issued ? (
+          <div class="note ok" role="status">
+            Key <strong>{issued.name}</strong>, shown this once: <code class="secret">{issued.key}</code>
+          </div>
+        ) : null}
+        <p class="hint">A key's secret is shown only when it is created. To rotate: create a key, move your clients to it, revoke the old one.</p>
+      </section>
+      <ErrorNote error={keys.error ?? error} />
+      {keys.data ? (
+        <ApiKeyTable
+          caption="Your active API keys"
+          captionHidden
+          keys={keys.data.items}
+          badge={(key) => (key.prefix === own ? <span class="badge">this session</span> : null)}
+          revokeLabel={(key) => `Revoke key ${key.name} (${key.prefix})`}
+          revokeClass="danger"
+          onRevoke={(key) => void revoke(key.id, key.prefix === own)}
+        />
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,99 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, call } from '../api/client';
+import { Link } from '../router';
+import { ErrorNote, Field, asError, formatTime, useLoad } from '../ui';
+
+interface Collision {
+  tool: string;
+  conflictsWith: string;
+}
+
+export function ProjectSkillsTab(props: { projectId: string }) {
+  const path = { projectId: props.projectId };
+  const enabled = useLoad(() => call(api.GET('/v1/projects/{projectId}/skills', { params: { path } })), [props.projectId]);
+  const all = useLoad(() => call(api.GET('/v1/skills', { params: { query: { limit: 100 } } })), []);
+  const [skillId, setSkillId] = useState('');
+  const [error, setError] = useState<Error>();
+
+  const enabledIds = new Set(enabled.data?.items.map((s) => s.id));
+  const candidates = all.data?.items.filter((s) => !enabledIds.has(s.id)) ?? [];
+  const collisions = error instanceof ApiError && Array.isArray(error.details?.collisions) ? (error.details.collisions as Collision[]) : [];
+
+  const enable = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    const chosen = skillId || candidates[0]?.id;
+    if (!chosen) return;
+    try {
+      await call(api.POST('/v1/projects/{projectId}/skills', { params: { path }, body: { skillId: chosen } }));
+      setSkillId('');
+      enabled.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  const disable = async (id: string) => {
+    setError(undefined);
+    try {
+      await call(api.DELETE('/v1/projects/{projectId}/skills/{skillId}', { params: { path: { ...path, skillId: id } } }));
+      enabled.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="pskills-h">
+      <h2 id="pskills-h">Skills on this project</h2>
+      <ErrorNote error={enabled.error ?? all.error} />
+      {all.data && candidates.length === 0 ? (
+        <p class="hint">
+          Every registered skill is enabled here. <Link to="/skills">Register a skill</Link>.
+        </p>
+      ) : (
+        <form class="row" onSubmit={(event) => void enable(event)}>
+          <Field id="enable-skill" label="Skill to enable">
+            <select id="enable-skill" value={skillId} onChange={(e) => setSkillId(e.currentTarget.value)}>
+              {candidates.map((s) => (
+                <option key={s.id} value={s.id}>
+                  {s.name}@{s.version}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button type="submit">Enable skill</button>
+        </form>
+      )}
+      <ErrorNote error={error} label="Not enabled" />
+      {collisions.length > 0 ? (
+        <div class="note error">
+          <p>Tool names that collide:</p>
+          <ul class="collisions">
+            {collisions.map((c) => (
+              <li key={c.tool}>
+                <code>{c.tool}</code> is already provided by {c.conflictsWith === 'builtin' ? 'the built-in tools' : <code>{c.conflictsWith}</code>}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {enabled.data && enabled.data.items.length === 0 ? <p>No skills enabled.</p> : null}
+      <ul class="plain">
+        {enabled.data?.items.map((s) => (
+          <li key={s.id} class="enabled-skill">
+            <code>
+              {s.name}@{s.version}
+            </code>{' '}
+            <span class="hint">
+              {(s.tools as Array<{ name?: string }>).map((t) => t.name).join(', ')} · updated {formatTime(s.updatedAt)}
+            </span>{' '}
+            <button type="button" class="secondary" aria-label={`Disable skill ${s.name}`} onClick={() => void disable(s.id)}>
+              Disable
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

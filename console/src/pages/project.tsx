@@ -1,0 +1,122 @@
+import { useState } from 'preact/hooks';
+import { api, call, type Project } from '../api/client';
+import { Link } from '../router';
+import { ErrorNote, Field, asError, listToText, textToList, useLoad } from '../ui';
+import { InvocationsTab } from './invocations';
+import { ProjectSkillsTab } from './project-skills';
+import { ToolsTab } from './tools';
+
+const TABS = [
+  { id: 'settings', label: 'Settings' },
+  { id: 'tools', label: 'Tools' },
+  { id: 'skills', label: 'Skills' },
+  { id: 'log', label: 'Invocation log' },
+];
+
+export function ProjectPage(props: { projectId: string; tab: string }) {
+  const project = useLoad(() => call(api.GET('/v1/projects/{projectId}', { params: { path: { projectId: props.projectId } } })), [props.projectId]);
+  return (
+    <>
+      <p class="crumbs">
+        <Link to="/projects">Projects</Link> /
+      </p>
+      <h1>{project.data?.name ?? 'Project'}</h1>
+      <ErrorNote error={project.error} />
+      <nav aria-label="Project sections" class="tabs">
+        <ul>
+          {TABS.map((tab) => (
+            <li key={tab.id}>
+              <Link to={`/projects/${props.projectId}/${tab.id}`} current={props.tab === tab.id}>
+                {tab.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      {project.data ? <Tab project={project.data} tab={props.tab} onSaved={project.reload} /> : null}
+    </>
+  );
+}
+
+function Tab(props: { project: Project; tab: string; onSaved: () => void }) {
+  switch (props.tab) {
+    case 'tools':
+      return <ToolsTab projectId={props.project.id} />;
+    case 'skills':
+      return <ProjectSkillsTab projectId={props.project.id} />;
+    case 'log':
+      return <InvocationsTab projectId={props.project.id} />;
+    default:
+      return <SettingsTab project={props.project} onSaved={props.onSaved} />;
+  }
+}
+
+function SettingsTab(props: { project: Project; onSaved: () => void }) {
+  const p = props.project;
+  const [name, setName] = useState(p.name);
+  const [workspacePath, setWorkspacePath] = useState(p.workspacePath ?? '');
+  const [shellEnabled, setShellEnabled] = useState(p.shellEnabled);
+  const [allowlist, setAllowlist] = useState(listToText(p.shellAllowlist));
+  const [approval, setApproval] = useState(listToText(p.approvalRequired));
+  const [error, setError] = useState<Error>();
+  const [saved, setSaved] = useState(false);
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    setSaved(false);
+    try {
+      await call(
+        api.PATCH('/v1/projects/{projectId}', {
+          params: { path: { projectId: p.id } },
+          body: {
+            name,
+            workspacePath: workspacePath.trim() === '' ? null : workspacePath.trim(),
+            shellEnabled,
+            shellAllowlist: textToList(allowlist),
+            approvalRequired: textToList(approval),
+          },
+        }),
+      );
+      setSaved(true);
+      props.onSaved();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="settings-h">
+      <h2 id="settings-h">Settings</h2>
+      <p class="hint">
+        Slug <code>{p.slug}</code> · id <code>{p.id}</code>
+      </p>
+      <form onSubmit={(event) => void save(event)}>
+        <Field id="set-name" label="Name">
+          <input id="set-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <Field id="set-workspace" label="Workspace path" hint="An existing directory inside an allowed root; empty: the default workspace under WORKSPACE_ROOT">
+          <input id="set-workspace" value={workspacePath} aria-describedby="set-workspace-hint" onInput={(e) => setWorkspacePath(e.currentTarget.value)} />
+        </Field>
+        <div class="field">
+          <label class="inline">
+            <input type="checkbox" checked={shellEnabled} onChange={(e) => setShellEnabled(e.currentTarget.checked)} /> Allow shell_exec
+          </label>
+        </div>
+        <Field id="set-allowlist" label="Shell allowlist" hint="Executables shell_exec may run, separated by commas: bare names on PATH or absolute paths">
+          <input id="set-allowlist" value={allowlist} aria-describedby="set-allowlist-hint" onInput={(e) => setAllowlist(e.currentTarget.value)} />
+        </Field>
+        <Field id="set-approval" label="Tools that need approval" hint="Calls of these tools wait for a person (202 pending_approval); separated by commas">
+          <input id="set-approval" value={approval} aria-describedby="set-approval-hint" onInput={(e) => setApproval(e.currentTarget.value)} />
+        </Field>
+        <ErrorNote error={error} label="Not saved" />
+        {saved ? (
+          <p class="note ok" role="status">
+            Saved.
+          </p>
+        ) : null}
+        <button type="submit">Save settings</button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,71 @@
+import { useState } from 'preact/hooks';
+import { api, saveSession, toApiError, type Session } from '../api/client';
+import { ErrorNote, Field, asError } from '../ui';
+
+// Checks the key or token with one call before keeping it: GET /v1/api-keys for a tenant, the tenant list for an operator.
+async function verify(session: Session): Promise<void> {
+  const headers = { Authorization: `Bearer ${session.token}`, 'X-Console-Sign-In': '1' };
+  const { error, response } = session.kind === 'tenant' ? await api.GET('/v1/api-keys', { headers }) : await api.GET('/v1/admin/tenants', { headers });
+  if (!response.ok) throw toApiError(error, response);
+}
+
+export function SignInPage(props: { reason?: string; onSignedIn: (session: Session) => void }) {
+  const [kind, setKind] = useState<Session['kind']>('tenant');
+  const [token, setToken] = useState('');
+  const [error, setError] = useState<Error>();
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    const session = { kind, token: token.trim() };
+    try {
+      await verify(session);
+      saveSession(session);
+      props.onSignedIn(session);
+    } catch (e) {
+      setError(asError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main id="main" class="sign-in">
+      <h1>Toolgate console</h1>
+      {props.reason ? (
+        <div class="note" role="status">
+          {props.reason}
+        </div>
+      ) : null}
+      <form onSubmit={(event) => void submit(event)} class="card">
+        <fieldset>
+          <legend>Sign in as</legend>
+          <label class="inline">
+            <input type="radio" name="kind" value="tenant" checked={kind === 'tenant'} onChange={() => setKind('tenant')} /> a tenant (API key)
+          </label>
+          <label class="inline">
+            <input type="radio" name="kind" value="admin" checked={kind === 'admin'} onChange={() => setKind('admin')} /> the operator (admin token)
+          </label>
+        </fieldset>
+        <Field id="token" label={kind === 'tenant' ? 'API key' : 'Admin token'} hint="Kept in this tab's session storage only; closing the tab signs you out.">
+          <input
+            id="token"
+            type="password"
+            autoComplete="off"
+            required
+            value={token}
+            aria-describedby="token-hint"
+            placeholder={kind === 'tenant' ? 'tg_…' : ''}
+            onInput={(e) => setToken(e.currentTarget.value)}
+          />
+        </Field>
+        <ErrorNote error={error} label="Sign-in failed" />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Checking…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}

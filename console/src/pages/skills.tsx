@@ -1,0 +1,122 @@
+import { useState } from 'preact/hooks';
+import { api, call } from '../api/client';
+import { ErrorNote, Field, asError, formatTime, useLoad } from '../ui';
+
+export const EXAMPLE_SKILL = JSON.stringify(
+  {
+    name: 'weather',
+    version: '1.0.0',
+    description: 'Weather lookups',
+    tools: [
+      {
+        name: 'get_forecast',
+        description: 'The forecast for a city',
+        inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+        executor: { type: 'http', url: 'https://weather.example.com/forecast' },
+      },
+    ],
+  },
+  null,
+  2,
+);
+
+export function SkillsPage() {
+  const skills = useLoad(() => call(api.GET('/v1/skills', { params: { query: { limit: 100 } } })), []);
+  const [json, setJson] = useState(EXAMPLE_SKILL);
+  const [error, setError] = useState<Error>();
+  const [registered, setRegistered] = useState<{ name: string; version: string; signingSecret?: string }>();
+
+  const register = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    setRegistered(undefined);
+    let body: unknown;
+    try {
+      body = JSON.parse(json);
+    } catch (e) {
+      setError(new Error(`Not valid JSON: ${asError(e).message}`));
+      return;
+    }
+    try {
+      // The body is the skill as the tenant wrote it; the service vets it against the document's schema.
+      const skill = await call(api.POST('/v1/skills', { body: body as never }));
+      setRegistered(skill);
+      skills.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  const remove = async (skillId: string) => {
+    try {
+      await call(api.DELETE('/v1/skills/{skillId}', { params: { path: { skillId } } }));
+      skills.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  return (
+    <>
+      <h1>Skills</h1>
+      <section class="card" aria-labelledby="register-h">
+        <h2 id="register-h">Register a skill</h2>
+        <form onSubmit={(event) => void register(event)}>
+          <Field id="skill-json" label="Skill (JSON)" hint="name, version, description and tools (each with an inputSchema and an http or command executor), or an MCP source">
+            <textarea id="skill-json" class="code" rows={16} spellcheck={false} value={json} aria-describedby="skill-json-hint" onInput={(e) => setJson(e.currentTarget.value)} />
+          </Field>
+          <ErrorNote error={error} label="Not registered" />
+          {registered ? (
+            <div class="note ok" role="status">
+              Registered <code>{registered.name}@{registered.version}</code>.
+              {registered.signingSecret ? (
+                <>
+                  {' '}
+                  Signing secret for its http endpoints (shown once): <code class="secret">{registered.signingSecret}</code>
+                </>
+              ) : null}
+            </div>
+          ) : null}
+          <button type="submit">Register skill</button>
+        </form>
+      </section>
+      <ErrorNote error={skills.error} />
+      {skills.data ? (
+        <div class="table-wrap">
+          <table>
+            <caption>Registered skills</caption>
+            <thead>
+              <tr>
+                <th scope="col">Skill</th>
+                <th scope="col">Tools</th>
+                <th scope="col">Updated</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {skills.data.items.map((skill) => (
+                <tr key={skill.id}>
+                  <td>
+                    <code>
+                      {skill.name}@{skill.version}
+                    </code>
+                    <div class="hint">{skill.description}</div>
+                  </td>
+                  <td>{(skill.tools as Array<{ name?: string }>).map((t) => t.name).join(', ')}</td>
+                  <td>{formatTime(skill.updatedAt)}</td>
+                  <td>
+                    <button type="button" class="danger" aria-label={`Delete skill ${skill.name}`} onClick={() => void remove(skill.id)}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </>
+  );
+}

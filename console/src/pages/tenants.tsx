@@ -1,0 +1,119 @@
+import { useState } from 'preact/hooks';
+import { api, call, type Tenant } from '../api/client';
+import { ErrorNote, Field, asError, formatTime, useLoad } from '../ui';
+import { ApiKeyTable } from './api-key-table';
+
+export function TenantsPage() {
+  const tenants = useLoad(() => call(api.GET('/v1/admin/tenants')), []);
+  const [name, setName] = useState('');
+  const [error, setError] = useState<Error>();
+
+  const create = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    try {
+      await call(api.POST('/v1/admin/tenants', { body: { name } }));
+      setName('');
+      tenants.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  return (
+    <>
+      <h1>Tenants</h1>
+      <section class="card" aria-labelledby="new-tenant">
+        <h2 id="new-tenant">New tenant</h2>
+        <form class="row" onSubmit={(event) => void create(event)}>
+          <Field id="tenant-name" label="Name">
+            <input id="tenant-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </Field>
+          <button type="submit">Create tenant</button>
+        </form>
+        <ErrorNote error={error} label="Not created" />
+      </section>
+      <ErrorNote error={tenants.error} />
+      <ul class="plain">
+        {tenants.data?.items.map((tenant) => (
+          <TenantCard key={tenant.id} tenant={tenant} onDeleted={tenants.reload} />
+        ))}
+      </ul>
+    </>
+  );
+}
+
+function TenantCard(props: { tenant: Tenant; onDeleted: () => void }) {
+  const { tenant } = props;
+  const path = { tenantId: tenant.id };
+  const keys = useLoad(() => call(api.GET('/v1/admin/tenants/{tenantId}/api-keys', { params: { path } })), [tenant.id]);
+  const [keyName, setKeyName] = useState('');
+  const [issued, setIssued] = useState<{ id: string; key: string }>();
+  const [error, setError] = useState<Error>();
+
+  const issue = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    try {
+      const key = await call(api.POST('/v1/admin/tenants/{tenantId}/api-keys', { params: { path }, body: keyName ? { name: keyName } : {} }));
+      setIssued({ id: key.id, key: key.key });
+      setKeyName('');
+      keys.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  const revoke = async (keyId: string) => {
+    setError(undefined);
+    try {
+      await call(api.DELETE('/v1/admin/tenants/{tenantId}/api-keys/{keyId}', { params: { path: { ...path, keyId } } }));
+      keys.reload();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  const remove = async () => {
+    if (!window.confirm(`Delete tenant ${tenant.name} with its projects, skills and keys?`)) return;
+    try {
+      await call(api.DELETE('/v1/admin/tenants/{tenantId}', { params: { path } }));
+      props.onDeleted();
+    } catch (e) {
+      setError(asError(e));
+    }
+  };
+
+  return (
+    <li class="card" aria-labelledby={`tenant-${tenant.id}`}>
+      <div class="tool-head">
+        <h2 id={`tenant-${tenant.id}`}>{tenant.name}</h2>
+        <span class="hint">
+          <code>{tenant.id}</code> · created {formatTime(tenant.createdAt)}
+        </span>
+        <button type="button" class="danger" onClick={() => void remove()} aria-label={`Delete tenant ${tenant.name}`}>
+          Delete
+        </button>
+      </div>
+      <ErrorNote error={keys.error ?? error} />
+      <ApiKeyTable
+        caption={`API keys of ${tenant.name}`}
+        keys={keys.data?.items ?? []}
+        revokeLabel={(key) => `Revoke key ${key.name} (${key.prefix}) of ${tenant.name}`}
+        revokeClass="secondary"
+        onRevoke={(key) => void revoke(key.id)}
+      />
+      <form class="row" onSubmit={(event) => void issue(event)}>
+        <Field id={`key-name-${tenant.id}`} label="New key's name">
+          <input id={`key-name-${tenant.id}`} value={keyName} placeholder="default" onInput={(e) => setKeyName(e.currentTarget.value)} />
+        </Field>
+        <button type="submit">Issue key</button>
+      </form>
+      {issued ? (
+        <div class="note ok" role="status">
+          Key (shown once): <code class="secret">{issued.key}</code>
+        </div>
+      ) : null}
+    </li>
+  );
+}

@@ -1,0 +1,57 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api/client';
+
+// Loads data once and on reload(); errors are kept for the page to show.
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T; error?: Error; loading: boolean; reload: () => void } {
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (error: unknown) => live && setState({ error: error instanceof Error ? error : new Error(String(error)), loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
+}
+
+export function ErrorNote(props: { error?: Error | null; label?: string }) {
+  if (!props.error) return null;
+  const code = props.error instanceof ApiError ? props.error.code : undefined;
+  return (
+    <div class="note error" role="alert">
+      {props.label ? <strong>{props.label}: </strong> : null}
+      {code ? <code>{code}</code> : null} {props.error.message}
+    </div>
+  );
+}
+
+export function Field(props: { label: string; hint?: string; children: ComponentChildren; id: string }) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      {props.children}
+      {props.hint ? (
+        <p class="hint" id={`${props.id}-hint`}>
+          {props.hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export const listToText = (items: string[]): string => items.join(', ');
+export const textToList = (text: string): string[] =>
+  text
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+export const formatTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
+
+export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));

@@ -1,0 +1,319 @@
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { Response, Test } from 'supertest';
+import { listen } from '../e2e/tools/tool-test-kit.js';
+import { type Answer, OpenApiContract, type OpenApiDocument } from '../support/openapi-contract.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+// Every operation of the published document is called on the real app, and each answer (status, media type,
+// body) is checked against what the document declares for it. An operation of the document that no test
+// here calls fails the last test, so a new route cannot go undescribed or unchecked; a route the document
+// lacks cannot be called here at all (requests are built from the document's paths and methods).
+
+interface Call {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: unknown;
+  auth?: Record<string, string> | null;
+  headers?: Record<string, string>;
+}
+
+describe('the OpenAPI document against the running service', () => {
+  let t: TestApp;
+  let contract: OpenApiContract;
+  // operationId -> the statuses it was seen to answer in a checked call.
+  const seen = new Map<string, Set<number>>();
+  let tenantAuth: Record<string, string>;
+  let projectId: string;
+
+  const url = (operationId: string, call: Call) => {
+    const { path } = contract.operation(operationId);
+    const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = call.params?.[name];
+      if (value === undefined) throw new Error(`${operationId}: no value for {${name}}`);
+      return encodeURIComponent(value);
+    });
+    const query = new URLSearchParams(call.query ?? {}).toString();
+    return query ? `${filled}?${query}` : filled;
+  };
+
+  const request = (operationId: string, call: Call): Test => {
+    const { method } = contract.operation(operationId);
+    let req = (t.http as unknown as Record<string, (u: string) => Test>)[method](url(operationId, call));
+    const auth = call.auth === undefined ? tenantAuth : call.auth;
+    if (auth) req = req.set(auth);
+    if (call.headers) req = req.set(call.headers);
+    return call.body === undefined ? req : req.send(call.body as object);
+  };
+
+  const record = (operationId: string, answer: Answer) => {
+    const problems = contract.problemsOfAnswer(operationId, answer);
+    expect({ operationId, status: answer.status, problems }).toEqual({ operationId, status: answer.status, problems: [] });
+    seen.set(operationId, (seen.get(operationId) ?? new Set()).add(answer.status));
+  };
+
+  // Calls the operation, checks the request body against the document (unless it is meant to be refused)
+  // and the answer against the document, and expects the given status.
+  const call = async (operationId: string, expected: number, c: Call = {}, options: { invalidBody?: boolean } = {}): Promise<Response> => {
+    if (c.body !== undefined && !options.invalidBody) {
+      expect({ operationId, request: contract.problemsOfRequest(operationId, c.body) }).toEqual({ operationId, request: [] });
+    }
+    const res = await request(operationId, c);
+    expect({ operationId, status: res.status, body: res.status === expected ? 'as expected' : res.text }).toEqual({
+      operationId,
+      status: expected,
+      body: 'as expected',
+    });
+    record(operationId, { status: res.status, headers: res.headers, body: res.body, text: res.text });
+    return res;
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const doc = (await t.http.get('/openapi.json').expect(200)).body as OpenApiDocument;
+    contract = new OpenApiContract(doc);
+  });
+  afterAll(() => t?.close());
+
+  it('is an OpenAPI 3.1 document whose operations have unique, readable ids', () => {
+    expect(contract.document.openapi).toBe('3.1.0');
+    const ids = [...contract.operations.keys()];
+    expect(ids.length).toBeGreaterThanOrEqual(38);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]+$/);
+  });
+
+  it('tenants and API keys (admin token, then the tenant key)', async () => {
+    const admin = { auth: t.admin };
+    const tenant = await call('createTenant', 201, { ...admin, body: { name: `contract-${process.pid}` } });
+    await call('createTenant', 409, { ...admin, body: { name: `contract-${process.pid}` } });
+    await call('createTenant', 400, { ...admin, body: { name: '' } }, { invalidBody: true });
+    await call('listTenants', 200, admin);
+    const key = await call('issueTenantApiKey', 201, { ...admin, params: { tenantId: tenant.body.id }, body: {} });
+    await call('issueTenantApiKey', 404, { ...admin, params: { tenantId: randomUUID() }, body: { name: 'ci' } });
+    tenantAuth = { Authorization: `Bearer ${key.body.key}` };
+
+    const second = await call('issueTenantApiKey', 201, { ...admin, params: { tenantId: tenant.body.id }, body: { name: 'second' } });
+    const third = await call('issueTenantApiKey', 201, { ...admin, params: { tenantId: tenant.body.id }, body: { name: 'third' } });
+    await call('listApiKeys', 200);
+    await call('createApiKey', 201, { body: { name: 'rotation' } });
+    await call('createApiKey', 400, { body: { name: '' } }, { invalidBody: true });
+    await call('listTenantApiKeys', 200, { ...admin, params: { tenantId: tenant.body.id } });
+    await call('listTenantApiKeys', 404, { ...admin, params: { tenantId: randomUUID() } });
+    await call('revokeApiKey', 204, { params: { keyId: second.body.id } });
+    await call('revokeApiKey', 404, { params: { keyId: second.body.id } });
+    await call('revokeTenantApiKey', 204, { ...admin, params: { tenantId: tenant.body.id, keyId: third.body.id } });
+    await call('revokeTenantApiKey', 404, { ...admin, params: { tenantId: tenant.body.id, keyId: third.body.id } });
+
+    const doomed = await call('createTenant', 201, { ...admin, body: { name: `contract-doomed-${process.pid}` } });
+    await call('deleteTenant', 204, { ...admin, params: { tenantId: doomed.body.id } });
+    await call('deleteTenant', 404, { ...admin, params: { tenantId: doomed.body.id } });
+  });
+
+  it('projects and their workspace', async () => {
+    // The README's project: no shell settings.
+    const created = await call('createProject', 201, { body: { name: 'Contract', slug: 'contract' } });
+    projectId = created.body.id;
+    await call('createProject', 409, { body: { name: 'Again', slug: 'contract' } });
+    await call('createProject', 400, { body: { name: 'Bad', slug: 'Not A Slug' } }, { invalidBody: true });
+    await call('createProject', 201, { body: { name: 'Second', slug: 'contract-2', shellEnabled: false, shellAllowlist: ['echo'] } });
+    const page = await call('listProjects', 200, { query: { limit: '1' } });
+    expect(page.body.nextCursor).toEqual(expect.any(String));
+    await call('listProjects', 200, { query: { limit: '1', cursor: page.body.nextCursor } });
+    await call('listProjects', 400, { query: { limit: '0' } });
+    await call('getProject', 200, { params: { projectId } });
+    await call('getProject', 404, { params: { projectId: randomUUID() } });
+    await call('updateProject', 200, { params: { projectId }, body: { approvalRequired: ['delete_file'], workspacePath: null } });
+    await call('updateProject', 400, { params: { projectId }, body: { shellEnabled: 'yes' } }, { invalidBody: true });
+
+    await call('getWorkspace', 200, { params: { projectId } });
+    await call('invokeTool', 200, {
+      params: { projectId, toolName: 'write_file' },
+      body: { arguments: { path: 'docs/notes.md', content: 'one\ntwo\n', createDirs: true } },
+    });
+    await call('listWorkspaceFiles', 200, { params: { projectId } });
+    await call('listWorkspaceFiles', 200, { params: { projectId }, query: { path: 'docs', recursive: 'true' } });
+    await call('listWorkspaceFiles', 403, { params: { projectId }, query: { path: '../..' } });
+    await call('readWorkspaceFile', 200, { params: { projectId }, query: { path: 'docs/notes.md' } });
+    await call('readWorkspaceFile', 200, { params: { projectId }, query: { path: 'docs/notes.md', encoding: 'base64' } });
+    await call('readWorkspaceFile', 404, { params: { projectId }, query: { path: 'missing.md' } });
+    await call('readWorkspaceFile', 400, { params: { projectId } });
+
+    const doomed = await call('createProject', 201, { body: { name: 'Doomed', slug: 'contract-doomed' } });
+    await call('deleteProject', 204, { params: { projectId: doomed.body.id } });
+    await call('deleteProject', 404, { params: { projectId: doomed.body.id } });
+  });
+
+  it('tools in every format, one tool, and the conditional listing', async () => {
+    for (const format of ['native', 'openai', 'anthropic', 'mcp']) {
+      const listing = await call('listTools', 200, { params: { projectId }, query: { format } });
+      expect(listing.body.tools.length).toBeGreaterThanOrEqual(10);
+      await call('getTool', 200, { params: { projectId, toolName: 'read_file' }, query: { format } });
+    }
+    const listing = await call('listTools', 200, { params: { projectId } });
+    await call('listTools', 304, { params: { projectId }, headers: { 'If-None-Match': String(listing.headers.etag) } });
+    await call('listTools', 400, { params: { projectId }, query: { format: 'cohere' } });
+    await call('getTool', 404, { params: { projectId, toolName: 'read_fil' } });
+  });
+
+  it('invoking tools: ok, a tool error, refused arguments, an idempotent replay, a batch', async () => {
+    const toolCall = (toolName: string, body: unknown) => ({ params: { projectId, toolName }, body });
+    const ok = await call('invokeTool', 200, toolCall('read_file', { arguments: { path: 'docs/notes.md', limit: 1 } }));
+    expect(ok.body.status).toBe('ok');
+    const failed = await call('invokeTool', 200, toolCall('read_file', { arguments: { path: 'nothing-here.md' } }));
+    expect(failed.body).toMatchObject({ status: 'error', error: { code: 'not_found' } });
+    const refused = await call('invokeTool', 422, toolCall('read_file', { arguments: { path: 5, lines: 3 } }));
+    expect(refused.body.error).toMatchObject({ code: 'invalid_arguments', tool: 'read_file', usage: expect.any(String) });
+    await call('invokeTool', 200, toolCall('read_file', { arguments: '{"path": "docs/notes.md"}', timeoutMs: 5000 }));
+    await call('invokeTool', 404, toolCall('no_such_tool', { arguments: {} }));
+    await call('invokeTool', 403, toolCall('read_file', { arguments: { path: '../../etc/passwd' } }));
+    await call('invokeTool', 400, toolCall('read_file', { argument: {} }), { invalidBody: true });
+
+    const keyed = { ...toolCall('list_files', { arguments: {} }), headers: { 'Idempotency-Key': `contract-${randomUUID()}` } };
+    await call('invokeTool', 200, keyed);
+    const replay = await call('invokeTool', 200, keyed);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    await call('invokeTool', 422, { ...keyed, body: { arguments: { path: 'docs' } } });
+
+    const batch = await call('invokeToolBatch', 200, {
+      params: { projectId },
+      body: {
+        calls: [
+          { id: 'a', tool: 'read_file', arguments: { path: 'docs/notes.md' } },
+          { id: 'b', tool: 'read_file', arguments: '{"path": 7}' },
+          { id: 'c', tool: 'delete_file', arguments: { path: 'docs/notes.md' } },
+        ],
+      },
+    });
+    expect(batch.body.results.map((r: { status: string }) => r.status)).toEqual(['ok', 'invalid_arguments', 'pending_approval']);
+    await call('invokeToolBatch', 400, { params: { projectId }, body: { calls: [] } }, { invalidBody: true });
+  });
+
+  it('approving and denying parked calls', async () => {
+    const park = async () =>
+      (await call('invokeTool', 202, { params: { projectId, toolName: 'delete_file' }, body: { arguments: { path: 'docs/absent.md' } } })).body
+        .invocationId as string;
+    const approved = await park();
+    const decision = await call('approveInvocation', 200, { params: { projectId, invocationId: approved }, body: { reason: 'checked' } });
+    expect(decision.body).toMatchObject({ decision: 'approved', outcome: { status: 'error' } });
+    await call('approveInvocation', 409, { params: { projectId, invocationId: approved }, body: {} });
+    const denied = await park();
+    await call('denyInvocation', 200, { params: { projectId, invocationId: denied }, body: {} });
+    await call('denyInvocation', 409, { params: { projectId, invocationId: denied }, body: {} });
+    await call('denyInvocation', 404, { params: { projectId, invocationId: randomUUID() }, body: {} });
+    await call('getInvocation', 200, { params: { projectId, invocationId: approved } });
+    await call('getInvocation', 200, { params: { projectId, invocationId: denied } });
+  });
+
+  it('the audit log: pages, filters, one invocation, the export', async () => {
+    const first = await call('listInvocations', 200, { params: { projectId }, query: { limit: '2' } });
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    let cursor: string | null = first.body.nextCursor;
+    while (cursor) cursor = (await call('listInvocations', 200, { params: { projectId }, query: { limit: '5', cursor } })).body.nextCursor;
+    await call('listInvocations', 200, { params: { projectId }, query: { tool: 'read_file', status: 'invalid_arguments' } });
+    await call('listInvocations', 400, { params: { projectId }, query: { status: 'sleeping' } });
+    await call('getInvocation', 200, { params: { projectId, invocationId: first.body.items[0].id } });
+    await call('getInvocation', 404, { params: { projectId, invocationId: randomUUID() } });
+    const exported = await call('exportInvocations', 200, { params: { projectId } });
+    const lines = exported.text.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(5);
+    // Each line is the listing's entry plus its cursor.
+    const entry = contract.document.components.schemas.InvocationResponseDto as { properties: Record<string, unknown> };
+    for (const line of lines) expect(Object.keys(JSON.parse(line) as object)).toEqual(expect.arrayContaining([...Object.keys(entry.properties).filter((k) => !['approval', 'outcome'].includes(k)), 'cursor']));
+    await call('exportInvocations', 400, { params: { projectId }, query: { since: 'yesterday' } });
+  });
+
+  it('the event stream', async () => {
+    const port = await listen(t);
+    const answer = await new Promise<Answer>((resolve, reject) => {
+      const req = http.get(
+        { host: '127.0.0.1', port, path: url('streamEvents', { params: { projectId } }), headers: { ...tenantAuth, accept: 'text/event-stream' } },
+        (res) => {
+          res.setEncoding('utf8');
+          // Headers and the first bytes are all this test needs; the stream stays open until closed.
+          const done = (text: string) => {
+            req.destroy();
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text });
+          };
+          res.once('data', (chunk: string) => done(chunk));
+          setTimeout(() => done(''), 1000).unref();
+        },
+      );
+      req.once('error', reject);
+    });
+    record('streamEvents', answer);
+    expect(answer.status).toBe(200);
+    const missing = await request('streamEvents', { params: { projectId: randomUUID() } });
+    record('streamEvents', { status: missing.status, headers: missing.headers, body: missing.body, text: missing.text });
+    expect(missing.status).toBe(404);
+  });
+
+  it('the MCP endpoint', async () => {
+    const accept = { Accept: 'application/json, text/event-stream' };
+    const list = await call('mcpMessage', 200, { params: { projectId }, headers: accept, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(list.body.result.tools.length).toBeGreaterThanOrEqual(10);
+    await call('mcpMessage', 202, { params: { projectId }, headers: accept, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+    await call('mcpMessage', 406, { params: { projectId }, headers: { Accept: 'text/html' }, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } });
+    await call('mcpMessage', 404, { params: { projectId: randomUUID() }, headers: accept, body: { jsonrpc: '2.0', id: 3, method: 'tools/list' } });
+    await call('mcpOpenStream', 405, { params: { projectId } });
+    await call('mcpEndSession', 405, { params: { projectId } });
+  });
+
+  it('skills: register, read, update, enable on a project, disable, delete', async () => {
+    const tool = (version: string) => ({
+      name: `contract_echo`,
+      description: `Echoes its text (${version})`,
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+      executor: { type: 'command', argv: ['echo', '{text}'] },
+    });
+    const body = (version: string) => ({ name: 'contract-skill', version, description: 'Echo', tools: [tool(version)] });
+    const skill = await call('registerSkill', 201, { body: body('1.0.0') });
+    await call('registerSkill', 409, { body: body('1.0.0') });
+    await call('registerSkill', 422, { body: { name: 'broken', version: '1', description: 'x' } }, { invalidBody: true });
+    await call('listSkills', 200, { query: { limit: '10' } });
+    await call('getSkill', 200, { params: { skillId: skill.body.id } });
+    await call('getSkill', 404, { params: { skillId: randomUUID() } });
+    await call('updateSkill', 200, { params: { skillId: skill.body.id }, body: body('1.1.0') });
+    await call('updateSkill', 409, { params: { skillId: skill.body.id }, body: body('1.1.0') });
+    await call('enableProjectSkill', 201, { params: { projectId }, body: { skillId: skill.body.id } });
+    await call('enableProjectSkill', 409, { params: { projectId }, body: { skillId: skill.body.id } });
+    await call('listProjectSkills', 200, { params: { projectId } });
+    await call('listTools', 200, { params: { projectId }, query: { format: 'native' } });
+    await call('disableProjectSkill', 204, { params: { projectId, skillId: skill.body.id } });
+    await call('disableProjectSkill', 404, { params: { projectId, skillId: skill.body.id } });
+    await call('deleteSkill', 204, { params: { skillId: skill.body.id } });
+    await call('deleteSkill', 404, { params: { skillId: skill.body.id } });
+  });
+
+  it('health', async () => {
+    await call('getLiveness', 200, { auth: null });
+    await call('getReadiness', 200, { auth: null });
+  });
+
+  it('refuses every secured operation without credentials, and with the other kind of credentials, as declared', async () => {
+    const placeholders = (path: string) =>
+      Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name, name === 'toolName' ? 'read_file' : randomUUID()]));
+    for (const [operationId, { path, operation }] of contract.operations) {
+      const schemes = (operation.security ?? []).flatMap((s) => Object.keys(s));
+      if (schemes.length === 0) continue;
+      const base: Call = { params: placeholders(path), body: operation.requestBody ? {} : undefined };
+      const anonymous = await request(operationId, { ...base, auth: null });
+      record(operationId, { status: anonymous.status, headers: anonymous.headers, body: anonymous.body, text: anonymous.text });
+      expect({ operationId, status: anonymous.status }).toEqual({ operationId, status: 401 });
+      const otherKind = schemes.includes('admin-token') ? tenantAuth : t.admin;
+      const wrong = await request(operationId, { ...base, auth: otherKind });
+      record(operationId, { status: wrong.status, headers: wrong.headers, body: wrong.body, text: wrong.text });
+      expect({ operationId, status: wrong.status }).toEqual({ operationId, status: 403 });
+    }
+  });
+
+  it('called every operation of the document and saw each answer something other than a refusal of credentials', () => {
+    const missing = [...contract.operations.keys()].filter((id) => ![...(seen.get(id) ?? [])].some((status) => status !== 401 && status !== 403));
+    expect(missing).toEqual([]);
+    // Each operation that can succeed was seen succeeding.
+    const neverSucceeded = [...contract.operations.entries()]
+      .filter(([, { operation }]) => Object.keys(operation.responses).some((s) => s.startsWith('2') || s === '304'))
+      .filter(([id]) => ![...(seen.get(id) ?? [])].some((status) => status < 400))
+      .map(([id]) => id);
+    expect(neverSucceeded).toEqual([]);
+  });
+});
