@@ -1,13 +1,19 @@
 import { Global, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { appWorkerErrors, type AppWorkerTasks } from './app-worker.tasks.js';
 import { resolveWorkerEntry, WORKER_POOL, WorkerPool } from './common/worker-pool/worker-pool.js';
+import { Metrics } from './metrics/metrics.js';
 
 // The app's one pool of worker threads; closed (running tasks finished) when the app shuts down. Features
 // receive it as WORKER_POOL, typed with their own part of the task table.
 @Injectable()
 export class AppWorkerPool extends WorkerPool<AppWorkerTasks> implements OnApplicationShutdown {
-  constructor() {
+  constructor(metrics: Metrics) {
     super({ entry: resolveWorkerEntry(import.meta.url, 'app-worker.entry.js'), errors: appWorkerErrors });
+    metrics.gauge('toolgate_worker_pool_threads', 'Worker pool threads running now (they start with the first task)', () => this.running);
+    metrics.gauge('toolgate_worker_pool_max_threads', 'Worker pool threads at most', () => this.threads);
+    metrics.gauge('toolgate_worker_pool_queued_tasks', 'Worker pool tasks waiting for a thread', () => this.queued);
+    metrics.gauge('toolgate_worker_pool_utilization', 'Share of the pool threads capacity spent running tasks since start (0-1)', () => this.utilization);
+    metrics.gauge('toolgate_worker_pool_completed_tasks', 'Worker pool tasks completed since start', () => this.completed);
   }
 
   onApplicationShutdown(): Promise<void> {

@@ -8,6 +8,7 @@ import { appWorkerErrors, type AppWorkerTasks } from './app-worker.tasks.js';
 import { AppError } from './common/errors/app-error.js';
 import { defaultThreadCount, resolveWorkerEntry, WorkerPool, workerResourceLimits } from './common/worker-pool/worker-pool.js';
 import { listWorkspace, WorkspaceFsError } from './workspace/fs/workspace-fs.js';
+import { columnsToListing } from './workspace/workspace-worker-tasks.js';
 
 // The generic pool, run with the app's own tasks and error codec (src/app-worker.*).
 const ENTRY_FILE = 'app-worker.entry.js';
@@ -121,7 +122,7 @@ describe('WorkerPool', () => {
     await symlink('..', join(root, 'tree', 'dir-00', 'loop'));
     const options = { limit: 10_000, maxDepth: 10 };
 
-    const viaPool = await pool.run('listWorkspaceRecursive', { root, path: 'tree', options });
+    const viaPool = columnsToListing(await pool.run('listWorkspaceRecursive', { root, path: 'tree', options }));
     expect(viaPool.truncated).toBe(false);
     expect(viaPool.entries).toHaveLength(30 + 3000 + 1);
     expect(viaPool.entries[0].path).toBe('tree/dir-00');

@@ -2,6 +2,7 @@ import { type DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthGuard } from './tenants/auth.guard.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
+import { ChangeBusModule } from './common/bus/change-bus.module.js';
 import { ProjectChangesModule } from './common/events/project-changes.module.js';
 import { SecretsModule } from './common/secrets/secrets.module.js';
 import { WorkerPoolModule } from './app-worker-pool.module.js';
@@ -16,6 +17,8 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { TracingModule } from './tracing/tracing.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
@@ -28,10 +31,13 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        MetricsModule,
+        TracingModule,
         DatabaseModule,
         SecretsModule,
         WorkerPoolModule,
         SandboxModule,
+        ChangeBusModule,
         ProjectChangesModule,
         TenantsModule,
         ProjectsModule,

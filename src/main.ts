@@ -2,9 +2,11 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { createPinoLogger, JsonLogger } from './common/logging/json-logger.js';
+import { logDestination } from './common/logging/pretty-stream.js';
 import { applyHeapGrowth } from './config/heap-growth.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { configureApp, createHttpAdapter } from './http/configure-app.js';
+import { startTracing } from './tracing/start-tracing.js';
 
 async function bootstrap(): Promise<void> {
   let config;
@@ -18,7 +20,8 @@ async function bootstrap(): Promise<void> {
     throw error;
   }
   applyHeapGrowth(config.heapGrowingPercent);
-  const pinoLogger = createPinoLogger(config.logLevel);
+  const pinoLogger = createPinoLogger(config.logLevel, logDestination(config.logFormat));
+  await startTracing(config.tracing);
   const app = await NestFactory.create(AppModule.forRoot(config), createHttpAdapter(config), {
     bodyParser: false,
     logger: new JsonLogger(pinoLogger),
@@ -26,7 +29,7 @@ async function bootstrap(): Promise<void> {
   configureApp(app, config, pinoLogger);
   await app.listen(config.port, config.host);
   pinoLogger.info(
-    { port: config.port, host: config.host, database: config.database.kind, httpAdapter: config.httpAdapter },
+    { port: config.port, host: config.host, database: config.database.kind, httpAdapter: config.httpAdapter, tracing: config.tracing.exporter },
     'Toolgate is listening',
   );
 }

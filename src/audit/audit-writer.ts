@@ -32,6 +32,12 @@ function isMissingPartition(error: unknown): boolean {
 // Creates the partitions that rows starting at these times need (AuditPartitions.cover).
 export type PartitionCover = (startedAt: readonly Date[]) => Promise<void>;
 
+// What the writer reports as it goes (metrics); the writer itself knows nothing of where it goes.
+export interface AuditWriterObserver {
+  batchWritten(rows: number): void;
+  writeFailed(): void;
+}
+
 interface Waiter {
   seq: number;
   resolve: () => void;
@@ -56,10 +62,16 @@ export class AuditWriter {
     private readonly repository: AuditRepository,
     private readonly options: AuditWriterOptions,
     private readonly coverPartitions?: PartitionCover,
+    private readonly observer?: AuditWriterObserver,
   ) {}
 
   get pending(): number {
     return this.queue.length;
+  }
+
+  // Past this many waiting rows, calls wait for room (the readiness answer shows both).
+  get capacity(): number {
+    return this.options.maxQueue;
   }
 
   async enqueue(record: InvocationRecord): Promise<void> {
@@ -111,6 +123,7 @@ export class AuditWriter {
       try {
         await this.repository.insertMany(batch.map((b) => b.record));
       } catch (caught) {
+        this.observer?.writeFailed();
         let error = caught;
         if (isMissingPartition(error) && this.coverPartitions && !covered) {
           covered = true;
@@ -142,6 +155,7 @@ export class AuditWriter {
       }
       retryMs = RETRY_MIN_MS;
       covered = false;
+      this.observer?.batchWritten(batch.length);
       this.markWritten(batch);
     }
   }

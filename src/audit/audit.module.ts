@@ -1,26 +1,33 @@
 import { Module } from '@nestjs/common';
-import { ProjectsModule } from '../projects/projects.module.js';
+import { ProjectAccessModule } from '../projects/project-access.module.js';
 import { AuditRepository } from './audit.repository.js';
 import { AuditService } from './audit.service.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AuditWriter } from './audit-writer.js';
 import { AuditPartitions } from './audit-partitions.js';
+import { Metrics } from '../metrics/metrics.js';
 import { InvocationsController } from './invocations.controller.js';
 import { InvocationsService } from './invocations.service.js';
 import { InvocationsExportService } from './invocations-export.service.js';
 import { ParkedCallsRepository } from './parked-calls.repository.js';
 
 @Module({
-  imports: [ProjectsModule],
+  imports: [ProjectAccessModule],
   controllers: [InvocationsController],
   providers: [
     AuditRepository,
     AuditPartitions,
     {
       provide: AuditWriter,
-      inject: [AuditRepository, APP_CONFIG, AuditPartitions],
-      useFactory: (repository: AuditRepository, config: AppConfig, partitions: AuditPartitions) =>
-        new AuditWriter(repository, config.audit, (startedAt) => partitions.cover(startedAt)),
+      inject: [AuditRepository, APP_CONFIG, AuditPartitions, Metrics],
+      useFactory: (repository: AuditRepository, config: AppConfig, partitions: AuditPartitions, metrics: Metrics) => {
+        const writer = new AuditWriter(repository, config.audit, (startedAt) => partitions.cover(startedAt), {
+          batchWritten: (rows) => metrics.auditBatchWritten(rows),
+          writeFailed: () => metrics.auditWriteFailed(),
+        });
+        metrics.gauge('toolgate_audit_queue_rows', 'Audit rows waiting for the batched writer', () => writer.pending);
+        return writer;
+      },
     },
     AuditService,
     InvocationsService,

@@ -23,6 +23,8 @@ export interface InvocationRecord {
   redactedPathsJson: string | null;
   startedAt: Date;
   finishedAt: Date;
+  // OpenTelemetry trace id (32 hex digits) of the call, null when tracing is off.
+  traceId: string | null;
 }
 
 export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired'] as const;
@@ -74,11 +76,12 @@ export class AuditRepository {
     const column = <T>(pick: (r: InvocationRecord) => T) => records.map(pick);
     await this.driver.query(
       `INSERT INTO invocations (id, tenant_id, project_id, tool, status, event, error_code, error_message, duration_ms,
-         arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel)
+         arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel, trace_id)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[], $15::text[])
+         $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[], $15::text[], $16::text[])
        ON CONFLICT (id, started_at) DO UPDATE SET status = EXCLUDED.status, event = EXCLUDED.event, error_code = EXCLUDED.error_code,
-         error_message = EXCLUDED.error_message, duration_ms = EXCLUDED.duration_ms, finished_at = EXCLUDED.finished_at
+         error_message = EXCLUDED.error_message, duration_ms = EXCLUDED.duration_ms, finished_at = EXCLUDED.finished_at,
+         trace_id = COALESCE(EXCLUDED.trace_id, invocations.trace_id)
          WHERE invocations.status = 'pending_approval'`,
       [
       column((r) => r.id),
@@ -96,7 +99,10 @@ export class AuditRepository {
       column((r) => r.startedAt.toISOString()),
       column((r) => r.finishedAt.toISOString()),
       column((r) => r.channel),
+      column((r) => r.traceId),
       ],
+      // One text whatever the batch size (arrays, not rows of placeholders): prepared once per connection.
+      'audit_insert_many',
     );
   }
 

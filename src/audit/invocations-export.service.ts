@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { invalidExportWindow } from './audit.errors.js';
-import { ProjectsService } from '../projects/projects.service.js';
+import { ProjectAccess } from '../projects/project-access.js';
 import { AuditRepository, type ExportedInvocationRow, type ExportWindow } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
-import { decodeSeqCursor, encodeSeqCursor } from './audit.service.js';
+import { decodeSeqCursor, encodeSeqCursor } from './seq-cursor.js';
 import type { ExportInvocationsQueryDto } from './dto/invocation.dto.js';
 
 // Rows per query: the export holds one page in memory at a time, whatever the window holds.
@@ -18,12 +18,12 @@ export class InvocationsExportService {
   constructor(
     private readonly repository: AuditRepository,
     private readonly writer: AuditWriter,
-    private readonly projects: ProjectsService,
+    private readonly projects: ProjectAccess,
   ) {}
 
   // Everything that can refuse (project, window, cursor) is checked before the first byte is sent.
   async open(tenantId: string, projectId: string, query: ExportInvocationsQueryDto): Promise<Readable> {
-    await this.projects.get(tenantId, projectId);
+    await this.projects.assertOwned(tenantId, projectId);
     const window: ExportWindow = { since: query.since ? new Date(query.since) : null, until: query.until ? new Date(query.until) : null };
     if (window.since && window.until && window.since >= window.until) {
       throw invalidExportWindow();

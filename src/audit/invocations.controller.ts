@@ -1,7 +1,8 @@
 import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { INVOCATION_ID, PROJECT_ID } from '../common/http/api-params.js';
 import { ExportInvocationsQueryDto, InvocationListResponseDto, InvocationResponseDto, ListInvocationsQueryDto } from './dto/invocation.dto.js';
 import { InvocationsExportService } from './invocations-export.service.js';
 import { InvocationsService } from './invocations.service.js';
@@ -9,6 +10,7 @@ import { InvocationsService } from './invocations.service.js';
 @ApiTags('invocations')
 @TenantAuth()
 @Controller('v1/projects/:projectId/invocations')
+@ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found or invocation_not_found' })
 export class InvocationsController {
   constructor(
@@ -17,6 +19,7 @@ export class InvocationsController {
   ) {}
 
   @Get()
+  @ApiOperation({ operationId: 'listInvocations', summary: "Page through the project's audit log" })
   @ApiOkResponse({ type: InvocationListResponseDto, description: 'Oldest first; filter by tool and status' })
   list(
     @CurrentTenant() tenant: Tenant,
@@ -28,9 +31,10 @@ export class InvocationsController {
 
   // Declared before ':invocationId', which would otherwise take 'export' for an id.
   @Get('export')
+  @ApiOperation({ operationId: 'exportInvocations', summary: 'Export the audit log as NDJSON, resumable by cursor' })
   @Header('Cache-Control', 'no-store')
   @ApiProduces('application/x-ndjson')
-  @ApiOkResponse({ description: 'One invocation per line (the listing\'s fields plus `cursor`), oldest first' })
+  @ApiOkResponse({ schema: { type: 'string' }, description: 'One invocation per line (the listing\'s fields plus `cursor`), oldest first' })
   async export(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
@@ -40,6 +44,8 @@ export class InvocationsController {
   }
 
   @Get(':invocationId')
+  @ApiOperation({ operationId: 'getInvocation', summary: 'Get one invocation, with its approval and outcome when it was parked' })
+  @ApiParam(INVOCATION_ID)
   @ApiOkResponse({ type: InvocationResponseDto })
   get(
     @CurrentTenant() tenant: Tenant,

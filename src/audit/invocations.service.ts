@@ -1,28 +1,41 @@
 import { Injectable } from '@nestjs/common';
 import type { ParkedCall } from '../generated/prisma/client.js';
-import { ProjectsService } from '../projects/projects.service.js';
-import { AuditService } from './audit.service.js';
+import { ProjectAccess } from '../projects/project-access.js';
+import { invocationNotFound } from './audit.errors.js';
+import { AuditRepository } from './audit.repository.js';
+import { AuditWriter } from './audit-writer.js';
+import { decodeSeqCursor, encodeSeqCursor } from './seq-cursor.js';
 import { ParkedCallsRepository } from './parked-calls.repository.js';
 import { InvocationResponseDto, type InvocationListResponseDto, type ListInvocationsQueryDto } from './dto/invocation.dto.js';
 
 @Injectable()
 export class InvocationsService {
   constructor(
-    private readonly audit: AuditService,
-    private readonly projects: ProjectsService,
+    private readonly repository: AuditRepository,
+    private readonly writer: AuditWriter,
+    private readonly projects: ProjectAccess,
     private readonly parked: ParkedCallsRepository,
   ) {}
 
   async list(tenantId: string, projectId: string, query: ListInvocationsQueryDto): Promise<InvocationListResponseDto> {
     // 404 for a missing or foreign project, not an empty list that would confirm nothing either way.
-    await this.projects.get(tenantId, projectId);
+    await this.projects.assertOwned(tenantId, projectId);
     const filter = { tool: query.tool, status: query.status };
-    return this.audit.list(tenantId, projectId, filter, query.limit ?? 50, query.cursor, (row) => InvocationResponseDto.from(row));
+    const limit = query.limit ?? 50;
+    const after = query.cursor ? decodeSeqCursor(query.cursor) : null;
+    // Rows still queued in this process are written first, so a caller reads its own calls.
+    await this.writer.drain();
+    const rows = await this.repository.listPage(tenantId, projectId, filter, limit, after);
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return { items: items.map((row) => InvocationResponseDto.from(row)), nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
   }
 
   async get(tenantId: string, projectId: string, invocationId: string): Promise<InvocationResponseDto> {
-    await this.projects.get(tenantId, projectId);
-    const row = await this.audit.get(tenantId, projectId, invocationId);
+    await this.projects.assertOwned(tenantId, projectId);
+    await this.writer.drain();
+    const row = await this.repository.findById(tenantId, projectId, invocationId);
+    if (!row) throw invocationNotFound(invocationId);
     // A call that was parked for approval: its decision, and once decided what it answered.
     const parked = await this.parked.findById(tenantId, projectId, invocationId);
     return { ...InvocationResponseDto.from(row), ...(parked ? approvalOf(parked) : {}) };

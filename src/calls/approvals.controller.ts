@@ -1,13 +1,16 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { INVOCATION_ID, PROJECT_ID } from '../common/http/api-params.js';
 import { ApprovalsService } from './approvals.service.js';
 import { DecisionBodyDto, DecisionResponseDto } from './dto/approval.dto.js';
 
 @ApiTags('invocations')
 @TenantAuth()
 @Controller('v1/projects/:projectId/invocations/:invocationId')
+@ApiParam(PROJECT_ID)
+@ApiParam(INVOCATION_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: "project_not_found, approval_not_found (also another tenant's call)" })
 @ApiConflictResponse({ type: ErrorResponseDto, description: 'approval_already_decided (a decision is taken once), approval_expired' })
 export class ApprovalsController {
@@ -15,7 +18,7 @@ export class ApprovalsController {
 
   @Post('approve')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Approve a call parked for approval: it runs now, and this answers its outcome' })
+  @ApiOperation({ operationId: 'approveInvocation', summary: 'Approve a call parked for approval: it runs now, and this answers its outcome' })
   @ApiOkResponse({ type: DecisionResponseDto })
   @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'shutting_down: approve it on another instance' })
   approve(
@@ -29,7 +32,7 @@ export class ApprovalsController {
 
   @Post('deny')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Deny a call parked for approval: it never runs' })
+  @ApiOperation({ operationId: 'denyInvocation', summary: 'Deny a call parked for approval: it never runs' })
   @ApiOkResponse({ type: DecisionResponseDto })
   deny(
     @CurrentTenant() tenant: Tenant,

@@ -8,13 +8,16 @@ import {
   ApiHeader,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiOperation,
+  ApiParam,
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { PROJECT_ID, TOOL_NAME } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
-import { InvalidArgumentsResponseDto, InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
+import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
 import { type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
 import { BatchBodyDto, BatchResponseDto } from './dto/batch.dto.js';
 import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from './json-reply.js';
@@ -31,6 +34,7 @@ const IDEMPOTENCY_HEADER = {
 @ApiTags('tools')
 @TenantAuth()
 @Controller('v1/projects/:projectId/tools')
+@ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or tool_not_found with details.suggestions' })
 export class CallsController {
   constructor(
@@ -39,6 +43,9 @@ export class CallsController {
   ) {}
 
   @Post(':toolName/invoke')
+  @ApiOperation({ operationId: 'invokeTool', summary: 'Call a tool with the arguments a model wrote' })
+  // RestToolCall reads the path itself, so the parameter is declared here.
+  @ApiParam(TOOL_NAME)
   @ApiHeader(IDEMPOTENCY_HEADER)
   @ApiBody({ type: InvokeToolBodyDto })
   @ApiOkResponse({
@@ -50,10 +57,14 @@ export class CallsController {
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_body, invalid_path, invalid_timeout, invalid_idempotency_key' })
   @ApiForbiddenResponse({
     type: ErrorResponseDto,
-    description: 'Refused before running: path_outside_workspace, url_blocked, command_not_allowed, shell_disabled, special_file, hard_link',
+    description:
+      'Refused before running: path_outside_workspace, url_blocked, command_not_allowed, shell_disabled, special_file, hard_link; forbidden: the admin token was sent',
   })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'idempotency_in_progress: the first request with this key is still running (Retry-After)' })
-  @ApiUnprocessableEntityResponse({ type: InvalidArgumentsResponseDto, description: 'invalid_arguments; idempotency_key_reused' })
+  @ApiUnprocessableEntityResponse({
+    type: ErrorResponseDto,
+    description: 'invalid_arguments (error.tool, error.issues, error.usage: written for the model); idempotency_key_reused',
+  })
   async invoke(
     @RestToolCall() call: RawToolCall,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
@@ -65,6 +76,7 @@ export class CallsController {
   }
 
   @Post('batch')
+  @ApiOperation({ operationId: 'invokeToolBatch', summary: 'Call up to 32 tools in one request, each answered on its own' })
   @HttpCode(200)
   @ApiBody({ type: BatchBodyDto })
   @ApiOkResponse({ type: BatchResponseDto, description: 'Every call answered on its own, in the order of the request; 200 even when some failed' })

@@ -13,6 +13,8 @@ export interface AppConfig {
   httpAdapter: 'express' | 'fastify';
   port: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  // auto: readable lines when stdout is a terminal, JSON lines otherwise; json or pretty force one.
+  logFormat: 'auto' | 'json' | 'pretty';
   bodyLimitBytes: number;
   // How long running tool calls may go on after SIGTERM before they are cancelled.
   shutdownGraceMs: number;
@@ -56,6 +58,13 @@ export interface AppConfig {
     // Shared counters across instances; in memory per instance when unset.
     redisUrl: string | null;
   };
+  // How cache invalidations and tool events reach the other instances (see src/common/bus). auto: LISTEN/NOTIFY
+  // on PostgreSQL, in-process on PGlite (one process).
+  changeBus: {
+    mode: 'auto' | 'postgres' | 'in-process';
+    // The NOTIFY channel: deployments sharing one database with separate instance groups set their own.
+    channel: string;
+  };
   secrets: {
     // Seals skill signing secrets and upstream headers at rest (AES-256-GCM). Null outside production: a
     // built-in development key is used, with a warning.
@@ -70,6 +79,20 @@ export interface AppConfig {
     flushIntervalMs: number;
     // How long audit rows are kept (AUDIT_RETENTION_DAYS); 0 keeps them forever.
     retentionMs: number;
+  };
+  // GET /metrics (Prometheus text format): with a token on the service's port, or on a port of its own.
+  // Neither set: /metrics answers 404.
+  metrics: {
+    // Bearer token a scraper sends; required on the service's port, and on METRICS_PORT when set.
+    token: string | null;
+    // A separate plain HTTP listener for /metrics only (not the Nest app); null: none.
+    port: number | null;
+    // Where that listener binds; null: HOST.
+    host: string | null;
+  };
+  // OpenTelemetry traces: the SDK is loaded only when an exporter is asked for by the OTEL_* variables.
+  tracing: {
+    exporter: 'otlp' | 'console' | 'none';
   };
   // Call control: batches, idempotency keys, approval of calls (see src/calls).
   calls: {

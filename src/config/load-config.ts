@@ -29,6 +29,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
     httpAdapter: read.oneOf('HTTP_ADAPTER', ['express', 'fastify'] as const, 'express'),
     port: read.integer('PORT', 3000, 0, 65535),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logFormat: read.oneOf('LOG_FORMAT', ['auto', 'json', 'pretty'] as const, 'auto'),
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     heapGrowingPercent: read.integer('HEAP_GROWING_PERCENT', 100, 0, 1000),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -64,6 +65,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       windowMs: read.integer('RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
       redisUrl: read.string('REDIS_URL'),
     },
+    changeBus: {
+      mode: read.oneOf('CHANGE_BUS', ['auto', 'postgres', 'in-process'] as const, 'auto'),
+      channel: read.string('CHANGE_BUS_CHANNEL') ?? 'toolgate_changes',
+    },
     secrets: parseSecrets(read, production, problems),
     audit: {
       argumentsMaxBytes: read.integer('AUDIT_ARGUMENTS_MAX_BYTES', 8 * 1024, 256, 1024 * 1024),
@@ -72,6 +77,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       flushIntervalMs: read.integer('AUDIT_FLUSH_INTERVAL_MS', 5, 0, 600_000),
       retentionMs: read.days('AUDIT_RETENTION_DAYS', 30, 36_500),
     },
+    metrics: parseMetrics(read, problems),
+    tracing: parseTracing(read),
     calls: {
       batchConcurrency: read.integer('BATCH_CONCURRENCY', 8, 1, 32),
       idempotencyTtlMs: read.integer('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365) * 3_600_000,
@@ -79,6 +86,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       approvalTimeoutMs: read.integer('APPROVAL_TIMEOUT_MS', 15 * 60_000, 100, 7 * 86_400_000),
     },
   };
+  // Interpolated into LISTEN as a quoted identifier.
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.changeBus.channel)) {
+    problems.push('CHANGE_BUS_CHANNEL must be a lower-case identifier (letters, digits, _; at most 63)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
@@ -97,6 +108,24 @@ function parseSandbox(read: EnvReader, production: boolean, problems: string[]):
   const gid = read.integer('SANDBOX_GID', uid === 65534 ? 65534 : uid, 1, 65534);
   const tmpSizeBytes = read.integer('SANDBOX_TMP_SIZE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 ** 3);
   return { mode, bwrapPath, uid, gid, tmpSizeBytes };
+}
+
+function parseMetrics(read: EnvReader, problems: string[]): AppConfig['metrics'] {
+  const token = read.string('METRICS_TOKEN');
+  if (token !== null && token.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
+  const rawPort = read.string('METRICS_PORT');
+  // 0 asks the system for a free port (tests); the address is logged.
+  const port = rawPort === null ? null : read.integer('METRICS_PORT', 0, 0, 65535);
+  return { token, port, host: read.string('METRICS_HOST') };
+}
+
+// Tracing is off unless the standard OTEL_* variables ask for an exporter: OTEL_TRACES_EXPORTER=otlp or
+// console, or an OTLP endpoint. OTEL_SDK_DISABLED=true wins. The SDK reads the rest of OTEL_* itself.
+function parseTracing(read: EnvReader): AppConfig['tracing'] {
+  const disabled = read.boolean('OTEL_SDK_DISABLED', false);
+  const endpoint = read.string('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? read.string('OTEL_EXPORTER_OTLP_ENDPOINT');
+  const exporter = read.oneOf('OTEL_TRACES_EXPORTER', ['otlp', 'console', 'none'] as const, endpoint !== null ? 'otlp' : 'none');
+  return { exporter: disabled ? 'none' : exporter };
 }
 
 function parseSecrets(read: EnvReader, production: boolean, problems: string[]): AppConfig['secrets'] {

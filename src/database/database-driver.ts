@@ -22,8 +22,12 @@ export interface DatabaseDriver {
   readonly adapter: PrismaAdapterFactory;
   // One statement straight to the driver, for the hottest write (the audit batch): Prisma's query compiler
   // costs more than the statement itself there. PGlite runs it after any transaction in progress.
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  // `prepareAs`: on PostgreSQL the statement is prepared once per connection under this name and then only
+  // bound and executed (no parse and plan per call); the text must then be the same on every call.
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], prepareAs?: string): Promise<T[]>;
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  // PostgreSQL only: a new connection outside the pool, owned by the caller (the change bus's LISTEN).
+  newClient?(applicationName: string): pg.Client;
   close(): Promise<void>;
 }
 
@@ -44,7 +48,8 @@ export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver
     kind: 'postgres',
     description: `postgresql ${safeUrl.host}${safeUrl.pathname}`,
     adapter: new PrismaPg(pool),
-    query: async (sql, params) => (await pool.query(sql, params)).rows as never[],
+    query: async (sql, params, prepareAs) =>
+      (prepareAs === undefined ? await pool.query(sql, params) : await pool.query({ name: prepareAs, text: sql, values: params })).rows as never[],
     async withSession(fn) {
       const client = await pool.connect();
       try {
@@ -56,6 +61,7 @@ export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver
         client.release();
       }
     },
+    newClient: (applicationName) => new pg.Client({ connectionString: url, application_name: applicationName, keepAlive: true, connectionTimeoutMillis: 5_000 }),
     close: () => (closing ??= pool.end()),
   };
 }

@@ -1,12 +1,15 @@
 import { Controller, Get, HttpCode } from '@nestjs/common';
-import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
+import { ChangeBus } from '../common/bus/change-bus.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { databaseUnavailable } from './health.errors.js';
 import { CommandSandbox } from '../sandbox/command-sandbox.js';
+import { AuditWriter } from '../audit/audit-writer.js';
 
 class HealthResponseDto {
+  @ApiProperty({ enum: ['ok'] })
   status!: 'ok';
 }
 
@@ -23,11 +26,43 @@ class CommandSandboxHealthDto {
   fix?: string;
 }
 
+class AuditQueueHealthDto {
+  @ApiProperty({ description: 'Invocation rows waiting to be written to the audit log' })
+  pending!: number;
+  @ApiProperty({ description: 'AUDIT_MAX_QUEUE: at this many waiting rows, tool calls wait for room' })
+  capacity!: number;
+}
+
+class ChangeBusHealthDto {
+  @ApiProperty({ enum: ['postgres', 'in-process'], description: 'postgres: LISTEN/NOTIFY between instances; in-process: one process (PGlite)' })
+  mode!: 'postgres' | 'in-process';
+  @ApiProperty({ description: 'false: other instances\' changes reach the caches only when their entries expire (TTL); the service stays ready' })
+  connected!: boolean;
+  @ApiProperty({ description: 'This instance\'s id on the bus (also in the event ids of the SSE stream)' })
+  instanceId!: string;
+  @ApiProperty({ required: false, description: 'When the connection was last made or lost' })
+  since?: string;
+  @ApiProperty({ required: false, description: 'Connection attempts after a loss, since start' })
+  reconnects?: number;
+  @ApiProperty({ required: false })
+  lastError?: string;
+  @ApiProperty({ required: false, description: 'Messages waiting for the connection to come back' })
+  pending?: number;
+  @ApiProperty({ required: false, description: 'Messages dropped because too many waited' })
+  dropped?: number;
+  @ApiProperty({ required: false, description: 'What the caches do in this state' })
+  caches?: string;
+}
+
 class ReadinessResponseDto {
   @ApiProperty({ enum: ['ok'] })
   status!: 'ok';
   @ApiProperty({ type: CommandSandboxHealthDto })
   commandSandbox!: CommandSandboxHealthDto;
+  @ApiProperty({ type: AuditQueueHealthDto })
+  auditQueue!: AuditQueueHealthDto;
+  @ApiProperty({ type: ChangeBusHealthDto })
+  changeBus!: ChangeBusHealthDto;
 }
 
 @ApiTags('health')
@@ -37,19 +72,24 @@ export class HealthController {
   constructor(
     private readonly prisma: PrismaService,
     private readonly sandbox: CommandSandbox,
+    private readonly audit: AuditWriter,
+    private readonly bus: ChangeBus,
   ) {}
 
   @Get('live')
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness: the process answers' })
   @HttpCode(200)
-  @ApiOkResponse({ description: 'The process is up and its event loop answers', schema: { example: { status: 'ok' } } })
+  @ApiOkResponse({ type: HealthResponseDto, description: 'The process is up and its event loop answers' })
   live(): HealthResponseDto {
     return { status: 'ok' };
   }
 
   @Get('ready')
+  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness: the database answers; the command sandbox state' })
   @ApiOkResponse({
     type: ReadinessResponseDto,
-    description: 'The database answers. A command sandbox that cannot run does not make the service unready (only commands are refused); it is reported here.',
+    description:
+      'The database answers. A command sandbox that cannot run does not make the service unready (only commands are refused), nor does a lost change bus connection (caches fall back to their TTL); both are reported here.',
   })
   @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'database_unavailable' })
   async ready(): Promise<ReadinessResponseDto> {
@@ -63,6 +103,6 @@ export class HealthController {
         : state.ready
           ? { mode: state.mode, ready: true, version: state.version }
           : { mode: state.mode, ready: false, ...state.problem };
-    return { status: 'ok', commandSandbox };
+    return { status: 'ok', commandSandbox, auditQueue: { pending: this.audit.pending, capacity: this.audit.capacity }, changeBus: this.bus.status() };
   }
 }

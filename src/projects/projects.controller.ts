@@ -5,12 +5,15 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiOperation,
+  ApiParam,
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PageQueryDto } from '../common/pagination/cursor.js';
+import { PROJECT_ID } from '../common/http/api-params.js';
 import {
   CreateProjectDto,
   ProjectListResponseDto,
@@ -26,27 +29,33 @@ export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
 
   @Post()
+  @ApiOperation({ operationId: 'createProject', summary: 'Create a project' })
   @ApiCreatedResponse({ type: ProjectResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'project_slug_taken' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_path_not_allowed' })
   async create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
-    return ProjectResponseDto.from(await this.projects.create(tenant.tenantId, dto));
+    return this.projects.create(tenant.tenantId, dto);
   }
 
   @Get()
+  @ApiOperation({ operationId: 'listProjects', summary: 'List projects, oldest first' })
   @ApiOkResponse({ type: ProjectListResponseDto })
   list(@CurrentTenant() tenant: Tenant, @Query() query: PageQueryDto): Promise<ProjectListResponseDto> {
-    return this.projects.list(tenant.tenantId, query.limit, query.cursor, (p) => ProjectResponseDto.from(p));
+    return this.projects.list(tenant.tenantId, query.limit, query.cursor);
   }
 
   @Get(':projectId')
+  @ApiOperation({ operationId: 'getProject', summary: 'Get a project' })
+  @ApiParam(PROJECT_ID)
   @ApiOkResponse({ type: ProjectResponseDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
   async get(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<ProjectResponseDto> {
-    return ProjectResponseDto.from(await this.projects.get(tenant.tenantId, projectId));
+    return this.projects.get(tenant.tenantId, projectId);
   }
 
   @Patch(':projectId')
+  @ApiOperation({ operationId: 'updateProject', summary: 'Change a project: name, slug, workspace, shell and approval settings' })
+  @ApiParam(PROJECT_ID)
   @ApiOkResponse({ type: ProjectResponseDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'project_slug_taken' })
@@ -56,11 +65,13 @@ export class ProjectsController {
     @Param('projectId') projectId: string,
     @Body() dto: UpdateProjectDto,
   ): Promise<ProjectResponseDto> {
-    return ProjectResponseDto.from(await this.projects.update(tenant.tenantId, projectId, dto));
+    return this.projects.update(tenant.tenantId, projectId, dto);
   }
 
   @Delete(':projectId')
   @HttpCode(204)
+  @ApiOperation({ operationId: 'deleteProject', summary: 'Delete a project with its audit log' })
+  @ApiParam(PROJECT_ID)
   @ApiNoContentResponse({ description: 'Deleted (the workspace directory on disk is left alone)' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
   async remove(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<void> {

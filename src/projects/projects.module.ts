@@ -2,13 +2,13 @@ import { Module } from '@nestjs/common';
 import { SkillsModule } from '../skills/skills.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { ProjectsController } from './projects.controller.js';
-import { ProjectsRepository } from './projects.repository.js';
+import { ProjectAccessModule } from './project-access.module.js';
 import { ProjectsService } from './projects.service.js';
 
 @Module({
-  imports: [WorkspaceModule, SkillsModule],
+  imports: [ProjectAccessModule, WorkspaceModule, SkillsModule],
   controllers: [ProjectsController],
-  providers: [ProjectsRepository, ProjectsService],
+  providers: [ProjectsService],
   exports: [ProjectsService],
 })
 export class ProjectsModule {}

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { afterCursor, type CursorPosition } from '../common/pagination/cursor.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { orUniqueTaken, UNIQUE_TAKEN, type UniqueTaken } from '../database/unique-violation.js';
 import type { Project } from '../generated/prisma/client.js';
+import type { ProjectSettings } from './project-access.js';
 
 export interface ProjectFields {
   name: string;
@@ -17,8 +19,9 @@ export interface ProjectFields {
 export class ProjectsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  create(tenantId: string, fields: ProjectFields): Promise<Project> {
-    return this.prisma.project.create({ data: { tenantId, ...fields } });
+  // UNIQUE_TAKEN: the tenant already has a project with this slug.
+  create(tenantId: string, fields: ProjectFields): Promise<Project | UniqueTaken> {
+    return orUniqueTaken(this.prisma.project.create({ data: { tenantId, ...fields } }));
   }
 
   // One row more than asked, so the caller knows whether another page exists.
@@ -35,11 +38,21 @@ export class ProjectsRepository {
     return this.prisma.project.findFirst({ where: { id, tenantId } });
   }
 
-  // updateMany scoped by tenant, so another tenant's id can never be touched; null when nothing matched.
-  async update(tenantId: string, id: string, fields: Partial<ProjectFields>): Promise<Project | null> {
+  findSettings(tenantId: string, id: string): Promise<ProjectSettings | null> {
+    if (!isUuid(id)) return Promise.resolve(null);
+    return this.prisma.project.findFirst({
+      where: { id, tenantId },
+      select: { workspacePath: true, shellEnabled: true, shellAllowlist: true, approvalRequired: true },
+    });
+  }
+
+  // updateMany scoped by tenant, so another tenant's id can never be touched; null when nothing matched,
+  // UNIQUE_TAKEN when the new slug is another project's.
+  async update(tenantId: string, id: string, fields: Partial<ProjectFields>): Promise<Project | null | UniqueTaken> {
     if (!isUuid(id)) return null;
-    const { count } = await this.prisma.project.updateMany({ where: { id, tenantId }, data: fields });
-    return count > 0 ? this.findById(tenantId, id) : null;
+    const updated = await orUniqueTaken(this.prisma.project.updateMany({ where: { id, tenantId }, data: fields }));
+    if (updated === UNIQUE_TAKEN) return updated;
+    return updated.count > 0 ? this.findById(tenantId, id) : null;
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {

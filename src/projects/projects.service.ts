@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { ProjectChanges } from '../common/events/project-changes.js';
-import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
-import { Prisma, type Project } from '../generated/prisma/client.js';
+import { decodeCursor, toPage } from '../common/pagination/cursor.js';
+import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { badRequest } from '../common/errors/app-error.js';
 import { SkillTools } from '../skills/skill-tools.js';
 import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import { projectNotFound, projectSlugTaken } from './projects.errors.js';
-import type { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
+import { type CreateProjectDto, type ProjectListResponseDto, ProjectResponseDto, type UpdateProjectDto } from './dto/project.dto.js';
+import { ProjectAccess } from './project-access.js';
 import { ProjectsRepository } from './projects.repository.js';
 
 const DEFAULT_PAGE_SIZE = 20;
@@ -19,12 +20,12 @@ export class ProjectsService {
     private readonly workspaces: WorkspaceResolver,
     private readonly changes: ProjectChanges,
     private readonly skillTools: SkillTools,
+    private readonly access: ProjectAccess,
   ) {}
 
-  async create(tenantId: string, dto: CreateProjectDto): Promise<Project> {
+  async create(tenantId: string, dto: CreateProjectDto): Promise<ProjectResponseDto> {
     const workspacePath = dto.workspacePath ? await this.workspaces.checkWorkspacePath(dto.workspacePath) : null;
-    const project = await withSlugConflict(dto.slug, () =>
-      this.projects.create(tenantId, {
+    const project = await this.projects.create(tenantId, {
         name: dto.name,
         slug: dto.slug,
         workspacePath,
@@ -32,26 +33,26 @@ export class ProjectsService {
         shellAllowlist: dto.shellAllowlist ?? [],
         // A new project has no skills yet: only built-in tools can be named.
         approvalRequired: checkToolNames(dto.approvalRequired ?? [], BUILTIN_TOOL_NAMES),
-      }),
-    );
+    });
+    if (project === UNIQUE_TAKEN) throw projectSlugTaken(dto.slug);
     await this.workspaces.provision(project.id);
-    return project;
+    return ProjectResponseDto.from(project);
   }
 
-  async list<R>(tenantId: string, limit = DEFAULT_PAGE_SIZE, cursor: string | undefined, map: (p: Project) => R): Promise<Page<R>> {
+  async list(tenantId: string, limit = DEFAULT_PAGE_SIZE, cursor: string | undefined): Promise<ProjectListResponseDto> {
     const after = cursor ? decodeCursor(cursor) : null;
-    return toPage(await this.projects.listPage(tenantId, limit, after), limit, map);
+    return toPage(await this.projects.listPage(tenantId, limit, after), limit, (p) => ProjectResponseDto.from(p));
   }
 
-  async get(tenantId: string, projectId: string): Promise<Project> {
+  async get(tenantId: string, projectId: string): Promise<ProjectResponseDto> {
     const project = await this.projects.findById(tenantId, projectId);
     if (!project) throw projectNotFound(projectId);
-    return project;
+    return ProjectResponseDto.from(project);
   }
 
-  async update(tenantId: string, projectId: string, dto: UpdateProjectDto): Promise<Project> {
+  async update(tenantId: string, projectId: string, dto: UpdateProjectDto): Promise<ProjectResponseDto> {
     // Existence first, so another tenant's id answers 404 before any validation can tell it apart.
-    await this.get(tenantId, projectId);
+    await this.access.assertOwned(tenantId, projectId);
     const workspacePath =
       dto.workspacePath === undefined || dto.workspacePath === null
         ? dto.workspacePath
@@ -64,10 +65,11 @@ export class ProjectsService {
       shellAllowlist: dto.shellAllowlist,
       approvalRequired: dto.approvalRequired === undefined ? undefined : await this.approvalNames(tenantId, projectId, dto.approvalRequired),
     };
-    const project = await withSlugConflict(dto.slug ?? '', () => this.projects.update(tenantId, projectId, fields));
+    const project = await this.projects.update(tenantId, projectId, fields);
     this.changes.changed(tenantId, projectId);
+    if (project === UNIQUE_TAKEN) throw projectSlugTaken(dto.slug ?? '');
     if (!project) throw projectNotFound(projectId);
-    return project;
+    return ProjectResponseDto.from(project);
   }
 
   private async approvalNames(tenantId: string, projectId: string, names: string[]): Promise<string[]> {
@@ -91,15 +93,4 @@ function checkToolNames(names: string[], known: readonly string[]): string[] {
     });
   }
   return [...new Set(names)];
-}
-
-async function withSlugConflict<T>(slug: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
-      throw projectSlugTaken(slug);
-    }
-    throw error;
-  }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Metrics } from '../metrics/metrics.js';
 import { rateLimited } from './rate-limit.errors.js';
 import { RATE_LIMIT_STORE, type RateLimitStore } from './rate-limit.tokens.js';
 
@@ -21,6 +22,7 @@ export class TenantRateLimiter implements OnApplicationShutdown {
   constructor(
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly metrics: Metrics,
   ) {
     this.requests = { name: 'requests', limit: config.rateLimit.requests };
     this.commands = { name: 'commands', limit: config.rateLimit.commandCalls };
@@ -43,6 +45,7 @@ export class TenantRateLimiter implements OnApplicationShutdown {
   private async charge(bucket: Bucket, tenantId: string): Promise<void> {
     const { hits, resetInMs } = await this.store.hit(`${bucket.name}:${tenantId}`, this.windowMs);
     if (hits <= bucket.limit) return;
+    this.metrics.rateLimited(bucket.name);
     const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
     throw rateLimited(bucket.name === 'commands' ? 'command calls' : 'requests', bucket.limit, Math.round(this.windowMs / 1000), retryAfter);
   }

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { Metrics } from '../metrics/metrics.js';
 import path from 'node:path';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -21,7 +22,11 @@ export class CommandSandbox implements OnModuleInit {
   private current: SandboxState = { mode: 'bwrap', ready: false, problem: { reason: 'the sandbox has not been probed yet', fix: 'wait for start-up to finish' } };
   private sandboxSpec: SandboxSpec | undefined;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, metrics: Metrics) {
+    metrics.gauge('toolgate_sandbox_ready', '1 when commands can run (the sandbox passed its start-up probe, or COMMAND_SANDBOX=none), 0 when they are refused', () =>
+      this.current.ready ? 1 : 0,
+    );
+  }
 
   async onModuleInit(): Promise<void> {
     const settings = this.config.tools.sandbox;

@@ -1,18 +1,30 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiConflictResponse, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
-import { EnableSkillDto, ProjectSkillListResponseDto, ProjectSkillResponseDto, SkillResponseDto } from './dto/skill.dto.js';
+import { PROJECT_ID, SKILL_ID } from '../common/http/api-params.js';
+import { EnableSkillDto, ProjectSkillListResponseDto, ProjectSkillResponseDto } from './dto/skill.dto.js';
 import { SkillsService } from './skills.service.js';
 
 @ApiTags('skills')
 @TenantAuth()
 @Controller('v1/projects/:projectId/skills')
+@ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, skill_not_found, skill_not_enabled' })
 export class ProjectSkillsController {
   constructor(private readonly skills: SkillsService) {}
 
   @Post()
+  @ApiOperation({ operationId: 'enableProjectSkill', summary: "Enable a skill on the project: its tools join the project's tools" })
   @ApiCreatedResponse({ type: ProjectSkillResponseDto })
   @ApiConflictResponse({
     type: ErrorResponseDto,
@@ -23,17 +35,19 @@ export class ProjectSkillsController {
     @Param('projectId') projectId: string,
     @Body() dto: EnableSkillDto,
   ): Promise<ProjectSkillResponseDto> {
-    const { skill, enabledAt } = await this.skills.enable(tenant.tenantId, projectId, dto.skillId);
-    return { projectId, skill: SkillResponseDto.from(skill), enabledAt: enabledAt.toISOString() };
+    return this.skills.enable(tenant.tenantId, projectId, dto.skillId);
   }
 
   @Get()
+  @ApiOperation({ operationId: 'listProjectSkills', summary: 'List the skills enabled on the project' })
   @ApiOkResponse({ type: ProjectSkillListResponseDto })
   async list(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<ProjectSkillListResponseDto> {
-    return { items: (await this.skills.enabledOn(tenant.tenantId, projectId)).map((s) => SkillResponseDto.from(s)) };
+    return this.skills.enabledOn(tenant.tenantId, projectId);
   }
 
   @Delete(':skillId')
+  @ApiOperation({ operationId: 'disableProjectSkill', summary: 'Disable a skill on the project' })
+  @ApiParam(SKILL_ID)
   @HttpCode(204)
   @ApiNoContentResponse({ description: "The skill's tools are gone from the project" })
   async disable(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string, @Param('skillId') skillId: string): Promise<void> {

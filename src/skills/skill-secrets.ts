@@ -1,4 +1,3 @@
-import type { Prisma } from '../generated/prisma/client.js';
 import type { SecretBox } from '../common/secrets/secret-box.js';
 
 // The parts of a skill that are secrets: its signing key and the header values of its http executors.
@@ -9,16 +8,16 @@ type ToolJson = { executor?: { type?: string; headers?: Record<string, string> }
 
 export const MASKED_HEADER_VALUE = '[stored encrypted]';
 
-function mapHeaders(tools: unknown, map: (value: string) => string): ToolJson[] {
-  return (tools as ToolJson[]).map((tool) => {
+function mapHeaders<T>(tools: readonly T[], map: (value: string) => string): T[] {
+  return (tools as readonly ToolJson[]).map((tool) => {
     const headers = tool.executor?.headers;
     if (!headers) return tool;
     const mapped = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, map(value)]));
     return { ...tool, executor: { ...tool.executor, headers: mapped } };
-  });
+  }) as T[];
 }
 
-export const sealHeaders = (tools: unknown, box: SecretBox) => mapHeaders(tools, (value) => box.seal(value)) as Prisma.InputJsonValue;
+export const sealHeaders = <T>(tools: readonly T[], box: SecretBox): T[] => mapHeaders(tools, (value) => box.seal(value));
 // Rows stored before sealing existed hold plain values until the start-up pass re-seals them.
-export const openHeaders = (tools: unknown, box: SecretBox) => mapHeaders(tools, (value) => box.openOrPlain(value)) as Prisma.JsonValue;
-export const maskHeaders = (tools: unknown): unknown[] => mapHeaders(tools, () => MASKED_HEADER_VALUE);
+export const openHeaders = <T>(tools: readonly T[], box: SecretBox): T[] => mapHeaders(tools, (value) => box.openOrPlain(value));
+export const maskHeaders = <T>(tools: readonly T[]): T[] => mapHeaders(tools, () => MASKED_HEADER_VALUE);

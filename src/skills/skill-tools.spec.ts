@@ -1,10 +1,13 @@
+import { InProcessChangeBus } from '../common/bus/change-bus.js';
 import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
+import { Metrics } from '../metrics/metrics.js';
 import type { SkillWorkerTasks } from './executors/skill-worker-tasks.js';
 import type { CommandSandbox } from '../sandbox/command-sandbox.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { Skill } from '../generated/prisma/client.js';
 import type { SkillCompiler } from './skill-compiler.js';
 import type { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
+import { ProjectChanges } from '../common/events/project-changes.js';
 import { SkillTools } from './skill-tools.js';
 import type { SkillsRepository } from './skills.repository.js';
 
@@ -26,7 +29,20 @@ class ControlledSkills {
 }
 
 const config = { workspace: { cacheTtlMs: 60_000, cacheMaxEntries: 100 } } as AppConfig;
-const skillToolsOn = (skills: ControlledSkills) => new SkillTools(skills.repository, {} as SkillCompiler, {} as WorkerPool<SkillWorkerTasks>, config, {} as CommandSandbox, {} as UpstreamMcpClients);
+const skillToolsOn = (skills: ControlledSkills) => {
+  const bus = new InProcessChangeBus();
+  return new SkillTools(
+    skills.repository,
+    {} as SkillCompiler,
+    {} as WorkerPool<SkillWorkerTasks>,
+    config,
+    {} as CommandSandbox,
+    {} as UpstreamMcpClients,
+    new ProjectChanges(bus),
+    new Metrics({ defaultMetrics: false }),
+    bus,
+  );
+};
 
 describe('SkillTools', () => {
   it("reads a project's skills once and answers the same array until it is invalidated", async () => {

@@ -1,26 +1,38 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { busTopic, ChangeBus } from '../common/bus/change-bus.js';
+import { Metrics } from '../metrics/metrics.js';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
+import { ProjectChanges } from '../common/events/project-changes.js';
 import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
 import type { SkillWorkerTasks } from './executors/skill-worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CommandSandbox } from '../sandbox/command-sandbox.js';
-import type { Skill } from '../generated/prisma/client.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
 import type { CompiledToolValidator } from '../execution/validation/tool-validator.js';
 import { SkillToolExecutor } from './executors/skill-tool.executor.js';
 import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
 import { type SkillBody, SkillCompiler } from './skill-compiler.js';
-import { SkillsRepository } from './skills.repository.js';
+import { type SkillRecord, SkillsRepository } from './skills.repository.js';
 
 export interface SkillTool {
   executor: ToolExecutor;
   validator: CompiledToolValidator;
 }
 
+// A project's enabled skills changed, or (no projectId) any of the tenant's skills; `skillId`: a deleted
+// skill whose compiled validators go too.
+interface SkillsChanged {
+  tenantId: string;
+  projectId?: string;
+  deletedSkillId?: string;
+}
+const SKILLS_CHANGED = busTopic<SkillsChanged>('skills.changed');
+
 export const skillSource = (skill: { name: string; version: string }) => `skill:${skill.name}@${skill.version}`;
 
 // The tools a project gets from its enabled skills, cached per project (and invalidated when a skill is
-// enabled, disabled, updated or deleted) so listing and invoking stay off the database.
+// enabled, disabled, updated or deleted, on every instance through the change bus) so listing and invoking
+// stay off the database.
 @Injectable()
 export class SkillTools {
   private readonly byProject: TtlLruCache<string, SkillTool[]>;
@@ -35,8 +47,23 @@ export class SkillTools {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sandbox: CommandSandbox,
     private readonly upstreams: UpstreamMcpClients,
+    changes: ProjectChanges,
+    metrics: Metrics,
+    private readonly bus: ChangeBus,
   ) {
     this.byProject = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
+    metrics.cache('skill_tools', this.byProject);
+    // The project's own change already went to every instance: each forgets here only.
+    changes.subscribe((tenantId, projectId) => this.forgetProjectHere(tenantId, projectId));
+    bus.subscribe(SKILLS_CHANGED, ({ tenantId, projectId, deletedSkillId }) => {
+      if (deletedSkillId) this.compiler.forget(deletedSkillId);
+      if (projectId) this.forgetProjectHere(tenantId, projectId);
+      else this.forgetTenantHere(tenantId);
+    });
+    bus.onResync(() => {
+      this.generation++;
+      this.byProject.clear();
+    });
   }
 
   async forProject(tenantId: string, projectId: string): Promise<SkillTool[]> {
@@ -50,20 +77,31 @@ export class SkillTools {
     return tools;
   }
 
-  toolsOf(skill: Skill): SkillTool[] {
-    const body = { name: skill.name, version: skill.version, description: skill.description, tools: skill.tools } as unknown as SkillBody;
+  toolsOf(skill: SkillRecord): SkillTool[] {
+    const body: SkillBody = { name: skill.name, version: skill.version, description: skill.description, tools: skill.tools };
     return this.compiler.load(skill.id, body, skillSource(skill)).map((tool) => ({
       executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams),
       validator: tool.validator,
     }));
   }
 
+  // On every instance: a skill was enabled on or disabled from the project.
   forgetProject(tenantId: string, projectId: string): void {
+    this.bus.publish(SKILLS_CHANGED, { tenantId, projectId });
+  }
+
+  // On every instance: one of the tenant's skills was updated or deleted (and its validators with it).
+  forgetTenant(tenantId: string, deletedSkillId?: string): void {
+    this.bus.publish(SKILLS_CHANGED, { tenantId, ...(deletedSkillId ? { deletedSkillId } : {}) });
+  }
+
+  // This instance only, for a change already carried by the bus (the project itself changed).
+  forgetProjectHere(tenantId: string, projectId: string): void {
     this.generation++;
     this.byProject.delete(`${tenantId}:${projectId}`);
   }
 
-  forgetTenant(tenantId: string): void {
+  private forgetTenantHere(tenantId: string): void {
     this.generation++;
     this.byProject.deleteWhere((_, key) => key.startsWith(`${tenantId}:`));
   }

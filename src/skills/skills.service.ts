@@ -1,10 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { decodeCursor, type Page, toPage } from '../common/pagination/cursor.js';
-import { Prisma, type Skill } from '../generated/prisma/client.js';
+import { decodeCursor, toPage } from '../common/pagination/cursor.js';
+import { UNIQUE_TAKEN } from '../database/unique-violation.js';
+import { ProjectAccess } from '../projects/project-access.js';
 import { projectNotFound } from '../projects/projects.errors.js';
 import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
 import { type SkillBody, SkillCompiler } from './skill-compiler.js';
+import {
+  type ProjectSkillListResponseDto,
+  type ProjectSkillResponseDto,
+  type RegisteredSkillResponseDto,
+  type SkillListResponseDto,
+  SkillResponseDto,
+} from './dto/skill.dto.js';
 import { skillSource, SkillTools } from './skill-tools.js';
 import {
   skillAlreadyEnabled,
@@ -15,10 +23,8 @@ import {
   type ToolCollision,
   toolNameCollision,
 } from './skills.errors.js';
-import { SkillsRepository } from './skills.repository.js';
+import { type LockedProject, NO_PROJECT, type SkillRecord, SkillsRepository } from './skills.repository.js';
 import { type McpSource, McpSkillImporter } from './mcp/mcp-skill-importer.js';
-
-type Tx = Prisma.TransactionClient;
 
 @Injectable()
 export class SkillsService {
@@ -27,88 +33,82 @@ export class SkillsService {
     private readonly compiler: SkillCompiler,
     private readonly skillTools: SkillTools,
     private readonly importer: McpSkillImporter,
+    private readonly projects: ProjectAccess,
   ) {}
 
   // Vetted and compiled before anything is stored; the signing secret is returned this once.
-  async register(tenantId: string, body: unknown): Promise<{ skill: Skill; signingSecret: string }> {
+  async register(tenantId: string, body: unknown): Promise<RegisteredSkillResponseDto> {
     const parsed = await this.parse(tenantId, body);
     const tools = this.compiler.vet(parsed, skillSource(parsed));
     const signingSecret = `tgs_${randomBytes(32).toString('hex')}`;
-    let skill: Skill;
-    try {
-      skill = await this.repository.create(tenantId, fields(parsed), signingSecret);
-    } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw skillNameTaken(parsed.name);
-      throw error;
-    }
+    const skill = await this.repository.create(tenantId, fields(parsed), signingSecret);
+    if (skill === UNIQUE_TAKEN) throw skillNameTaken(parsed.name);
     this.compiler.remember(skill.id, skill.version, tools);
-    return { skill, signingSecret };
+    return { ...SkillResponseDto.from(skill), signingSecret };
   }
 
-  async list(tenantId: string, limit: number, cursor: string | undefined): Promise<Page<Skill>> {
+  async list(tenantId: string, limit: number, cursor: string | undefined): Promise<SkillListResponseDto> {
     const rows = await this.repository.listPage(tenantId, limit, cursor ? decodeCursor(cursor) : null);
-    return toPage(rows, limit, (s) => s);
+    return toPage(rows, limit, (s) => SkillResponseDto.from(s));
   }
 
-  async get(tenantId: string, skillId: string): Promise<Skill> {
-    const skill = await this.repository.findById(tenantId, skillId);
-    if (!skill) throw skillNotFound(skillId);
-    return skill;
+  async get(tenantId: string, skillId: string): Promise<SkillResponseDto> {
+    return SkillResponseDto.from(await this.find(tenantId, skillId));
   }
 
   // A new version: same name, new tools. Every project it is enabled on must still have unique names.
-  async update(tenantId: string, skillId: string, body: unknown): Promise<Skill> {
-    const current = await this.get(tenantId, skillId);
+  async update(tenantId: string, skillId: string, body: unknown): Promise<SkillResponseDto> {
+    const current = await this.find(tenantId, skillId);
     const parsed = await this.parse(tenantId, body);
     if (parsed.name !== current.name) parsed.name = current.name;
     if (parsed.version === current.version) throw skillVersionExists(parsed.version);
     const tools = this.compiler.vet(parsed, skillSource(parsed));
-    const updated = await this.repository.transaction(async (tx) => {
-      for (const projectId of await this.repository.projectsWithSkill(skillId, tx)) {
-        await this.repository.lockProject(tenantId, projectId, tx);
-        await this.checkCollisions(tenantId, projectId, skillId, parsed, tx);
-      }
-      return this.repository.update(tenantId, skillId, fields(parsed), tx);
-    });
+    const updated = await this.repository.updateChecked(tenantId, skillId, fields(parsed), (project) =>
+      this.checkCollisions(project, skillId, parsed),
+    );
     if (!updated) throw skillNotFound(skillId);
     this.compiler.remember(updated.id, updated.version, tools);
     this.skillTools.forgetTenant(tenantId);
-    return updated;
+    return SkillResponseDto.from(updated);
   }
 
   async delete(tenantId: string, skillId: string): Promise<void> {
     if (!(await this.repository.delete(tenantId, skillId))) throw skillNotFound(skillId);
-    this.compiler.forget(skillId);
-    this.skillTools.forgetTenant(tenantId);
+    this.skillTools.forgetTenant(tenantId, skillId);
   }
 
-  async enable(tenantId: string, projectId: string, skillId: string): Promise<{ skill: Skill; enabledAt: Date }> {
-    const result = await this.repository.transaction(async (tx) => {
-      if (!(await this.repository.lockProject(tenantId, projectId, tx))) throw projectNotFound(projectId);
-      const skill = await this.repository.findById(tenantId, skillId, tx);
+  async enable(tenantId: string, projectId: string, skillId: string): Promise<ProjectSkillResponseDto> {
+    const result = await this.repository.withLockedProject(tenantId, projectId, async (project) => {
+      const skill = await project.findSkill(skillId);
       if (!skill) throw skillNotFound(skillId);
-      if (await this.repository.isEnabled(projectId, skillId, tx)) throw skillAlreadyEnabled(skillId);
-      await this.checkCollisions(tenantId, projectId, skillId, skill as unknown as SkillBody, tx);
-      return { skill, enabledAt: await this.repository.enable(projectId, skillId, tx) };
+      if (await project.isEnabled(skillId)) throw skillAlreadyEnabled(skillId);
+      await this.checkCollisions(project, skillId, skill);
+      return { skill, enabledAt: await project.enable(skillId) };
     });
+    if (result === NO_PROJECT) throw projectNotFound(projectId);
     this.skillTools.forgetProject(tenantId, projectId);
-    return result;
+    return { projectId, skill: SkillResponseDto.from(result.skill), enabledAt: result.enabledAt.toISOString() };
   }
 
   async disable(tenantId: string, projectId: string, skillId: string): Promise<void> {
     if (!(await this.repository.disable(tenantId, projectId, skillId))) {
-      await this.repository.transaction(async (tx) => {
-        if (!(await this.repository.lockProject(tenantId, projectId, tx))) throw projectNotFound(projectId);
-      });
+      // Nothing was disabled: a missing (or another tenant's) project says so before the skill does.
+      await this.projects.assertOwned(tenantId, projectId);
       throw skillNotEnabled(skillId);
     }
     this.skillTools.forgetProject(tenantId, projectId);
   }
 
   // Another tenant's project answers like a missing one, not with an empty list.
-  async enabledOn(tenantId: string, projectId: string): Promise<Skill[]> {
-    if (!(await this.repository.projectExists(tenantId, projectId))) throw projectNotFound(projectId);
-    return this.repository.enabledOnProject(tenantId, projectId);
+  async enabledOn(tenantId: string, projectId: string): Promise<ProjectSkillListResponseDto> {
+    await this.projects.assertOwned(tenantId, projectId);
+    return { items: (await this.repository.enabledOnProject(tenantId, projectId)).map((s) => SkillResponseDto.from(s)) };
+  }
+
+  private async find(tenantId: string, skillId: string): Promise<SkillRecord> {
+    const skill = await this.repository.findById(tenantId, skillId);
+    if (!skill) throw skillNotFound(skillId);
+    return skill;
   }
 
   // A body with an MCP `source` is checked, its tools imported from the server, and the result checked again.
@@ -119,11 +119,11 @@ export class SkillsService {
     return this.compiler.parseBody(await this.importer.expand(tenantId, { ...parsed, source }));
   }
 
-  private async checkCollisions(tenantId: string, projectId: string, skillId: string, skill: SkillBody, tx: Tx): Promise<void> {
+  private async checkCollisions(project: LockedProject, skillId: string, skill: Pick<SkillBody, 'tools'>): Promise<void> {
     const taken = new Map<string, string>(BUILTIN_TOOL_NAMES.map((name) => [name, 'builtin']));
-    for (const other of await this.repository.enabledOnProject(tenantId, projectId, tx)) {
+    for (const other of await project.enabledSkills()) {
       if (other.id === skillId) continue;
-      for (const tool of other.tools as unknown as SkillBody['tools']) taken.set(tool.name, skillSource(other));
+      for (const tool of other.tools) taken.set(tool.name, skillSource(other));
     }
     const collisions: ToolCollision[] = skill.tools
       .filter((tool) => taken.has(tool.name))
@@ -136,5 +136,5 @@ const fields = (skill: SkillBody) => ({
   name: skill.name,
   version: skill.version,
   description: skill.description,
-  tools: skill.tools as unknown as Prisma.InputJsonValue,
+  tools: skill.tools,
 });

@@ -5,12 +5,14 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiOperation,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { AdminAuth } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import {
-  ApiKeyResponseDto,
+  ApiKeyListResponseDto,
   CreateApiKeyDto,
   CreatedApiKeyResponseDto,
   CreateTenantDto,
@@ -19,6 +21,9 @@ import {
 } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TenantsService } from './tenants.service.js';
+
+const TENANT_ID = { name: 'tenantId', format: 'uuid' };
+const KEY_ID = { name: 'keyId', format: 'uuid' };
 
 @ApiTags('admin')
 @AdminAuth()
@@ -30,36 +35,53 @@ export class AdminTenantsController {
   ) {}
 
   @Post()
+  @ApiOperation({ operationId: 'createTenant', summary: 'Create a tenant' })
   @ApiCreatedResponse({ type: TenantResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'tenant_name_taken' })
   async create(@Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
-    return TenantResponseDto.from(await this.tenants.create(dto.name));
+    return this.tenants.create(dto.name);
   }
 
   @Get()
+  @ApiOperation({ operationId: 'listTenants', summary: 'List the tenants' })
   @ApiOkResponse({ type: TenantListResponseDto })
   async list(): Promise<TenantListResponseDto> {
-    return { items: (await this.tenants.list()).map((t) => TenantResponseDto.from(t)) };
+    return this.tenants.list();
   }
 
   @Delete(':tenantId')
   @HttpCode(204)
+  @ApiOperation({ operationId: 'deleteTenant', summary: 'Delete a tenant with its keys, projects and skills' })
+  @ApiParam(TENANT_ID)
   @ApiNoContentResponse({ description: 'The tenant, its keys and its projects are gone' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })
   async remove(@Param('tenantId') tenantId: string): Promise<void> {
     await this.tenants.delete(tenantId);
   }
 
+  @Get(':tenantId/api-keys')
+  @ApiOperation({ operationId: 'listTenantApiKeys', summary: "List a tenant's active API keys (never the secrets)" })
+  @ApiParam(TENANT_ID)
+  @ApiOkResponse({ type: ApiKeyListResponseDto })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })
+  async listKeys(@Param('tenantId') tenantId: string): Promise<ApiKeyListResponseDto> {
+    return this.tenants.listKeys(tenantId);
+  }
+
   @Post(':tenantId/api-keys')
+  @ApiOperation({ operationId: 'issueTenantApiKey', summary: 'Issue an API key for a tenant (the key is in this answer only)' })
+  @ApiParam(TENANT_ID)
   @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })
   async issueKey(@Param('tenantId') tenantId: string, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
-    const { key, record } = await this.tenants.issueKey(tenantId, dto.name ?? 'default');
-    return { ...ApiKeyResponseDto.from(record), key, tenantId };
+    return this.tenants.issueKey(tenantId, dto.name ?? 'default');
   }
 
   @Delete(':tenantId/api-keys/:keyId')
   @HttpCode(204)
+  @ApiOperation({ operationId: 'revokeTenantApiKey', summary: "Revoke one of a tenant's API keys" })
+  @ApiParam(TENANT_ID)
+  @ApiParam(KEY_ID)
   @ApiNoContentResponse({ description: 'The key no longer authenticates' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'api_key_not_found' })
   async revokeKey(@Param('tenantId') tenantId: string, @Param('keyId') keyId: string): Promise<void> {

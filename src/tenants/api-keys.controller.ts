@@ -1,8 +1,8 @@
-import { Controller, Delete, Get, HttpCode, Param } from '@nestjs/common';
-import { ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
-import { ApiKeyListResponseDto, ApiKeyResponseDto } from './dto/tenant.dto.js';
+import { ApiKeyListResponseDto, CreateApiKeyDto, CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 
 @ApiTags('api-keys')
@@ -12,13 +12,24 @@ export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Get()
+  @ApiOperation({ operationId: 'listApiKeys', summary: "List the caller's API keys" })
   @ApiOkResponse({ type: ApiKeyListResponseDto, description: "The caller's active keys (never the secrets)" })
   async list(@CurrentTenant() tenant: Tenant): Promise<ApiKeyListResponseDto> {
-    return { items: (await this.apiKeys.list(tenant.tenantId)).map((k) => ApiKeyResponseDto.from(k)) };
+    return this.apiKeys.list(tenant.tenantId);
+  }
+
+  // A tenant rotates its own keys: issue the new one, move its clients, revoke the old one.
+  @Post()
+  @ApiOperation({ operationId: 'createApiKey', summary: 'Issue another API key for the caller (the key is in this answer only)' })
+  @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only' })
+  async create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
+    return this.apiKeys.issue(tenant.tenantId, dto.name ?? 'default');
   }
 
   @Delete(':keyId')
   @HttpCode(204)
+  @ApiOperation({ operationId: 'revokeApiKey', summary: "Revoke one of the caller's API keys (the caller's own included)" })
+  @ApiParam({ name: 'keyId', format: 'uuid' })
   @ApiNoContentResponse({ description: 'The key no longer authenticates' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'api_key_not_found' })
   async revoke(@CurrentTenant() tenant: Tenant, @Param('keyId') keyId: string): Promise<void> {

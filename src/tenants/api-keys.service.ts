@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { busTopic, ChangeBus } from '../common/bus/change-bus.js';
+import { Metrics } from '../metrics/metrics.js';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Tenant } from '../common/auth/auth.decorators.js';
-import type { ApiKey } from '../generated/prisma/client.js';
+import { type ApiKeyListResponseDto, ApiKeyResponseDto, type CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
 import { generateApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { apiKeyNotFound } from './tenants.errors.js';
@@ -11,6 +13,10 @@ interface CachedKey extends Tenant {
   hash: Uint8Array;
   lastTouchedAt: number;
 }
+
+// The key's prefix (the public part that finds the row), never the secret; or every key of a deleted tenant.
+type ApiKeysChanged = { revokedPrefix: string } | { tenantId: string };
+const API_KEYS_CHANGED = busTopic<ApiKeysChanged>('api-keys.changed');
 
 // last_used_at is written at most this often per key, so authentication stays off the database.
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -23,28 +29,37 @@ export class ApiKeysService {
   constructor(
     private readonly keys: ApiKeysRepository,
     @Inject(APP_CONFIG) config: AppConfig,
+    metrics: Metrics,
+    private readonly bus: ChangeBus,
   ) {
     this.cache = new TtlLruCache(config.apiKeyCacheTtlMs, 10_000);
+    metrics.cache('api_keys', this.cache);
+    bus.subscribe(API_KEYS_CHANGED, (change) => {
+      if ('revokedPrefix' in change) this.cache.delete(change.revokedPrefix);
+      else this.cache.deleteWhere((entry) => entry.tenantId === change.tenantId);
+    });
+    bus.onResync(() => this.cache.clear());
   }
 
-  async issue(tenantId: string, name: string): Promise<{ key: string; record: ApiKey }> {
+  // The full key is in this answer only: the database keeps its hash.
+  async issue(tenantId: string, name: string): Promise<CreatedApiKeyResponseDto> {
     const generated = generateApiKey();
     const record = await this.keys.create(tenantId, name, generated.prefix, generated.hash);
-    return { key: generated.key, record };
+    return { ...ApiKeyResponseDto.from(record), key: generated.key, tenantId };
   }
 
-  list(tenantId: string): Promise<ApiKey[]> {
-    return this.keys.listForTenant(tenantId);
+  async list(tenantId: string): Promise<ApiKeyListResponseDto> {
+    return { items: (await this.keys.listForTenant(tenantId)).map((k) => ApiKeyResponseDto.from(k)) };
   }
 
   async revoke(tenantId: string, keyId: string): Promise<void> {
     const prefix = await this.keys.revoke(tenantId, keyId);
     if (prefix === null) throw apiKeyNotFound(keyId);
-    this.cache.delete(prefix);
+    this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: prefix });
   }
 
   forgetTenant(tenantId: string): void {
-    this.cache.deleteWhere((entry) => entry.tenantId === tenantId);
+    this.bus.publish(API_KEYS_CHANGED, { tenantId });
   }
 
   // `keyHash` is hashApiKey(key): the guard hashes each token once, for this and for the admin check.

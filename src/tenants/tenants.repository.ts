@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service.js';
+import { orUniqueTaken, type UniqueTaken } from '../database/unique-violation.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import type { Tenant } from '../generated/prisma/client.js';
 
@@ -7,8 +8,9 @@ import type { Tenant } from '../generated/prisma/client.js';
 export class TenantsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  create(name: string): Promise<Tenant> {
-    return this.prisma.tenant.create({ data: { name } });
+  // UNIQUE_TAKEN: another tenant has this name.
+  create(name: string): Promise<Tenant | UniqueTaken> {
+    return orUniqueTaken(this.prisma.tenant.create({ data: { name } }));
   }
 
   list(): Promise<Tenant[]> {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma, type Tenant } from '../generated/prisma/client.js';
+import { UNIQUE_TAKEN } from '../database/unique-violation.js';
+import { type ApiKeyListResponseDto, type CreatedApiKeyResponseDto, type TenantListResponseDto, TenantResponseDto } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TenantsRepository } from './tenants.repository.js';
 import { tenantNameTaken, tenantNotFound } from './tenants.errors.js';
@@ -11,23 +12,14 @@ export class TenantsService {
     private readonly apiKeys: ApiKeysService,
   ) {}
 
-  async create(name: string): Promise<Tenant> {
-    try {
-      return await this.tenants.create(name);
-    } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw tenantNameTaken(name);
-      throw error;
-    }
+  async create(name: string): Promise<TenantResponseDto> {
+    const tenant = await this.tenants.create(name);
+    if (tenant === UNIQUE_TAKEN) throw tenantNameTaken(name);
+    return TenantResponseDto.from(tenant);
   }
 
-  list(): Promise<Tenant[]> {
-    return this.tenants.list();
-  }
-
-  async get(tenantId: string): Promise<Tenant> {
-    const tenant = await this.tenants.findById(tenantId);
-    if (!tenant) throw tenantNotFound(tenantId);
-    return tenant;
+  async list(): Promise<TenantListResponseDto> {
+    return { items: (await this.tenants.list()).map((t) => TenantResponseDto.from(t)) };
   }
 
   async delete(tenantId: string): Promise<void> {
@@ -35,9 +27,14 @@ export class TenantsService {
     this.apiKeys.forgetTenant(tenantId);
   }
 
-  async issueKey(tenantId: string, name: string) {
-    await this.get(tenantId);
+  async issueKey(tenantId: string, name: string): Promise<CreatedApiKeyResponseDto> {
+    if (!(await this.tenants.findById(tenantId))) throw tenantNotFound(tenantId);
     return this.apiKeys.issue(tenantId, name);
+  }
+
+  async listKeys(tenantId: string): Promise<ApiKeyListResponseDto> {
+    if (!(await this.tenants.findById(tenantId))) throw tenantNotFound(tenantId);
+    return this.apiKeys.list(tenantId);
   }
 
   isEmpty(): Promise<boolean> {

@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { InvocationChannel, InvocationStatus } from '../audit/audit.repository.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ToolEvents } from './events/tool-events.js';
+import { Metrics } from '../metrics/metrics.js';
+import { currentTraceId, inSpan, tracingEnabled } from '../common/tracing/tracer.js';
+import type { AuditEntry } from '../audit/audit.service.js';
 import { type RedactedArguments, scrubSecrets } from '../execution/validation/argument-redaction.js';
 
 export const TOOL_ARG_VALIDATION_FAILURE = 'TOOL_ARG_VALIDATION_FAILURE';
@@ -29,6 +32,7 @@ export class InvocationRecorder {
   constructor(
     private readonly audit: AuditService,
     private readonly events: ToolEvents,
+    private readonly metrics: Metrics,
   ) {}
 
   started(call: CallIdentity): void {
@@ -37,7 +41,7 @@ export class InvocationRecorder {
 
   // A call parked for approval: its audit row says pending_approval until the decision replaces it.
   async parked(call: CallIdentity, args: RedactedArguments, startedAt: Date): Promise<void> {
-    await this.audit.record({
+    await this.write({
       ...this.row(call),
       status: 'pending_approval',
       event: null,
@@ -56,7 +60,7 @@ export class InvocationRecorder {
   async refusedParked(call: CallIdentity, status: 'denied' | 'expired', error: { code: string; message: string }, startedAt: Date): Promise<void> {
     const finishedAt = new Date();
     const durationMs = finishedAt.getTime() - startedAt.getTime();
-    await this.audit.record({
+    await this.write({
       ...this.row(call),
       status,
       event: null,
@@ -75,8 +79,25 @@ export class InvocationRecorder {
     this.events.emit({ type: 'tool.result', ...call, status, error, durationMs });
   }
 
+  // Labels stay bounded: a name that matched no tool is `unknown`, a skill tool `skill` (see Metrics).
+  private count(call: CallIdentity, outcome: CallOutcome, durationMs: number): void {
+    const code = outcome.error?.code;
+    const label = this.metrics.toolLabel(call.tool, code !== 'tool_not_found');
+    this.metrics.callFinished(label, outcome.status, call.channel, durationMs);
+    if (outcome.status === 'invalid_arguments') this.metrics.validationRefused(label);
+    else if (code === 'sandbox_failed') this.metrics.sandboxSetupFailed();
+  }
+
   private row(call: CallIdentity) {
     return { id: call.invocationId, tenantId: call.tenantId, projectId: call.projectId, tool: call.tool, channel: call.channel };
+  }
+
+  // The audit row carries the trace id of the span the call ran in (null with tracing off). Its span covers
+  // the queuing; the insert itself is batched with other calls' rows (see the audit metrics).
+  private write(entry: AuditEntry): Promise<void> {
+    if (!tracingEnabled()) return this.audit.record(entry);
+    entry.traceId = currentTraceId();
+    return inSpan('toolgate.audit', { 'toolgate.tool': entry.tool, 'toolgate.status': entry.status }, () => this.audit.record(entry));
   }
 
   async finished(call: CallIdentity, outcome: CallOutcome): Promise<number> {
@@ -85,7 +106,8 @@ export class InvocationRecorder {
     const { secrets } = outcome.arguments;
     // A message may quote a redacted value (a validation error names what it got): it is blanked there too.
     const error = outcome.error && secrets.length > 0 ? { code: outcome.error.code, message: scrubSecrets(outcome.error.message, secrets) } : outcome.error;
-    await this.audit.record({
+    this.count(call, outcome, durationMs);
+    await this.write({
       id: call.invocationId,
       tenantId: call.tenantId,
       projectId: call.projectId,

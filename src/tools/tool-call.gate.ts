@@ -3,10 +3,11 @@ import { createParamDecorator, type ExecutionContext, Injectable } from '@nestjs
 import type { InvocationChannel } from '../audit/audit.repository.js';
 import type { Tenant } from '../common/auth/auth.decorators.js';
 import { AppError } from '../common/errors/app-error.js';
+import { inSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import { type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
-import type { ProjectToolSettings } from './tools.repository.js';
+import type { ProjectSettings } from '../projects/project-access.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
@@ -26,7 +27,7 @@ export interface ValidatedToolCall {
   tenantId: string;
   projectId: string;
   tool: RegisteredTool;
-  settings: ProjectToolSettings;
+  settings: ProjectSettings;
   workspace: string;
   args: Record<string, unknown>;
   // What the audit, the events and the logs may see of the arguments (computed once, here).
@@ -63,7 +64,12 @@ export class ToolCallGate {
 
   // `resume`: an approved call parked earlier, admitted again under its own id and audit row (its
   // commands were charged to the rate limit when it arrived).
-  async admit(call: RawToolCall, resume?: { invocationId: string; startedAt: Date }): Promise<ValidatedToolCall> {
+  admit(call: RawToolCall, resume?: { invocationId: string; startedAt: Date }): Promise<ValidatedToolCall> {
+    if (!tracingEnabled()) return this.check(call, resume);
+    return inSpan('toolgate.validate', { 'toolgate.tool': call.toolName.slice(0, 128), 'toolgate.channel': call.channel }, () => this.check(call, resume));
+  }
+
+  private async check(call: RawToolCall, resume?: { invocationId: string; startedAt: Date }): Promise<ValidatedToolCall> {
     const startedAt = resume?.startedAt ?? new Date();
     const invocationId = resume?.invocationId ?? randomUUID();
     const project = await this.registry.forProject(call.tenantId, call.projectId);

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
+import { inSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { InFlightCalls } from './in-flight-calls.js';
@@ -32,7 +33,9 @@ export class ToolInvocationService {
     this.inFlight.admit();
     this.recorder.started(identity);
 
-    const settled = await this.runWithDeadline(call, controller);
+    const settled = tracingEnabled()
+      ? await inSpan('toolgate.execute', { 'toolgate.tool': name, 'toolgate.channel': call.channel }, () => this.runWithDeadline(call, controller))
+      : await this.runWithDeadline(call, controller);
     const outcome = this.toOutcome(settled, call, controller.signal, call.redacted.secrets);
     if (outcome instanceof AppError) {
       await this.recorder.finished(identity, {

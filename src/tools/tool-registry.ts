@@ -1,9 +1,6 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
-import { ProjectChanges } from '../common/events/project-changes.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { type SkillTool, SkillTools } from '../skills/skill-tools.js';
-import { projectNotFound } from '../projects/projects.errors.js';
+import { ProjectAccess, type ProjectSettings } from '../projects/project-access.js';
 import { DeleteFileExecutor } from './executors/delete-file.executor.js';
 import { EditFileExecutor } from './executors/edit-file.executor.js';
 import { MoveFileExecutor } from './executors/move-file.executor.js';
@@ -16,7 +13,6 @@ import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
 import { BUILTIN_TOOL_NAMES } from './builtin-tool-names.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
-import { type ProjectToolSettings, ToolsRepository } from './tools.repository.js';
 import { toolNotFound } from '../execution/validation/name-suggestions.js';
 import { type CompiledToolValidator, ToolValidatorCache } from '../execution/validation/tool-validator.js';
 
@@ -26,13 +22,13 @@ export interface RegisteredTool {
 }
 
 export interface ProjectTools {
-  settings: ProjectToolSettings;
+  settings: ProjectSettings;
   // Shared between requests (and keyed on by the listing cache): never mutate it.
   tools: readonly RegisteredTool[];
 }
 
 // The tools a project can use. Built-in validators are compiled once at start-up; the request path
-// only looks them up. A project's tool settings are cached like its workspace.
+// only looks them up. A project's settings come from ProjectAccess's cache, its skill tools from SkillTools'.
 @Injectable()
 export class ToolRegistry implements OnModuleInit {
   private readonly builtins: ToolExecutor[];
@@ -41,13 +37,10 @@ export class ToolRegistry implements OnModuleInit {
   // One built-ins-plus-skills array per skill-tool array that SkillTools caches, so a project's tool list
   // keeps its identity until its skills change. Weak: it lives exactly as long as SkillTools keeps the key.
   private readonly withSkills = new WeakMap<readonly SkillTool[], readonly RegisteredTool[]>();
-  private readonly settingsCache: TtlLruCache<string, ProjectToolSettings>;
 
   constructor(
-    private readonly repository: ToolsRepository,
+    private readonly projects: ProjectAccess,
     private readonly skillTools: SkillTools,
-    @Inject(APP_CONFIG) config: AppConfig,
-    changes: ProjectChanges,
     readFile: ReadFileExecutor,
     writeFile: WriteFileExecutor,
     listFiles: ListFilesExecutor,
@@ -60,11 +53,6 @@ export class ToolRegistry implements OnModuleInit {
     readMultipleFiles: ReadMultipleFilesExecutor,
   ) {
     this.builtins = [readFile, writeFile, listFiles, deleteFile, shellExec, fetchUrl, editFile, searchFiles, moveFile, readMultipleFiles] as ToolExecutor[];
-    this.settingsCache = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
-    changes.subscribe((tenantId, projectId) => {
-      this.settingsCache.delete(`${tenantId}:${projectId}`);
-      this.skillTools.forgetProject(tenantId, projectId);
-    });
   }
 
   onModuleInit(): void {
@@ -83,7 +71,7 @@ export class ToolRegistry implements OnModuleInit {
   }
 
   async forProject(tenantId: string, projectId: string): Promise<ProjectTools> {
-    const settings = await this.settings(tenantId, projectId);
+    const settings = await this.projects.settings(tenantId, projectId);
     const skillTools = await this.skillTools.forProject(tenantId, projectId);
     return { settings, tools: this.toolsWith(skillTools) };
   }
@@ -109,15 +97,5 @@ export class ToolRegistry implements OnModuleInit {
       this.withSkills.set(skillTools, tools);
     }
     return tools;
-  }
-
-  private async settings(tenantId: string, projectId: string): Promise<ProjectToolSettings> {
-    const key = `${tenantId}:${projectId}`;
-    const cached = this.settingsCache.get(key);
-    if (cached) return cached;
-    const settings = await this.repository.findProjectToolSettings(tenantId, projectId);
-    if (!settings) throw projectNotFound(projectId);
-    this.settingsCache.set(key, settings);
-    return settings;
   }
 }

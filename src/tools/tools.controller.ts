@@ -1,10 +1,11 @@
-import { Controller, Get, Param, Query, Sse, UseInterceptors } from '@nestjs/common';
-import { ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Headers, Param, Query, Sse, UseInterceptors } from '@nestjs/common';
+import { ApiExtraModels, ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Observable } from 'rxjs';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { PROJECT_ID, TOOL_NAME } from '../common/http/api-params.js';
 import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
-import { ToolDto, ToolFormatQueryDto, ToolListResponseDto } from './dto/tool.dto.js';
+import { ANY_TOOL_SCHEMA, TOOL_FORMAT_MODELS, ToolFormatQueryDto, ToolListResponseDto } from './dto/tool.dto.js';
 import type { ServerSentEvent } from './events/tool-events.js';
 import { ToolsService } from './tools.service.js';
 import { ToolEventsService } from './events/tool-events.service.js';
@@ -12,6 +13,8 @@ import { ToolEventsService } from './events/tool-events.service.js';
 @ApiTags('tools')
 @TenantAuth()
 @Controller('v1/projects/:projectId')
+@ApiParam(PROJECT_ID)
+@ApiExtraModels(...TOOL_FORMAT_MODELS)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or tool_not_found with details.suggestions' })
 export class ToolsController {
   constructor(
@@ -20,6 +23,7 @@ export class ToolsController {
   ) {}
 
   @Get('tools')
+  @ApiOperation({ operationId: 'listTools', summary: "List the project's tools (built-in and skill tools) in the asked format" })
   @UseInterceptors(SerializedJsonInterceptor)
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of a listing already held: 304 while it is current' })
   @ApiOkResponse({
@@ -32,7 +36,9 @@ export class ToolsController {
   }
 
   @Get('tools/:toolName')
-  @ApiOkResponse({ type: ToolDto, description: 'One tool, in the asked format' })
+  @ApiOperation({ operationId: 'getTool', summary: 'Get one tool in the asked format' })
+  @ApiParam(TOOL_NAME)
+  @ApiOkResponse({ schema: ANY_TOOL_SCHEMA, description: 'One tool, in the asked format' })
   get(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
@@ -43,9 +49,23 @@ export class ToolsController {
   }
 
   @Sse('events')
+  @ApiOperation({ operationId: 'streamEvents', summary: "Follow the project's tool calls as server-sent events" })
   @ApiProduces('text/event-stream')
-  @ApiOkResponse({ description: 'Server-sent events: tool.started, tool.completed, tool.error, tool.pending, tool.denied (data: invocationId, tool, status, error)' })
-  stream(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<Observable<ServerSentEvent>> {
-    return this.events.stream(tenant.tenantId, projectId);
+  @ApiHeader({
+    name: 'last-event-id',
+    required: false,
+    description: 'Resume: the events of this project after that id, from a bounded buffer (the last 500 events), then the live ones',
+  })
+  @ApiOkResponse({
+    schema: { type: 'string' },
+    description:
+      'Server-sent events of the calls run on any instance: tool.started, tool.completed, tool.error, tool.pending, tool.denied, tool.result (data: invocationId, tool, status, error; truncated: true when the error message was cut, the audit row has it whole). Each event has an id for Last-Event-ID.',
+  })
+  stream(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Headers('last-event-id') lastEventId?: string,
+  ): Promise<Observable<ServerSentEvent>> {
+    return this.events.stream(tenant.tenantId, projectId, lastEventId || undefined);
   }
 }

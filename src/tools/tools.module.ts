@@ -23,11 +23,11 @@ import { ToolCallsService } from './tool-calls.service.js';
 import { ToolInvocationService } from './tool-invocation.service.js';
 import { ToolRegistry } from './tool-registry.js';
 import { ToolsController } from './tools.controller.js';
-import { ToolsRepository } from './tools.repository.js';
+import { ProjectAccessModule } from '../projects/project-access.module.js';
 import { ToolsService } from './tools.service.js';
 
 @Module({
-  imports: [WorkspaceModule, AuditModule, SkillsModule, RateLimitModule],
+  imports: [ProjectAccessModule, WorkspaceModule, AuditModule, SkillsModule, RateLimitModule],
   controllers: [ToolsController],
   providers: [
     ReadFileExecutor,
@@ -40,7 +40,6 @@ import { ToolsService } from './tools.service.js';
     SearchFilesExecutor,
     MoveFileExecutor,
     ReadMultipleFilesExecutor,
-    ToolsRepository,
     ToolRegistry,
     ToolCallGate,
     ToolCallsService,

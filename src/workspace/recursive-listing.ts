@@ -1,5 +1,5 @@
 import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
-import type { ListWorkspaceRecursivePayload, WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
+import { columnsToListing, type ListWorkspaceRecursivePayload, type WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { listWorkspace, type ListWorkspaceOptions, type ListWorkspaceResult } from './fs/workspace-fs.js';
 
 // Entries walked on the event loop before a listing moves to the worker pool.
@@ -17,9 +17,9 @@ export async function listRecursively(
 ): Promise<ListWorkspaceResult> {
   const payload: ListWorkspaceRecursivePayload = { root, path, options };
   // A glob may keep few entries of a large tree: the inline budget counts entries kept, so it goes to the pool.
-  if (options.glob) return pool.run('listWorkspaceRecursive', payload, { signal });
+  if (options.glob) return columnsToListing(await pool.run('listWorkspaceRecursive', payload, { signal }));
   const inlineLimit = Math.min(options.limit, INLINE_LISTING_ENTRIES);
   const inline = await listWorkspace(root, path, { ...options, recursive: true, limit: inlineLimit });
   if (!inline.truncated || options.limit <= inlineLimit) return inline;
-  return pool.run('listWorkspaceRecursive', payload, { signal });
+  return columnsToListing(await pool.run('listWorkspaceRecursive', payload, { signal }));
 }

@@ -1,12 +1,13 @@
 import { chown, mkdir, realpath, stat } from 'node:fs/promises';
+import { Metrics } from '../metrics/metrics.js';
 import path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ChangeBus } from '../common/bus/change-bus.js';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { StaleTempSweeper } from './stale-temp-sweeper.js';
-import { WorkspaceRepository } from './workspace.repository.js';
-import { projectNotFound } from '../projects/projects.errors.js';
+import { ProjectAccess } from '../projects/project-access.js';
 import { workspacePathRefused, workspaceUnavailable } from './workspace.errors.js';
 
 export type WorkspaceSource = 'database' | 'workspace_root' | 'cwd';
@@ -18,40 +19,51 @@ export interface ResolvedWorkspace {
 }
 
 // Finds a project's workspace directory: its workspace_path column, then WORKSPACE_ROOT/<projectId>,
-// then the working directory. Every caller goes through here, so the cache keeps the database off
-// the hot path; updates and deletes of a project invalidate its entry.
+// then the working directory. ProjectAccess answers whether the project is the tenant's (and its
+// workspace_path) from its cache; this cache keeps the directory checks (realpath, stat, mkdir) off the hot
+// path. Updates and deletes of a project invalidate both.
 @Injectable()
 export class WorkspaceResolver {
   private readonly logger = new Logger('Workspace');
   private readonly cache: TtlLruCache<string, ResolvedWorkspace>;
   // Projects already warned about falling back to the working directory (bounded like the cache).
   private readonly warnedCwd: TtlLruCache<string, true>;
+  // Bumped by every invalidation: a resolution that began before one is answered but not cached.
+  private generation = 0;
 
   constructor(
-    private readonly repository: WorkspaceRepository,
+    private readonly projects: ProjectAccess,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     changes: ProjectChanges,
     private readonly sweeper: StaleTempSweeper,
+    metrics: Metrics,
+    bus: ChangeBus,
   ) {
     changes.subscribe((tenantId, projectId) => this.invalidate(tenantId, projectId));
     const { cacheTtlMs, cacheMaxEntries } = config.workspace;
     this.cache = new TtlLruCache(cacheTtlMs, cacheMaxEntries);
+    bus.onResync(() => {
+      this.generation++;
+      this.cache.clear();
+    });
     this.warnedCwd = new TtlLruCache(Number.MAX_SAFE_INTEGER, cacheMaxEntries);
+    metrics.cache('workspaces', this.cache);
   }
 
   async resolve(tenantId: string, projectId: string): Promise<ResolvedWorkspace> {
+    const generation = this.generation;
+    const { workspacePath } = await this.projects.settings(tenantId, projectId);
     const key = cacheKey(tenantId, projectId);
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const row = await this.repository.findWorkspacePath(tenantId, projectId);
-    if (!row) throw projectNotFound(projectId);
-    const resolved = await this.resolveUncached(projectId, row.workspacePath);
-    this.cache.set(key, resolved);
+    const resolved = await this.resolveUncached(projectId, workspacePath);
+    if (generation === this.generation) this.cache.set(key, resolved);
     this.sweeper.sweepOnce(resolved.path);
     return resolved;
   }
 
   invalidate(tenantId: string, projectId: string): void {
+    this.generation++;
     this.cache.delete(cacheKey(tenantId, projectId));
   }
 

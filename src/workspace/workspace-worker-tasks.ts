@@ -1,7 +1,7 @@
 import { hashWorkspaceFile } from './fs/workspace-file.reader.js';
 import { workspaceFsErrorCodec } from './fs/workspace-fs.error.js';
 import { searchWorkspace, type SearchWorkspaceOptions } from './fs/workspace-search.js';
-import { walkWorkspaceTree, type ListWorkspaceOptions } from './fs/workspace-tree.walker.js';
+import { type ListWorkspaceOptions, type ListWorkspaceResult, walkWorkspaceTree, type WorkspaceEntry } from './fs/workspace-tree.walker.js';
 
 export interface ListWorkspaceRecursivePayload {
   root: string;
@@ -20,10 +20,52 @@ export interface HashFilePayload {
   path: string;
 }
 
+// A listing as it crosses between threads: one array per field instead of an object per entry. Copying
+// ten thousand small objects through postMessage measured at twice the CPU of copying these columns and
+// rebuilding the objects (columnsToListing), on each side of the copy.
+export interface ListingColumns {
+  path: string;
+  truncated: boolean;
+  names: string[];
+  paths: string[];
+  types: WorkspaceEntry['type'][];
+  sizes: Float64Array;
+  modified: string[];
+}
+
+export function listingToColumns({ path, truncated, entries }: ListWorkspaceResult): ListingColumns {
+  const n = entries.length;
+  const columns: ListingColumns = {
+    path,
+    truncated,
+    names: new Array<string>(n),
+    paths: new Array<string>(n),
+    types: new Array<WorkspaceEntry['type']>(n),
+    sizes: new Float64Array(n),
+    modified: new Array<string>(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const e = entries[i];
+    columns.names[i] = e.name;
+    columns.paths[i] = e.path;
+    columns.types[i] = e.type;
+    columns.sizes[i] = e.size;
+    columns.modified[i] = e.modified;
+  }
+  return columns;
+}
+
+export function columnsToListing(columns: ListingColumns): ListWorkspaceResult {
+  const { names, paths, types, sizes, modified } = columns;
+  const entries = new Array<WorkspaceEntry>(names.length);
+  for (let i = 0; i < names.length; i++) entries[i] = { name: names[i], path: paths[i], type: types[i], size: sizes[i], modified: modified[i] };
+  return { path: columns.path, entries, truncated: columns.truncated };
+}
+
 // The workspace's work for the app's worker pool: big walks, searches and hashes, with blocking calls.
 export const workspaceWorkerTasks = {
-  listWorkspaceRecursive: (payload: ListWorkspaceRecursivePayload) =>
-    walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true }),
+  listWorkspaceRecursive: async (payload: ListWorkspaceRecursivePayload) =>
+    listingToColumns(await walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true })),
   hashFile: (payload: HashFilePayload) => hashWorkspaceFile(payload.root, payload.path),
   searchWorkspace: (payload: SearchWorkspacePayload) => searchWorkspace(payload.root, payload.path, payload.options),
 };

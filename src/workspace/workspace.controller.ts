@@ -5,11 +5,14 @@ import {
   ApiForbiddenResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiOperation,
+  ApiParam,
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { PROJECT_ID } from '../common/http/api-params.js';
 import { ListFilesQueryDto, ReadFileQueryDto, WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
 import { WorkspaceResponseDto } from './dto/workspace.dto.js';
 import { WorkspaceBrowserService } from './workspace-browser.service.js';
@@ -18,6 +21,7 @@ import { WorkspaceResolver } from './workspace-resolver.js';
 @ApiTags('workspace')
 @TenantAuth()
 @Controller('v1/projects/:projectId/workspace')
+@ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or (files) not_found' })
 @ApiConflictResponse({ type: ErrorResponseDto, description: 'workspace_unavailable (WORKSPACE_FALLBACK=error)' })
 export class WorkspaceController {
@@ -27,15 +31,17 @@ export class WorkspaceController {
   ) {}
 
   @Get()
+  @ApiOperation({ operationId: 'getWorkspace', summary: "Where the project's tools run: the workspace directory and where it came from" })
   @ApiOkResponse({ type: WorkspaceResponseDto })
   resolve(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<WorkspaceResponseDto> {
     return this.resolver.resolve(tenant.tenantId, projectId);
   }
 
   @Get('files')
+  @ApiOperation({ operationId: 'listWorkspaceFiles', summary: 'List a directory of the workspace' })
   @ApiOkResponse({ type: WorkspaceListingDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_path, not_a_directory' })
-  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'path_outside_workspace, special_file' })
+  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'path_outside_workspace, special_file; forbidden: the admin token was sent' })
   listFiles(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
@@ -45,9 +51,10 @@ export class WorkspaceController {
   }
 
   @Get('file')
+  @ApiOperation({ operationId: 'readWorkspaceFile', summary: 'Read a file of the workspace' })
   @ApiOkResponse({ type: WorkspaceFileDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_path, is_directory' })
-  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'path_outside_workspace, special_file' })
+  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'path_outside_workspace, special_file; forbidden: the admin token was sent' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'binary_file (ask with encoding=base64)' })
   readFile(
     @CurrentTenant() tenant: Tenant,

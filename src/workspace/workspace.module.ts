@@ -1,14 +1,15 @@
 import { Module } from '@nestjs/common';
 import { WorkspaceBrowserService } from './workspace-browser.service.js';
 import { WorkspaceController } from './workspace.controller.js';
-import { WorkspaceRepository } from './workspace.repository.js';
+import { ProjectAccessModule } from '../projects/project-access.module.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
 import { StaleTempSweeper } from './stale-temp-sweeper.js';
 import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
 
 @Module({
+  imports: [ProjectAccessModule],
   controllers: [WorkspaceController],
-  providers: [WorkspaceRepository, WorkspaceResolver, StaleTempSweeper, WorkspaceBrowserService, WorkspaceReadThreads],
+  providers: [WorkspaceResolver, StaleTempSweeper, WorkspaceBrowserService, WorkspaceReadThreads],
   exports: [WorkspaceResolver, WorkspaceReadThreads],
 })
 export class WorkspaceModule {}

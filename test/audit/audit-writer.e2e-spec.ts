@@ -34,6 +34,7 @@ describe('batched audit writer', () => {
       redactedPathsJson: null,
       startedAt: now,
       finishedAt: now,
+      traceId: null,
     };
   };
   const countRows = async (ids: string[]) =>
@@ -80,12 +81,20 @@ describe('batched audit writer', () => {
       if (failuresLeft-- > 0) throw new Error('connection refused');
       return repository.insertMany(records);
     };
-    const writer = new AuditWriter(flaky, { maxQueue: 1_000, batchSize: 50, flushIntervalMs: 5 });
+    // What the metrics see of it (audit.module hands the writer this observer).
+    const reported = { batches: [] as number[], failures: 0 };
+    const writer = new AuditWriter(flaky, { maxQueue: 1_000, batchSize: 50, flushIntervalMs: 5 }, undefined, {
+      batchWritten: (n) => reported.batches.push(n),
+      writeFailed: () => reported.failures++,
+    });
     const rows = Array.from({ length: 120 }, row);
     await Promise.all(rows.map((r) => writer.enqueue(r)));
     await writer.drain();
     expect(failuresLeft).toBeLessThan(0);
     expect(await countRows(rows.map((r) => r.id))).toBe(120);
+    expect(reported.failures).toBe(3);
+    expect(reported.batches.reduce((a, n) => a + n, 0)).toBe(120);
+    expect(Math.max(...reported.batches)).toBeLessThanOrEqual(50);
   });
 
   it('answers the invocation list with every call already made (read-your-writes)', async () => {

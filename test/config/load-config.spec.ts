@@ -181,6 +181,38 @@ describe('loadConfig', () => {
   });
 });
 
+describe('loadConfig: metrics, traces and log format', () => {
+  it('serves no metrics, starts no tracing and picks the log format from the terminal by default', () => {
+    const config = loadConfig({}, CWD);
+    expect(config.metrics).toEqual({ token: null, port: null, host: null });
+    expect(config.tracing).toEqual({ exporter: 'none' });
+    expect(config.logFormat).toBe('auto');
+  });
+
+  it('reads METRICS_TOKEN, METRICS_PORT and METRICS_HOST', () => {
+    const config = loadConfig({ METRICS_TOKEN: 'a-metrics-token-0123456789', METRICS_PORT: '9464', METRICS_HOST: '127.0.0.1' }, CWD);
+    expect(config.metrics).toEqual({ token: 'a-metrics-token-0123456789', port: 9464, host: '127.0.0.1' });
+  });
+
+  it('refuses a short METRICS_TOKEN, a METRICS_PORT that is not a port and an unknown LOG_FORMAT, naming each', () => {
+    const error = configError({ METRICS_TOKEN: 'short', METRICS_PORT: '70000', LOG_FORMAT: 'fancy' });
+    expect([...error.problems].sort()).toEqual([
+      "LOG_FORMAT must be one of auto, json, pretty, got 'fancy'",
+      "METRICS_PORT must be an integer between 0 and 65535, got '70000'",
+      'METRICS_TOKEN must be at least 16 characters',
+    ]);
+  });
+
+  it('switches tracing on only when OTEL_* asks for an exporter, and OTEL_SDK_DISABLED wins', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, CWD).tracing).toEqual({ exporter: 'otlp' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }, CWD).tracing).toEqual({ exporter: 'otlp' });
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }, CWD).tracing).toEqual({ exporter: 'console' });
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, CWD).tracing).toEqual({ exporter: 'none' });
+    expect(loadConfig({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' }, CWD).tracing).toEqual({ exporter: 'none' });
+    expect(configError({ OTEL_TRACES_EXPORTER: 'zipkin' }).problems).toEqual(["OTEL_TRACES_EXPORTER must be one of otlp, console, none, got 'zipkin'"]);
+  });
+});
+
 describe('the compiled service (dist/main.js) with a bad configuration', () => {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   const main = path.join(root, 'dist/main.js');

@@ -49,7 +49,13 @@ describe('the HTTP surface', () => {
 
   it('reports liveness and readiness', async () => {
     expect((await t.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
-    expect((await t.http.get('/health/ready').expect(200)).body).toEqual({ status: 'ok', commandSandbox: expect.objectContaining({ ready: true }) });
+    expect((await t.http.get('/health/ready').expect(200)).body).toEqual({
+      status: 'ok',
+      commandSandbox: expect.objectContaining({ ready: true }),
+      // In-process on PGlite; LISTEN/NOTIFY when the suite runs on PostgreSQL.
+      auditQueue: { pending: expect.any(Number), capacity: expect.any(Number) },
+      changeBus: expect.objectContaining({ mode: t.database.url ? 'postgres' : 'in-process', connected: true }),
+    });
   });
 
   it('publishes an OpenAPI 3 document with every route, the error shape and both bearer schemes', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { eventually } from '../support/eventually.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
@@ -64,6 +65,22 @@ describe('tenants and API keys', () => {
     await t.http.delete(`/v1/api-keys/${keys.body.items[0].id}`).set(tenant.auth).expect(204);
     const revoked = await t.http.get('/v1/projects').set(tenant.auth).expect(401);
     expect(revoked.body.error.message).toMatch(/revoked|invalid/);
+  });
+
+  it('lets a tenant issue itself another key, which works at once and is listed for it and for the admin', async () => {
+    const tenant = await t.createTenant();
+    const issued = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'rotation' }).expect(201);
+    expect(issued.body).toMatchObject({ name: 'rotation', tenantId: tenant.id, key: expect.stringMatching(/^tg_[0-9a-f]{12}_[0-9a-f]{64}$/) });
+    await t.http.get('/v1/projects').set({ Authorization: `Bearer ${issued.body.key}` }).expect(200);
+    const own = await t.http.get('/v1/api-keys').set(tenant.auth).expect(200);
+    const byAdmin = await t.http.get(`/v1/admin/tenants/${tenant.id}/api-keys`).set(t.admin).expect(200);
+    expect(byAdmin.body).toEqual(own.body);
+    expect(own.body.items.map((k: { name: string }) => k.name).sort()).toEqual(['default', 'rotation']);
+    expect(JSON.stringify(byAdmin.body)).not.toContain(issued.body.key.split('_')[2]);
+    // Another tenant's keys are not the admin list of this one, and the admin list needs the admin token.
+    await t.http.get(`/v1/admin/tenants/${tenant.id}/api-keys`).set(acme.auth).expect(403);
+    const missing = await t.http.get(`/v1/admin/tenants/${randomUUID()}/api-keys`).set(t.admin).expect(404);
+    expect(missing.body.error.code).toBe('tenant_not_found');
   });
 
   it('lets the admin revoke a key, effective at once', async () => {

@@ -175,7 +175,7 @@ describe('audit data: no secret at rest or on the wire', () => {
       expect(row).toMatchObject({ arguments: { account: 'acme', pin: '[redacted]' }, redactedPaths: ['/pin'] });
       expect(row.errorMessage).toContain("got '[redacted]");
       expect(row.errorMessage).not.toContain(wrong.slice(0, 8));
-      const event = await events.next((e) => e.event === 'tool.error' && e.id === row.id);
+      const event = await events.next((e) => e.event === 'tool.error' && e.data.invocationId === row.id);
       expect((event.data as { error: { message: string } }).error.message).toBe(row.errorMessage);
     });
 

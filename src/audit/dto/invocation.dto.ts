@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import { JSON_VALUE_SCHEMA } from '../../common/http/json-value.schema.js';
 import { PageQueryDto } from '../../common/pagination/cursor.js';
 import type { Invocation } from '../../generated/prisma/client.js';
 import { INVOCATION_CHANNELS, INVOCATION_STATUSES, type InvocationStatus } from '../audit.repository.js';
@@ -34,7 +35,8 @@ export class InvocationResponseDto {
   @ApiProperty({ nullable: true, type: String }) errorCode!: string | null;
   @ApiProperty({ nullable: true, type: String }) errorMessage!: string | null;
   @ApiProperty() durationMs!: number;
-  @ApiProperty({ nullable: true, description: 'The arguments as received (size-capped)' }) arguments!: unknown;
+  @ApiProperty({ ...JSON_VALUE_SCHEMA, description: 'The arguments as received (size-capped); null once a parked call is decided' })
+  arguments!: unknown;
   @ApiProperty() argumentsTruncated!: boolean;
   @ApiProperty({
     type: [String],

@@ -1,4 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ErrorIssueDto } from '../../common/errors/error-response.dto.js';
+import { JSON_VALUE_SCHEMA } from '../../common/http/json-value.schema.js';
 
 export const BATCH_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'rate_limited', 'unavailable', 'pending_approval'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
@@ -29,6 +31,9 @@ class BatchErrorDto {
   @ApiProperty() message!: string;
   @ApiProperty({ description: 'Trying the same call again may work' }) retryable!: boolean;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) details?: Record<string, unknown>;
+  @ApiPropertyOptional({ description: 'invalid_arguments: the tool whose arguments were refused' }) tool?: string;
+  @ApiPropertyOptional({ type: [ErrorIssueDto], description: 'invalid_arguments: every failing value and why' }) issues?: ErrorIssueDto[];
+  @ApiPropertyOptional({ description: "invalid_arguments: the tool's usage line" }) usage?: string;
 }
 
 export class BatchResultDto {
@@ -40,7 +45,7 @@ export class BatchResultDto {
       'ok, error, timeout: the tool ran. invalid_arguments, denied, rate_limited, unavailable: refused before running (never ran). pending_approval: parked until a person approves it',
   })
   status!: BatchStatus;
-  @ApiPropertyOptional({ description: "The tool's result when status is ok" }) result?: unknown;
+  @ApiPropertyOptional({ ...JSON_VALUE_SCHEMA, description: "The tool's result when status is ok" }) result?: unknown;
   @ApiPropertyOptional({ type: BatchErrorDto, description: 'Why the call failed or was refused; the same code and message as a single invoke' })
   error?: BatchErrorDto;
   @ApiPropertyOptional({ format: 'uuid', description: 'The audit row of a call that ran or was parked' }) invocationId?: string;

@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiForbiddenResponse, ApiSecurity, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ErrorResponseDto } from '../errors/error-response.dto.js';
 
 export const AUTH_KIND = 'toolgate:auth-kind';
@@ -9,7 +9,8 @@ export const TENANT_SECURITY = 'tenant-api-key';
 export const ADMIN_SECURITY = 'admin-token';
 
 // Routes are tenant routes unless they say otherwise: forgetting a decorator fails closed.
-export const Public = () => SetMetadata(AUTH_KIND, 'public' satisfies AuthKind);
+// The empty requirement says "no credentials" in the document (src/http/openapi.ts writes it as `security: []`).
+export const Public = () => applyDecorators(SetMetadata(AUTH_KIND, 'public' satisfies AuthKind), ApiSecurity({}));
 
 export const AdminAuth = () =>
   applyDecorators(
@@ -24,6 +25,9 @@ export const TenantAuth = () =>
     SetMetadata(AUTH_KIND, 'tenant' satisfies AuthKind),
     ApiBearerAuth(TENANT_SECURITY),
     ApiUnauthorizedResponse({ type: ErrorResponseDto, description: 'Missing, unknown or revoked API key' }),
+    ApiForbiddenResponse({ type: ErrorResponseDto, description: 'The admin token was sent to a tenant route' }),
+    // TenantRateLimitGuard charges every tenant request.
+    ApiTooManyRequestsResponse({ type: ErrorResponseDto, description: 'rate_limited, with Retry-After' }),
   );
 
 export interface Tenant {

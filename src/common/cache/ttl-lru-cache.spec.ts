@@ -26,4 +26,16 @@ describe('TtlLruCache', () => {
     cache.set('a', 1);
     expect(cache.get('a')).toBeUndefined();
   });
+
+  it('counts hits, and misses for absent and expired entries (read by the metrics)', () => {
+    let now = 0;
+    const cache = new TtlLruCache<string, number>(100, 10, () => now);
+    cache.get('a');
+    cache.set('a', 1);
+    cache.get('a');
+    cache.get('a');
+    now = 100;
+    cache.get('a');
+    expect({ hits: cache.hits, misses: cache.misses }).toEqual({ hits: 2, misses: 2 });
+  });
 });

@@ -2,6 +2,9 @@
 // Map iteration order is insertion order, so re-inserting on read keeps the oldest entry first.
 export class TtlLruCache<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
+  // Lookups answered and not (absent or expired), read by the metrics when scraped.
+  hits = 0;
+  misses = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -11,10 +14,17 @@ export class TtlLruCache<K, V> {
 
   get(key: K): V | undefined {
     const entry = this.entries.get(key);
-    if (!entry) return undefined;
+    if (!entry) {
+      this.misses++;
+      return undefined;
+    }
     this.entries.delete(key);
-    if (entry.expiresAt <= this.now()) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.misses++;
+      return undefined;
+    }
     this.entries.set(key, entry);
+    this.hits++;
     return entry.value;
   }
 
@@ -34,6 +44,10 @@ export class TtlLruCache<K, V> {
 
   deleteWhere(predicate: (value: V, key: K) => boolean): void {
     for (const [key, entry] of this.entries) if (predicate(entry.value, key)) this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
   }
 
   get size(): number {

@@ -26,7 +26,7 @@ export function decodeCursor(cursor: string): CursorPosition {
 }
 
 export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()

@@ -92,6 +92,20 @@ export class WorkerPool<Tasks extends TaskTable> {
     return this.piscina.threads.length;
   }
 
+  // Tasks waiting for a free thread.
+  get queued(): number {
+    return this.piscina.queueSize;
+  }
+
+  // Share of the threads' capacity spent running tasks since the pool started (piscina's own measure).
+  get utilization(): number {
+    return this.piscina.utilization;
+  }
+
+  get completed(): number {
+    return this.piscina.completed;
+  }
+
   async run<K extends keyof Tasks & string>(task: K, payload: PayloadOf<Tasks[K]>, opts: RunOptions = {}): Promise<ResultOf<Tasks[K]>> {
     const outcome = await this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null });
     return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);

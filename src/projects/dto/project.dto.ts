@@ -7,7 +7,8 @@ const SLUG_MESSAGE = 'slug must be 1-64 lowercase letters, digits or dashes, not
 
 // Shell settings, the same on create and update.
 class ProjectShellSettingsDto {
-  @ApiPropertyOptional({ default: false, description: 'Allow shell_exec in this project (only executables on shellAllowlist run)' })
+  // No `default` here: generators such as openapi-typescript would make a property with one required.
+  @ApiPropertyOptional({ description: 'Allow shell_exec in this project (only executables on shellAllowlist run); false when a project is created without it' })
   @IsOptional()
   @IsBoolean()
   shellEnabled?: boolean;

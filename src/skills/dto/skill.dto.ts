@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
-import type { Skill } from '../../generated/prisma/client.js';
+import type { SkillRecord } from '../skills.repository.js';
 import { maskHeaders } from '../skill-secrets.js';
 
 export class SkillResponseDto {
@@ -17,7 +17,7 @@ export class SkillResponseDto {
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 
-  static from(skill: Skill): SkillResponseDto {
+  static from(skill: SkillRecord): SkillResponseDto {
     return {
       id: skill.id,
       name: skill.name,

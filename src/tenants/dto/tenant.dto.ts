@@ -11,7 +11,7 @@ export class CreateTenantDto {
 }
 
 export class CreateApiKeyDto {
-  @ApiPropertyOptional({ example: 'ci', description: 'A label to tell keys apart', default: 'default' })
+  @ApiPropertyOptional({ example: 'ci', description: 'A label to tell keys apart ("default" when omitted)' })
   @IsOptional()
   @IsString()
   @Length(1, 100)

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
+import { JSON_VALUE_SCHEMA } from '../../common/http/json-value.schema.js';
 import { TOOL_FORMATS, type ToolFormat } from '../tool-formats.js';
 
 export class ToolFormatQueryDto {
@@ -27,14 +28,55 @@ export class ToolDto {
   @ApiProperty({ example: 'builtin', description: 'builtin, or skill:<name>@<version>' }) source!: string;
 }
 
+class OpenAiFunctionDto {
+  @ApiProperty({ example: 'read_file' }) name!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the arguments' })
+  parameters!: Record<string, unknown>;
+  @ApiProperty({ description: "true when the schema fits OpenAI's strict mode" }) strict!: boolean;
+}
+
+// format=openai: a Chat Completions / Responses function tool.
+export class OpenAiToolDto {
+  @ApiProperty({ enum: ['function'] }) type!: 'function';
+  @ApiProperty({ type: OpenAiFunctionDto }) function!: OpenAiFunctionDto;
+}
+
+// format=anthropic: a Messages API tool.
+export class AnthropicToolDto {
+  @ApiProperty({ example: 'read_file' }) name!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the arguments' })
+  input_schema!: Record<string, unknown>;
+}
+
+class McpToolAnnotationsDto {
+  @ApiProperty() readOnlyHint!: boolean;
+  @ApiProperty() destructiveHint!: boolean;
+  @ApiProperty() idempotentHint!: boolean;
+  @ApiProperty() openWorldHint!: boolean;
+}
+
+// format=mcp: a tool as MCP's tools/list answers it.
+export class McpToolDto {
+  @ApiProperty({ example: 'read_file' }) name!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ type: 'object', additionalProperties: true }) inputSchema!: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) outputSchema?: Record<string, unknown>;
+  @ApiProperty({ type: McpToolAnnotationsDto }) annotations!: McpToolAnnotationsDto;
+}
+
+export const TOOL_FORMAT_MODELS = [ToolDto, OpenAiToolDto, AnthropicToolDto, McpToolDto];
+const ref = (model: { name: string }) => ({ $ref: `#/components/schemas/${model.name}` });
+// anyOf, not oneOf: an empty list fits every format.
+export const ANY_TOOL_SCHEMA = { anyOf: TOOL_FORMAT_MODELS.map(ref) };
+
 export class ToolListResponseDto {
   @ApiProperty({
-    type: 'array',
-    items: { type: 'object' },
-    description:
-      'native: ToolDto; openai: {type:"function", function:{name, description, parameters, strict}}; anthropic: {name, description, input_schema}; mcp: {name, description, inputSchema, annotations}',
+    anyOf: TOOL_FORMAT_MODELS.map((model) => ({ type: 'array', items: ref(model) })),
+    description: 'Each tool in the asked format: native ToolDto, openai OpenAiToolDto, anthropic AnthropicToolDto, mcp McpToolDto',
   })
-  tools!: Record<string, unknown>[];
+  tools!: Array<ToolDto | OpenAiToolDto | AnthropicToolDto | McpToolDto>;
 }
 
 export class InvokeToolBodyDto {
@@ -59,31 +101,9 @@ export class InvocationResultDto {
   @ApiProperty({ format: 'uuid' }) invocationId!: string;
   @ApiProperty() tool!: string;
   @ApiProperty({ enum: ['ok', 'error', 'timeout'] }) status!: 'ok' | 'error' | 'timeout';
-  @ApiPropertyOptional({ description: "The tool's result when status is ok" }) result?: unknown;
+  @ApiPropertyOptional({ ...JSON_VALUE_SCHEMA, description: "The tool's result when status is ok" }) result?: unknown;
   @ApiPropertyOptional({ type: InvocationErrorDto }) error?: InvocationErrorDto;
   @ApiProperty() durationMs!: number;
-}
-
-class ArgumentIssueDto {
-  @ApiProperty({ example: '/path' }) path!: string;
-  @ApiProperty({ example: 'type' }) keyword!: string;
-  @ApiProperty({ example: '/path must be string, got number' }) message!: string;
-  @ApiPropertyOptional() expected?: string;
-  @ApiPropertyOptional() received?: string;
-}
-
-class InvalidArgumentsErrorDto {
-  @ApiProperty({ example: 'invalid_arguments' }) code!: string;
-  @ApiProperty({ description: 'Every failing parameter and why, then the usage line; written for the model' })
-  message!: string;
-  @ApiProperty({ example: 'read_file' }) tool!: string;
-  @ApiProperty({ type: [ArgumentIssueDto] }) issues!: ArgumentIssueDto[];
-  @ApiProperty({ example: 'read_file(path: string, offset?: integer, limit?: integer)' }) usage!: string;
-}
-
-export class InvalidArgumentsResponseDto {
-  @ApiProperty({ type: InvalidArgumentsErrorDto }) error!: InvalidArgumentsErrorDto;
-  @ApiProperty() requestId!: string;
 }
 
 // A call the project requires a person to approve: validated, audited as pending_approval, not run.

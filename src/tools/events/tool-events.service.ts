@@ -11,8 +11,8 @@ export class ToolEventsService {
   ) {}
 
   // The project is checked first, so another tenant's id is a 404 rather than a silent empty stream.
-  async stream(tenantId: string, projectId: string): Promise<Observable<ServerSentEvent>> {
+  async stream(tenantId: string, projectId: string, lastEventId?: string): Promise<Observable<ServerSentEvent>> {
     await this.registry.forProject(tenantId, projectId);
-    return this.events.stream(tenantId, projectId);
+    return this.events.stream(tenantId, projectId, lastEventId);
   }
 }

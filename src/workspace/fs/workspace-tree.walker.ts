@@ -1,4 +1,4 @@
-import { constants, type Stats } from 'node:fs';
+import { constants, lstatSync, type Stats } from 'node:fs';
 import { asyncIo, blockingIo, closePathDescriptor, type DescriptorIo } from './descriptor-io.js';
 import { badRequest } from '../../common/errors/app-error.js';
 import { notADirectory, outsideWorkspace, toWorkspaceFsError } from './workspace-fs.error.js';
@@ -107,12 +107,16 @@ export async function walkWorkspaceTree(
 }
 
 async function walkDirectory(walk: Walk, dir: number, segments: string[], depth: number): Promise<void> {
-  const names = (await walk.io.readdir(fdPath(dir)))
-    .filter((name) => walk.includeHidden || !name.startsWith('.'))
-    .sort(byCodeUnit);
+  const dirPath = fdPath(dir);
+  const names = (await walk.io.readdir(dirPath)).filter((name) => walk.includeHidden || !name.startsWith('.')).sort(byCodeUnit);
+  // Entry paths are the directory's path plus the name: built once per directory, not per entry.
+  const prefix = segments.length === 0 ? '' : `${segments.join('/')}/`;
+  const globPrefix = walk.glob && segments.length > walk.base ? `${segments.slice(walk.base).join('/')}/` : '';
   for (let i = 0; i < names.length; i += STAT_BATCH) {
     const batch = names.slice(i, i + STAT_BATCH);
-    const stats = await Promise.all(batch.map((name) => lstatOrNull(walk.io, fdPath(dir, name))));
+    // Blocking calls (a worker thread) are made in turn; a promise per entry measured at a sixth of a
+    // walk's CPU. On the event loop the batch's calls run concurrently in libuv's pool.
+    const stats = walk.io === blockingIo ? batch.map((name) => lstatSyncOrNull(`${dirPath}/${name}`)) : await Promise.all(batch.map((name) => lstatOrNull(walk.io, fdPath(dir, name))));
     for (let j = 0; j < batch.length; j++) {
       const stat = stats[j];
       // Removed while we were listing.
@@ -122,18 +126,17 @@ async function walkDirectory(walk: Walk, dir: number, segments: string[], depth:
         return;
       }
       const name = batch[j];
-      const entrySegments = [...segments, name];
-      if (!walk.glob || walk.glob.matches(entrySegments.slice(walk.base).join('/'), name)) {
+      if (!walk.glob || walk.glob.matches(globPrefix + name, name)) {
         walk.entries.push({
           name,
-          path: entrySegments.join('/'),
+          path: prefix + name,
           type: entryType(stat),
           size: stat.size,
-          modified: stat.mtime.toISOString(),
+          modified: new Date(stat.mtimeMs).toISOString(),
         });
       }
       if (stat.isDirectory() && depth < walk.maxDepth) {
-        await walkSubdirectory(walk, dir, name, entrySegments, depth + 1);
+        await walkSubdirectory(walk, dir, name, [...segments, name], depth + 1);
         if (walk.truncated) return;
       }
     }
@@ -165,6 +168,11 @@ async function walkSubdirectory(
   } finally {
     closePathDescriptor(child);
   }
+}
+
+// lstat without the exception a vanished entry would cost; the Stats' Date fields stay unbuilt.
+function lstatSyncOrNull(path: string): Stats | null {
+  return lstatSync(path, { throwIfNoEntry: false }) ?? null;
 }
 
 async function lstatOrNull(io: DescriptorIo, path: string): Promise<Stats | null> {

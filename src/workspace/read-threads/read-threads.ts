@@ -45,6 +45,24 @@ export class ReadThreads {
     return this.threads.filter((t) => t !== null).length;
   }
 
+  // Threads this instance may run (WORKSPACE_READ_THREADS).
+  get size(): number {
+    return this.threads.length;
+  }
+
+  // Threads holding at least one read now, and the reads they hold (sampled when metrics are scraped).
+  get busy(): number {
+    let busy = 0;
+    for (const t of this.threads) if (t !== null && t.pending.size > 0) busy++;
+    return busy;
+  }
+
+  get pendingReads(): number {
+    let pending = 0;
+    for (const t of this.threads) if (t !== null) pending += t.pending.size;
+    return pending;
+  }
+
   readFile(root: string, path: string, options: Omit<ReadWorkspaceFileOptions, 'io'>): Promise<ReadWorkspaceFileResult> {
     if (this.closed) return Promise.reject(notCompleted('The service is shutting down; file reads are closed'));
     if (this.threads.length === 0) return readWorkspaceFile(root, path, options);

@@ -227,7 +227,8 @@ describe('the event stream', () => {
     const error = await stream.next((e) => e.event === 'tool.error' && e.data.invocationId === invocationId);
     expect(error).toEqual({
       event: 'tool.error',
-      id: invocationId,
+      // Unique per event (not the invocation's id, which two events of one call share): time, instance, counter.
+      id: expect.stringMatching(/^[0-9a-z]+-[0-9a-f]{8}-[0-9a-z]+$/),
       data: {
         type: 'tool.error',
         projectId,
@@ -259,6 +260,28 @@ describe('the event stream', () => {
     expect(invalid.data).toMatchObject({ tool: 'read_file', error: { code: 'invalid_arguments', message: expect.stringContaining('/path must be string') } });
     const unknown = await stream.next((e) => e.event === 'tool.error' && e.data.tool === 'reed_file');
     expect(unknown.data).toMatchObject({ status: 'denied', error: { code: 'tool_not_found' } });
+  });
+
+  it('resumes after Last-Event-ID with the events the client missed, in order, and nothing it already had', async () => {
+    const first = (await callTool(t, tenant, projectId, 'list_files', {}).expect(200)).body.invocationId;
+    const seen = await stream.next((e) => e.event === 'tool.completed' && e.data.invocationId === first);
+    stream.close();
+    const missed: string[] = [];
+    for (let i = 0; i < 3; i++) missed.push((await callTool(t, tenant, projectId, 'list_files', {}).expect(200)).body.invocationId);
+    const resumed = await EventStream.open(port, projectId, tenant, { lastEventId: seen.id });
+    try {
+      await resumed.next((e) => e.event === 'tool.completed' && e.data.invocationId === missed[2]);
+      expect(resumed.events.map((e) => [e.event, e.data.invocationId])).toEqual(
+        missed.flatMap((id) => [
+          ['tool.started', id],
+          ['tool.completed', id],
+        ]),
+      );
+      // Event ids are unique: the two events of one call do not share one.
+      expect(new Set(resumed.events.map((e) => e.id)).size).toBe(resumed.events.length);
+    } finally {
+      resumed.close();
+    }
   });
 
   it("carries only this project's events, and no tenant id", async () => {

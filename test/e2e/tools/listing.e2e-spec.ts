@@ -201,7 +201,11 @@ describe('the OpenAPI document for tools', () => {
     const listing = operation('/v1/projects/{projectId}/tools', 'get');
     const body = jsonBody(listing.responses['200'].content);
     expect(Object.keys(properties(body))).toEqual(['tools']);
-    expect(properties(body).tools.type).toBe('array');
+    // One list shape per format: the native tool, OpenAI's, Anthropic's and MCP's.
+    const shapes = (properties(body).tools as { anyOf?: OpenApiSchema[] }).anyOf ?? [];
+    expect(shapes.map((shape) => [shape.type, shape.items?.$ref])).toEqual(
+      ['ToolDto', 'OpenAiToolDto', 'AnthropicToolDto', 'McpToolDto'].map((name) => ['array', `#/components/schemas/${name}`]),
+    );
     expect(Object.keys(listing.responses['200'].headers ?? {})).toEqual(['ETag']);
     expect(listing.responses['304']).toBeDefined();
     expect(listing.parameters?.find((p) => p.name === 'If-None-Match')?.in).toBe('header');
@@ -218,10 +222,13 @@ describe('the OpenAPI document for tools', () => {
     expect(properties(result).status.enum).toEqual(['ok', 'error', 'timeout']);
     expect(Object.keys(properties(resolve(properties(result).error))).sort()).toEqual(['code', 'message', 'retryable']);
 
+    // The one error shape, whose error carries the tool, the issues and the usage line of an invalid_arguments.
     const invalid = jsonBody(invoke.responses['422'].content);
+    expect(invoke.responses['422'].content?.['application/json'].schema.$ref).toBe('#/components/schemas/ErrorResponseDto');
     expect(invalid.required).toEqual(expect.arrayContaining(['error', 'requestId']));
     const error = resolve(properties(invalid).error);
-    expect(error.required).toEqual(expect.arrayContaining(['code', 'message', 'tool', 'issues', 'usage']));
+    expect(error.required).toEqual(['code', 'message']);
+    expect(Object.keys(properties(error))).toEqual(expect.arrayContaining(['tool', 'issues', 'usage']));
     expect(properties(error).issues.type).toBe('array');
     const issue = resolve(properties(error).issues.items);
     expect(Object.keys(properties(issue)).sort()).toEqual(['expected', 'keyword', 'message', 'path', 'received']);

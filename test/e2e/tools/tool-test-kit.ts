@@ -44,13 +44,13 @@ export class EventStream {
 
   private constructor(private readonly request: http.ClientRequest) {}
 
-  static open(port: number, projectId: string, tenant: TestTenant): Promise<EventStream> {
+  static open(port: number, projectId: string, tenant: TestTenant, options: { lastEventId?: string } = {}): Promise<EventStream> {
     return new Promise((resolve, reject) => {
       const request = http.get({
         host: '127.0.0.1',
         port,
         path: `/v1/projects/${projectId}/events`,
-        headers: { ...tenant.auth, accept: 'text/event-stream' },
+        headers: { ...tenant.auth, accept: 'text/event-stream', ...(options.lastEventId ? { 'last-event-id': options.lastEventId } : {}) },
       });
       const stream = new EventStream(request);
       request.once('error', reject);

@@ -1,0 +1,71 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ChangeBus } from '../common/bus/change-bus.js';
+import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
+import { ProjectChanges } from '../common/events/project-changes.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Metrics } from '../metrics/metrics.js';
+import { projectNotFound } from './projects.errors.js';
+import { ProjectsRepository } from './projects.repository.js';
+
+// What a call inside a project needs to know about it: where its workspace is, what its commands may run,
+// which tools wait for approval.
+export interface ProjectSettings {
+  workspacePath: string | null;
+  shellEnabled: boolean;
+  shellAllowlist: string[];
+  approvalRequired: string[];
+}
+
+// The one answer to "is this the tenant's project?", for every feature that acts inside a project
+// (workspace, tools, skills, audit, calls). One cached row per project, so the call path stays off the
+// database; an update or delete (ProjectChanges, on every instance through the change bus) drops the entry
+// at once. While the bus is down the TTL bounds how long a change made on another instance goes unseen, and
+// everything is dropped when it is back.
+@Injectable()
+export class ProjectAccess {
+  private readonly cache: TtlLruCache<string, ProjectSettings>;
+  // Bumped by every change: a load that began before one may have read the old row, so it is answered
+  // but not cached.
+  private generation = 0;
+
+  constructor(
+    private readonly repository: ProjectsRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+    changes: ProjectChanges,
+    metrics: Metrics,
+    bus: ChangeBus,
+  ) {
+    this.cache = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
+    metrics.cache('projects', this.cache);
+    changes.subscribe((tenantId, projectId) => this.forget(tenantId, projectId));
+    bus.onResync(() => {
+      this.generation++;
+      this.cache.clear();
+    });
+  }
+
+  // The project's settings, or 404 project_not_found: another tenant's project answers exactly like a
+  // missing one.
+  async settings(tenantId: string, projectId: string): Promise<ProjectSettings> {
+    const key = cacheKey(tenantId, projectId);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const generation = this.generation;
+    const settings = await this.repository.findSettings(tenantId, projectId);
+    if (!settings) throw projectNotFound(projectId);
+    if (generation === this.generation) this.cache.set(key, settings);
+    return settings;
+  }
+
+  // For routes that only need the question answered (listings of a project's audit rows, skills).
+  async assertOwned(tenantId: string, projectId: string): Promise<void> {
+    await this.settings(tenantId, projectId);
+  }
+
+  private forget(tenantId: string, projectId: string): void {
+    this.generation++;
+    this.cache.delete(cacheKey(tenantId, projectId));
+  }
+}
+
+const cacheKey = (tenantId: string, projectId: string) => `${tenantId}:${projectId}`;
