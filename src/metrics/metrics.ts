@@ -201,6 +201,19 @@ export class Metrics {
     });
   }
 
+  // A counter its owner keeps (reconnections, messages dropped), copied when scraped.
+  counter(name: string, help: string, read: () => number): void {
+    new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  }
+
   // A cache by a fixed name (e.g. api_keys): its own hit and miss counters are read when scraped.
   cache(name: string, counters: CacheCounters): void {
     this.caches.set(name, counters);

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { createPostgresDriver } from '../../../src/database/database-driver.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
 import { callTool, EventStream, listen } from '../tools/tool-test-kit.js';
 import { commandTool, enableSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
@@ -17,6 +18,7 @@ const describeOnPostgres = serverUrl ? describe : describe.skip;
 const title = serverUrl ? 'two instances on one PostgreSQL' : 'two instances on one PostgreSQL (skipped: TEST_DATABASE_URL is not set)';
 
 const LONG_TTL = '600000';
+const METRICS_TOKEN = 'cluster-metrics-token-0123456789';
 const WITHIN_MS = 1_000;
 
 // Polls until `check` holds; answers how long it took, or fails after `timeoutMs`.
@@ -48,6 +50,7 @@ describeOnPostgres(title, () => {
       WORKSPACE_ALLOWED_ROOTS: shared,
       API_KEY_CACHE_TTL_MS: LONG_TTL,
       WORKSPACE_CACHE_TTL_MS: LONG_TTL,
+      METRICS_TOKEN,
     };
     a = await createTestApp({ env, database });
     await busProxy.start();
@@ -179,6 +182,8 @@ describeOnPostgres(title, () => {
 
   it("B's bus connection killed: it reconnects; cut for longer, /health/ready says so, and a key revoked meanwhile is refused once it is back", async () => {
     const busOf = async (app: TestApp) => (await app.http.get('/health/ready').expect(200)).body.changeBus;
+    const busMetric = async (app: TestApp, name: string) =>
+      sampleValue(parsePrometheusText((await app.http.get('/metrics').set({ Authorization: `Bearer ${METRICS_TOKEN}` }).expect(200)).text), name, {});
     const before = await busOf(b);
     const pid = async () =>
       (await database.driver.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [`toolgate-bus-${before.instanceId}`]))[0]?.pid;
@@ -198,6 +203,10 @@ describeOnPostgres(title, () => {
     await within(2_000, async () => !(await busOf(b)).connected);
     const down = await b.http.get('/health/ready').expect(200);
     expect(down.body).toMatchObject({ status: 'ok', changeBus: { mode: 'postgres', connected: false, caches: expect.stringContaining('TTL'), lastError: expect.any(String) } });
+    // What an operator alerts on: the same state in /metrics.
+    expect(await busMetric(b, 'toolgate_change_bus_connected')).toBe(0);
+    // Attempts go on while the proxy refuses: at least as many as readiness counted a moment ago.
+    expect(await busMetric(b, 'toolgate_change_bus_reconnects_total')).toBeGreaterThanOrEqual(down.body.changeBus.reconnects);
 
     const keys = await a.http.get('/v1/api-keys').set(other.auth).expect(200);
     await a.http.delete(`/v1/api-keys/${(keys.body.items ?? keys.body)[0].id}`).set(other.auth).expect(204);
@@ -210,6 +219,7 @@ describeOnPostgres(title, () => {
     // Back: B dropped its caches when it reconnected, since it may have missed anything.
     await b.http.get('/v1/projects').set(other.auth).expect(401);
     expect((await b.http.get('/health/ready').expect(200)).body.changeBus).toMatchObject({ connected: true, caches: expect.not.stringContaining('TTL') });
+    expect(await busMetric(b, 'toolgate_change_bus_connected')).toBe(1);
 
     // And it hears new changes again.
     const project = await a.createProject(tenant);

@@ -85,7 +85,7 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
     expect(histogram.type).toBe('histogram');
   });
 
-  it('reports the audit writer, the pools, the caches, the sandbox and the Node defaults', async () => {
+  it('reports the audit writer, the pools, the caches, the change bus, the sandbox and the Node defaults', async () => {
     await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200); // waits for the audit rows
     const m = await scrape();
     expect(m.get('toolgate_audit_batch_rows')?.type).toBe('histogram');
@@ -107,6 +107,12 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
     expect(ratio).toBeGreaterThan(0.5);
     expect(ratio).toBeLessThanOrEqual(1);
     expect(new Set(m.get('toolgate_cache_hit_ratio')!.samples.map((s) => s.labels.cache))).toEqual(new Set(['api_keys', 'projects', 'workspaces', 'skill_tools']));
+    // One app: the bus is in-process on PGlite, a fresh LISTEN connection on PostgreSQL; either way connected, never reconnected.
+    expect(sampleValue(m, 'toolgate_change_bus_connected', {})).toBe(1);
+    expect(m.get('toolgate_change_bus_reconnects_total')?.type).toBe('counter');
+    expect(sampleValue(m, 'toolgate_change_bus_reconnects_total', {})).toBe(0);
+    expect(sampleValue(m, 'toolgate_change_bus_pending_messages', {})).toBe(0);
+    expect(sampleValue(m, 'toolgate_change_bus_dropped_messages_total', {})).toBe(0);
     expect(m.get('toolgate_sandbox_ready')?.samples).toHaveLength(1);
     expect(m.get('toolgate_sandbox_setup_failures_total')?.type).toBe('counter');
     expect(m.get('nodejs_eventloop_lag_seconds')?.type).toBe('gauge');
