@@ -2,6 +2,8 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api/client';
 
+export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 // Loads data once and on reload(); errors are kept for the page to show.
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T; error?: Error; loading: boolean; reload: () => void } {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
@@ -11,13 +13,45 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T;
     setState((s) => ({ ...s, loading: true }));
     load().then(
       (data) => live && setState({ data, loading: false }),
-      (error: unknown) => live && setState({ error: error instanceof Error ? error : new Error(String(error)), loading: false }),
+      (error: unknown) => live && setState({ error: asError(error), loading: false }),
     );
     return () => {
       live = false;
     };
   }, [...deps, tick]);
   return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
+}
+
+export interface Action {
+  busy: boolean;
+  // The Error itself, not only its text: a page may read an ApiError's code or details (collisions, say).
+  error?: Error;
+  run: (action: () => Promise<void>) => Promise<void>;
+  // A form's onSubmit: the page stays where it is and the action runs.
+  submit: (action: () => Promise<void>) => (event: Event) => void;
+}
+
+// The actions of one part of a page share its error note. It is cleared as an action starts: while an
+// attempt runs, the failure of the one before does not stand as if it were its answer.
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error>();
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+    } catch (e) {
+      setError(asError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const submit = (action: () => Promise<void>) => (event: Event) => {
+    event.preventDefault();
+    void run(action);
+  };
+  return { busy, error, run, submit };
 }
 
 export function ErrorNote(props: { error?: Error | null; label?: string }) {
@@ -53,5 +87,3 @@ export const textToList = (text: string): string[] =>
     .filter(Boolean);
 
 export const formatTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
-
-export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
