@@ -65,6 +65,22 @@ export function ErrorNote(props: { error?: Error | null; label?: string }) {
   );
 }
 
+// The service returns a new key or signing secret in the answer that creates it and never again. The
+// children say what was created; they are shown alone when an answer carries no secret.
+export function ShownOnce(props: { label: ComponentChildren; secret?: string; children?: ComponentChildren }) {
+  return (
+    <div class="note ok" role="status">
+      {props.children}
+      {props.secret ? (
+        <>
+          {props.children ? ' ' : null}
+          {props.label}: <code class="secret">{props.secret}</code>
+        </>
+      ) : null}
+    </div>
+  );
+}
+
 export function Field(props: { label: string; hint?: string; children: ComponentChildren; id: string }) {
   return (
     <div class="field">

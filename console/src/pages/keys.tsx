@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Session } from '../api/client';
-import { ErrorNote, Field, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, ShownOnce, useAction, useLoad } from '../ui';
 import { ApiKeyTable } from './api-key-table';
 
 // A key is tg_<prefix>_<secret>; the listing shows the prefix, which tells the console which key is its own.
@@ -41,11 +41,7 @@ export function KeysPage(props: { session: Session; signOut: (reason?: string) =
           </Field>
           <button type="submit">Create key</button>
         </form>
-        {issued ? (
-          <div class="note ok" role="status">
-            Key <strong>{issued.name}</strong>, shown this once: <code class="secret">{issued.key}</code>
-          </div>
-        ) : null}
+        {issued ? <ShownOnce label={<>Key <strong>{issued.name}</strong>, shown this once</>} secret={issued.key} /> : null}
         <p class="hint">A key's secret is shown only when it is created. To rotate: create a key, move your clients to it, revoke the old one.</p>
       </section>
       <ErrorNote error={keys.error ?? action.error} />

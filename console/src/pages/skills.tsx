@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
-import { ErrorNote, Field, asError, formatTime, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, ShownOnce, asError, formatTime, useAction, useLoad } from '../ui';
 
 export const EXAMPLE_SKILL = JSON.stringify(
   {
@@ -56,15 +56,9 @@ export function SkillsPage() {
           </Field>
           <ErrorNote error={action.error} label="Not registered" />
           {registered ? (
-            <div class="note ok" role="status">
+            <ShownOnce label="Signing secret for its http endpoints (shown once)" secret={registered.signingSecret}>
               Registered <code>{registered.name}@{registered.version}</code>.
-              {registered.signingSecret ? (
-                <>
-                  {' '}
-                  Signing secret for its http endpoints (shown once): <code class="secret">{registered.signingSecret}</code>
-                </>
-              ) : null}
-            </div>
+            </ShownOnce>
           ) : null}
           <button type="submit">Register skill</button>
         </form>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Tenant } from '../api/client';
-import { ErrorNote, Field, formatTime, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, ShownOnce, formatTime, useAction, useLoad } from '../ui';
 import { ApiKeyTable } from './api-key-table';
 
 export function TenantsPage() {
@@ -91,11 +91,7 @@ function TenantCard(props: { tenant: Tenant; onDeleted: () => void }) {
         </Field>
         <button type="submit">Issue key</button>
       </form>
-      {issued ? (
-        <div class="note ok" role="status">
-          Key (shown once): <code class="secret">{issued.key}</code>
-        </div>
-      ) : null}
+      {issued ? <ShownOnce label="Key (shown once)" secret={issued.key} /> : null}
     </li>
   );
 }
