@@ -95,6 +95,33 @@ export function Field(props: { label: string; hint?: string; children: Component
   );
 }
 
+// The body's rows are the children. The column of row buttons (actions) still gets a heading, for screen
+// readers only, so that every cell has one.
+export function Table(props: { caption: ComponentChildren; captionHidden?: boolean; columns: string[]; actions?: boolean; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class={props.captionHidden ? 'visually-hidden' : undefined}>{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) => (
+              <th key={column} scope="col">
+                {column}
+              </th>
+            ))}
+            {props.actions ? (
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            ) : null}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 export const listToText = (items: string[]): string => items.join(', ');
 export const textToList = (text: string): string[] =>
   text

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Invocation, type InvocationStatus } from '../api/client';
 import { tailEvents, type ToolEventMessage } from '../api/events';
-import { ErrorNote, Field, asError, formatTime, useAction } from '../ui';
+import { ErrorNote, Field, Table, asError, formatTime, useAction } from '../ui';
 
 const STATUSES: InvocationStatus[] = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired'];
 
@@ -62,43 +62,28 @@ function InvocationLog(props: { projectId: string }) {
       <ErrorNote error={loading.error} />
       {loaded && items.length === 0 ? <p>No invocations match.</p> : null}
       {items.length > 0 ? (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Invocations, oldest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Started</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Status</th>
-                <th scope="col">Channel</th>
-                <th scope="col">ms</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((item) => (
-                <tr key={item.id}>
-                  <td>{formatTime(item.startedAt)}</td>
-                  <td>
-                    <code>{item.tool}</code>
-                  </td>
-                  <td>
-                    <span class={`status status-${item.status}`}>{item.status}</span>
-                  </td>
-                  <td>{item.channel}</td>
-                  <td>{Math.round(item.durationMs)}</td>
-                  <td>
-                    <details>
-                      <summary>arguments{item.errorMessage ? ', error' : ''}</summary>
-                      <pre>{JSON.stringify(item.arguments, null, 2)}</pre>
-                      {item.errorMessage ? <pre class="model-message">{item.errorMessage}</pre> : null}
-                    </details>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Invocations, oldest first" captionHidden columns={['Started', 'Tool', 'Status', 'Channel', 'ms', 'Details']}>
+          {items.map((item) => (
+            <tr key={item.id}>
+              <td>{formatTime(item.startedAt)}</td>
+              <td>
+                <code>{item.tool}</code>
+              </td>
+              <td>
+                <span class={`status status-${item.status}`}>{item.status}</span>
+              </td>
+              <td>{item.channel}</td>
+              <td>{Math.round(item.durationMs)}</td>
+              <td>
+                <details>
+                  <summary>arguments{item.errorMessage ? ', error' : ''}</summary>
+                  <pre>{JSON.stringify(item.arguments, null, 2)}</pre>
+                  {item.errorMessage ? <pre class="model-message">{item.errorMessage}</pre> : null}
+                </details>
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
       {cursor ? (
         <button type="button" class="secondary" onClick={() => void loading.run(load(cursor))}>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
 import { Link, navigate } from '../router';
-import { ErrorNote, Field, formatTime, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, Table, formatTime, useAction, useLoad } from '../ui';
 
 export function ProjectsPage() {
   const projects = useLoad(() => call(api.GET('/v1/projects', { params: { query: { limit: 100 } } })), []);
@@ -35,33 +35,20 @@ export function ProjectsPage() {
         projects.data.items.length === 0 ? (
           <p>No projects yet.</p>
         ) : (
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Your projects</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Slug</th>
-                  <th scope="col">Shell</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {projects.data.items.map((p) => (
-                  <tr key={p.id}>
-                    <td>
-                      <Link to={`/projects/${p.id}`}>{p.name}</Link>
-                    </td>
-                    <td>
-                      <code>{p.slug}</code>
-                    </td>
-                    <td>{p.shellEnabled ? 'on' : 'off'}</td>
-                    <td>{formatTime(p.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table caption="Your projects" captionHidden columns={['Name', 'Slug', 'Shell', 'Created']}>
+            {projects.data.items.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <Link to={`/projects/${p.id}`}>{p.name}</Link>
+                </td>
+                <td>
+                  <code>{p.slug}</code>
+                </td>
+                <td>{p.shellEnabled ? 'on' : 'off'}</td>
+                <td>{formatTime(p.createdAt)}</td>
+              </tr>
+            ))}
+          </Table>
         )
       ) : null}
     </>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
-import { ErrorNote, Field, ShownOnce, asError, formatTime, useAction, useLoad } from '../ui';
+import { ErrorNote, Field, ShownOnce, Table, asError, formatTime, useAction, useLoad } from '../ui';
 
 export const EXAMPLE_SKILL = JSON.stringify(
   {
@@ -65,40 +65,25 @@ export function SkillsPage() {
       </section>
       <ErrorNote error={skills.error} />
       {skills.data ? (
-        <div class="table-wrap">
-          <table>
-            <caption>Registered skills</caption>
-            <thead>
-              <tr>
-                <th scope="col">Skill</th>
-                <th scope="col">Tools</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {skills.data.items.map((skill) => (
-                <tr key={skill.id}>
-                  <td>
-                    <code>
-                      {skill.name}@{skill.version}
-                    </code>
-                    <div class="hint">{skill.description}</div>
-                  </td>
-                  <td>{(skill.tools as Array<{ name?: string }>).map((t) => t.name).join(', ')}</td>
-                  <td>{formatTime(skill.updatedAt)}</td>
-                  <td>
-                    <button type="button" class="danger" aria-label={`Delete skill ${skill.name}`} onClick={() => void remove(skill.id)}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Registered skills" columns={['Skill', 'Tools', 'Updated']} actions>
+          {skills.data.items.map((skill) => (
+            <tr key={skill.id}>
+              <td>
+                <code>
+                  {skill.name}@{skill.version}
+                </code>
+                <div class="hint">{skill.description}</div>
+              </td>
+              <td>{(skill.tools as Array<{ name?: string }>).map((t) => t.name).join(', ')}</td>
+              <td>{formatTime(skill.updatedAt)}</td>
+              <td>
+                <button type="button" class="danger" aria-label={`Delete skill ${skill.name}`} onClick={() => void remove(skill.id)}>
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
     </>
   );
