@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { ApiKey } from '../api/client';
-import { formatTime } from '../ui';
+import { Table, formatTime } from '../ui';
 
 // The keys of one tenant, as the tenant sees its own (keys page) and as the operator sees any tenant's.
 export function ApiKeyTable(props: {
@@ -14,40 +14,24 @@ export function ApiKeyTable(props: {
   onRevoke: (key: ApiKey) => void;
 }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <caption class={props.captionHidden ? 'visually-hidden' : undefined}>{props.caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Prefix</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.keys.map((key) => (
-            <tr key={key.id}>
-              <td>
-                {key.name} {props.badge?.(key)}
-              </td>
-              <td>
-                <code>tg_{key.prefix}_…</code>
-              </td>
-              <td>{formatTime(key.createdAt)}</td>
-              <td>{formatTime(key.lastUsedAt)}</td>
-              <td>
-                <button type="button" class={props.revokeClass} aria-label={props.revokeLabel(key)} onClick={() => props.onRevoke(key)}>
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table caption={props.caption} captionHidden={props.captionHidden} columns={['Name', 'Prefix', 'Created', 'Last used']} actions>
+      {props.keys.map((key) => (
+        <tr key={key.id}>
+          <td>
+            {key.name} {props.badge?.(key)}
+          </td>
+          <td>
+            <code>tg_{key.prefix}_…</code>
+          </td>
+          <td>{formatTime(key.createdAt)}</td>
+          <td>{formatTime(key.lastUsedAt)}</td>
+          <td>
+            <button type="button" class={props.revokeClass} aria-label={props.revokeLabel(key)} onClick={() => props.onRevoke(key)}>
+              Revoke
+            </button>
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Invocation, type InvocationStatus } from '../api/client';
 import { tailEvents, type ToolEventMessage } from '../api/events';
-import { ErrorNote, Field, asError, formatTime } from '../ui';
+import { ErrorNote, Field, Table, asError, formatTime, useAction } from '../ui';
 
 const STATUSES: InvocationStatus[] = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired'];
 
@@ -19,42 +19,31 @@ function InvocationLog(props: { projectId: string }) {
   const [status, setStatus] = useState<InvocationStatus | ''>('');
   const [items, setItems] = useState<Invocation[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState<Error>();
   const [loaded, setLoaded] = useState(false);
+  const loading = useAction();
 
-  const load = async (from: string | null) => {
-    setError(undefined);
-    try {
-      const page = await call(
-        api.GET('/v1/projects/{projectId}/invocations', {
-          params: {
-            path: { projectId: props.projectId },
-            query: { limit: 50, ...(from ? { cursor: from } : {}), ...(tool ? { tool } : {}), ...(status ? { status } : {}) },
-          },
-        }),
-      );
-      setItems((previous) => (from ? [...previous, ...page.items] : page.items));
-      setCursor(page.nextCursor ?? null);
-      setLoaded(true);
-    } catch (e) {
-      setError(asError(e));
-    }
+  const load = (from: string | null) => async () => {
+    const page = await call(
+      api.GET('/v1/projects/{projectId}/invocations', {
+        params: {
+          path: { projectId: props.projectId },
+          query: { limit: 50, ...(from ? { cursor: from } : {}), ...(tool ? { tool } : {}), ...(status ? { status } : {}) },
+        },
+      }),
+    );
+    setItems((previous) => (from ? [...previous, ...page.items] : page.items));
+    setCursor(page.nextCursor ?? null);
+    setLoaded(true);
   };
 
   useEffect(() => {
-    void load(null);
+    void loading.run(load(null));
   }, [props.projectId]);
 
   return (
     <section class="card" aria-labelledby="log-h">
       <h2 id="log-h">Invocation log</h2>
-      <form
-        class="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void load(null);
-        }}
-      >
+      <form class="row" onSubmit={loading.submit(load(null))}>
         <Field id="log-tool" label="Tool">
           <input id="log-tool" value={tool} onInput={(e) => setTool(e.currentTarget.value)} />
         </Field>
@@ -70,49 +59,34 @@ function InvocationLog(props: { projectId: string }) {
         </Field>
         <button type="submit">Apply filters</button>
       </form>
-      <ErrorNote error={error} />
+      <ErrorNote error={loading.error} />
       {loaded && items.length === 0 ? <p>No invocations match.</p> : null}
       {items.length > 0 ? (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Invocations, oldest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Started</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Status</th>
-                <th scope="col">Channel</th>
-                <th scope="col">ms</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((item) => (
-                <tr key={item.id}>
-                  <td>{formatTime(item.startedAt)}</td>
-                  <td>
-                    <code>{item.tool}</code>
-                  </td>
-                  <td>
-                    <span class={`status status-${item.status}`}>{item.status}</span>
-                  </td>
-                  <td>{item.channel}</td>
-                  <td>{Math.round(item.durationMs)}</td>
-                  <td>
-                    <details>
-                      <summary>arguments{item.errorMessage ? ', error' : ''}</summary>
-                      <pre>{JSON.stringify(item.arguments, null, 2)}</pre>
-                      {item.errorMessage ? <pre class="model-message">{item.errorMessage}</pre> : null}
-                    </details>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Invocations, oldest first" captionHidden columns={['Started', 'Tool', 'Status', 'Channel', 'ms', 'Details']}>
+          {items.map((item) => (
+            <tr key={item.id}>
+              <td>{formatTime(item.startedAt)}</td>
+              <td>
+                <code>{item.tool}</code>
+              </td>
+              <td>
+                <span class={`status status-${item.status}`}>{item.status}</span>
+              </td>
+              <td>{item.channel}</td>
+              <td>{Math.round(item.durationMs)}</td>
+              <td>
+                <details>
+                  <summary>arguments{item.errorMessage ? ', error' : ''}</summary>
+                  <pre>{JSON.stringify(item.arguments, null, 2)}</pre>
+                  {item.errorMessage ? <pre class="model-message">{item.errorMessage}</pre> : null}
+                </details>
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
       {cursor ? (
-        <button type="button" class="secondary" onClick={() => void load(cursor)}>
+        <button type="button" class="secondary" onClick={() => void loading.run(load(cursor))}>
           Load more
         </button>
       ) : null}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Session } from '../api/client';
-import { ErrorNote, Field, asError, useLoad } from '../ui';
+import { ErrorNote, Field, ShownOnce, useAction, useLoad } from '../ui';
 import { ApiKeyTable } from './api-key-table';
 
 // A key is tg_<prefix>_<secret>; the listing shows the prefix, which tells the console which key is its own.
@@ -8,35 +8,26 @@ const prefixOf = (key: string): string | undefined => /^tg_([^_]+)_/.exec(key)?.
 
 export function KeysPage(props: { session: Session; signOut: (reason?: string) => void }) {
   const keys = useLoad(() => call(api.GET('/v1/api-keys')), []);
-  const [error, setError] = useState<Error>();
   const own = prefixOf(props.session.token);
   const [name, setName] = useState('');
   const [issued, setIssued] = useState<{ name: string; key: string }>();
+  const action = useAction();
 
-  const create = async (event: Event) => {
-    event.preventDefault();
-    setError(undefined);
+  const create = action.submit(async () => {
     setIssued(undefined);
-    try {
-      const key = await call(api.POST('/v1/api-keys', { body: name ? { name } : {} }));
-      setIssued({ name: key.name, key: key.key });
-      setName('');
-      keys.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+    const key = await call(api.POST('/v1/api-keys', { body: name ? { name } : {} }));
+    setIssued({ name: key.name, key: key.key });
+    setName('');
+    keys.reload();
+  });
 
   const revoke = async (keyId: string, isOwn: boolean) => {
     if (isOwn && !window.confirm('This is the key you signed in with. Revoke it and sign out?')) return;
-    setError(undefined);
-    try {
+    await action.run(async () => {
       await call(api.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId } } }));
       if (isOwn) props.signOut('You revoked the key you were signed in with.');
       else keys.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
+    });
   };
 
   return (
@@ -44,20 +35,16 @@ export function KeysPage(props: { session: Session; signOut: (reason?: string) =
       <h1>API keys</h1>
       <section class="card" aria-labelledby="new-key">
         <h2 id="new-key">New key</h2>
-        <form class="row" onSubmit={(event) => void create(event)}>
+        <form class="row" onSubmit={create}>
           <Field id="key-name" label="Key name">
             <input id="key-name" value={name} placeholder="default" onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
           <button type="submit">Create key</button>
         </form>
-        {issued ? (
-          <div class="note ok" role="status">
-            Key <strong>{issued.name}</strong>, shown this once: <code class="secret">{issued.key}</code>
-          </div>
-        ) : null}
+        {issued ? <ShownOnce label={<>Key <strong>{issued.name}</strong>, shown this once</>} secret={issued.key} /> : null}
         <p class="hint">A key's secret is shown only when it is created. To rotate: create a key, move your clients to it, revoke the old one.</p>
       </section>
-      <ErrorNote error={keys.error ?? error} />
+      <ErrorNote error={keys.error ?? action.error} />
       {keys.data ? (
         <ApiKeyTable
           caption="Your active API keys"

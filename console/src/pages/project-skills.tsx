@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, call } from '../api/client';
 import { Link } from '../router';
-import { ErrorNote, Field, asError, formatTime, useLoad } from '../ui';
+import { ErrorNote, Field, formatTime, useAction, useLoad } from '../ui';
 
 interface Collision {
   tool: string;
@@ -13,35 +13,26 @@ export function ProjectSkillsTab(props: { projectId: string }) {
   const enabled = useLoad(() => call(api.GET('/v1/projects/{projectId}/skills', { params: { path } })), [props.projectId]);
   const all = useLoad(() => call(api.GET('/v1/skills', { params: { query: { limit: 100 } } })), []);
   const [skillId, setSkillId] = useState('');
-  const [error, setError] = useState<Error>();
+  const action = useAction();
 
   const enabledIds = new Set(enabled.data?.items.map((s) => s.id));
   const candidates = all.data?.items.filter((s) => !enabledIds.has(s.id)) ?? [];
+  const error = action.error;
   const collisions = error instanceof ApiError && Array.isArray(error.details?.collisions) ? (error.details.collisions as Collision[]) : [];
 
-  const enable = async (event: Event) => {
-    event.preventDefault();
-    setError(undefined);
+  const enable = action.submit(async () => {
     const chosen = skillId || candidates[0]?.id;
     if (!chosen) return;
-    try {
-      await call(api.POST('/v1/projects/{projectId}/skills', { params: { path }, body: { skillId: chosen } }));
-      setSkillId('');
-      enabled.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+    await call(api.POST('/v1/projects/{projectId}/skills', { params: { path }, body: { skillId: chosen } }));
+    setSkillId('');
+    enabled.reload();
+  });
 
-  const disable = async (id: string) => {
-    setError(undefined);
-    try {
+  const disable = (id: string) =>
+    action.run(async () => {
       await call(api.DELETE('/v1/projects/{projectId}/skills/{skillId}', { params: { path: { ...path, skillId: id } } }));
       enabled.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+    });
 
   return (
     <section class="card" aria-labelledby="pskills-h">
@@ -52,7 +43,7 @@ export function ProjectSkillsTab(props: { projectId: string }) {
           Every registered skill is enabled here. <Link to="/skills">Register a skill</Link>.
         </p>
       ) : (
-        <form class="row" onSubmit={(event) => void enable(event)}>
+        <form class="row" onSubmit={enable}>
           <Field id="enable-skill" label="Skill to enable">
             <select id="enable-skill" value={skillId} onChange={(e) => setSkillId(e.currentTarget.value)}>
               {candidates.map((s) => (

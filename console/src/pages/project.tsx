@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Project } from '../api/client';
 import { Link } from '../router';
-import { ErrorNote, Field, asError, listToText, textToList, useLoad } from '../ui';
+import { ErrorNote, Field, listToText, textToList, useAction, useLoad } from '../ui';
 import { InvocationsTab } from './invocations';
 import { ProjectSkillsTab } from './project-skills';
 import { ToolsTab } from './tools';
@@ -58,32 +58,26 @@ function SettingsTab(props: { project: Project; onSaved: () => void }) {
   const [shellEnabled, setShellEnabled] = useState(p.shellEnabled);
   const [allowlist, setAllowlist] = useState(listToText(p.shellAllowlist));
   const [approval, setApproval] = useState(listToText(p.approvalRequired));
-  const [error, setError] = useState<Error>();
   const [saved, setSaved] = useState(false);
+  const saving = useAction();
 
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setError(undefined);
+  const save = saving.submit(async () => {
     setSaved(false);
-    try {
-      await call(
-        api.PATCH('/v1/projects/{projectId}', {
-          params: { path: { projectId: p.id } },
-          body: {
-            name,
-            workspacePath: workspacePath.trim() === '' ? null : workspacePath.trim(),
-            shellEnabled,
-            shellAllowlist: textToList(allowlist),
-            approvalRequired: textToList(approval),
-          },
-        }),
-      );
-      setSaved(true);
-      props.onSaved();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+    await call(
+      api.PATCH('/v1/projects/{projectId}', {
+        params: { path: { projectId: p.id } },
+        body: {
+          name,
+          workspacePath: workspacePath.trim() === '' ? null : workspacePath.trim(),
+          shellEnabled,
+          shellAllowlist: textToList(allowlist),
+          approvalRequired: textToList(approval),
+        },
+      }),
+    );
+    setSaved(true);
+    props.onSaved();
+  });
 
   return (
     <section class="card" aria-labelledby="settings-h">
@@ -91,7 +85,7 @@ function SettingsTab(props: { project: Project; onSaved: () => void }) {
       <p class="hint">
         Slug <code>{p.slug}</code> · id <code>{p.id}</code>
       </p>
-      <form onSubmit={(event) => void save(event)}>
+      <form onSubmit={save}>
         <Field id="set-name" label="Name">
           <input id="set-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
@@ -109,7 +103,7 @@ function SettingsTab(props: { project: Project; onSaved: () => void }) {
         <Field id="set-approval" label="Tools that need approval" hint="Calls of these tools wait for a person (202 pending_approval); separated by commas">
           <input id="set-approval" value={approval} aria-describedby="set-approval-hint" onInput={(e) => setApproval(e.currentTarget.value)} />
         </Field>
-        <ErrorNote error={error} label="Not saved" />
+        <ErrorNote error={saving.error} label="Not saved" />
         {saved ? (
           <p class="note ok" role="status">
             Saved.

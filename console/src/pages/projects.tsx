@@ -1,31 +1,25 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
 import { Link, navigate } from '../router';
-import { ErrorNote, Field, asError, formatTime, useLoad } from '../ui';
+import { ErrorNote, Field, Table, formatTime, useAction, useLoad } from '../ui';
 
 export function ProjectsPage() {
   const projects = useLoad(() => call(api.GET('/v1/projects', { params: { query: { limit: 100 } } })), []);
   const [name, setName] = useState('');
   const [slug, setSlug] = useState('');
-  const [createError, setCreateError] = useState<Error>();
+  const creating = useAction();
 
-  const create = async (event: Event) => {
-    event.preventDefault();
-    setCreateError(undefined);
-    try {
-      const project = await call(api.POST('/v1/projects', { body: { name, slug: slug || slugOf(name) } }));
-      navigate(`/projects/${project.id}`);
-    } catch (e) {
-      setCreateError(asError(e));
-    }
-  };
+  const create = creating.submit(async () => {
+    const project = await call(api.POST('/v1/projects', { body: { name, slug: slug || slugOf(name) } }));
+    navigate(`/projects/${project.id}`);
+  });
 
   return (
     <>
       <h1>Projects</h1>
       <section class="card" aria-labelledby="new-project">
         <h2 id="new-project">New project</h2>
-        <form onSubmit={(event) => void create(event)} class="row">
+        <form onSubmit={create} class="row">
           <Field id="project-name" label="Name">
             <input id="project-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
@@ -34,40 +28,27 @@ export function ProjectsPage() {
           </Field>
           <button type="submit">Create project</button>
         </form>
-        <ErrorNote error={createError} label="Not created" />
+        <ErrorNote error={creating.error} label="Not created" />
       </section>
       <ErrorNote error={projects.error} />
       {projects.data ? (
         projects.data.items.length === 0 ? (
           <p>No projects yet.</p>
         ) : (
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Your projects</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Slug</th>
-                  <th scope="col">Shell</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {projects.data.items.map((p) => (
-                  <tr key={p.id}>
-                    <td>
-                      <Link to={`/projects/${p.id}`}>{p.name}</Link>
-                    </td>
-                    <td>
-                      <code>{p.slug}</code>
-                    </td>
-                    <td>{p.shellEnabled ? 'on' : 'off'}</td>
-                    <td>{formatTime(p.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table caption="Your projects" captionHidden columns={['Name', 'Slug', 'Shell', 'Created']}>
+            {projects.data.items.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <Link to={`/projects/${p.id}`}>{p.name}</Link>
+                </td>
+                <td>
+                  <code>{p.slug}</code>
+                </td>
+                <td>{p.shellEnabled ? 'on' : 'off'}</td>
+                <td>{formatTime(p.createdAt)}</td>
+              </tr>
+            ))}
+          </Table>
         )
       ) : null}
     </>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, saveSession, toApiError, type Session } from '../api/client';
-import { ErrorNote, Field, asError } from '../ui';
+import { ErrorNote, Field, useAction } from '../ui';
 
 // Checks the key or token with one call before keeping it: GET /v1/api-keys for a tenant, the tenant list for an operator.
 async function verify(session: Session): Promise<void> {
@@ -12,24 +12,14 @@ async function verify(session: Session): Promise<void> {
 export function SignInPage(props: { reason?: string; onSignedIn: (session: Session) => void }) {
   const [kind, setKind] = useState<Session['kind']>('tenant');
   const [token, setToken] = useState('');
-  const [error, setError] = useState<Error>();
-  const [busy, setBusy] = useState(false);
+  const signing = useAction();
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
+  const submit = signing.submit(async () => {
     const session = { kind, token: token.trim() };
-    try {
-      await verify(session);
-      saveSession(session);
-      props.onSignedIn(session);
-    } catch (e) {
-      setError(asError(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+    await verify(session);
+    saveSession(session);
+    props.onSignedIn(session);
+  });
 
   return (
     <main id="main" class="sign-in">
@@ -39,7 +29,7 @@ export function SignInPage(props: { reason?: string; onSignedIn: (session: Sessi
           {props.reason}
         </div>
       ) : null}
-      <form onSubmit={(event) => void submit(event)} class="card">
+      <form onSubmit={submit} class="card">
         <fieldset>
           <legend>Sign in as</legend>
           <label class="inline">
@@ -61,9 +51,9 @@ export function SignInPage(props: { reason?: string; onSignedIn: (session: Sessi
             onInput={(e) => setToken(e.currentTarget.value)}
           />
         </Field>
-        <ErrorNote error={error} label="Sign-in failed" />
-        <button type="submit" disabled={busy}>
-          {busy ? 'Checking…' : 'Sign in'}
+        <ErrorNote error={signing.error} label="Sign-in failed" />
+        <button type="submit" disabled={signing.busy}>
+          {signing.busy ? 'Checking…' : 'Sign in'}
         </button>
       </form>
     </main>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
-import { ErrorNote, Field, asError, formatTime, useLoad } from '../ui';
+import { ErrorNote, Field, ShownOnce, Table, asError, formatTime, useAction, useLoad } from '../ui';
 
 export const EXAMPLE_SKILL = JSON.stringify(
   {
@@ -23,99 +23,67 @@ export const EXAMPLE_SKILL = JSON.stringify(
 export function SkillsPage() {
   const skills = useLoad(() => call(api.GET('/v1/skills', { params: { query: { limit: 100 } } })), []);
   const [json, setJson] = useState(EXAMPLE_SKILL);
-  const [error, setError] = useState<Error>();
   const [registered, setRegistered] = useState<{ name: string; version: string; signingSecret?: string }>();
+  const action = useAction();
 
-  const register = async (event: Event) => {
-    event.preventDefault();
-    setError(undefined);
+  const register = action.submit(async () => {
     setRegistered(undefined);
     let body: unknown;
     try {
       body = JSON.parse(json);
     } catch (e) {
-      setError(new Error(`Not valid JSON: ${asError(e).message}`));
-      return;
+      throw new Error(`Not valid JSON: ${asError(e).message}`, { cause: e });
     }
-    try {
-      // The body is the skill as the tenant wrote it; the service vets it against the document's schema.
-      const skill = await call(api.POST('/v1/skills', { body: body as never }));
-      setRegistered(skill);
-      skills.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+    // The body is the skill as the tenant wrote it; the service vets it against the document's schema.
+    setRegistered(await call(api.POST('/v1/skills', { body: body as never })));
+    skills.reload();
+  });
 
-  const remove = async (skillId: string) => {
-    try {
+  const remove = (skillId: string) =>
+    action.run(async () => {
       await call(api.DELETE('/v1/skills/{skillId}', { params: { path: { skillId } } }));
       skills.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+    });
 
   return (
     <>
       <h1>Skills</h1>
       <section class="card" aria-labelledby="register-h">
         <h2 id="register-h">Register a skill</h2>
-        <form onSubmit={(event) => void register(event)}>
+        <form onSubmit={register}>
           <Field id="skill-json" label="Skill (JSON)" hint="name, version, description and tools (each with an inputSchema and an http or command executor), or an MCP source">
             <textarea id="skill-json" class="code" rows={16} spellcheck={false} value={json} aria-describedby="skill-json-hint" onInput={(e) => setJson(e.currentTarget.value)} />
           </Field>
-          <ErrorNote error={error} label="Not registered" />
+          <ErrorNote error={action.error} label="Not registered" />
           {registered ? (
-            <div class="note ok" role="status">
+            <ShownOnce label="Signing secret for its http endpoints (shown once)" secret={registered.signingSecret}>
               Registered <code>{registered.name}@{registered.version}</code>.
-              {registered.signingSecret ? (
-                <>
-                  {' '}
-                  Signing secret for its http endpoints (shown once): <code class="secret">{registered.signingSecret}</code>
-                </>
-              ) : null}
-            </div>
+            </ShownOnce>
           ) : null}
           <button type="submit">Register skill</button>
         </form>
       </section>
       <ErrorNote error={skills.error} />
       {skills.data ? (
-        <div class="table-wrap">
-          <table>
-            <caption>Registered skills</caption>
-            <thead>
-              <tr>
-                <th scope="col">Skill</th>
-                <th scope="col">Tools</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {skills.data.items.map((skill) => (
-                <tr key={skill.id}>
-                  <td>
-                    <code>
-                      {skill.name}@{skill.version}
-                    </code>
-                    <div class="hint">{skill.description}</div>
-                  </td>
-                  <td>{(skill.tools as Array<{ name?: string }>).map((t) => t.name).join(', ')}</td>
-                  <td>{formatTime(skill.updatedAt)}</td>
-                  <td>
-                    <button type="button" class="danger" aria-label={`Delete skill ${skill.name}`} onClick={() => void remove(skill.id)}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Registered skills" columns={['Skill', 'Tools', 'Updated']} actions>
+          {skills.data.items.map((skill) => (
+            <tr key={skill.id}>
+              <td>
+                <code>
+                  {skill.name}@{skill.version}
+                </code>
+                <div class="hint">{skill.description}</div>
+              </td>
+              <td>{(skill.tools as Array<{ name?: string }>).map((t) => t.name).join(', ')}</td>
+              <td>{formatTime(skill.updatedAt)}</td>
+              <td>
+                <button type="button" class="danger" aria-label={`Delete skill ${skill.name}`} onClick={() => void remove(skill.id)}>
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
     </>
   );

@@ -1,37 +1,31 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Tenant } from '../api/client';
-import { ErrorNote, Field, asError, formatTime, useLoad } from '../ui';
+import { ErrorNote, Field, ShownOnce, formatTime, useAction, useLoad } from '../ui';
 import { ApiKeyTable } from './api-key-table';
 
 export function TenantsPage() {
   const tenants = useLoad(() => call(api.GET('/v1/admin/tenants')), []);
   const [name, setName] = useState('');
-  const [error, setError] = useState<Error>();
+  const creating = useAction();
 
-  const create = async (event: Event) => {
-    event.preventDefault();
-    setError(undefined);
-    try {
-      await call(api.POST('/v1/admin/tenants', { body: { name } }));
-      setName('');
-      tenants.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+  const create = creating.submit(async () => {
+    await call(api.POST('/v1/admin/tenants', { body: { name } }));
+    setName('');
+    tenants.reload();
+  });
 
   return (
     <>
       <h1>Tenants</h1>
       <section class="card" aria-labelledby="new-tenant">
         <h2 id="new-tenant">New tenant</h2>
-        <form class="row" onSubmit={(event) => void create(event)}>
+        <form class="row" onSubmit={create}>
           <Field id="tenant-name" label="Name">
             <input id="tenant-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
           <button type="submit">Create tenant</button>
         </form>
-        <ErrorNote error={error} label="Not created" />
+        <ErrorNote error={creating.error} label="Not created" />
       </section>
       <ErrorNote error={tenants.error} />
       <ul class="plain">
@@ -49,39 +43,27 @@ function TenantCard(props: { tenant: Tenant; onDeleted: () => void }) {
   const keys = useLoad(() => call(api.GET('/v1/admin/tenants/{tenantId}/api-keys', { params: { path } })), [tenant.id]);
   const [keyName, setKeyName] = useState('');
   const [issued, setIssued] = useState<{ id: string; key: string }>();
-  const [error, setError] = useState<Error>();
+  const action = useAction();
 
-  const issue = async (event: Event) => {
-    event.preventDefault();
-    setError(undefined);
-    try {
-      const key = await call(api.POST('/v1/admin/tenants/{tenantId}/api-keys', { params: { path }, body: keyName ? { name: keyName } : {} }));
-      setIssued({ id: key.id, key: key.key });
-      setKeyName('');
-      keys.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+  const issue = action.submit(async () => {
+    const key = await call(api.POST('/v1/admin/tenants/{tenantId}/api-keys', { params: { path }, body: keyName ? { name: keyName } : {} }));
+    setIssued({ id: key.id, key: key.key });
+    setKeyName('');
+    keys.reload();
+  });
 
-  const revoke = async (keyId: string) => {
-    setError(undefined);
-    try {
+  const revoke = (keyId: string) =>
+    action.run(async () => {
       await call(api.DELETE('/v1/admin/tenants/{tenantId}/api-keys/{keyId}', { params: { path: { ...path, keyId } } }));
       keys.reload();
-    } catch (e) {
-      setError(asError(e));
-    }
-  };
+    });
 
   const remove = async () => {
     if (!window.confirm(`Delete tenant ${tenant.name} with its projects, skills and keys?`)) return;
-    try {
+    await action.run(async () => {
       await call(api.DELETE('/v1/admin/tenants/{tenantId}', { params: { path } }));
       props.onDeleted();
-    } catch (e) {
-      setError(asError(e));
-    }
+    });
   };
 
   return (
@@ -95,7 +77,7 @@ function TenantCard(props: { tenant: Tenant; onDeleted: () => void }) {
           Delete
         </button>
       </div>
-      <ErrorNote error={keys.error ?? error} />
+      <ErrorNote error={keys.error ?? action.error} />
       <ApiKeyTable
         caption={`API keys of ${tenant.name}`}
         keys={keys.data?.items ?? []}
@@ -103,17 +85,13 @@ function TenantCard(props: { tenant: Tenant; onDeleted: () => void }) {
         revokeClass="secondary"
         onRevoke={(key) => void revoke(key.id)}
       />
-      <form class="row" onSubmit={(event) => void issue(event)}>
+      <form class="row" onSubmit={issue}>
         <Field id={`key-name-${tenant.id}`} label="New key's name">
           <input id={`key-name-${tenant.id}`} value={keyName} placeholder="default" onInput={(e) => setKeyName(e.currentTarget.value)} />
         </Field>
         <button type="submit">Issue key</button>
       </form>
-      {issued ? (
-        <div class="note ok" role="status">
-          Key (shown once): <code class="secret">{issued.key}</code>
-        </div>
-      ) : null}
+      {issued ? <ShownOnce label="Key (shown once)" secret={issued.key} /> : null}
     </li>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type ApiError, call, toApiError, type Tool } from '../api/client';
-import { ErrorNote, asError, useLoad } from '../ui';
+import { ErrorNote, useAction, useLoad } from '../ui';
 import { SchemaForm, argumentsFrom, type JsonSchema } from './schema-form';
 
 export function ToolsTab(props: { projectId: string }) {
@@ -41,36 +41,26 @@ function TryIt(props: { projectId: string; tool: Tool }) {
   const schema = props.tool.inputSchema as JsonSchema;
   const [values, setValues] = useState<Record<string, string | boolean>>({});
   const [outcome, setOutcome] = useState<Outcome>();
-  const [error, setError] = useState<Error>();
-  const [busy, setBusy] = useState(false);
+  const running = useAction();
 
-  const run = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
+  const run = running.submit(async () => {
     setOutcome(undefined);
-    setError(undefined);
-    try {
-      const args = argumentsFrom(schema, values);
-      const { data, error: failure, response } = await api.POST('/v1/projects/{projectId}/tools/{toolName}/invoke', {
-        params: { path: { projectId: props.projectId, toolName: props.tool.name } },
-        body: { arguments: args },
-      });
-      if (!response.ok) setOutcome({ kind: 'refused', error: toApiError(failure, response) });
-      else setOutcome({ kind: 'result', status: response.status === 202 ? 'pending_approval' : ((data as { status?: string } | undefined)?.status ?? 'ok'), body: data });
-    } catch (e) {
-      setError(asError(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+    const args = argumentsFrom(schema, values);
+    const { data, error: failure, response } = await api.POST('/v1/projects/{projectId}/tools/{toolName}/invoke', {
+      params: { path: { projectId: props.projectId, toolName: props.tool.name } },
+      body: { arguments: args },
+    });
+    if (!response.ok) setOutcome({ kind: 'refused', error: toApiError(failure, response) });
+    else setOutcome({ kind: 'result', status: response.status === 202 ? 'pending_approval' : ((data as { status?: string } | undefined)?.status ?? 'ok'), body: data });
+  });
 
   return (
-    <form id={`try-${props.tool.name}`} class="try" onSubmit={(event) => void run(event)} aria-label={`Try ${props.tool.name}`}>
+    <form id={`try-${props.tool.name}`} class="try" onSubmit={run} aria-label={`Try ${props.tool.name}`}>
       <SchemaForm idPrefix={props.tool.name} schema={schema} values={values} onChange={setValues} />
-      <button type="submit" disabled={busy}>
-        {busy ? 'Running…' : `Invoke ${props.tool.name}`}
+      <button type="submit" disabled={running.busy}>
+        {running.busy ? 'Running…' : `Invoke ${props.tool.name}`}
       </button>
-      <ErrorNote error={error} />
+      <ErrorNote error={running.error} />
       <div aria-live="polite">
         {outcome?.kind === 'refused' ? (
           <div class="answer refused" data-testid="tool-answer">
