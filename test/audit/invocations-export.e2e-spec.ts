@@ -114,8 +114,10 @@ describe('the audit export', () => {
       let peak = start;
       const done = await streamExport(port, tenant, projectId, '', { onChunk: () => (peak = Math.max(peak, process.memoryUsage().rss)) });
       expect(done).toMatchObject({ status: 200, lines: 100_000, cancelled: false });
-      // Holding the export in memory would take over 220 MB; streaming it measured about 45 MB of heap slack.
-      expect((peak - start) / 2 ** 20).toBeLessThan(100);
+      // Holding the export in memory would take over 220 MB of JSON text alone (plus the rows it came from).
+      // Streaming measured 45-101 MB of growth: the client and the service share this process, and how far
+      // V8 grows the heap before collecting depends on what the Jest worker ran before this suite.
+      expect((peak - start) / 2 ** 20).toBeLessThan(150);
     }, 60_000);
 
     it('stops cleanly when the client goes away midway, and serves the next export in full', async () => {
