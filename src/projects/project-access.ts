@@ -24,9 +24,6 @@ export interface ProjectSettings {
 @Injectable()
 export class ProjectAccess {
   private readonly cache: TtlLruCache<string, ProjectSettings>;
-  // Bumped by every change: a load that began before one may have read the old row, so it is answered
-  // but not cached.
-  private generation = 0;
 
   constructor(
     private readonly repository: ProjectsRepository,
@@ -38,10 +35,7 @@ export class ProjectAccess {
     this.cache = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
     metrics.cache('projects', this.cache);
     changes.subscribe((tenantId, projectId) => this.forget(tenantId, projectId));
-    bus.onResync(() => {
-      this.generation++;
-      this.cache.clear();
-    });
+    bus.onResync(() => this.cache.clear());
   }
 
   // The project's settings, or 404 project_not_found: another tenant's project answers exactly like a
@@ -50,10 +44,11 @@ export class ProjectAccess {
     const key = cacheKey(tenantId, projectId);
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const generation = this.generation;
+    // A row read while the project changed is answered but not cached.
+    const version = this.cache.version;
     const settings = await this.repository.findSettings(tenantId, projectId);
     if (!settings) throw projectNotFound(projectId);
-    if (generation === this.generation) this.cache.set(key, settings);
+    this.cache.setIfUnchanged(version, key, settings);
     return settings;
   }
 
@@ -63,7 +58,6 @@ export class ProjectAccess {
   }
 
   private forget(tenantId: string, projectId: string): void {
-    this.generation++;
     this.cache.delete(cacheKey(tenantId, projectId));
   }
 }

@@ -36,9 +36,6 @@ export const skillSource = (skill: { name: string; version: string }) => `skill:
 @Injectable()
 export class SkillTools {
   private readonly byProject: TtlLruCache<string, SkillTool[]>;
-  // Bumped by every invalidation: a load that started before one may have read the old skills, so it is
-  // answered but not cached (it would otherwise hide the change until the TTL).
-  private generation = 0;
 
   constructor(
     private readonly repository: SkillsRepository,
@@ -60,20 +57,18 @@ export class SkillTools {
       if (projectId) this.forgetProjectHere(tenantId, projectId);
       else this.forgetTenantHere(tenantId);
     });
-    bus.onResync(() => {
-      this.generation++;
-      this.byProject.clear();
-    });
+    bus.onResync(() => this.byProject.clear());
   }
 
   async forProject(tenantId: string, projectId: string): Promise<SkillTool[]> {
     const key = `${tenantId}:${projectId}`;
     const cached = this.byProject.get(key);
     if (cached) return cached;
-    const generation = this.generation;
+    // Skills read while they changed are answered but not cached.
+    const version = this.byProject.version;
     const skills = await this.repository.enabledOnProject(tenantId, projectId);
     const tools = skills.flatMap((skill) => this.toolsOf(skill));
-    if (generation === this.generation) this.byProject.set(key, tools);
+    this.byProject.setIfUnchanged(version, key, tools);
     return tools;
   }
 
@@ -96,13 +91,11 @@ export class SkillTools {
   }
 
   // This instance only, for a change already carried by the bus (the project itself changed).
-  forgetProjectHere(tenantId: string, projectId: string): void {
-    this.generation++;
+  private forgetProjectHere(tenantId: string, projectId: string): void {
     this.byProject.delete(`${tenantId}:${projectId}`);
   }
 
   private forgetTenantHere(tenantId: string): void {
-    this.generation++;
     this.byProject.deleteWhere((_, key) => key.startsWith(`${tenantId}:`));
   }
 }

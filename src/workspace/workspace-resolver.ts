@@ -28,8 +28,6 @@ export class WorkspaceResolver {
   private readonly cache: TtlLruCache<string, ResolvedWorkspace>;
   // Projects already warned about falling back to the working directory (bounded like the cache).
   private readonly warnedCwd: TtlLruCache<string, true>;
-  // Bumped by every invalidation: a resolution that began before one is answered but not cached.
-  private generation = 0;
 
   constructor(
     private readonly projects: ProjectAccess,
@@ -42,28 +40,25 @@ export class WorkspaceResolver {
     changes.subscribe((tenantId, projectId) => this.invalidate(tenantId, projectId));
     const { cacheTtlMs, cacheMaxEntries } = config.workspace;
     this.cache = new TtlLruCache(cacheTtlMs, cacheMaxEntries);
-    bus.onResync(() => {
-      this.generation++;
-      this.cache.clear();
-    });
+    bus.onResync(() => this.cache.clear());
     this.warnedCwd = new TtlLruCache(Number.MAX_SAFE_INTEGER, cacheMaxEntries);
     metrics.cache('workspaces', this.cache);
   }
 
   async resolve(tenantId: string, projectId: string): Promise<ResolvedWorkspace> {
-    const generation = this.generation;
+    // Read before the project's settings: a resolution that overlapped a change is answered but not cached.
+    const version = this.cache.version;
     const { workspacePath } = await this.projects.settings(tenantId, projectId);
     const key = cacheKey(tenantId, projectId);
     const cached = this.cache.get(key);
     if (cached) return cached;
     const resolved = await this.resolveUncached(projectId, workspacePath);
-    if (generation === this.generation) this.cache.set(key, resolved);
+    this.cache.setIfUnchanged(version, key, resolved);
     this.sweeper.sweepOnce(resolved.path);
     return resolved;
   }
 
   invalidate(tenantId: string, projectId: string): void {
-    this.generation++;
     this.cache.delete(cacheKey(tenantId, projectId));
   }
 

@@ -38,4 +38,18 @@ describe('TtlLruCache', () => {
     cache.get('a');
     expect({ hits: cache.hits, misses: cache.misses }).toEqual({ hits: 2, misses: 2 });
   });
+
+  it('does not store a value loaded across a delete, a deleteWhere or a clear (it may be the old one)', () => {
+    const cache = new TtlLruCache<string, number>(10_000, 10);
+    for (const invalidate of [() => cache.delete('a'), () => cache.deleteWhere(() => false), () => cache.clear()]) {
+      const version = cache.version;
+      invalidate();
+      cache.setIfUnchanged(version, 'a', 1);
+      expect(cache.get('a')).toBeUndefined();
+    }
+    const version = cache.version;
+    cache.set('other', 2); // storing is not an invalidation
+    cache.setIfUnchanged(version, 'a', 1);
+    expect(cache.get('a')).toBe(1);
+  });
 });

@@ -5,6 +5,10 @@ export class TtlLruCache<K, V> {
   // Lookups answered and not (absent or expired), read by the metrics when scraped.
   hits = 0;
   misses = 0;
+  // Bumped by every delete and clear. A caller that loads a value across an await reads `version` first and
+  // stores with setIfUnchanged: a load that overlapped an invalidation may hold the old value, so it is
+  // answered but not cached (it would otherwise hide the change until the TTL).
+  private invalidations = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -38,15 +42,26 @@ export class TtlLruCache<K, V> {
     }
   }
 
+  get version(): number {
+    return this.invalidations;
+  }
+
+  setIfUnchanged(version: number, key: K, value: V): void {
+    if (version === this.invalidations) this.set(key, value);
+  }
+
   delete(key: K): void {
+    this.invalidations++;
     this.entries.delete(key);
   }
 
   deleteWhere(predicate: (value: V, key: K) => boolean): void {
+    this.invalidations++;
     for (const [key, entry] of this.entries) if (predicate(entry.value, key)) this.entries.delete(key);
   }
 
   clear(): void {
+    this.invalidations++;
     this.entries.clear();
   }
 
