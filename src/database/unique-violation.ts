@@ -15,5 +15,5 @@ export async function orUniqueTaken<T>(write: Promise<T>): Promise<T | UniqueTak
   }
 }
 
-export const isUniqueViolation = (error: unknown): boolean =>
+const isUniqueViolation = (error: unknown): boolean =>
   error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';

@@ -105,7 +105,8 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
       if ((req.method !== 'GET' && req.method !== 'HEAD') || !isConsolePath(req.url)) return next();
       const answer = consoleFiles.answer(req.url!);
       res.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
-      res.end(req.method === 'HEAD' ? undefined : answer.body);
+      // Node's server sends no body for HEAD whatever is written.
+      res.end(answer.body);
     },
   );
   app.useBodyParser('json', { limit: config.bodyLimitBytes });

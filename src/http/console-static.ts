@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 // The operator console: the files `npm run build` writes to dist/console (console/ holds the sources).
 // From src/http (tests) and dist/http (the built service) alike, the package root is two levels up.
 export const CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', import.meta.url));
-export const CONSOLE_PREFIX = '/console';
+const CONSOLE_PREFIX = '/console';
 
 // The page loads only its own scripts and styles and talks only to this origin: no inline script, no eval.
-export const CONSOLE_CSP = [
+const CONSOLE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -31,7 +31,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
 // What holds for every route by construction rather than by decorator: the 3.1 schema dialect, the explicit
 // empty security of public routes, the 400 of the validation pipe and body parser, and the one error shape
 // of the global filter for any status a route does not list (500 internal_error, 413, 415 ...).
-export function finishDocument(document: OpenAPIObject): OpenAPIObject {
+function finishDocument(document: OpenAPIObject): OpenAPIObject {
   // package.json's license; UNLICENSED has neither an SPDX identifier nor a URL to give.
   document.info.license = { name: pkg.license };
   delete document.info.contact;

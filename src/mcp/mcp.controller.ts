@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, Param, Post, Res } from '@nestjs/common';
-import { ApiBody, type ApiResponseSchemaHost, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import { ApiBody, type ApiResponseSchemaHost, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
@@ -61,7 +61,6 @@ export class McpController {
   @ApiResponse({ status: 400, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: not a JSON-RPC message (a parse or invalid-request error)' })
   @ApiResponse({ status: 406, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: the Accept header must list application/json and text/event-stream' })
   @ApiResponse({ status: 415, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: the body must be application/json' })
-  @ApiTooManyRequestsResponse({ type: ErrorResponseDto, description: 'rate_limited, with Retry-After' })
   post(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,

@@ -221,7 +221,8 @@ export class Metrics {
 
   async render(): Promise<string> {
     const [own, node] = await Promise.all([this.registry.metrics(), this.defaults?.metrics() ?? '']);
-    return own.endsWith('\n') || own === '' ? own + node : `${own}\n${node}`;
+    // prom-client's text always ends with a newline, so the two concatenate as they are.
+    return own + node;
   }
 
   get contentType(): string {

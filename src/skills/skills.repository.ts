@@ -3,7 +3,7 @@ import { afterCursor, type CursorPosition } from '../common/pagination/cursor.js
 import { SecretBox } from '../common/secrets/secret-box.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
-import { orUniqueTaken, type UniqueTaken } from '../database/unique-violation.js';
+import { orUniqueTaken, UNIQUE_TAKEN, type UniqueTaken } from '../database/unique-violation.js';
 import type { Prisma, Skill } from '../generated/prisma/client.js';
 import type { SkillToolSpec } from './skill-compiler.js';
 import { openHeaders, sealHeaders } from './skill-secrets.js';
@@ -22,7 +22,6 @@ export type SkillRecord = Omit<Skill, 'tools'> & { tools: SkillToolSpec[] };
 // writes inside that transaction. The lock serialises enables on one project, so two concurrent ones cannot
 // both pass the name-collision check.
 export interface LockedProject {
-  readonly projectId: string;
   enabledSkills(): Promise<SkillRecord[]>;
   findSkill(skillId: string): Promise<SkillRecord | null>;
   isEnabled(skillId: string): Promise<boolean>;
@@ -50,7 +49,7 @@ export class SkillsRepository {
         data: { tenantId, ...this.sealed(fields), signingSecret: this.box.seal(signingSecret) },
       }),
     );
-    return typeof row === 'symbol' ? row : this.opened(row);
+    return row === UNIQUE_TAKEN ? row : this.opened(row);
   }
 
   async listPage(tenantId: string, limit: number, after: CursorPosition | null): Promise<SkillRecord[]> {
@@ -150,7 +149,6 @@ export class SkillsRepository {
 
   private locked(tenantId: string, projectId: string, tx: Tx): LockedProject {
     return {
-      projectId,
       enabledSkills: () => this.enabledOnProject(tenantId, projectId, tx),
       findSkill: (skillId) => this.findById(tenantId, skillId, tx),
       isEnabled: (skillId) => tx.projectSkill.count({ where: { projectId, skillId } }).then((n) => n > 0),

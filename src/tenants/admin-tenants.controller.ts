@@ -10,6 +10,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { AdminAuth } from '../common/auth/auth.decorators.js';
+import { API_KEY_ID, TENANT_ID } from '../common/http/api-params.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import {
   ApiKeyListResponseDto,
@@ -21,9 +22,6 @@ import {
 } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TenantsService } from './tenants.service.js';
-
-const TENANT_ID = { name: 'tenantId', format: 'uuid' };
-const KEY_ID = { name: 'keyId', format: 'uuid' };
 
 @ApiTags('admin')
 @AdminAuth()
@@ -81,7 +79,7 @@ export class AdminTenantsController {
   @HttpCode(204)
   @ApiOperation({ operationId: 'revokeTenantApiKey', summary: "Revoke one of a tenant's API keys" })
   @ApiParam(TENANT_ID)
-  @ApiParam(KEY_ID)
+  @ApiParam(API_KEY_ID)
   @ApiNoContentResponse({ description: 'The key no longer authenticates' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'api_key_not_found' })
   async revokeKey(@Param('tenantId') tenantId: string, @Param('keyId') keyId: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { API_KEY_ID } from '../common/http/api-params.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { ApiKeyListResponseDto, CreateApiKeyDto, CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -29,7 +30,7 @@ export class ApiKeysController {
   @Delete(':keyId')
   @HttpCode(204)
   @ApiOperation({ operationId: 'revokeApiKey', summary: "Revoke one of the caller's API keys (the caller's own included)" })
-  @ApiParam({ name: 'keyId', format: 'uuid' })
+  @ApiParam(API_KEY_ID)
   @ApiNoContentResponse({ description: 'The key no longer authenticates' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'api_key_not_found' })
   async revoke(@CurrentTenant() tenant: Tenant, @Param('keyId') keyId: string): Promise<void> {

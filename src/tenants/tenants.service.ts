@@ -28,16 +28,20 @@ export class TenantsService {
   }
 
   async issueKey(tenantId: string, name: string): Promise<CreatedApiKeyResponseDto> {
-    if (!(await this.tenants.findById(tenantId))) throw tenantNotFound(tenantId);
+    await this.assertExists(tenantId);
     return this.apiKeys.issue(tenantId, name);
   }
 
   async listKeys(tenantId: string): Promise<ApiKeyListResponseDto> {
-    if (!(await this.tenants.findById(tenantId))) throw tenantNotFound(tenantId);
+    await this.assertExists(tenantId);
     return this.apiKeys.list(tenantId);
   }
 
   isEmpty(): Promise<boolean> {
     return this.tenants.count().then((n) => n === 0);
+  }
+
+  private async assertExists(tenantId: string): Promise<void> {
+    if (!(await this.tenants.findById(tenantId))) throw tenantNotFound(tenantId);
   }
 }

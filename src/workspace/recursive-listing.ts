@@ -16,10 +16,11 @@ export async function listRecursively(
   signal?: AbortSignal,
 ): Promise<ListWorkspaceResult> {
   const payload: ListWorkspaceRecursivePayload = { root, path, options };
+  const inPool = async () => columnsToListing(await pool.run('listWorkspaceRecursive', payload, { signal }));
   // A glob may keep few entries of a large tree: the inline budget counts entries kept, so it goes to the pool.
-  if (options.glob) return columnsToListing(await pool.run('listWorkspaceRecursive', payload, { signal }));
+  if (options.glob) return inPool();
   const inlineLimit = Math.min(options.limit, INLINE_LISTING_ENTRIES);
   const inline = await listWorkspace(root, path, { ...options, recursive: true, limit: inlineLimit });
   if (!inline.truncated || options.limit <= inlineLimit) return inline;
-  return columnsToListing(await pool.run('listWorkspaceRecursive', payload, { signal }));
+  return inPool();
 }

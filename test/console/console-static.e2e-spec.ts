@@ -59,10 +59,12 @@ describe('the console at /console', () => {
     expect(dotted.status).toBe(404);
   });
 
-  it('answers HEAD with the headers and no body', async () => {
-    const res = await t.http.head(`/console/assets/${script}`).expect(200);
-    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
-    expect(res.text ?? '').toBe('');
+  it('answers HEAD with the headers a GET has, the length included', async () => {
+    const head = await t.http.head(`/console/assets/${script}`).expect(200);
+    const get = await t.http.get(`/console/assets/${script}`).expect(200);
+    expect(head.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+    expect(Number(head.headers['content-length'])).toBeGreaterThan(0);
   });
 
   it('leaves the API behind its authentication', async () => {

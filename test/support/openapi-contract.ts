@@ -74,7 +74,10 @@ export class OpenApiContract {
     for (const [path, item] of Object.entries(document.paths)) {
       for (const method of METHODS) {
         const operation = item[method];
-        if (operation) this.operations.set(operation.operationId, { method, path, operation });
+        if (!operation) continue;
+        // Keyed by id: a second operation with the same id would hide the first from every check.
+        if (this.operations.has(operation.operationId)) throw new Error(`operationId ${operation.operationId} is used twice`);
+        this.operations.set(operation.operationId, { method, path, operation });
       }
     }
   }

@@ -1,12 +1,8 @@
-import { api, toApiError } from '../api/client';
+import { api, call } from '../api/client';
 import { ErrorNote, useLoad } from '../ui';
 
 export function HealthPage() {
-  const ready = useLoad(async () => {
-    const { data, error, response } = await api.GET('/health/ready');
-    if (!response.ok) throw toApiError(error, response);
-    return data!;
-  }, []);
+  const ready = useLoad(() => call(api.GET('/health/ready')), []);
   const sandbox = ready.data?.commandSandbox;
   return (
     <>

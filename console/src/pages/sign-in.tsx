@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks';
-import { api, saveSession, toApiError, type Session } from '../api/client';
+import { api, call, saveSession, type Session } from '../api/client';
 import { ErrorNote, Field, useAction } from '../ui';
 
 // Checks the key or token with one call before keeping it: GET /v1/api-keys for a tenant, the tenant list for an operator.
 async function verify(session: Session): Promise<void> {
   const headers = { Authorization: `Bearer ${session.token}`, 'X-Console-Sign-In': '1' };
-  const { error, response } = session.kind === 'tenant' ? await api.GET('/v1/api-keys', { headers }) : await api.GET('/v1/admin/tenants', { headers });
-  if (!response.ok) throw toApiError(error, response);
+  if (session.kind === 'tenant') await call(api.GET('/v1/api-keys', { headers }));
+  else await call(api.GET('/v1/admin/tenants', { headers }));
 }
 
 export function SignInPage(props: { reason?: string; onSignedIn: (session: Session) => void }) {

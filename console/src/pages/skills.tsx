@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
 import { ErrorNote, Field, ShownOnce, Table, asError, formatTime, useAction, useLoad } from '../ui';
 
-export const EXAMPLE_SKILL = JSON.stringify(
+const EXAMPLE_SKILL = JSON.stringify(
   {
     name: 'weather',
     version: '1.0.0',

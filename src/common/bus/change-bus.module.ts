@@ -6,7 +6,7 @@ import { PostgresChangeBus } from './postgres-change-bus.js';
 
 // The bus follows the database the instances share: LISTEN/NOTIFY on PostgreSQL, in-process on PGlite
 // (which one process owns). The driver decides, not DATABASE_URL, so a test's injected driver counts.
-export function createChangeBus(config: AppConfig, driver: DatabaseDriver): ChangeBus {
+function createChangeBus(config: AppConfig, driver: DatabaseDriver): ChangeBus {
   const { mode, channel } = config.changeBus;
   if (mode === 'in-process' || (mode === 'auto' && driver.kind !== 'postgres')) return new InProcessChangeBus();
   if (!driver.newClient) throw new Error('CHANGE_BUS=postgres needs a PostgreSQL DATABASE_URL');

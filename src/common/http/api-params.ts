@@ -4,4 +4,6 @@ import type { ApiParamOptions } from '@nestjs/swagger';
 export const PROJECT_ID: ApiParamOptions = { name: 'projectId', format: 'uuid', description: 'The project' };
 export const INVOCATION_ID: ApiParamOptions = { name: 'invocationId', format: 'uuid', description: 'The invocation (audit row) id' };
 export const SKILL_ID: ApiParamOptions = { name: 'skillId', format: 'uuid' };
+export const TENANT_ID: ApiParamOptions = { name: 'tenantId', format: 'uuid' };
+export const API_KEY_ID: ApiParamOptions = { name: 'keyId', format: 'uuid' };
 export const TOOL_NAME: ApiParamOptions = { name: 'toolName', example: 'read_file', description: 'A built-in tool or one of the project’s skill tools' };

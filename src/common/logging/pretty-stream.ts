@@ -21,7 +21,7 @@ export function logDestination(format: AppConfig['logFormat'], out: Output = pro
 
 // One readable line per JSON line: time, level, [context], message, then the other fields as key=value;
 // an error's stack follows on its own lines. Only the terminal pays for parsing the line again.
-export function prettyLines(out: Output, colors: boolean): DestinationStream {
+function prettyLines(out: Output, colors: boolean): DestinationStream {
   return {
     write(line: string) {
       for (const text of line.split('\n')) if (text) out.write(`${formatLine(text, colors)}\n`);

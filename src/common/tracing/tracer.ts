@@ -23,13 +23,7 @@ export async function shutdownTracing(): Promise<void> {
 }
 
 // The trace id of the span this code runs in, for the audit row and the log lines; null when tracing is off.
-export function currentTraceId(): string | null {
-  if (!enabled) return null;
-  const span = trace.getActiveSpan();
-  if (span === undefined) return null;
-  const spanContext = span.spanContext();
-  return isSpanContextValid(spanContext) ? spanContext.traceId : null;
-}
+export const currentTraceId = (): string | null => currentSpanIds()?.traceId ?? null;
 
 export function currentSpanIds(): { traceId: string; spanId: string } | null {
   if (!enabled) return null;

@@ -38,7 +38,7 @@ interface StreamInterest {
 // Keeps idle proxies from closing a quiet stream.
 const HEARTBEAT_MS = 15_000;
 // Events kept per streamed project for Last-Event-ID resume.
-export const RESUME_BUFFER_EVENTS = 500;
+const RESUME_BUFFER_EVENTS = 500;
 // An instance with a stream open on a project says so this often; the others publish that project's events
 // for INTEREST_TTL_MS after the last word. After its last stream closes, an instance keeps saying so for
 // RESUME_GRACE_MS, so a client that reconnects (to any instance) resumes without a gap.

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createPostgresDriver } from '../../../src/database/database-driver.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
-import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
+import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
 import { callTool, EventStream, listen } from '../tools/tool-test-kit.js';
 import { commandTool, enableSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
@@ -182,8 +182,11 @@ describeOnPostgres(title, () => {
 
   it("B's bus connection killed: it reconnects; cut for longer, /health/ready says so, and a key revoked meanwhile is refused once it is back", async () => {
     const busOf = async (app: TestApp) => (await app.http.get('/health/ready').expect(200)).body.changeBus;
-    const busMetric = async (app: TestApp, name: string) =>
-      sampleValue(parsePrometheusText((await app.http.get('/metrics').set({ Authorization: `Bearer ${METRICS_TOKEN}` }).expect(200)).text), name, {});
+    const busMetric = async (app: TestApp, name: string) => {
+      const samples = parsePrometheusText((await app.http.get('/metrics').set({ Authorization: `Bearer ${METRICS_TOKEN}` }).expect(200)).text).get(name)?.samples;
+      expect(samples).toHaveLength(1);
+      return samples![0].value;
+    };
     const before = await busOf(b);
     const pid = async () =>
       (await database.driver.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [`toolgate-bus-${before.instanceId}`]))[0]?.pid;

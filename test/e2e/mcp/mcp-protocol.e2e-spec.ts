@@ -1,6 +1,8 @@
+import { jest } from '@jest/globals';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { McpEndpointService } from '../../../src/mcp/mcp-endpoint.service.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { listen } from '../tools/tool-test-kit.js';
 
@@ -32,6 +34,18 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
   });
   afterAll(() => t.close());
 
+  // Which path answered: the SDK's builds a Server for the message, the direct path never does.
+  let sdkServers: ReturnType<typeof jest.spyOn>;
+  beforeEach(() => {
+    sdkServers = jest.spyOn(McpEndpointService.prototype as unknown as { serverFor: () => unknown }, 'serverFor');
+  });
+  afterEach(() => sdkServers.mockRestore());
+  const sdkAnswered = () => {
+    const n = sdkServers.mock.calls.length;
+    sdkServers.mockClear();
+    return n;
+  };
+
   const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
   const post = async (message: unknown, headers: Record<string, string> = {}): Promise<Answer> => {
     const res = await fetch(url, { method: 'POST', headers: { ...HEADERS, ...tenant.auth, ...headers }, body: typeof message === 'string' ? message : JSON.stringify(message) });
@@ -49,6 +63,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
   it('negotiates the protocol revision on initialize as the SDK does: the client’s when supported, else the latest', async () => {
     const params = (protocolVersion: string) => ({ protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
     const supported = await post(request(1, 'initialize', params('2025-03-26')), { 'mcp-protocol-version': '' });
+    expect(sdkAnswered()).toBe(0);
     expect(supported.status).toBe(200);
     expect(supported.contentType).toMatch(/^application\/json/);
     expect(supported.body).toEqual({
@@ -58,7 +73,9 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     });
     const unknown = await post(request('init-2', 'initialize', params('1999-01-01')));
     expect(unknown.body).toMatchObject({ id: 'init-2', result: { protocolVersion: LATEST_PROTOCOL_VERSION } });
+    expect(sdkAnswered()).toBe(0);
     expect(supported.body).toEqual((await throughSdk(request(1, 'initialize', params('2025-03-26')))).body);
+    expect(sdkAnswered()).toBe(1);
     // An initialize the SDK's schema refuses (no clientInfo) is its error, not a result.
     const invalid = await post(request(3, 'initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {} }));
     expect(invalid.body).toEqual(refusedBySdk(3));
@@ -68,12 +85,15 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     expect((await post(request('p', 'ping'))).body).toEqual({ jsonrpc: '2.0', id: 'p', result: {} });
     const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
     expect({ status: notification.status, text: notification.text }).toEqual({ status: 202, text: '' });
+    expect(sdkAnswered()).toBe(0);
   });
 
   it('answers a tools/call the same on its own and in a batch of one (the SDK’s path), ids kept as sent', async () => {
     const message = request('call-7', 'tools/call', { name: 'read_file', arguments: { path: 'a.txt' } });
     const single = await post(message);
+    expect(sdkAnswered()).toBe(0);
     const sdk = await throughSdk(message);
+    expect(sdkAnswered()).toBe(1);
     expect(single.status).toBe(200);
     expect(single.body).toMatchObject({ jsonrpc: '2.0', id: 'call-7', result: { structuredContent: { content: 'one\ntwo\n' } } });
     expect({ ...single.body, result: withoutInvocationId(single.body.result) }).toEqual({ ...sdk.body, result: withoutInvocationId(sdk.body.result) });
