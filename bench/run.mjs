@@ -58,6 +58,7 @@ const SCENARIOS = {
   invalid_args: 'invalid arguments refused ({"path": 5})',
   tool_listing: 'tool listing',
   list_files: 'list_files, 10,000-file tree (recursive, limit 10000)',
+  list_files_details: 'list_files with details (size, modified), same tree',
   read_file_100k: 'read_file, 100 KiB file',
   write_file_100k: 'write_file, 100 KiB file',
   edit_file: 'edit_file, one edit in a 100 KiB file',
@@ -307,6 +308,8 @@ function toolgateLoads(service, tenant, projectId = tenant.projectId) {
     },
     tool_listing: { url: `${service.baseUrl}/v1/projects/${projectId}/tools`, headers, expectStatus: 200 },
     list_files: post('list_files', { path: TREE_DIR, recursive: true, limit: LISTED_ENTRIES }),
+    // An lstat per entry, through the confined /proc/self/fd path.
+    list_files_details: post('list_files', { path: TREE_DIR, recursive: true, limit: LISTED_ENTRIES, details: true }),
     read_file_100k: post('read_file', { path: `${EDIT_DIR}/read.txt` }),
     write_file_100k: post('write_file', { path: `${EDIT_DIR}/written.txt`, content: EDIT_CONTENT.text }),
     edit_file: editLoad(post('edit_file', null), EDIT_FILES),
@@ -443,6 +446,7 @@ async function measureToolgate(service, key, ctx) {
   await measure(key, service, 'invalid_args', load(loads.invalid_args));
   await measure(key, service, 'tool_listing', load(loads.tool_listing), { tools });
   await measure(key, service, 'list_files', load(loads.list_files));
+  await measure(key, service, 'list_files_details', load(loads.list_files_details));
   await measure(key, service, 'read_file_100k', load(loads.read_file_100k));
   await measure(key, service, 'write_file_100k', load(loads.write_file_100k));
   await measure(key, service, 'edit_file', load(loads.edit_file));
@@ -677,7 +681,7 @@ function render(meta, targets) {
       '',
     );
   }
-  const order = ['read_file', 'mcp_read_file', 'mcp_read_file_raw', 'invalid_args', 'tool_listing', 'list_files', 'read_file_100k', 'write_file_100k', 'edit_file', 'search_files', 'read_file_large', 'tool_listing_large', 'shell_true'];
+  const order = ['read_file', 'mcp_read_file', 'mcp_read_file_raw', 'invalid_args', 'tool_listing', 'list_files', 'list_files_details', 'read_file_100k', 'write_file_100k', 'edit_file', 'search_files', 'read_file_large', 'tool_listing_large', 'shell_true'];
   const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'mcpHttp', 'express', 'fastify', 'fastifyLarge', 'shellSandboxed', 'shellUnsandboxed'];
   const body = [];
   for (const scenario of order) {

@@ -120,14 +120,16 @@ describe('WorkerPool', () => {
       );
     }
     await symlink('..', join(root, 'tree', 'dir-00', 'loop'));
-    const options = { limit: 10_000, maxDepth: 10 };
-
-    const viaPool = columnsToListing(await pool.run('listWorkspaceRecursive', { root, path: 'tree', options }));
-    expect(viaPool.truncated).toBe(false);
-    expect(viaPool.entries).toHaveLength(30 + 3000 + 1);
-    expect(viaPool.entries[0].path).toBe('tree/dir-00');
-    expect(viaPool.entries.at(-1)!.path).toBe('tree/dir-29/file-099.txt');
-    expect(viaPool).toEqual(await listWorkspace(root, 'tree', { ...options, recursive: true }));
+    for (const details of [false, true]) {
+      const options = { limit: 10_000, maxDepth: 10, details };
+      const viaPool = columnsToListing(await pool.run('listWorkspaceRecursive', { root, path: 'tree', options }));
+      expect(viaPool.truncated).toBe(false);
+      expect(viaPool.entries).toHaveLength(30 + 3000 + 1);
+      expect(viaPool.entries[0].path).toBe('tree/dir-00');
+      expect(viaPool.entries.at(-1)!.path).toBe('tree/dir-29/file-099.txt');
+      expect(viaPool.entries.at(-1)!.size).toBe(details ? '29/99'.length : undefined);
+      expect(viaPool).toEqual(await listWorkspace(root, 'tree', { ...options, recursive: true }));
+    }
   }, 30_000);
 
   it('hashes a confined file on a worker thread', async () => {

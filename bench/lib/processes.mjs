@@ -66,24 +66,14 @@ export function readChildrenCpuMs(pid) {
 }
 
 // Where a process's CPU went: its main thread (the event loop, in Node) and all its other threads together
-// (worker threads, libuv's pool, V8's GC and compiler threads). Threads that ended since the last reading
-// are missing from `others`, which can only understate it.
+// (worker threads, libuv's pool, V8's GC and compiler threads). `others` is the whole process's time less
+// the main thread's, so a thread that ended between two readings (a pool thread idle too long, or
+// terminated at a call's deadline) still counts.
 export function readThreadCpuMs(pid) {
-  let main = null;
-  let others = 0;
-  let tids;
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return null;
-  }
-  for (const tid of tids) {
-    const ms = cpuMsOf(`/proc/${pid}/task/${tid}/stat`);
-    if (ms == null) continue;
-    if (tid === String(pid)) main = ms;
-    else others += ms;
-  }
-  return main == null ? null : { main, others };
+  const main = cpuMsOf(`/proc/${pid}/task/${pid}/stat`);
+  const total = readProcessCpuMs(pid);
+  if (main == null || total == null) return null;
+  return { main, others: Math.max(0, total - main) };
 }
 
 // CPU of every PostgreSQL process on this machine (the server the service writes to, when it is local), by

@@ -1,6 +1,8 @@
 import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
 import { columnsToListing, type ListWorkspaceRecursivePayload, type WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
-import { listWorkspace, type ListWorkspaceOptions, type ListWorkspaceResult } from './fs/workspace-fs.js';
+import { listWorkspace, type DetailedWorkspaceEntry, type ListWorkspaceOptions, type ListWorkspaceResult } from './fs/workspace-fs.js';
+
+type RecursiveListingOptions = Omit<ListWorkspaceOptions, 'recursive' | 'blocking'>;
 
 // Entries walked on the event loop before a listing moves to the worker pool.
 export const INLINE_LISTING_ENTRIES = 256;
@@ -8,11 +10,25 @@ export const INLINE_LISTING_ENTRIES = 256;
 // Most recursive listings are small: walking them inline costs less than a trip to the pool, where they
 // would queue behind the big ones. A tree with more entries than the inline budget is walked again, in
 // full, in the pool, so a big walk never holds the event loop.
+export function listRecursively(
+  pool: WorkerPool<WorkspaceWorkerTasks>,
+  root: string,
+  path: string,
+  options: RecursiveListingOptions & { details: true },
+  signal?: AbortSignal,
+): Promise<ListWorkspaceResult<DetailedWorkspaceEntry>>;
+export function listRecursively(
+  pool: WorkerPool<WorkspaceWorkerTasks>,
+  root: string,
+  path: string,
+  options: RecursiveListingOptions,
+  signal?: AbortSignal,
+): Promise<ListWorkspaceResult>;
 export async function listRecursively(
   pool: WorkerPool<WorkspaceWorkerTasks>,
   root: string,
   path: string,
-  options: Omit<ListWorkspaceOptions, 'recursive' | 'blocking'>,
+  options: RecursiveListingOptions,
   signal?: AbortSignal,
 ): Promise<ListWorkspaceResult> {
   const payload: ListWorkspaceRecursivePayload = { root, path, options };

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
-import { deleteWorkspacePath } from './fs/workspace-fs.js';
+import { deleteWorkspacePath, statWorkspacePath, WorkspaceFsError } from './fs/workspace-fs.js';
 import { isWriteTempName } from './fs/workspace-file.writer.js';
 import { MAX_DEPTH } from './fs/workspace-tree.walker.js';
 import { listRecursively } from './recursive-listing.js';
@@ -34,14 +34,23 @@ export class StaleTempSweeper {
 
   // Resolves with the paths it removed.
   async sweep(workspace: string, now = Date.now()): Promise<string[]> {
+    // Names and types only: the few temporary files among them are then stat'ed one by one.
     const listing = await listRecursively(this.pool, workspace, '.', { includeHidden: true, maxDepth: MAX_DEPTH, limit: MAX_SWEPT_ENTRIES });
     const removed: string[] = [];
     for (const entry of listing.entries) {
-      if (entry.type !== 'file' || !isWriteTempName(entry.name) || now - Date.parse(entry.modified) < STALE_AFTER_MS) continue;
+      if (entry.type !== 'file' || !isWriteTempName(entry.name)) continue;
+      const stat = await statWorkspacePath(workspace, entry.path, { followSymlinks: false }).catch(vanished);
+      if (stat === null || stat.type !== 'file' || now - Date.parse(stat.modified) < STALE_AFTER_MS) continue;
       await deleteWorkspacePath(workspace, entry.path);
       removed.push(entry.path);
     }
     if (removed.length > 0) this.logger.log(`Removed ${removed.length} temporary file(s) left by interrupted writes in ${workspace}`);
     return removed;
   }
+}
+
+// A file removed since the walk saw it is simply not swept.
+function vanished(error: unknown): null {
+  if (error instanceof WorkspaceFsError && error.code === 'not_found') return null;
+  throw error;
 }

@@ -25,8 +25,9 @@ export class WorkspaceBrowserService {
   async list(tenantId: string, projectId: string, path = '', recursive = false): Promise<WorkspaceListingDto> {
     const { path: root } = await this.resolver.resolve(tenantId, projectId);
     return asHttpError(() => {
-      if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT });
-      return listRecursively(this.pool, root, path, { limit: LISTING_LIMIT });
+      // The dashboard shows sizes and times.
+      if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT, details: true });
+      return listRecursively(this.pool, root, path, { limit: LISTING_LIMIT, details: true });
     });
   }
 

@@ -29,43 +29,50 @@ export interface ListingColumns {
   names: string[];
   paths: string[];
   types: WorkspaceEntry['type'][];
-  sizes: Float64Array;
-  modified: string[];
+  // With `details` only.
+  sizes?: Float64Array;
+  modified?: string[];
 }
 
-export function listingToColumns({ path, truncated, entries }: ListWorkspaceResult): ListingColumns {
+export function listingToColumns({ path, truncated, entries }: ListWorkspaceResult, details: boolean): ListingColumns {
   const n = entries.length;
-  const columns: ListingColumns = {
-    path,
-    truncated,
-    names: new Array<string>(n),
-    paths: new Array<string>(n),
-    types: new Array<WorkspaceEntry['type']>(n),
-    sizes: new Float64Array(n),
-    modified: new Array<string>(n),
-  };
+  const names = new Array<string>(n);
+  const paths = new Array<string>(n);
+  const types = new Array<WorkspaceEntry['type']>(n);
   for (let i = 0; i < n; i++) {
     const e = entries[i];
-    columns.names[i] = e.name;
-    columns.paths[i] = e.path;
-    columns.types[i] = e.type;
-    columns.sizes[i] = e.size;
-    columns.modified[i] = e.modified;
+    names[i] = e.name;
+    paths[i] = e.path;
+    types[i] = e.type;
   }
-  return columns;
+  if (!details) return { path, truncated, names, paths, types };
+  const sizes = new Float64Array(n);
+  const modified = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    sizes[i] = entries[i].size!;
+    modified[i] = entries[i].modified!;
+  }
+  return { path, truncated, names, paths, types, sizes, modified };
 }
 
 export function columnsToListing(columns: ListingColumns): ListWorkspaceResult {
   const { names, paths, types, sizes, modified } = columns;
   const entries = new Array<WorkspaceEntry>(names.length);
-  for (let i = 0; i < names.length; i++) entries[i] = { name: names[i], path: paths[i], type: types[i], size: sizes[i], modified: modified[i] };
+  if (sizes && modified) {
+    for (let i = 0; i < names.length; i++) entries[i] = { name: names[i], path: paths[i], type: types[i], size: sizes[i], modified: modified[i] };
+  } else {
+    for (let i = 0; i < names.length; i++) entries[i] = { name: names[i], path: paths[i], type: types[i] };
+  }
   return { path: columns.path, entries, truncated: columns.truncated };
 }
 
 // The workspace's work for the app's worker pool: big walks, searches and hashes, with blocking calls.
 export const workspaceWorkerTasks = {
   listWorkspaceRecursive: async (payload: ListWorkspaceRecursivePayload) =>
-    listingToColumns(await walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true })),
+    listingToColumns(
+      await walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true }),
+      payload.options.details ?? false,
+    ),
   hashFile: (payload: HashFilePayload) => hashWorkspaceFile(payload.root, payload.path),
   searchWorkspace: (payload: SearchWorkspacePayload) => searchWorkspace(payload.root, payload.path, payload.options),
 };

@@ -14,6 +14,7 @@ import {
   read,
   readdir,
   readdirSync,
+  type Dirent,
   readlink,
   readlinkSync,
   readSync,
@@ -36,6 +37,9 @@ export interface DescriptorIo {
   lstat(path: string): Promise<Stats> | Stats;
   readlink(path: string): Promise<string> | string;
   readdir(path: string): Promise<string[]> | string[];
+  // Names with their types from the directory read (d_type); Node lstats an entry whose type the file
+  // system does not report, on the same confined path.
+  readdirTypes(path: string): Promise<Dirent[]> | Dirent[];
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> | number;
   mkdir(path: string, mode: number): Promise<void> | void;
   // Never follows a final symlink: a name swapped for one changes the link's owner, not its target's.
@@ -55,6 +59,7 @@ export const asyncIo: DescriptorIo = {
   lstat: (path) => call<Stats>((done) => lstat(path, done)),
   readlink: (path) => call<string>((done) => readlink(path, done)),
   readdir: (path) => call<string[]>((done) => readdir(path, done)),
+  readdirTypes: (path) => call<Dirent[]>((done) => readdir(path, { withFileTypes: true }, done)),
   read: (fd, buffer, offset, length, position) =>
     call<number>((done) => read(fd, buffer, offset, length, position, done)),
   mkdir: (path, mode) => call<void>((done) => mkdir(path, mode, (err) => done(err, undefined))),
@@ -68,6 +73,7 @@ export const blockingIo: DescriptorIo = {
   lstat: (path) => lstatSync(path),
   readlink: (path) => readlinkSync(path),
   readdir: (path) => readdirSync(path),
+  readdirTypes: (path) => readdirSync(path, { withFileTypes: true }),
   read: (fd, buffer, offset, length, position) => readSync(fd, buffer, offset, length, position),
   mkdir: (path, mode) => {
     mkdirSync(path, mode);

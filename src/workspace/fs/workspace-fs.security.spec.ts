@@ -221,6 +221,62 @@ describe('workspace paths: hostile inputs', () => {
     expect(await readFile(join(outside, 'w.txt'), 'utf8')).toBe('OUTSIDE ORIGINAL');
   }, 20_000);
 
+  it('[sec-07] never lists an outside name while a subdirectory is swapped for a symlink', async () => {
+    const dir = join(root, 'dir');
+    await mkdir(join(dir, 'deeper'), { recursive: true });
+    await writeFile(join(dir, 'deeper', 'inside-only.txt'), 'inside');
+    await mkdir(join(outside, 'deeper'));
+    await writeFile(join(outside, 'deeper', 'outside-only.txt'), 'OUTSIDE');
+
+    const swapper = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs = require('node:fs');
+         const [dir, outside] = process.argv.slice(1);
+         const end = Date.now() + 1500;
+         while (Date.now() < end) {
+           try { fs.renameSync(dir, dir + '.real'); fs.symlinkSync(outside, dir); } catch {}
+           try { fs.unlinkSync(dir); fs.renameSync(dir + '.real', dir); } catch {}
+         }
+         try { fs.unlinkSync(dir); } catch {}
+         try { fs.renameSync(dir + '.real', dir); } catch {}`,
+        dir,
+        outside,
+      ],
+      { stdio: 'ignore' },
+    );
+    const exited = new Promise((resolve) => swapper.on('exit', resolve));
+    let running = true;
+    void exited.then(() => (running = false));
+
+    const seen = new Set<string>();
+    let sawInside = 0;
+    let sawLink = 0;
+    const lister = async (details: boolean, blocking: boolean) => {
+      while (running) {
+        try {
+          const listing = await listWorkspace(root, '', { recursive: true, includeHidden: true, limit: 1000, details, blocking });
+          for (const e of listing.entries) seen.add(e.name);
+          if (listing.entries.some((e) => e.path === 'dir/deeper/inside-only.txt')) sawInside++;
+          if (listing.entries.some((e) => e.path === 'dir' && e.type === 'symlink')) sawLink++;
+        } catch (err) {
+          if (!(err instanceof AppError || err instanceof WorkspaceFsError)) throw err;
+        }
+        // Blocking walks hold the loop: let the swapper's exit be seen.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await Promise.all([lister(false, false), lister(false, true), lister(true, false), lister(true, true)]);
+    await exited;
+
+    // Both sides of the race were listed, and nothing from outside ever was.
+    expect(sawInside).toBeGreaterThan(0);
+    expect(sawLink).toBeGreaterThan(0);
+    expect(seen.has('outside-only.txt')).toBe(false);
+    expect(seen.has('secret.txt')).toBe(false);
+  }, 20_000);
+
   it('[sec-08] refuses to write or delete a file hard-linked to a file outside', async () => {
     await link(join(outside, 'secret.txt'), join(root, 'hard'));
     await mkdir(join(root, 'tree'));
@@ -377,17 +433,20 @@ describe('workspace paths: hostile inputs', () => {
     await symlink('.', join(root, 'self'));
     await symlink('l2', join(root, 'l1'));
     await symlink('l1', join(root, 'l2'));
-    const result = await listWorkspace(root, '', { recursive: true, limit: 1000 });
-    expect(result.truncated).toBe(false);
-    expect(result.entries.map((e) => `${e.path}:${e.type}`)).toEqual([
-      'a:directory',
-      'a/b:directory',
-      'a/b/up:symlink',
-      'inside.txt:file',
-      'l1:symlink',
-      'l2:symlink',
-      'self:symlink',
-    ]);
+    // Types from the directory read, and from an lstat per entry (details).
+    for (const details of [false, true]) {
+      const result = await listWorkspace(root, '', { recursive: true, limit: 1000, details });
+      expect(result.truncated).toBe(false);
+      expect(result.entries.map((e) => `${e.path}:${e.type}`)).toEqual([
+        'a:directory',
+        'a/b:directory',
+        'a/b/up:symlink',
+        'inside.txt:file',
+        'l1:symlink',
+        'l2:symlink',
+        'self:symlink',
+      ]);
+    }
     await expectOutcome(read('l1'), 'symlink_loop');
     const bounded = await listWorkspace(root, '', { recursive: true, limit: 3 });
     expect(bounded.entries).toHaveLength(3);

@@ -252,7 +252,7 @@ describe('listWorkspace', () => {
   });
 
   it('lists the direct children sorted by path, hiding dot files', async () => {
-    const result = await listWorkspace(root, '', { limit: 100 });
+    const result = await listWorkspace(root, '', { limit: 100, details: true });
     expect(result.path).toBe('.');
     expect(result.truncated).toBe(false);
     expect(result.entries.map((e) => [e.path, e.type])).toEqual([
@@ -263,6 +263,19 @@ describe('listWorkspace', () => {
     const file = result.entries[1];
     expect(file).toMatchObject({ name: 'b.txt', size: 2 });
     expect(new Date(file.modified).toISOString()).toBe(file.modified);
+  });
+
+  it('gives names and types from the directory read unless details are asked, the same entries either way', async () => {
+    for (const blocking of [false, true]) {
+      const opts = { limit: 100, recursive: true, includeHidden: true, blocking };
+      const plain = await listWorkspace(root, '', opts);
+      const detailed = await listWorkspace(root, '', { ...opts, details: true });
+      expect(plain.entries.length).toBeGreaterThan(5);
+      expect(plain.entries.every((e) => !('size' in e) && !('modified' in e))).toBe(true);
+      expect(detailed.entries.every((e) => typeof e.size === 'number' && typeof e.modified === 'string')).toBe(true);
+      expect(plain.entries).toEqual(detailed.entries.map(({ name, path, type }) => ({ name, path, type })));
+      expect(plain.entries.find((e) => e.path === 'link-a')?.type).toBe('symlink');
+    }
   });
 
   it('includes hidden entries when asked', async () => {
@@ -396,6 +409,7 @@ describe('descriptors', () => {
     ['a hash', () => hashWorkspaceFile(root, 'dir/file.txt')],
     ['a listing', () => listWorkspace(root, '', { recursive: true, limit: 100 })],
     ['a blocking listing', () => listWorkspace(root, 'dir', { recursive: true, limit: 100, blocking: true })],
+    ['a listing with details', () => listWorkspace(root, '', { recursive: true, limit: 100, details: true })],
     ['a stat of the root', () => statWorkspacePath(root, '.')],
     ['a stat of a symlink', () => statWorkspacePath(root, 'link', { followSymlinks: false })],
     ['a cwd', () => resolveWorkspaceDirectory(root, 'dir/')],

@@ -17,6 +17,7 @@ export { writeWorkspaceFile } from './workspace-file.writer.js';
 export type { WriteWorkspaceFileOptions, WriteWorkspaceFileResult } from './workspace-file.writer.js';
 export { listWorkspace, walkWorkspaceTree } from './workspace-tree.walker.js';
 export type {
+  DetailedWorkspaceEntry,
   ListWorkspaceOptions,
   ListWorkspaceResult,
   WorkspaceEntry,

@@ -192,6 +192,19 @@ describe('file tools', () => {
       expect(paths(await w.ok('list_files', { recursive: true, maxDepth: 1 }))).toEqual(['README.md', 'src']);
     });
 
+    it('gives sizes and times by default for one directory, and for a recursive listing only with details', async () => {
+      const w = await tree();
+      const recursive = await w.ok('list_files', { recursive: true, maxDepth: 1 });
+      expect(recursive.entries).toEqual([
+        { name: 'README.md', path: 'README.md', type: 'file' },
+        { name: 'src', path: 'src', type: 'directory' },
+      ]);
+      const detailed = await w.ok('list_files', { recursive: true, maxDepth: 1, details: true });
+      expect(detailed.entries[0]).toEqual({ name: 'README.md', path: 'README.md', type: 'file', size: 5, modified: expect.any(String) });
+      const plain = await w.ok('list_files', { details: false });
+      expect(plain.entries[0]).toEqual({ name: 'README.md', path: 'README.md', type: 'file' });
+    });
+
     it('stops at the limit and marks the listing truncated', async () => {
       const w = await tree();
       const result = await w.ok('list_files', { recursive: true, limit: 3 });
