@@ -48,7 +48,9 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   const consoleFiles = new ConsoleFiles();
   if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles);
   else configureExpress(app as NestExpressApplication, config, log, consoleFiles);
-  app.enableShutdownHooks();
+  // Only the signals that ask a service to stop. Nest's default list also takes SIGUSR2, SIGQUIT and
+  // SIGSEGV: an operator's `--heapsnapshot-signal=SIGUSR2` would stop the service.
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
   setupOpenApi(app);
 }
 

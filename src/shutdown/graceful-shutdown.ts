@@ -3,7 +3,7 @@ import { AuditWriter } from '../audit/audit-writer.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { InFlightCalls } from '../tools/in-flight-calls.js';
 
-// On SIGTERM (or app.close()), in this order: refuse new tool calls, let running ones finish within
+// On SIGTERM, SIGINT or SIGHUP (or app.close()), in this order: refuse new tool calls, let running ones finish within
 // the grace period, cancel the rest (their process groups are killed), flush the audit log. Nest then
 // closes the HTTP server and, last, the database.
 @Injectable()

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -15,6 +15,8 @@ const ADMIN_TOKEN = 'observability-admin-token-0123456789';
 
 interface Service {
   port: number;
+  pid: number;
+  exited(): boolean;
   output(): string;
   stop(): Promise<void>;
 }
@@ -70,6 +72,8 @@ describe('the compiled service (dist/main.js)', () => {
     }
     return {
       port,
+      pid: child.pid!,
+      exited: () => child.exitCode !== null || child.signalCode !== null,
       output: () => output,
       stop: async () => {
         const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -114,6 +118,20 @@ describe('the compiled service (dist/main.js)', () => {
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  Toolgate is listening  port=\d+ host=127\.0\.0\.1/);
     expect(line).not.toContain('\x1b[');
   }, 40_000);
+
+  it('keeps serving when an operator asks for a heap snapshot with SIGUSR2, and stops on SIGTERM', async () => {
+    const service = await start({ NODE_OPTIONS: '--heapsnapshot-signal=SIGUSR2' });
+    process.kill(service.pid, 'SIGUSR2');
+    const deadline = Date.now() + 30_000;
+    const snapshots = async () => (await readdir(cwd)).filter((name) => name.endsWith('.heapsnapshot'));
+    while ((await snapshots()).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await snapshots()).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(service.exited()).toBe(false);
+    expect((await fetch(`http://127.0.0.1:${service.port}/health/live`)).status).toBe(200);
+    await service.stop();
+    expect(service.exited()).toBe(true);
+  }, 60_000);
 
   it('exits naming LOG_FORMAT when it is not json, pretty or auto', async () => {
     const child = spawn(process.execPath, [main], { cwd, env: { PATH: process.env.PATH ?? '', DATABASE_URL: 'pglite://memory', LOG_FORMAT: 'fancy' } });
