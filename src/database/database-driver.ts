@@ -1,7 +1,5 @@
-import { mkdir } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config/app-config.js';
 
@@ -34,7 +32,10 @@ export interface DatabaseDriver {
 export const DATABASE_DRIVER = Symbol('DATABASE_DRIVER');
 
 export async function createDatabaseDriver(target: DatabaseTarget): Promise<DatabaseDriver> {
-  return target.kind === 'postgres' ? createPostgresDriver(target.url) : createPgliteDriver(target.dataDir);
+  if (target.kind === 'postgres') return createPostgresDriver(target.url);
+  // PGlite and its adapter are loaded only when used: about 11 MB of a service on PostgreSQL otherwise.
+  const { createPgliteDriver } = await import('./pglite-driver.js');
+  return createPgliteDriver(target.dataDir);
 }
 
 export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver {
@@ -63,24 +64,5 @@ export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver
     },
     newClient: (applicationName) => new pg.Client({ connectionString: url, application_name: applicationName, keepAlive: true, connectionTimeoutMillis: 5_000 }),
     close: () => (closing ??= pool.end()),
-  };
-}
-
-export async function createPgliteDriver(dataDir: string | null): Promise<DatabaseDriver> {
-  if (dataDir) await mkdir(dataDir, { recursive: true });
-  return wrapPglite(dataDir ? new PGlite(dataDir) : new PGlite(), dataDir ?? 'memory');
-}
-
-// Tests hand in a PGlite cloned from a migrated template, so each test file skips the 4 s cold start.
-export function wrapPglite(db: PGlite, location: string): DatabaseDriver {
-  // One connection: a session is the database itself.
-  const query = async <T>(sql: string, params?: unknown[]) => (await db.query(sql, params)).rows as T[];
-  return {
-    kind: 'pglite',
-    description: `pglite ${location}`,
-    adapter: new PrismaPGlite(db),
-    query,
-    withSession: (fn) => fn({ query, exec: async (sql) => void (await db.exec(sql)) }),
-    close: () => (db.closed ? Promise.resolve() : db.close()),
   };
 }

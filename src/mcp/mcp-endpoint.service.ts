@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type * as SdkServer from './mcp-sdk-server.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -27,10 +26,13 @@ const CAPABILITIES = { tools: { listChanged: false } };
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 // A notification or response accepted: 202, no body (as the SDK transport answers).
 const NO_BODY: Record<string, string> = {};
-// A Server builds its own Ajv instance unless given one (a quarter of the endpoint's CPU when each POST
-// gets a fresh Server). It is only used to check elicitation answers, which a stateless endpoint never
-// asks for, so every Server shares one.
-const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
+
+// The SDK's server side is loaded on the first message the direct answers do not cover (about 5 MB that
+// most instances never need). A Server builds its own Ajv instance unless given one (a quarter of the
+// endpoint's CPU when each POST gets a fresh Server). It is only used to check elicitation answers, which
+// a stateless endpoint never asks for, so every Server shares one.
+let sdkServer: Promise<typeof SdkServer> | null = null;
+const loadSdkServer = () => (sdkServer ??= import('./mcp-sdk-server.js'));
 
 export interface McpCaller {
   tenantId: string;
@@ -67,8 +69,9 @@ export class McpEndpointService {
     await this.registry.forProject(caller.tenantId, caller.projectId);
     const fast = recogniseFastMessage(exchange);
     if (fast !== null) return this.answerFast(caller, fast, exchange);
-    const server = this.serverFor(caller, rawArguments(exchange.body));
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const sdk = await loadSdkServer();
+    const server = this.serverFor(sdk, caller, rawArguments(exchange.body));
+    const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
       const request = new Request(exchange.url, { method: exchange.method, headers: exchange.headers });
@@ -111,8 +114,8 @@ export class McpEndpointService {
     }
   }
 
-  private serverFor(caller: McpCaller, raw: Map<unknown, unknown>): Server {
-    const server = new Server(SERVER_INFO, { capabilities: CAPABILITIES, jsonSchemaValidator: SHARED_VALIDATOR });
+  private serverFor(sdk: typeof SdkServer, caller: McpCaller, raw: Map<unknown, unknown>): Server {
+    const server = new sdk.Server(SERVER_INFO, { capabilities: CAPABILITIES, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
     server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       this.call(caller, request.params.name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, extra.signal),

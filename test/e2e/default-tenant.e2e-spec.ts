@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { PGlite } from '@electric-sql/pglite';
-import { wrapPglite } from '../../src/database/database-driver.js';
+import { wrapPglite } from '../../src/database/pglite-driver.js';
 import { createTestApp } from '../support/test-app.js';
 
 // The quickstart: a first start on an empty embedded database with no ADMIN_TOKEN prints a key once.

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { createPostgresDriver, wrapPglite } from '../../dist/database/database-driver.js';
+import { createPostgresDriver } from '../../dist/database/database-driver.js';
+import { wrapPglite } from '../../dist/database/pglite-driver.js';
 import { migrate, MIGRATIONS_DIR, readMigrations } from '../../dist/database/migrator.js';
 
 export const TEMPLATE_ENV = { pgTemplate: 'TOOLGATE_TEST_PG_TEMPLATE', pgliteDump: 'TOOLGATE_TEST_PGLITE_DUMP' };

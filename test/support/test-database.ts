@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { createPostgresDriver, type DatabaseDriver, wrapPglite } from '../../src/database/database-driver.js';
+import { createPostgresDriver, type DatabaseDriver } from '../../src/database/database-driver.js';
+import { wrapPglite } from '../../src/database/pglite-driver.js';
 
 // Every test file gets a database of its own: on PostgreSQL when TEST_DATABASE_URL is set (a new
 // database cloned from the migrated template the global setup made), else an in-memory PGlite

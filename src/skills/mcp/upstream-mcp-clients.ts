@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type * as SdkClientModule from './mcp-sdk-client.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
@@ -26,6 +26,14 @@ export const UPSTREAM_MAX_BYTES = 4 * 1024 * 1024;
 export const UPSTREAM_IMPORT_TIMEOUT_MS = 10_000;
 const MAX_CLIENTS = 256;
 const CLIENT_INFO = { name: 'toolgate', version: '1' };
+
+// The SDK's client side (about 8 MB) is loaded with the first upstream connection: most instances serve
+// no MCP skill.
+type SdkClient = typeof SdkClientModule;
+let sdkClient: Promise<SdkClient> | null = null;
+let loadedSdkClient: SdkClient | null = null;
+const loadSdkClient = () =>
+  (sdkClient ??= import('./mcp-sdk-client.js').then((sdk) => (loadedSdkClient = sdk)));
 
 // Connections to tenants' upstream MCP servers, through the official SDK client over a guarded fetch.
 // One initialised client per tenant, URL and headers is kept (an MCP session), so a call costs one
@@ -85,6 +93,7 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
   }
 
   private async connect(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal): Promise<Client> {
+    const { Client, StreamableHTTPClientTransport } = await loadSdkClient();
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers: target.headers ?? {} },
       fetch: guardedMcpFetch({ allowHosts: this.config.tools.fetch.allowHosts, timeoutMs, maxBytes: UPSTREAM_MAX_BYTES }),
@@ -119,7 +128,8 @@ const keyOf = (target: UpstreamTarget) => JSON.stringify([target.tenantId, targe
 
 // The upstream answered 404 to a request with our session id, or 400 asking for initialisation.
 function sessionLost(error: unknown): boolean {
-  if (error instanceof StreamableHTTPError) return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
+  // The SDK is loaded by then: the error came from a connection.
+  if (loadedSdkClient !== null && error instanceof loadedSdkClient.StreamableHTTPError) return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
   return error instanceof Error && /session not found|server not initialized/i.test(error.message);
 }
 
