@@ -370,6 +370,9 @@ async function checkAnswers(service, loads, { agentTools = false } = {}) {
   const listing = await call(loads.list_files);
   const entries = listing.json.result?.entries?.length;
   expect('list_files', listing.status === 200 && listing.json.status === 'ok' && entries === LISTED_ENTRIES, { status: listing.status, entries, truncated: listing.json.result?.truncated, error: listing.json.error });
+  const detailed = await call(loads.list_files_details);
+  const sized = detailed.json.result?.entries?.filter((e) => typeof e.size === 'number' && typeof e.modified === 'string').length;
+  expect('list_files with details', detailed.status === 200 && sized === LISTED_ENTRIES, { status: detailed.status, sized, error: detailed.json.error });
   if (agentTools) {
     const [step] = loads.edit_file.sequence;
     const context = {};

@@ -16,7 +16,7 @@ export interface AppConfig {
   // auto: readable lines when stdout is a terminal, JSON lines otherwise; json or pretty force one.
   logFormat: 'auto' | 'json' | 'pretty';
   bodyLimitBytes: number;
-  // How long running tool calls may go on after SIGTERM before they are cancelled.
+  // How long running tool calls may go on after SIGTERM, SIGINT or SIGHUP before they are cancelled.
   shutdownGraceMs: number;
   // V8 lets the heap grow this much past what survived the last full GC before collecting again; 0 keeps
   // V8's own factor (up to 300%). See applyHeapGrowth.

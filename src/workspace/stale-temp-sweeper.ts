@@ -41,16 +41,16 @@ export class StaleTempSweeper {
       if (entry.type !== 'file' || !isWriteTempName(entry.name)) continue;
       const stat = await statWorkspacePath(workspace, entry.path, { followSymlinks: false }).catch(vanished);
       if (stat === null || stat.type !== 'file' || now - Date.parse(stat.modified) < STALE_AFTER_MS) continue;
-      await deleteWorkspacePath(workspace, entry.path);
-      removed.push(entry.path);
+      if ((await deleteWorkspacePath(workspace, entry.path).catch(vanished)) !== null) removed.push(entry.path);
     }
     if (removed.length > 0) this.logger.log(`Removed ${removed.length} temporary file(s) left by interrupted writes in ${workspace}`);
     return removed;
   }
 }
 
-// A file removed since the walk saw it is simply not swept.
+// A file removed or replaced since the walk saw it (or one the workspace refuses) is simply not swept; the
+// sweep goes on with the others.
 function vanished(error: unknown): null {
-  if (error instanceof WorkspaceFsError && error.code === 'not_found') return null;
+  if (error instanceof WorkspaceFsError) return null;
   throw error;
 }

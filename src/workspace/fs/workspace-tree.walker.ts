@@ -118,8 +118,17 @@ export async function walkWorkspaceTree(
 }
 
 async function walkDirectory(walk: Walk, dir: number, segments: string[], depth: number): Promise<void> {
-  if (walk.details) return walkDirectoryWithStats(walk, dir, segments, depth);
-  const dirents = (await walk.io.readdirTypes(fdPath(dir))).filter((d) => walk.includeHidden || !d.name.startsWith('.'));
+  if (walk.details) return walkDirectoryWithStats(walk, dir, segments, depth, true);
+  let read: Dirent[];
+  try {
+    read = await walk.io.readdirTypes(fdPath(dir));
+  } catch (err) {
+    // A file system without d_type has Node lstat every entry inside the read, and one entry removed in
+    // between fails it all: the stat-per-entry walk skips such an entry instead.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return walkDirectoryWithStats(walk, dir, segments, depth, false);
+  }
+  const dirents = read.filter((d) => walk.includeHidden || !d.name.startsWith('.'));
   dirents.sort((a, b) => byCodeUnit(a.name, b.name));
   const { prefix, globPrefix } = entryPrefixes(walk, segments);
   for (const dirent of dirents) {
@@ -139,7 +148,8 @@ async function walkDirectory(walk: Walk, dir: number, segments: string[], depth:
   }
 }
 
-async function walkDirectoryWithStats(walk: Walk, dir: number, segments: string[], depth: number): Promise<void> {
+// `details`: each entry's size and time are kept; without, the lstat only gives the type.
+async function walkDirectoryWithStats(walk: Walk, dir: number, segments: string[], depth: number, details: boolean): Promise<void> {
   const dirPath = fdPath(dir);
   const names = (await walk.io.readdir(dirPath)).filter((name) => walk.includeHidden || !name.startsWith('.')).sort(byCodeUnit);
   const { prefix, globPrefix } = entryPrefixes(walk, segments);
@@ -158,13 +168,11 @@ async function walkDirectoryWithStats(walk: Walk, dir: number, segments: string[
       }
       const name = batch[j];
       if (!walk.glob || walk.glob.matches(globPrefix + name, name)) {
-        walk.entries.push({
-          name,
-          path: prefix + name,
-          type: entryType(stat),
-          size: stat.size,
-          modified: new Date(stat.mtimeMs).toISOString(),
-        });
+        walk.entries.push(
+          details
+            ? { name, path: prefix + name, type: entryType(stat), size: stat.size, modified: new Date(stat.mtimeMs).toISOString() }
+            : { name, path: prefix + name, type: entryType(stat) },
+        );
       }
       if (stat.isDirectory() && depth < walk.maxDepth) {
         await walkSubdirectory(walk, dir, name, [...segments, name], depth + 1);
