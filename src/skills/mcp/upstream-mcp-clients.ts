@@ -31,9 +31,7 @@ const CLIENT_INFO = { name: 'toolgate', version: '1' };
 // no MCP skill.
 type SdkClient = typeof SdkClientModule;
 let sdkClient: Promise<SdkClient> | null = null;
-let loadedSdkClient: SdkClient | null = null;
-const loadSdkClient = () =>
-  (sdkClient ??= import('./mcp-sdk-client.js').then((sdk) => (loadedSdkClient = sdk)));
+const loadSdkClient = () => (sdkClient ??= import('./mcp-sdk-client.js'));
 
 // Connections to tenants' upstream MCP servers, through the official SDK client over a guarded fetch.
 // One initialised client per tenant, URL and headers is kept (an MCP session), so a call costs one
@@ -80,7 +78,8 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
       } catch (error) {
         this.forget(key, pending);
         if (signal.aborted) throw error;
-        if (attempt === 0 && sessionLost(error)) continue;
+        // The SDK is loaded by then: the error came from a connection.
+        if (attempt === 0 && sessionLost(await loadSdkClient(), error)) continue;
         throw asToolError(target.url, error);
       }
     }
@@ -127,9 +126,8 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
 const keyOf = (target: UpstreamTarget) => JSON.stringify([target.tenantId, target.url, target.headers ?? {}]);
 
 // The upstream answered 404 to a request with our session id, or 400 asking for initialisation.
-function sessionLost(error: unknown): boolean {
-  // The SDK is loaded by then: the error came from a connection.
-  if (loadedSdkClient !== null && error instanceof loadedSdkClient.StreamableHTTPError) return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
+function sessionLost(sdk: SdkClient, error: unknown): boolean {
+  if (error instanceof sdk.StreamableHTTPError) return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
   return error instanceof Error && /session not found|server not initialized/i.test(error.message);
 }
 

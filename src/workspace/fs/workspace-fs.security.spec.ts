@@ -34,6 +34,32 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
+// A separate process swaps `dir` for a symlink to `outside` and back for 1.5 s, so the swaps race the
+// gateway's calls for real.
+function swapForSymlink(dir: string, target: string): { running(): boolean; exited: Promise<unknown> } {
+  const swapper = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const fs = require('node:fs');
+       const [dir, outside] = process.argv.slice(1);
+       const end = Date.now() + 1500;
+       while (Date.now() < end) {
+         try { fs.renameSync(dir, dir + '.real'); fs.symlinkSync(outside, dir); } catch {}
+         try { fs.unlinkSync(dir); fs.renameSync(dir + '.real', dir); } catch {}
+       }
+       try { fs.unlinkSync(dir); } catch {}
+       try { fs.renameSync(dir + '.real', dir); } catch {}`,
+      dir,
+      target,
+    ],
+    { stdio: 'ignore' },
+  );
+  let running = true;
+  const exited = new Promise((resolve) => swapper.on('exit', resolve)).then(() => (running = false));
+  return { running: () => running, exited };
+}
+
 const read = (p: string) => readWorkspaceFile(root, p, { maxBytes: 4096 });
 const write = (p: string, text = 'pwned', createDirs = false) =>
   writeWorkspaceFile(root, p, Buffer.from(text), { createDirs });
@@ -166,33 +192,12 @@ describe('workspace paths: hostile inputs', () => {
     await writeFile(join(outside, 'r.txt'), 'OUTSIDE SECRET');
     const before = await snapshot(outside);
 
-    // A separate process swaps the directory, so the swaps race the writes for real.
-    const swapper = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const fs = require('node:fs');
-         const [dir, outside] = process.argv.slice(1);
-         const end = Date.now() + 1500;
-         while (Date.now() < end) {
-           try { fs.renameSync(dir, dir + '.real'); fs.symlinkSync(outside, dir); } catch {}
-           try { fs.unlinkSync(dir); fs.renameSync(dir + '.real', dir); } catch {}
-         }
-         try { fs.unlinkSync(dir); } catch {}
-         try { fs.renameSync(dir + '.real', dir); } catch {}`,
-        dir,
-        outside,
-      ],
-      { stdio: 'ignore' },
-    );
-    const exited = new Promise((resolve) => swapper.on('exit', resolve));
-    let running = true;
-    void exited.then(() => (running = false));
+    const swap = swapForSymlink(dir, outside);
 
     let written = 0;
     let refused = 0;
     const writer = async () => {
-      while (running) {
+      while (swap.running()) {
         try {
           await write('dir/w.txt', 'written by the gateway');
           written++;
@@ -203,7 +208,7 @@ describe('workspace paths: hostile inputs', () => {
       }
     };
     const reader = async () => {
-      while (running) {
+      while (swap.running()) {
         try {
           expect((await read('dir/r.txt')).content).toBe('inside');
         } catch (err) {
@@ -212,7 +217,7 @@ describe('workspace paths: hostile inputs', () => {
       }
     };
     await Promise.all([writer(), writer(), writer(), reader()]);
-    await exited;
+    await swap.exited;
 
     // Both sides of the race were exercised: some writes landed inside, some met the symlink.
     expect(written).toBeGreaterThan(0);
@@ -228,33 +233,13 @@ describe('workspace paths: hostile inputs', () => {
     await mkdir(join(outside, 'deeper'));
     await writeFile(join(outside, 'deeper', 'outside-only.txt'), 'OUTSIDE');
 
-    const swapper = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const fs = require('node:fs');
-         const [dir, outside] = process.argv.slice(1);
-         const end = Date.now() + 1500;
-         while (Date.now() < end) {
-           try { fs.renameSync(dir, dir + '.real'); fs.symlinkSync(outside, dir); } catch {}
-           try { fs.unlinkSync(dir); fs.renameSync(dir + '.real', dir); } catch {}
-         }
-         try { fs.unlinkSync(dir); } catch {}
-         try { fs.renameSync(dir + '.real', dir); } catch {}`,
-        dir,
-        outside,
-      ],
-      { stdio: 'ignore' },
-    );
-    const exited = new Promise((resolve) => swapper.on('exit', resolve));
-    let running = true;
-    void exited.then(() => (running = false));
+    const swap = swapForSymlink(dir, outside);
 
     const seen = new Set<string>();
     let sawInside = 0;
     let sawLink = 0;
     const lister = async (details: boolean, blocking: boolean) => {
-      while (running) {
+      while (swap.running()) {
         try {
           const listing = await listWorkspace(root, '', { recursive: true, includeHidden: true, limit: 1000, details, blocking });
           for (const e of listing.entries) seen.add(e.name);
@@ -268,7 +253,7 @@ describe('workspace paths: hostile inputs', () => {
       }
     };
     await Promise.all([lister(false, false), lister(false, true), lister(true, false), lister(true, true)]);
-    await exited;
+    await swap.exited;
 
     // Both sides of the race were listed, and nothing from outside ever was.
     expect(sawInside).toBeGreaterThan(0);

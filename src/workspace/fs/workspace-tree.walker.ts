@@ -47,7 +47,8 @@ export const DEFAULT_RECURSIVE_DEPTH = 32;
 export const MAX_DEPTH = 64;
 const STAT_BATCH = 64;
 
-export const entryType = (stat: Stats): WorkspaceEntryType =>
+// From an lstat, or from the directory read (a Dirent answers the same questions).
+export const entryType = (stat: Pick<Stats, 'isSymbolicLink' | 'isDirectory' | 'isFile'>): WorkspaceEntryType =>
   stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'directory' : stat.isFile() ? 'file' : 'other';
 
 const DIRECTORY_FLAGS = O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY;
@@ -128,23 +129,12 @@ async function walkDirectory(walk: Walk, dir: number, segments: string[], depth:
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     return walkDirectoryWithStats(walk, dir, segments, depth, false);
   }
-  const dirents = read.filter((d) => walk.includeHidden || !d.name.startsWith('.'));
-  dirents.sort((a, b) => byCodeUnit(a.name, b.name));
-  const { prefix, globPrefix } = entryPrefixes(walk, segments);
+  const dirents = read.filter((d) => walk.includeHidden || !d.name.startsWith('.')).sort((a, b) => byCodeUnit(a.name, b.name));
+  const prefixes = entryPrefixes(walk, segments);
   for (const dirent of dirents) {
-    if (walk.entries.length >= walk.limit) {
-      walk.truncated = true;
-      return;
-    }
-    const name = dirent.name;
-    if (!walk.glob || walk.glob.matches(globPrefix + name, name)) {
-      walk.entries.push({ name, path: prefix + name, type: direntType(dirent) });
-    }
-    // d_type never reports a symlink as a directory; the open below refuses one swapped in since.
-    if (dirent.isDirectory() && depth < walk.maxDepth) {
-      await walkSubdirectory(walk, dir, name, [...segments, name], depth + 1);
-      if (walk.truncated) return;
-    }
+    if (!listEntry(walk, prefixes, dirent.name, dirent, null)) return;
+    // d_type never reports a symlink as a directory; the open in walkSubdirectory refuses one swapped in since.
+    if (dirent.isDirectory() && depth < walk.maxDepth && !(await walkSubdirectory(walk, dir, segments, dirent.name, depth))) return;
   }
 }
 
@@ -152,7 +142,7 @@ async function walkDirectory(walk: Walk, dir: number, segments: string[], depth:
 async function walkDirectoryWithStats(walk: Walk, dir: number, segments: string[], depth: number, details: boolean): Promise<void> {
   const dirPath = fdPath(dir);
   const names = (await walk.io.readdir(dirPath)).filter((name) => walk.includeHidden || !name.startsWith('.')).sort(byCodeUnit);
-  const { prefix, globPrefix } = entryPrefixes(walk, segments);
+  const prefixes = entryPrefixes(walk, segments);
   for (let i = 0; i < names.length; i += STAT_BATCH) {
     const batch = names.slice(i, i + STAT_BATCH);
     // Blocking calls (a worker thread) are made in turn; a promise per entry measured at a sixth of a
@@ -162,55 +152,54 @@ async function walkDirectoryWithStats(walk: Walk, dir: number, segments: string[
       const stat = stats[j];
       // Removed while we were listing.
       if (!stat) continue;
-      if (walk.entries.length >= walk.limit) {
-        walk.truncated = true;
-        return;
-      }
-      const name = batch[j];
-      if (!walk.glob || walk.glob.matches(globPrefix + name, name)) {
-        walk.entries.push(
-          details
-            ? { name, path: prefix + name, type: entryType(stat), size: stat.size, modified: new Date(stat.mtimeMs).toISOString() }
-            : { name, path: prefix + name, type: entryType(stat) },
-        );
-      }
-      if (stat.isDirectory() && depth < walk.maxDepth) {
-        await walkSubdirectory(walk, dir, name, [...segments, name], depth + 1);
-        if (walk.truncated) return;
-      }
+      if (!listEntry(walk, prefixes, batch[j], stat, details ? stat : null)) return;
+      if (stat.isDirectory() && depth < walk.maxDepth && !(await walkSubdirectory(walk, dir, segments, batch[j], depth))) return;
     }
   }
 }
 
+interface EntryPrefixes {
+  prefix: string;
+  globPrefix: string;
+}
+
 // Entry paths are the directory's path plus the name: built once per directory, not per entry.
-function entryPrefixes(walk: Walk, segments: string[]): { prefix: string; globPrefix: string } {
+function entryPrefixes(walk: Walk, segments: string[]): EntryPrefixes {
   return {
     prefix: segments.length === 0 ? '' : `${segments.join('/')}/`,
     globPrefix: walk.glob && segments.length > walk.base ? `${segments.slice(walk.base).join('/')}/` : '',
   };
 }
 
-const direntType = (dirent: Dirent): WorkspaceEntryType =>
-  dirent.isSymbolicLink() ? 'symlink' : dirent.isDirectory() ? 'directory' : dirent.isFile() ? 'file' : 'other';
+// Adds one entry if the glob keeps it, with its size and time when `stat` is given. False once the limit
+// is reached: the walk is then truncated and stops.
+function listEntry(walk: Walk, { prefix, globPrefix }: EntryPrefixes, name: string, kind: Dirent | Stats, stat: Stats | null): boolean {
+  if (walk.entries.length >= walk.limit) {
+    walk.truncated = true;
+    return false;
+  }
+  if (!walk.glob || walk.glob.matches(globPrefix + name, name)) {
+    const path = prefix + name;
+    const type = entryType(kind);
+    walk.entries.push(stat ? { name, path, type, size: stat.size, modified: new Date(stat.mtimeMs).toISOString() } : { name, path, type });
+  }
+  return true;
+}
 
-async function walkSubdirectory(
-  walk: Walk,
-  parent: number,
-  name: string,
-  segments: string[],
-  depth: number,
-): Promise<void> {
+// Walks a subdirectory of `parent` (called only for one within maxDepth, so files cost no promise).
+// False once the walk is truncated.
+async function walkSubdirectory(walk: Walk, parent: number, segments: string[], name: string, depth: number): Promise<boolean> {
   let child: number;
   try {
-    // O_NOFOLLOW: if the directory was swapped for a symlink since lstat, the open fails instead of following.
+    // O_NOFOLLOW: if the directory was swapped for a symlink since it was read, the open fails instead of following.
     child = await walk.io.open(fdPath(parent, name), DIRECTORY_FLAGS);
   } catch {
-    return;
+    return true;
   }
   try {
     // What was opened must still be inside the workspace.
     if (segmentsBelow(walk.root, await walk.io.readlink(fdPath(child))) === null) throw outsideWorkspace(walk.display);
-    await walkDirectory(walk, child, segments, depth);
+    await walkDirectory(walk, child, [...segments, name], depth + 1);
   } catch (err) {
     // An unreadable or vanished subdirectory is listed but not entered; escapes still abort the walk.
     const code = (err as NodeJS.ErrnoException).code;
@@ -218,6 +207,7 @@ async function walkSubdirectory(
   } finally {
     closePathDescriptor(child);
   }
+  return !walk.truncated;
 }
 
 // lstat without the exception a vanished entry would cost; the Stats' Date fields stay unbuilt.
