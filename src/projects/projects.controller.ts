@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import {
   ApiConflictResponse,
   ApiCreatedResponse,
+  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -32,6 +33,7 @@ export class ProjectsController {
   @ApiOperation({ operationId: 'createProject', summary: 'Create a project' })
   @ApiCreatedResponse({ type: ProjectResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'project_slug_taken' })
+  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'workspace_path_operator_only: the tenant has no granted workspace roots; forbidden: the admin token was sent' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_path_not_allowed' })
   async create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
     return this.projects.create(tenant.tenantId, dto);
@@ -59,6 +61,7 @@ export class ProjectsController {
   @ApiOkResponse({ type: ProjectResponseDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'project_slug_taken' })
+  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'workspace_path_operator_only: the tenant has no granted workspace roots; forbidden: the admin token was sent' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_path_not_allowed' })
   async update(
     @CurrentTenant() tenant: Tenant,

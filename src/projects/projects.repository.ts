@@ -38,6 +38,12 @@ export class ProjectsRepository {
     return this.prisma.project.findFirst({ where: { id, tenantId } });
   }
 
+  // The operator's routes only: any tenant's project.
+  findByIdAnyTenant(id: string): Promise<Project | null> {
+    if (!isUuid(id)) return Promise.resolve(null);
+    return this.prisma.project.findUnique({ where: { id } });
+  }
+
   findSettings(tenantId: string, id: string): Promise<ProjectSettings | null> {
     if (!isUuid(id)) return Promise.resolve(null);
     return this.prisma.project.findFirst({

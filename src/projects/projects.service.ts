@@ -2,12 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { decodeCursor, toPage } from '../common/pagination/cursor.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
-import { badRequest } from '../common/errors/app-error.js';
+import { AppError, badRequest } from '../common/errors/app-error.js';
 import { SkillTools } from '../skills/skill-tools.js';
 import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
+import { WorkspacePlacement } from '../workspace/placement/workspace-placement.js';
+import type { Project } from '../generated/prisma/client.js';
 import { projectNotFound, projectSlugTaken } from './projects.errors.js';
-import { type CreateProjectDto, type ProjectListResponseDto, ProjectResponseDto, type UpdateProjectDto } from './dto/project.dto.js';
+import { AdminProjectResponseDto, type CreateProjectDto, type ProjectListResponseDto, ProjectResponseDto, type UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectAccess } from './project-access.js';
 import { ProjectsRepository } from './projects.repository.js';
 
@@ -21,10 +23,11 @@ export class ProjectsService {
     private readonly changes: ProjectChanges,
     private readonly skillTools: SkillTools,
     private readonly access: ProjectAccess,
+    private readonly placement: WorkspacePlacement,
   ) {}
 
   async create(tenantId: string, dto: CreateProjectDto): Promise<ProjectResponseDto> {
-    const workspacePath = dto.workspacePath ? await this.workspaces.checkWorkspacePath(dto.workspacePath) : null;
+    const workspacePath = dto.workspacePath ? await this.placement.checkTenantPath(tenantId, null, dto.workspacePath) : null;
     const project = await this.projects.create(tenantId, {
         name: dto.name,
         slug: dto.slug,
@@ -36,18 +39,19 @@ export class ProjectsService {
     });
     if (project === UNIQUE_TAKEN) throw projectSlugTaken(dto.slug);
     await this.workspaces.provision(project.id);
-    return ProjectResponseDto.from(project);
+    return this.tenantView(tenantId, project);
   }
 
   async list(tenantId: string, limit = DEFAULT_PAGE_SIZE, cursor: string | undefined): Promise<ProjectListResponseDto> {
     const after = cursor ? decodeCursor(cursor) : null;
-    return toPage(await this.projects.listPage(tenantId, limit, after), limit, (p) => ProjectResponseDto.from(p));
+    const roots = await this.placement.tenantRoots(tenantId);
+    return toPage(await this.projects.listPage(tenantId, limit, after), limit, (p) => ProjectResponseDto.from(p, roots));
   }
 
   async get(tenantId: string, projectId: string): Promise<ProjectResponseDto> {
     const project = await this.projects.findById(tenantId, projectId);
     if (!project) throw projectNotFound(projectId);
-    return ProjectResponseDto.from(project);
+    return this.tenantView(tenantId, project);
   }
 
   async update(tenantId: string, projectId: string, dto: UpdateProjectDto): Promise<ProjectResponseDto> {
@@ -56,7 +60,9 @@ export class ProjectsService {
     const workspacePath =
       dto.workspacePath === undefined || dto.workspacePath === null
         ? dto.workspacePath
-        : await this.workspaces.checkWorkspacePath(dto.workspacePath);
+        : await this.placement.checkTenantPath(tenantId, projectId, dto.workspacePath);
+    // Clearing is the tenant's to do only for a path it set itself, inside its granted roots.
+    if (workspacePath === null) await this.placement.assertTenantMayClear(tenantId, (await this.access.settings(tenantId, projectId)).workspacePath);
     const fields = {
       name: dto.name,
       slug: dto.slug,
@@ -69,7 +75,32 @@ export class ProjectsService {
     this.changes.changed(tenantId, projectId);
     if (project === UNIQUE_TAKEN) throw projectSlugTaken(dto.slug ?? '');
     if (!project) throw projectNotFound(projectId);
-    return ProjectResponseDto.from(project);
+    return this.tenantView(tenantId, project);
+  }
+
+  // The operator's view of any project: its tenant and the absolute workspace path on the host.
+  async getForOperator(projectId: string): Promise<AdminProjectResponseDto> {
+    const project = await this.projects.findByIdAnyTenant(projectId);
+    if (!project) throw projectNotFound(projectId);
+    const workspace = await this.workspaces.resolve(project.tenantId, project.id).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'workspace_unavailable') return null;
+      throw error;
+    });
+    return AdminProjectResponseDto.fromAdmin(project, workspace);
+  }
+
+  // The operator places a project's workspace (or, with null, gives it back its own directory).
+  async placeByOperator(projectId: string, workspacePath: string | null): Promise<AdminProjectResponseDto> {
+    const project = await this.projects.findByIdAnyTenant(projectId);
+    if (!project) throw projectNotFound(projectId);
+    const checked = workspacePath === null ? null : await this.placement.checkOperatorPath(project.tenantId, projectId, workspacePath);
+    await this.projects.update(project.tenantId, projectId, { workspacePath: checked });
+    this.changes.changed(project.tenantId, projectId);
+    return this.getForOperator(projectId);
+  }
+
+  private async tenantView(tenantId: string, project: Project): Promise<ProjectResponseDto> {
+    return ProjectResponseDto.from(project, await this.placement.tenantRoots(tenantId));
   }
 
   private async approvalNames(tenantId: string, projectId: string, names: string[]): Promise<string[]> {

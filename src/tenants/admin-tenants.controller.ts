@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import {
   ApiConflictResponse,
   ApiCreatedResponse,
@@ -8,6 +8,7 @@ import {
   ApiOperation,
   ApiParam,
   ApiTags,
+  ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { AdminAuth } from '../common/auth/auth.decorators.js';
 import { API_KEY_ID, TENANT_ID } from '../common/http/api-params.js';
@@ -19,6 +20,7 @@ import {
   CreateTenantDto,
   TenantListResponseDto,
   TenantResponseDto,
+  UpdateTenantDto,
 } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TenantsService } from './tenants.service.js';
@@ -45,6 +47,16 @@ export class AdminTenantsController {
   @ApiOkResponse({ type: TenantListResponseDto })
   async list(): Promise<TenantListResponseDto> {
     return this.tenants.list();
+  }
+
+  @Patch(':tenantId')
+  @ApiOperation({ operationId: 'updateTenant', summary: "Grant a tenant the roots inside which its own keys may place project workspaces" })
+  @ApiParam(TENANT_ID)
+  @ApiOkResponse({ type: TenantResponseDto })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })
+  @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_roots_not_allowed' })
+  async update(@Param('tenantId') tenantId: string, @Body() dto: UpdateTenantDto): Promise<TenantResponseDto> {
+    return this.tenants.grantWorkspaceRoots(tenantId, dto.workspaceRoots);
   }
 
   @Delete(':tenantId')

@@ -6,8 +6,10 @@ import { ApiKeysService } from './api-keys.service.js';
 import { DefaultTenantBootstrap } from './default-tenant.bootstrap.js';
 import { TenantsRepository } from './tenants.repository.js';
 import { TenantsService } from './tenants.service.js';
+import { WorkspaceModule } from '../workspace/workspace.module.js';
 
 @Module({
+  imports: [WorkspaceModule],
   controllers: [AdminTenantsController, ApiKeysController],
   providers: [TenantsRepository, ApiKeysRepository, TenantsService, ApiKeysService, DefaultTenantBootstrap],
   exports: [TenantsService, ApiKeysService],

@@ -3,6 +3,7 @@ import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { type ApiKeyListResponseDto, type CreatedApiKeyResponseDto, type TenantListResponseDto, TenantResponseDto } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TenantsRepository } from './tenants.repository.js';
+import { WorkspacePlacement } from '../workspace/placement/workspace-placement.js';
 import { tenantNameTaken, tenantNotFound } from './tenants.errors.js';
 
 @Injectable()
@@ -10,6 +11,7 @@ export class TenantsService {
   constructor(
     private readonly tenants: TenantsRepository,
     private readonly apiKeys: ApiKeysService,
+    private readonly placement: WorkspacePlacement,
   ) {}
 
   async create(name: string): Promise<TenantResponseDto> {
@@ -20,6 +22,14 @@ export class TenantsService {
 
   async list(): Promise<TenantListResponseDto> {
     return { items: (await this.tenants.list()).map((t) => TenantResponseDto.from(t)) };
+  }
+
+  async grantWorkspaceRoots(tenantId: string, roots: string[]): Promise<TenantResponseDto> {
+    await this.assertExists(tenantId);
+    await this.placement.setTenantRoots(tenantId, roots);
+    const tenant = await this.tenants.findById(tenantId);
+    if (!tenant) throw tenantNotFound(tenantId);
+    return TenantResponseDto.from(tenant);
   }
 
   async delete(tenantId: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { chown, mkdir, realpath, stat } from 'node:fs/promises';
+import { chown, mkdir, realpath } from 'node:fs/promises';
 import { Metrics } from '../metrics/metrics.js';
 import path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -8,18 +8,22 @@ import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { StaleTempSweeper } from './stale-temp-sweeper.js';
 import { ProjectAccess } from '../projects/project-access.js';
-import { workspacePathRefused, workspaceUnavailable } from './workspace.errors.js';
+import { workspaceDirectoryUnavailable, workspaceUnavailable } from './workspace.errors.js';
+import { checkDirectory, isCanonicalAbsolute, walkWithoutSymlinks } from './fs/workspace-directory.js';
+import { WorkspacePlacement } from './placement/workspace-placement.js';
 
 export type WorkspaceSource = 'database' | 'workspace_root' | 'cwd';
 
 export interface ResolvedWorkspace {
-  // Real path (symlinks resolved) of the workspace directory.
+  // Real path of the workspace directory: canonical, no symlink in it, checked on every resolution. Never
+  // shown to a tenant (see WorkspaceController).
   path: string;
   source: WorkspaceSource;
 }
 
 // Finds a project's workspace directory: its workspace_path column, then WORKSPACE_ROOT/<projectId>,
-// then the working directory. ProjectAccess answers whether the project is the tenant's (and its
+// then the working directory. A stored path that is gone or no longer the accepted directory answers
+// workspace_unavailable; it never falls through to another directory. ProjectAccess answers whether the project is the tenant's (and its
 // workspace_path) from its cache; this cache keeps the directory checks (realpath, stat, mkdir) off the hot
 // path. Updates and deletes of a project invalidate both.
 @Injectable()
@@ -28,12 +32,14 @@ export class WorkspaceResolver {
   private readonly cache: TtlLruCache<string, ResolvedWorkspace>;
   // Projects already warned about falling back to the working directory (bounded like the cache).
   private readonly warnedCwd: TtlLruCache<string, true>;
+  private readonly warnedUnavailable: TtlLruCache<string, true>;
 
   constructor(
     private readonly projects: ProjectAccess,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     changes: ProjectChanges,
     private readonly sweeper: StaleTempSweeper,
+    private readonly placement: WorkspacePlacement,
     metrics: Metrics,
     bus: ChangeBus,
   ) {
@@ -42,6 +48,7 @@ export class WorkspaceResolver {
     this.cache = new TtlLruCache(cacheTtlMs, cacheMaxEntries);
     bus.onResync(() => this.cache.clear());
     this.warnedCwd = new TtlLruCache(Number.MAX_SAFE_INTEGER, cacheMaxEntries);
+    this.warnedUnavailable = new TtlLruCache(Number.MAX_SAFE_INTEGER, cacheMaxEntries);
     metrics.cache('workspaces', this.cache);
   }
 
@@ -51,8 +58,15 @@ export class WorkspaceResolver {
     const { workspacePath } = await this.projects.settings(tenantId, projectId);
     const key = cacheKey(tenantId, projectId);
     const cached = this.cache.get(key);
-    if (cached) return cached;
+    if (cached) {
+      // Every call, warm or cold: the kernel must still find the accepted directory at the accepted path.
+      const problem = checkDirectory(cached.path, cached.source === 'cwd' ? null : this.placement.owners());
+      if (!problem) return cached;
+      this.cache.delete(key);
+      throw this.unavailable(projectId, problem.detail);
+    }
     const resolved = await this.resolveUncached(projectId, workspacePath);
+    this.warnedUnavailable.delete(projectId);
     this.cache.setIfUnchanged(version, key, resolved);
     this.sweeper.sweepOnce(resolved.path);
     return resolved;
@@ -80,39 +94,22 @@ export class WorkspaceResolver {
     return dir;
   }
 
-  // A tenant may only point a project at an existing directory inside an allowed root, judged on the
-  // real path so that a symlink cannot smuggle in `/` or `/etc`. Answers the real path to store.
-  async checkWorkspacePath(requested: string): Promise<string> {
-    if (!path.isAbsolute(requested)) throw workspacePathRefused('it must be an absolute path');
-    if (requested.includes('\0')) throw workspacePathRefused('it contains a NUL byte');
-    // Real paths of the roots too, taken now: a root may be created or re-pointed after start-up.
-    const roots = await Promise.all(this.config.workspace.allowedRoots.map((root) => realpathOrSelf(root)));
-    if (roots.length === 0) {
-      throw workspacePathRefused('no allowed roots are configured (set WORKSPACE_ALLOWED_ROOTS or WORKSPACE_ROOT)');
-    }
-    let real: string;
-    try {
-      real = await realpath(requested);
-      if (!(await stat(real)).isDirectory()) throw new Error('not a directory');
-    } catch {
-      throw workspacePathRefused(`'${requested}' is not an existing directory`);
-    }
-    if (!roots.some((root) => isInside(root, real))) {
-      throw workspacePathRefused(`'${requested}' is outside the allowed workspace roots`);
-    }
-    return real;
-  }
-
   private async resolveUncached(projectId: string, workspacePath: string | null): Promise<ResolvedWorkspace> {
     if (workspacePath !== null) {
-      const real = await existingDirectory(workspacePath);
-      if (real) return { path: real, source: 'database' };
-      this.logger.warn(`project ${projectId}: workspace_path '${workspacePath}' is not an existing directory; trying the next source`);
+      // The stored path is checked again as if it were new (a row written before these rules, or a directory
+      // changed since), then walked from its root without following a symlink.
+      const lexical = isCanonicalAbsolute(workspacePath) ? this.placement.lexicalRoot(workspacePath) : { refused: 'not a canonical path' };
+      const problem = 'refused' in lexical ? lexical.refused : walkWithoutSymlinks(lexical.root, workspacePath, this.placement.owners())?.detail;
+      if (problem) throw this.unavailable(projectId, problem);
+      return { path: workspacePath, source: 'database' };
     }
     const root = this.config.workspace.root;
     if (root) {
       const dir = await this.createWorkspaceDirectory(root, projectId);
-      return { path: await realpath(dir), source: 'workspace_root' };
+      const real = path.join(await realpath(root), projectId);
+      const problem = walkWithoutSymlinks(path.dirname(real), real, this.placement.owners());
+      if (problem) throw this.unavailable(projectId, `${dir}: ${problem.detail}`);
+      return { path: real, source: 'workspace_root' };
     }
     if (this.config.workspace.fallback === 'error') throw workspaceUnavailable(projectId);
     if (!this.warnedCwd.get(projectId)) {
@@ -123,28 +120,16 @@ export class WorkspaceResolver {
     }
     return { path: await realpath(process.cwd()), source: 'cwd' };
   }
+
+  // Logged once per project until its workspace resolves again (a tenant retrying does not flood the log);
+  // the answer names the project but not the host path.
+  private unavailable(projectId: string, detail: string): Error {
+    if (!this.warnedUnavailable.get(projectId)) {
+      this.warnedUnavailable.set(projectId, true);
+      this.logger.error(`project ${projectId}: workspace unavailable, nothing will run there until it is fixed: ${detail}`);
+    }
+    return workspaceDirectoryUnavailable(projectId);
+  }
 }
 
 const cacheKey = (tenantId: string, projectId: string) => `${tenantId}:${projectId}`;
-
-export function isInside(root: string, candidate: string): boolean {
-  const relative = path.relative(root, candidate);
-  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
-}
-
-async function existingDirectory(p: string): Promise<string | null> {
-  try {
-    const real = await realpath(p);
-    return (await stat(real)).isDirectory() ? real : null;
-  } catch {
-    return null;
-  }
-}
-
-async function realpathOrSelf(p: string): Promise<string> {
-  try {
-    return await realpath(p);
-  } catch {
-    return path.resolve(p);
-  }
-}

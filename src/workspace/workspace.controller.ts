@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
@@ -17,6 +18,8 @@ import { ListFilesQueryDto, ReadFileQueryDto, WorkspaceFileDto, WorkspaceListing
 import { WorkspaceResponseDto } from './dto/workspace.dto.js';
 import { WorkspaceBrowserService } from './workspace-browser.service.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
+import { isPathInside } from './fs/workspace-directory.js';
+import { WorkspacePlacement } from './placement/workspace-placement.js';
 
 @ApiTags('workspace')
 @TenantAuth()
@@ -28,13 +31,21 @@ export class WorkspaceController {
   constructor(
     private readonly resolver: WorkspaceResolver,
     private readonly browser: WorkspaceBrowserService,
+    private readonly placement: WorkspacePlacement,
   ) {}
 
   @Get()
-  @ApiOperation({ operationId: 'getWorkspace', summary: "Where the project's tools run: the workspace directory and where it came from" })
+  @ApiOperation({
+    operationId: 'getWorkspace',
+    summary: "Where the project's tools run: where the workspace came from, and its path inside the tenant's granted roots (never a host path)",
+  })
   @ApiOkResponse({ type: WorkspaceResponseDto })
-  resolve(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<WorkspaceResponseDto> {
-    return this.resolver.resolve(tenant.tenantId, projectId);
+  async resolve(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<WorkspaceResponseDto> {
+    const resolved = await this.resolver.resolve(tenant.tenantId, projectId);
+    const roots = resolved.source === 'database' ? await this.placement.tenantRoots(tenant.tenantId) : [];
+    const root = roots.find((r) => isPathInside(r, resolved.path));
+    if (!root) return { path: null, workspaceRoot: null, source: resolved.source };
+    return { path: path.posix.relative(root, resolved.path) || '.', workspaceRoot: root, source: resolved.source };
   }
 
   @Get('files')

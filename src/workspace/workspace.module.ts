@@ -4,12 +4,14 @@ import { WorkspaceController } from './workspace.controller.js';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
 import { StaleTempSweeper } from './stale-temp-sweeper.js';
+import { WorkspacePlacement } from './placement/workspace-placement.js';
+import { WorkspacePlacementRepository } from './placement/workspace-placement.repository.js';
 import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
 
 @Module({
   imports: [ProjectAccessModule],
   controllers: [WorkspaceController],
-  providers: [WorkspaceResolver, StaleTempSweeper, WorkspaceBrowserService, WorkspaceReadThreads],
-  exports: [WorkspaceResolver, WorkspaceReadThreads],
+  providers: [WorkspaceResolver, StaleTempSweeper, WorkspaceBrowserService, WorkspaceReadThreads, WorkspacePlacement, WorkspacePlacementRepository],
+  exports: [WorkspaceResolver, WorkspaceReadThreads, WorkspacePlacement],
 })
 export class WorkspaceModule {}

@@ -114,19 +114,28 @@ describe('project workspacePath', () => {
     outside = await mkdtemp(path.join(os.tmpdir(), 'toolgate-outside-'));
     // Relative to the app's working directory, its temporary folder.
     t = await createTestApp({ env: { WORKSPACE_ALLOWED_ROOTS: 'allowed' } });
-    allowed = path.join(t.tmpDir, 'allowed');
+    // The tenant's own root, granted by the operator inside the allowed root.
+    allowed = path.join(t.tmpDir, 'allowed', 'acme');
     await mkdir(path.join(allowed, 'site'), { recursive: true });
     await mkdir(`${allowed}-evil`);
     await symlink('/etc', path.join(allowed, 'etc-link'));
     await symlink(`${allowed}-evil`, path.join(allowed, 'evil-link'));
     tenant = await t.createTenant();
+    await t.grantWorkspaceRoots(tenant, [allowed]);
   });
   afterAll(async () => {
     await t.close();
     await rm(outside, { recursive: true, force: true });
   });
 
-  it('accepts a directory inside an allowed root and stores its real path', async () => {
+  it("refuses a workspacePath from a tenant the operator granted no roots, with 403 naming the operator's route", async () => {
+    const other = await t.createTenant();
+    const res = await t.http.post('/v1/projects').set(other.auth).send({ name: 'S', slug: 's', workspacePath: path.join(allowed, 'site') }).expect(403);
+    expect(res.body.error.code).toBe('workspace_path_operator_only');
+    expect(res.body.error.message).toContain('PATCH /v1/admin/projects/{projectId}');
+  });
+
+  it('accepts a directory inside a granted root and stores it', async () => {
     const res = await t.http.post('/v1/projects').set(tenant.auth).send({ name: 'Site', slug: 'site', workspacePath: path.join(allowed, 'site') }).expect(201);
     expect(res.body.workspacePath).toBe(path.join(allowed, 'site'));
   });

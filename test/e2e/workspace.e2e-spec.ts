@@ -20,23 +20,33 @@ describe('workspace resolution', () => {
     const expected = t.workspaceOf(project.id);
     expect(await realpath(expected)).toBe(expected);
     const res = await t.http.get(`/v1/projects/${project.id}/workspace`).set(tenant.auth).expect(200);
-    expect(res.body).toEqual({ path: expected, source: 'workspace_root' });
+    // A tenant is never told the host path; the operator is.
+    expect(res.body).toEqual({ path: null, workspaceRoot: null, source: 'workspace_root' });
+    const admin = await t.http.get(`/v1/admin/projects/${project.id}`).set(t.admin).expect(200);
+    expect(admin.body.workspace).toEqual({ path: expected, source: 'workspace_root' });
   });
 
-  it("prefers the project's workspacePath, and goes on with a warning when that directory is gone", async () => {
+  it("prefers the project's workspacePath, and answers workspace_unavailable (logged once) when that directory is gone", async () => {
     t = await createTestApp({ env: { WORKSPACE_ALLOWED_ROOTS: 'allowed', WORKSPACE_CACHE_TTL_MS: '0' } });
     tenant = await t.createTenant();
-    const dir = path.join(t.tmpDir, 'allowed', 'site');
+    const granted = path.join(t.tmpDir, 'allowed', 'acme');
+    const dir = path.join(granted, 'site');
     await mkdir(dir, { recursive: true });
+    await t.grantWorkspaceRoots(tenant, [granted]);
     const project = await t.createProject(tenant, { workspacePath: dir });
     expect((await t.http.get(`/v1/projects/${project.id}/workspace`).set(tenant.auth).expect(200)).body).toEqual({
-      path: dir,
+      path: 'site',
+      workspaceRoot: granted,
       source: 'database',
     });
     await rm(dir, { recursive: true });
-    const res = await t.http.get(`/v1/projects/${project.id}/workspace`).set(tenant.auth).expect(200);
-    expect(res.body.source).toBe('workspace_root');
-    expect(t.logs.some((l) => l.level === 'warn' && String(l.msg).includes(dir))).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      const res = await t.http.get(`/v1/projects/${project.id}/workspace`).set(tenant.auth).expect(409);
+      expect(res.body.error.code).toBe('workspace_unavailable');
+      expect(res.body.error.message).toContain(project.id);
+      expect(res.body.error.message).not.toContain(t.tmpDir);
+    }
+    expect(t.logs.filter((l) => l.level === 'error' && String(l.msg).includes(dir))).toHaveLength(1);
   });
 
   it('falls back to the working directory with one warning per project, not per call', async () => {
@@ -45,7 +55,7 @@ describe('workspace resolution', () => {
     const [a, b] = [await t.createProject(tenant), await t.createProject(tenant)];
     for (let i = 0; i < 3; i++) {
       const res = await t.http.get(`/v1/projects/${a.id}/workspace`).set(tenant.auth).expect(200);
-      expect(res.body).toEqual({ path: await realpath(process.cwd()), source: 'cwd' });
+      expect(res.body).toEqual({ path: null, workspaceRoot: null, source: 'cwd' });
     }
     await t.http.get(`/v1/projects/${b.id}/workspace`).set(tenant.auth).expect(200);
     expect(warningsAbout(t, a.id)).toHaveLength(1);
@@ -64,22 +74,24 @@ describe('workspace resolution', () => {
   it('serves lookups from the cache until the TTL passes, and drops the entry when the project changes', async () => {
     t = await createTestApp({ env: { WORKSPACE_ALLOWED_ROOTS: 'allowed', WORKSPACE_CACHE_TTL_MS: '400' } });
     tenant = await t.createTenant();
-    const [one, two] = [path.join(t.tmpDir, 'allowed', 'one'), path.join(t.tmpDir, 'allowed', 'two')];
+    const granted = path.join(t.tmpDir, 'allowed', 'acme');
+    const [one, two] = [path.join(granted, 'one'), path.join(granted, 'two')];
     await mkdir(one, { recursive: true });
     await mkdir(two, { recursive: true });
+    await t.grantWorkspaceRoots(tenant, [granted]);
     const project = await t.createProject(tenant, { workspacePath: one });
     const get = async () => (await t.http.get(`/v1/projects/${project.id}/workspace`).set(tenant.auth).expect(200)).body;
-    expect(await get()).toEqual({ path: one, source: 'database' });
+    expect(await get()).toEqual({ path: 'one', workspaceRoot: granted, source: 'database' });
 
     // Changed behind the service's back: the cached answer stands until the TTL passes.
     await t.database.driver.withSession((s) => s.query('UPDATE projects SET workspace_path = $1 WHERE id = $2', [two, project.id]));
-    expect(await get()).toEqual({ path: one, source: 'database' });
+    expect(await get()).toEqual({ path: 'one', workspaceRoot: granted, source: 'database' });
     await new Promise((r) => setTimeout(r, 450));
-    expect(await get()).toEqual({ path: two, source: 'database' });
+    expect(await get()).toEqual({ path: 'two', workspaceRoot: granted, source: 'database' });
 
     // Changed through the API: seen at once.
     await t.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ workspacePath: one }).expect(200);
-    expect(await get()).toEqual({ path: one, source: 'database' });
+    expect(await get()).toEqual({ path: 'one', workspaceRoot: granted, source: 'database' });
     await t.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ workspacePath: null }).expect(200);
     expect((await get()).source).toBe('workspace_root');
 

@@ -1,4 +1,6 @@
+import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Response, Test } from 'supertest';
 import { listen } from '../e2e/tools/tool-test-kit.js';
@@ -69,7 +71,8 @@ describe('the OpenAPI document against the running service', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // The test's temporary directory is the allowed root (WORKSPACE_ROOT is inside it) for the operator's placements.
+    t = await createTestApp({ env: { WORKSPACE_ALLOWED_ROOTS: '.' } });
     const doc = (await t.http.get('/openapi.json').expect(200)).body as OpenApiDocument;
     contract = new OpenApiContract(doc);
   });
@@ -107,6 +110,12 @@ describe('the OpenAPI document against the running service', () => {
     const doomed = await call('createTenant', 201, { ...admin, body: { name: `contract-doomed-${process.pid}` } });
     await call('deleteTenant', 204, { ...admin, params: { tenantId: doomed.body.id } });
     await call('deleteTenant', 404, { ...admin, params: { tenantId: doomed.body.id } });
+
+    const granted = path.join(t.tmpDir, 'granted');
+    await mkdir(granted);
+    await call('updateTenant', 200, { ...admin, params: { tenantId: tenant.body.id }, body: { workspaceRoots: [granted] } });
+    await call('updateTenant', 422, { ...admin, params: { tenantId: tenant.body.id }, body: { workspaceRoots: ['/etc'] } });
+    await call('updateTenant', 404, { ...admin, params: { tenantId: randomUUID() }, body: { workspaceRoots: [] } });
   });
 
   it('projects and their workspace', async () => {
@@ -126,6 +135,14 @@ describe('the OpenAPI document against the running service', () => {
     await call('updateProject', 400, { params: { projectId }, body: { shellEnabled: 'yes' } }, { invalidBody: true });
 
     await call('getWorkspace', 200, { params: { projectId } });
+    await call('adminGetProject', 200, { auth: t.admin, params: { projectId } });
+    await call('adminGetProject', 404, { auth: t.admin, params: { projectId: randomUUID() } });
+    const placed = path.join(t.tmpDir, 'placed');
+    await mkdir(placed);
+    await call('adminUpdateProject', 200, { auth: t.admin, params: { projectId }, body: { workspacePath: placed } });
+    await call('adminUpdateProject', 422, { auth: t.admin, params: { projectId }, body: { workspacePath: '/' } });
+    await call('adminUpdateProject', 200, { auth: t.admin, params: { projectId }, body: { workspacePath: null } });
+    await call('adminUpdateProject', 404, { auth: t.admin, params: { projectId: randomUUID() }, body: { workspacePath: null } });
     await call('invokeTool', 200, {
       params: { projectId, toolName: 'write_file' },
       body: { arguments: { path: 'docs/notes.md', content: 'one\ntwo\n', createDirs: true } },

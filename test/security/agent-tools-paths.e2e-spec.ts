@@ -391,7 +391,7 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
 
   it("[sec-17] keeps the new tools in the workspace after a workspacePath of /etc is refused", async () => {
     const res = await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ workspacePath: '/etc' });
-    expectRefusal(res, 422, 'workspace_path_not_allowed');
+    expectRefusal(res, 403, 'workspace_path_operator_only');
     await refuseEverywhere('/etc/passwd', OUTSIDE);
     await settle();
   });

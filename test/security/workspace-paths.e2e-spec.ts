@@ -446,7 +446,7 @@ describe('workspace paths through the tools', () => {
 
   it.each(['/', '/etc'])("[sec-17] refuses to point the project's workspacePath at %s; the tools keep the workspace", async (value) => {
     const res = await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ workspacePath: value });
-    expectRefusal(res, 422, 'workspace_path_not_allowed');
+    expectRefusal(res, 403, 'workspace_path_operator_only');
     const project = await t.http.get(`/v1/projects/${projectId}`).set(tenant.auth).expect(200);
     expect(project.body.workspacePath).toBeNull();
     const refusedRead = await refuse('read_file', { path: `${value === '/' ? '' : value}/passwd` }, 403, 'path_outside_workspace');

@@ -34,6 +34,8 @@ export interface TestApp {
   admin: { Authorization: string };
   createTenant(name?: string): Promise<TestTenant>;
   createProject(tenant: TestTenant, body?: Record<string, unknown>): Promise<{ id: string } & Record<string, unknown>>;
+  // The operator grants the tenant roots inside which its keys may place project workspaces.
+  grantWorkspaceRoots(tenant: TestTenant, roots: string[]): Promise<void>;
   // The directory of a project created under WORKSPACE_ROOT.
   workspaceOf(projectId: string): string;
   close(): Promise<void>;
@@ -110,6 +112,9 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
       const slug = `p-${++tenantCounter}`;
       const res = await http.post('/v1/projects').set(tenant.auth).send({ name: slug, slug, ...body }).expect(201);
       return res.body as { id: string };
+    },
+    async grantWorkspaceRoots(tenant, roots) {
+      await http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ workspaceRoots: roots }).expect(200);
     },
     workspaceOf(projectId) {
       return path.join(config.workspace.root!, projectId);

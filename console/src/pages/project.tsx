@@ -68,7 +68,8 @@ function SettingsTab(props: { project: Project; onSaved: () => void }) {
         params: { path: { projectId: p.id } },
         body: {
           name,
-          workspacePath: workspacePath.trim() === '' ? null : workspacePath.trim(),
+          // Sent only when changed: a workspace the operator placed shows as empty here and must stay put.
+          ...(workspacePath.trim() !== (p.workspacePath ?? '') && { workspacePath: workspacePath.trim() === '' ? null : workspacePath.trim() }),
           shellEnabled,
           shellAllowlist: textToList(allowlist),
           approvalRequired: textToList(approval),
@@ -89,7 +90,7 @@ function SettingsTab(props: { project: Project; onSaved: () => void }) {
         <Field id="set-name" label="Name">
           <input id="set-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
-        <Field id="set-workspace" label="Workspace path" hint="An existing directory inside an allowed root; empty: the default workspace under WORKSPACE_ROOT">
+        <Field id="set-workspace" label="Workspace path" hint="An existing directory inside a root the operator granted this tenant; empty: the project's own directory (or the one the operator placed it in)">
           <input id="set-workspace" value={workspacePath} aria-describedby="set-workspace-hint" onInput={(e) => setWorkspacePath(e.currentTarget.value)} />
         </Field>
         <div class="field">

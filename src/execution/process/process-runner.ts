@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants as fsConstants, openSync, readlinkSync } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -112,19 +113,55 @@ function spawnUnsandboxed(command: string[], cwd: string, env: Record<string, st
   });
 }
 
+// Linux value (Node does not export it): a descriptor that names the directory without opening it.
+const O_PATH = 0o10000000;
+
+// Opens the workspace and checks, on the descriptor, that the kernel finds it at the path the caller
+// resolved (no symlink has been put in its way since); refuses to run the command otherwise.
+function openCheckedDirectory(dir: string): number {
+  const unavailable = () =>
+    new ToolError('workspace_unavailable', 'The workspace is no longer the directory that was accepted (gone, or a symlink in its path); the command did not run.');
+  let fd: number;
+  try {
+    fd = openSync(dir, O_PATH | fsConstants.O_DIRECTORY);
+  } catch {
+    throw unavailable();
+  }
+  let real: string | undefined;
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    // answered below
+  }
+  if (real !== dir) {
+    closeSync(fd);
+    throw unavailable();
+  }
+  return fd;
+}
+
 function spawnSandboxed(spec: BwrapSandbox, command: string[], opts: RunProcessOptions, env: Record<string, string>): ChildProcess {
   const etcFiles = Object.values(spec.etcFiles);
+  // The workspace is opened and checked here, then handed to bubblewrap as a descriptor after the /etc ones.
+  const workspaceFd = openCheckedDirectory(opts.workspace);
+  const workspaceFdInChild = FIRST_ETC_FD + etcFiles.length;
   // The profile goes through a pipe; only the command stays on bubblewrap's command line (it must).
-  const child = spawn(spec.bwrapPath, ['--args', String(ARGS_FD), '--', ...command], {
-    cwd: '/',
-    // bubblewrap's own process is the sandbox's pid 1, and /proc/1/environ shows what it started with:
-    // it gets the command's environment, built from nothing, never the service's.
-    env,
-    detached: true,
-    shell: false,
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...etcFiles.map(() => 'pipe' as const)],
-    ...(spec.runAs && { uid: spec.runAs.uid, gid: spec.runAs.gid }),
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(spec.bwrapPath, ['--args', String(ARGS_FD), '--', ...command], {
+      cwd: '/',
+      // bubblewrap's own process is the sandbox's pid 1, and /proc/1/environ shows what it started with:
+      // it gets the command's environment, built from nothing, never the service's.
+      env,
+      detached: true,
+      shell: false,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...etcFiles.map(() => 'pipe' as const), workspaceFd],
+      ...(spec.runAs && { uid: spec.runAs.uid, gid: spec.runAs.gid }),
+    });
+  } finally {
+    // The child holds its own copy from here on (or never started).
+    closeSync(workspaceFd);
+  }
   // bubblewrap reads its arguments to the end first, then the /etc files while it builds the sandbox.
   // An EPIPE means it died early; its exit is what the runner reports.
   const feed = (fd: number, content: string) => {
@@ -132,7 +169,7 @@ function spawnSandboxed(spec: BwrapSandbox, command: string[], opts: RunProcessO
     pipe.on('error', () => {});
     pipe.end(content);
   };
-  feed(ARGS_FD, bwrapArgs(spec, opts.workspace, opts.cwd).map((arg) => `${arg}\0`).join(''));
+  feed(ARGS_FD, bwrapArgs(spec, opts.workspace, opts.cwd, workspaceFdInChild).map((arg) => `${arg}\0`).join(''));
   etcFiles.forEach((content, i) => feed(FIRST_ETC_FD + i, content));
   return child;
 }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import type { ApiKey, Tenant } from '../../generated/prisma/client.js';
 
 export class CreateTenantDto {
@@ -18,14 +18,29 @@ export class CreateApiKeyDto {
   name?: string;
 }
 
+export class UpdateTenantDto {
+  @ApiProperty({
+    type: [String],
+    example: ['/srv/repos/acme'],
+    description:
+      "Directories inside WORKSPACE_ALLOWED_ROOTS this tenant's keys may place project workspaces in (each existing, canonical, without symlinks, not an allowed root itself, not holding WORKSPACE_ROOT, not overlapping another tenant's roots or workspaces). [] takes the choice back.",
+  })
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  @MaxLength(4096, { each: true })
+  workspaceRoots!: string[];
+}
+
 export class TenantResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty() name!: string;
+  @ApiProperty({ type: [String], description: 'Directories the operator granted this tenant for its project workspaces' }) workspaceRoots!: string[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 
   static from(t: Tenant): TenantResponseDto {
-    return { id: t.id, name: t.name, createdAt: t.createdAt.toISOString(), updatedAt: t.updatedAt.toISOString() };
+    return { id: t.id, name: t.name, workspaceRoots: t.workspaceRoots, createdAt: t.createdAt.toISOString(), updatedAt: t.updatedAt.toISOString() };
   }
 }
 

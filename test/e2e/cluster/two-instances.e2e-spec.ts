@@ -96,7 +96,7 @@ describeOnPostgres(title, () => {
     const moved = path.join(shared, `moved-${project.id}`);
     await mkdir(moved);
     await writeFile(path.join(moved, 'where.txt'), 'second\n');
-    await a.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ workspacePath: moved }).expect(200);
+    await a.http.patch(`/v1/admin/projects/${project.id}`).set(a.admin).send({ workspacePath: moved }).expect(200);
     const took = await within(WITHIN_MS, async () => (await read(b)) === 'second\n');
     expect(took).toBeLessThan(WITHIN_MS);
   });
@@ -231,7 +231,7 @@ describeOnPostgres(title, () => {
     const moved = path.join(shared, `after-${project.id}`);
     await mkdir(moved);
     await writeFile(path.join(moved, 'where.txt'), 'second\n');
-    await a.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ workspacePath: moved }).expect(200);
+    await a.http.patch(`/v1/admin/projects/${project.id}`).set(a.admin).send({ workspacePath: moved }).expect(200);
     await within(WITHIN_MS, async () => (await callTool(b, tenant, project.id, 'read_file', { path: 'where.txt' }).expect(200)).body.result.content === 'second\n');
   });
 });

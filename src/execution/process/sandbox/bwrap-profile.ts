@@ -22,7 +22,10 @@ const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/
 // the host's system directories read-only, a size-capped private /tmp, the workspace the only writable
 // bind, and a read-only root. Killing bubblewrap's init (or bubblewrap, or the service) ends every
 // process inside, whatever session or group it moved to.
-export function bwrapArgs(spec: BwrapSandbox, workspace: string, cwd: string): string[] {
+// `workspaceFd`: the descriptor (in bubblewrap's table) of the workspace directory the runner opened and
+// checked; it is bound by descriptor, so a path component swapped for a symlink after the check changes
+// nothing about which directory the command gets.
+export function bwrapArgs(spec: BwrapSandbox, workspace: string, cwd: string, workspaceFd: number): string[] {
   return [
     '--unshare-user',
     '--unshare-pid',
@@ -48,8 +51,8 @@ export function bwrapArgs(spec: BwrapSandbox, workspace: string, cwd: string): s
     '--tmpfs',
     SANDBOX_TMP,
     // After /tmp: a workspace under the host's /tmp is then mounted inside the sandbox's own.
-    '--bind',
-    workspace,
+    '--bind-fd',
+    String(workspaceFd),
     workspace,
     '--chdir',
     cwd,
