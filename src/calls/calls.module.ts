@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { ApprovalsController } from './approvals.controller.js';
 import { ApprovalsService } from './approvals.service.js';
 import { CallsController } from './calls.controller.js';
@@ -11,7 +12,7 @@ import { ToolInvokeService } from './tool-invoke.service.js';
 
 // Call control on top of the one call path: invoke with idempotency keys, batches, approval of calls.
 @Module({
-  imports: [ToolsModule, AuditModule],
+  imports: [ToolsModule, AuditModule, RateLimitModule],
   controllers: [CallsController, ApprovalsController],
   providers: [ApprovalsService, IdempotencyRepository, IdempotencyService, ToolInvokeService, ToolBatchService],
 })

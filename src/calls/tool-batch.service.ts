@@ -3,6 +3,7 @@ import { AppError } from '../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ToolCallsService, type ToolCallOutcome } from '../tools/tool-calls.service.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
+import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { type BatchCall, mapBounded, parseBatch } from './batch-request.js';
 import type { BatchResponseDto, BatchResultDto, BatchStatus } from './dto/batch.dto.js';
 import { IdempotencyService } from './idempotency.service.js';
@@ -10,13 +11,15 @@ import { IdempotencyService } from './idempotency.service.js';
 // Several tool calls in one request, as models emit them in one turn. Each call takes the one call path
 // (ToolCallsService: gate, rate limit, run, audit, events) exactly as a single invoke would; they run
 // concurrently, BATCH_CONCURRENCY at a time, and each is answered on its own: a refused call never runs
-// and stops nothing else. Only a malformed batch (empty, over 32 calls, duplicate ids) is refused whole.
+// and stops nothing else. Only a malformed batch (empty, over 32 calls, duplicate ids) is refused whole, and
+// a batch the tenant's request budget cannot pay for in full (each call costs one request, as alone).
 @Injectable()
 export class ToolBatchService {
   constructor(
     private readonly calls: ToolCallsService,
     private readonly registry: ToolRegistry,
     private readonly idempotency: IdempotencyService,
+    private readonly limiter: TenantRateLimiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -26,6 +29,8 @@ export class ToolBatchService {
     await this.registry.forProject(tenantId, projectId);
     const calls = parseBatch(body);
     for (const call of calls) if (call.idempotencyKey !== undefined) IdempotencyService.checkKey(call.idempotencyKey);
+    // The request paid for one call; the others are charged now, all at once, before any runs.
+    await this.limiter.chargeExtraCalls(tenantId, calls.length - 1);
     const results = await mapBounded(calls, this.config.calls.batchConcurrency, (call) => this.runOne(tenantId, projectId, call, request));
     return { results };
   }

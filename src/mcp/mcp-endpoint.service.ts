@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type * as SdkServer from './mcp-sdk-server.js';
 import {
@@ -13,6 +13,9 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../common/errors/app-error.js';
+import { concurrencyLimit } from '../common/concurrency/concurrency-limit.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
@@ -24,6 +27,8 @@ import { fromInvocation, fromRefusal, toMcpTool } from './mcp-tool-results.js';
 const SERVER_INFO = { name: 'toolgate', version: '1' };
 const CAPABILITIES = { tools: { listChanged: false } };
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
+// JSON-RPC batching was removed from MCP in this revision; revisions are dates, so they compare as strings.
+const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
 // A notification or response accepted: 202, no body (as the SDK transport answers).
 const NO_BODY: Record<string, string> = {};
 
@@ -55,6 +60,8 @@ export class McpEndpointService {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly calls: ToolCallsService,
+    private readonly limiter: TenantRateLimiter,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   // GET and DELETE: the project first, on the same rules as POST (a foreign project is a 404 like a
@@ -69,8 +76,9 @@ export class McpEndpointService {
     await this.registry.forProject(caller.tenantId, caller.projectId);
     const fast = recogniseFastMessage(exchange);
     if (fast !== null) return this.answerFast(caller, fast, exchange);
+    if (Array.isArray(exchange.body) && !(await this.admitBatch(caller, exchange.body, exchange))) return;
     const sdk = await loadSdkServer();
-    const server = this.serverFor(sdk, caller, rawArguments(exchange.body));
+    const server = this.serverFor(sdk, caller, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
@@ -83,6 +91,24 @@ export class McpEndpointService {
     } finally {
       await server.close();
     }
+  }
+
+  // A JSON-RPC batch: refused under the revisions that removed batches (2025-06-18 and later: the
+  // MCP-Protocol-Version header, or an initialize in the batch, says which), else charged to the requests
+  // rate limit for every request it carries (the HTTP request paid for one), before any of them runs.
+  private async admitBatch(caller: McpCaller, messages: unknown[], exchange: HttpExchange): Promise<boolean> {
+    const version = exchange.headers['mcp-protocol-version'] ?? initializeVersion(messages);
+    if (version !== undefined && version >= FIRST_REVISION_WITHOUT_BATCHES) {
+      const error = {
+        code: ErrorCode.InvalidRequest,
+        message: `JSON-RPC batches are not part of MCP protocol revision ${version} (removed in ${FIRST_REVISION_WITHOUT_BATCHES}); send one message per request`,
+      };
+      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
+      return false;
+    }
+    const requests = messages.filter((m) => isObject(m) && typeof m.method === 'string' && m.id !== undefined).length;
+    await this.limiter.chargeExtraCalls(caller.tenantId, requests - 1);
+    return true;
   }
 
   // The answers the SDK's Server would give to these messages, as its Protocol shapes them: a result, or
@@ -114,11 +140,13 @@ export class McpEndpointService {
     }
   }
 
-  private serverFor(sdk: typeof SdkServer, caller: McpCaller, raw: Map<unknown, unknown>): Server {
+  // `bounded`: the SDK runs the calls of a JSON-RPC batch all at once; they take turns, BATCH_CONCURRENCY
+  // at a time, as in a REST batch.
+  private serverFor(sdk: typeof SdkServer, caller: McpCaller, raw: Map<unknown, unknown>, bounded: ReturnType<typeof concurrencyLimit>): Server {
     const server = new sdk.Server(SERVER_INFO, { capabilities: CAPABILITIES, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
     server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      this.call(caller, request.params.name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, extra.signal),
+      bounded(() => this.call(caller, request.params.name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, extra.signal)),
     );
     return server;
   }
@@ -178,4 +206,14 @@ function rawArguments(body: unknown): Map<unknown, unknown> {
     if (method === 'tools/call' && id !== undefined && typeof params === 'object' && params !== null) raw.set(id, params.arguments);
   }
   return raw;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+// The revision an initialize request inside a batch asks for, if there is one.
+function initializeVersion(messages: unknown[]): string | undefined {
+  for (const m of messages) {
+    if (isObject(m) && m.method === 'initialize' && isObject(m.params) && typeof m.params.protocolVersion === 'string') return m.params.protocolVersion;
+  }
+  return undefined;
 }

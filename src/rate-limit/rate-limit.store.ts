@@ -7,7 +7,8 @@ export interface RateLimitHit {
 }
 
 export interface RateLimitStore {
-  hit(key: string, windowMs: number): Promise<RateLimitHit>;
+  // Counts `count` hits at once (a batch of calls is charged as that many requests).
+  hit(key: string, windowMs: number, count?: number): Promise<RateLimitHit>;
   close(): Promise<void>;
 }
 
@@ -17,14 +18,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  hit(key: string, windowMs: number): Promise<RateLimitHit> {
+  hit(key: string, windowMs: number, count = 1): Promise<RateLimitHit> {
     const now = this.now();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
       window = { hits: 0, resetAt: now + windowMs };
       this.windows.set(key, window);
     }
-    window.hits++;
+    window.hits += count;
     // Expired windows are dropped now and then, so idle tenants do not accumulate.
     if (++this.sweeps % 1000 === 0) for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
     return Promise.resolve({ hits: window.hits, resetInMs: window.resetAt - now });

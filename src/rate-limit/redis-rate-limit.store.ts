@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import type { RateLimitHit, RateLimitStore } from './rate-limit.store.js';
 
-// One round trip: count the hit and start the window on the first one.
+// One round trip: count the hits and start the window with the first.
 const HIT = `
-local hits = redis.call('INCR', KEYS[1])
-if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local hits = redis.call('INCRBY', KEYS[1], ARGV[2])
+if hits == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {hits, redis.call('PTTL', KEYS[1])}
 `;
 
@@ -17,8 +17,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.redis.on('error', () => undefined);
   }
 
-  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
-    const [hits, ttl] = (await this.redis.eval(HIT, 1, `${this.prefix}${key}`, windowMs)) as [number, number];
+  async hit(key: string, windowMs: number, count = 1): Promise<RateLimitHit> {
+    const [hits, ttl] = (await this.redis.eval(HIT, 1, `${this.prefix}${key}`, windowMs, count)) as [number, number];
     return { hits, resetInMs: ttl > 0 ? ttl : windowMs };
   }
 

@@ -34,6 +34,12 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return this.charge(this.requests, tenantId);
   }
 
+  // The calls a request carries beyond the one its own charge covered (a REST batch of 32 calls, an MCP
+  // JSON-RPC batch): a batch costs what its calls would cost one by one. Refused whole, before any runs.
+  chargeExtraCalls(tenantId: string, extra: number): Promise<void> {
+    return extra > 0 ? this.charge(this.requests, tenantId, extra) : Promise.resolve();
+  }
+
   chargeCommand(tenantId: string): Promise<void> {
     return this.charge(this.commands, tenantId);
   }
@@ -42,8 +48,8 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return this.store.close();
   }
 
-  private async charge(bucket: Bucket, tenantId: string): Promise<void> {
-    const { hits, resetInMs } = await this.store.hit(`${bucket.name}:${tenantId}`, this.windowMs);
+  private async charge(bucket: Bucket, tenantId: string, count = 1): Promise<void> {
+    const { hits, resetInMs } = await this.store.hit(`${bucket.name}:${tenantId}`, this.windowMs, count);
     if (hits <= bucket.limit) return;
     this.metrics.rateLimited(bucket.name);
     const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));

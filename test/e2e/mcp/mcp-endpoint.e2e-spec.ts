@@ -28,7 +28,7 @@ describe('the MCP endpoint of a project', () => {
     tenant = await t.createTenant();
     const project = await t.createProject(tenant, SHELL_PROJECT);
     projectId = project.id;
-    workspace = (await t.http.get(`/v1/projects/${projectId}/workspace`).set(tenant.auth).expect(200)).body.path as string;
+    workspace = t.workspaceOf(projectId);
     await installSkill(t, tenant, projectId, skillOf([commandTool('say', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { annotations: { readOnly: true, destructive: false } })]));
     client = await mcpClientFor(t, tenant, projectId);
   });

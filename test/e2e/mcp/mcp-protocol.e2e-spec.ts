@@ -28,7 +28,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     t = await createTestApp();
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    const workspace = (await t.http.get(`/v1/projects/${projectId}/workspace`).set(tenant.auth).expect(200)).body.path as string;
+    const workspace = t.workspaceOf(projectId);
     await writeFile(path.join(workspace, 'a.txt'), 'one\ntwo\n');
     url = `http://127.0.0.1:${await listen(t)}/v1/projects/${projectId}/mcp`;
   });
@@ -54,8 +54,10 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
   };
   const request = (id: unknown, method: string, params?: unknown) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
   const withoutInvocationId = (result: { _meta?: unknown }) => ({ ...result, _meta: undefined });
+  // JSON-RPC batches exist only up to revision 2025-03-26 (2025-06-18 removed them).
+  const BATCH_REVISION = { 'mcp-protocol-version': '2025-03-26' };
   // A batch of one is the SDK transport's to answer; it answers one response as a single object.
-  const throughSdk = (message: unknown) => post([message]);
+  const throughSdk = (message: unknown) => post([message], BATCH_REVISION);
   // What the SDK answers to a request its schemas refuse: an error (its code is the SDK's: -32602 or
   // -32603), never a result.
   const refusedBySdk = (id: unknown) => ({ jsonrpc: '2.0', id, error: { code: expect.any(Number), message: expect.any(String) } });
@@ -103,7 +105,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     expect(listed.body.result.tools.map((tool: { name: string }) => tool.name)).toContain('read_file');
     expect(listed.body).toEqual((await throughSdk(request(0, 'tools/list'))).body);
     // A batch of two gets an array of two answers.
-    const two = await post([request(1, 'ping'), message]);
+    const two = await post([request(1, 'ping'), message], BATCH_REVISION);
     expect(two.body).toHaveLength(2);
   });
 
@@ -129,7 +131,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     expect(arrayArguments.body).toEqual(refusedBySdk(2));
     const noName = await post(request(3, 'tools/call', { arguments: { path: 'a.txt' } }));
     expect(noName.body).toEqual(refusedBySdk(3));
-    const batch = await post([request('x', 'ping'), request('y', 'nope/nope')]);
+    const batch = await post([request('x', 'ping'), request('y', 'nope/nope')], BATCH_REVISION);
     expect(batch.body).toEqual(
       expect.arrayContaining([
         { jsonrpc: '2.0', id: 'x', result: {} },

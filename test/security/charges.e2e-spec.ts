@@ -1,0 +1,93 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
+import { listen } from '../e2e/tools/tool-test-kit.js';
+
+// security-cases.md line 70: a request that carries many calls (a REST batch, an MCP JSON-RPC batch) costs
+// what its calls would cost one by one, runs no more than BATCH_CONCURRENCY of them at once, and JSON-RPC
+// batches are refused under the protocol revisions that removed them.
+
+const LIMIT = 40;
+const CONCURRENCY = 2;
+
+describe('[sec-70] charges that add up', () => {
+  let t: TestApp;
+  let port: number;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_REQUESTS: String(LIMIT), RATE_LIMIT_WINDOW_MS: '600000', BATCH_CONCURRENCY: String(CONCURRENCY) } });
+    port = await listen(t);
+  });
+  afterAll(() => t.close());
+
+  const mcp = (tenant: TestTenant, projectId: string, body: unknown, revision?: string) =>
+    fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(revision ? { 'mcp-protocol-version': revision } : {}),
+        ...tenant.auth,
+      },
+      body: JSON.stringify(body),
+    });
+  const write = (id: number | string, file: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'write_file', arguments: { path: file, content: 'x' } } });
+
+  it('charges each call of a REST batch to the requests limit, and refuses a batch it cannot pay for before any call runs', async () => {
+    const tenant = await t.createTenant();
+    const { id } = await t.createProject(tenant); // one request
+    const calls = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => ({ id: `c${i}`, tool: 'write_file', arguments: { path: `${prefix}-${i}.txt`, content: 'x' } }));
+    const first = await t.http.post(`/v1/projects/${id}/tools/batch`).set(tenant.auth).send({ calls: calls(32, 'first') }).expect(200);
+    expect(first.body.results.every((r: { status: string }) => r.status === 'ok')).toBe(true);
+    // 1 + 32 spent of 40: a batch of 8 more is over.
+    const over = await t.http.post(`/v1/projects/${id}/tools/batch`).set(tenant.auth).send({ calls: calls(8, 'over') });
+    expect([over.status, over.body.error?.code]).toEqual([429, 'rate_limited']);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await readdir(t.workspaceOf(id))).filter((f) => f.startsWith('over-'))).toEqual([]);
+  });
+
+  it('charges each request of an MCP JSON-RPC batch, refusing the whole batch before any call runs', async () => {
+    const tenant = await t.createTenant();
+    const { id } = await t.createProject(tenant);
+    const ok = await mcp(tenant, id, Array.from({ length: 30 }, (_, i) => write(i, `mcp-${i}.txt`)), '2025-03-26');
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toHaveLength(30);
+    const over = await mcp(tenant, id, Array.from({ length: 10 }, (_, i) => write(i, `mcp-over-${i}.txt`)), '2025-03-26');
+    expect(over.status).toBe(429);
+    expect(((await over.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+    expect((await readdir(t.workspaceOf(id))).filter((f) => f.startsWith('mcp-over-'))).toEqual([]);
+  });
+
+  it('runs no more than BATCH_CONCURRENCY calls of an MCP batch at once', async () => {
+    const tenant = await t.createTenant();
+    const { id } = await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sh'] });
+    // Each call records when it started and ended (ns); the overlap of those intervals is what ran at once.
+    const call = (i: number) => ({
+      jsonrpc: '2.0',
+      id: i,
+      method: 'tools/call',
+      params: { name: 'shell_exec', arguments: { argv: ['sh', '-c', `s=$(date +%s%N); sleep 0.3; echo "$s $(date +%s%N)" > span-${i}`] } },
+    });
+    const res = await mcp(tenant, id, Array.from({ length: 6 }, (_, i) => call(i)), '2025-03-26');
+    expect(res.status).toBe(200);
+    const spans = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => (await readFile(path.join(t.workspaceOf(id), `span-${i}`), 'utf8')).trim().split(' ').map(BigInt)),
+    );
+    const peak = Math.max(...spans.map(([start]) => spans.filter(([s, e]) => s <= start && start < e).length));
+    expect(peak).toBe(CONCURRENCY);
+  });
+
+  it.each([['2025-06-18'], ['2025-11-25']])('refuses a JSON-RPC batch under protocol %s (header or initialize), nothing runs', async (revision) => {
+    const tenant = await t.createTenant();
+    const { id } = await t.createProject(tenant);
+    const byHeader = await mcp(tenant, id, [write(1, 'h1.txt'), write(2, 'h2.txt')], revision);
+    expect(byHeader.status).toBe(400);
+    const body = (await byHeader.json()) as { error: { code: number; message: string } };
+    expect(body.error.code).toBe(-32600);
+    expect(body.error.message).toContain(revision);
+    const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: revision, capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const byInitialize = await mcp(tenant, id, [initialize, write(1, 'i1.txt')]);
+    expect(byInitialize.status).toBe(400);
+    expect(await readdir(t.workspaceOf(id))).toEqual([]);
+  });
+});
