@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { clearSession, loadSession, onUnauthorized, type Session } from './api/client';
+import { clearSession, loadSession, onUnauthorized, probeRole, saveSession, type Session } from './api/client';
 import { HealthPage } from './pages/health';
 import { KeysPage } from './pages/keys';
 import { ProjectPage } from './pages/project';
@@ -7,12 +7,14 @@ import { ProjectsPage } from './pages/projects';
 import { SignInPage } from './pages/sign-in';
 import { SkillsPage } from './pages/skills';
 import { TenantsPage } from './pages/tenants';
+import { NotForRole, ROLE_LABEL, RoleContext, may, type Capability } from './roles';
 import { Link, navigate, usePath } from './router';
+import { ErrorNote, asError } from './ui';
 
-const TENANT_NAV = [
+const TENANT_NAV: Array<{ to: string; label: string; needs?: Capability }> = [
   { to: '/projects', label: 'Projects' },
-  { to: '/skills', label: 'Skills' },
-  { to: '/keys', label: 'API keys' },
+  { to: '/skills', label: 'Skills', needs: 'manage' },
+  { to: '/keys', label: 'API keys', needs: 'manage' },
 ];
 const ADMIN_NAV = [
   { to: '/admin/tenants', label: 'Tenants' },
@@ -31,7 +33,27 @@ export function App() {
     navigate('/');
   };
 
-  useEffect(() => onUnauthorized(() => signOut('The service no longer accepts this key or token (revoked or wrong). Sign in again.')), []);
+  useEffect(
+    () =>
+      onUnauthorized((code) =>
+        signOut(code === 'api_key_expired' ? 'This key has expired. Ask an admin of the tenant for a new one.' : 'The service no longer accepts this key or token (revoked or wrong). Sign in again.'),
+      ),
+    [],
+  );
+
+  // A tenant session kept without its role (signed in before the console knew roles) learns it once.
+  const [probeError, setProbeError] = useState<Error>();
+  useEffect(() => {
+    if (session?.kind !== 'tenant' || session.role) return;
+    probeRole(session.token).then(
+      (role) => {
+        const known = { ...session, role };
+        saveSession(known);
+        setSession(known);
+      },
+      (error: unknown) => setProbeError(asError(error)),
+    );
+  }, [session]);
 
   const firstPath = useRef(true);
   useLayoutEffect(() => {
@@ -59,7 +81,19 @@ export function App() {
     );
   }
 
-  const nav = session.kind === 'admin' ? ADMIN_NAV : TENANT_NAV;
+  if (session.kind === 'tenant' && !session.role) {
+    return (
+      <main id="main" class="sign-in">
+        {probeError ? <ErrorNote error={probeError} label="The key could not be checked" /> : <p role="status">Checking the key…</p>}
+        <button type="button" class="secondary" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </main>
+    );
+  }
+
+  const role = session.role ?? 'admin';
+  const nav = session.kind === 'admin' ? ADMIN_NAV : TENANT_NAV.filter((item) => !item.needs || may(role, item.needs));
   return (
     <>
       <a class="skip" href="#main">
@@ -78,13 +112,15 @@ export function App() {
             ))}
           </ul>
         </nav>
-        <span class="who">{session.kind === 'admin' ? 'Operator' : 'Tenant'}</span>
+        <span class="who">{session.kind === 'admin' ? 'Operator' : `Tenant, ${ROLE_LABEL[role]}`}</span>
         <button type="button" class="secondary" onClick={() => signOut()}>
           Sign out
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        <Route path={path} session={session} signOut={signOut} />
+        <RoleContext.Provider value={role}>
+          <Route path={path} session={session} signOut={signOut} />
+        </RoleContext.Provider>
       </main>
     </>
   );
@@ -96,9 +132,10 @@ function Route(props: { path: string; session: Session; signOut: (reason?: strin
     if (path.startsWith('/admin/health')) return <HealthPage />;
     return <TenantsPage />;
   }
+  const role = session.role ?? 'admin';
   const project = /^\/projects\/([^/]+)(?:\/([a-z]+))?/.exec(path);
-  if (project) return <ProjectPage projectId={decodeURIComponent(project[1]!)} tab={project[2] ?? 'settings'} />;
-  if (path.startsWith('/skills')) return <SkillsPage />;
-  if (path.startsWith('/keys')) return <KeysPage session={session} signOut={props.signOut} />;
+  if (project) return <ProjectPage projectId={decodeURIComponent(project[1]!)} tab={project[2]} />;
+  if (path.startsWith('/skills')) return may(role, 'manage') ? <SkillsPage /> : <NotForRole role={role} what="Registering and listing skills" needs="manage" />;
+  if (path.startsWith('/keys')) return may(role, 'manage') ? <KeysPage session={session} signOut={props.signOut} /> : <NotForRole role={role} what="Managing API keys" needs="manage" />;
   return <ProjectsPage />;
 }

@@ -60,6 +60,8 @@ export function ErrorNote(props: { error?: Error | null; label?: string }) {
   return (
     <div class="note error" role="alert">
       {props.label ? <strong>{props.label}: </strong> : null}
+      {/* The service names the key's role and the roles that may (details.role, details.allowedRoles). */}
+      {code === 'forbidden_for_role' ? <strong>Your key's role does not allow this. </strong> : null}
       {code ? <code>{code}</code> : null} {props.error.message}
     </div>
   );

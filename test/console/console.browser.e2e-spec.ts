@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 // page.evaluate callbacks run in the browser.
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -25,10 +25,27 @@ describeBrowser('the console in a real browser', () => {
   let laptopKey: string;
   const problems: string[] = [];
 
-  const shot = async (name: string) => {
+  const shot = async (name: string, on: Page = page) => {
     if (!SHOTS) return;
     await mkdir(SHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    await on.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  };
+
+  // A CSP violation or a script error is a failure of the page, whatever the test goes on to see.
+  const watch = (on: Page) => {
+    // A step that does not happen fails within the test's own time, with the step named.
+    on.setDefaultTimeout(10_000);
+    on.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
+    });
+    on.on('pageerror', (error) => problems.push(error.message));
+  };
+
+  const signIn = async (on: Page, key: string) => {
+    await on.goto(`${base}/console/`);
+    await on.getByLabel('API key', { exact: true }).fill(key);
+    await on.getByRole('button', { name: 'Sign in' }).click();
+    await on.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
   };
 
   beforeAll(async () => {
@@ -38,13 +55,7 @@ describeBrowser('the console in a real browser', () => {
     // Running as root in CI: Chromium's own sandbox needs an unprivileged user.
     browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    // A step that does not happen fails within the test's own time, with the step named.
-    page.setDefaultTimeout(10_000);
-    // A CSP violation or a script error is a failure of the page, whatever the test goes on to see.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
+    watch(page);
   }, 60_000);
 
   afterAll(async () => {
@@ -211,6 +222,33 @@ describeBrowser('the console in a real browser', () => {
     await shot('operator-tenants');
     await t.http.get('/v1/projects').set({ Authorization: `Bearer ${issued}` }).expect(200);
 
+    // An agent key: the operator, who has no listing of a tenant's projects, types the project's id.
+    await acme.getByLabel("New key's name").fill('ci-agent');
+    await acme.getByLabel('Role').selectOption('agent');
+    await acme.getByLabel('Project ids').fill(projectId);
+    await acme.getByLabel('Tools').fill('read_*, list_files');
+    await acme.getByRole('button', { name: 'Issue key' }).click();
+    const agentRow = acme.getByRole('row').filter({ has: page.getByRole('cell', { name: 'ci-agent', exact: true }) });
+    await agentRow.waitFor();
+    expect(await agentRow.getByRole('cell').allTextContents()).toEqual(expect.arrayContaining(['agent', projectId, 'read_*, list_files', 'never']));
+    const agentKey = (await acme.locator('code.secret').textContent())!;
+    const listed = (await t.http.get(`/v1/admin/tenants/${tenant.id}/api-keys`).set(t.admin).expect(200)).body.items as Array<Record<string, unknown>>;
+    expect(listed.find((k) => k.name === 'ci-agent')).toMatchObject({ role: 'agent', projectIds: [projectId], tools: ['read_*', 'list_files'] });
+
+    // Signed in with it, the agent sees its project's tools and log, may try a tool, and decides nothing.
+    const agent = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    watch(agent);
+    await signIn(agent, agentKey);
+    expect(await agent.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Projects']);
+    await agent.getByRole('link', { name: 'Docs site' }).click();
+    expect(await agent.getByRole('navigation', { name: 'Project sections' }).getByRole('link').allTextContents()).toEqual(['Tools', 'Invocation log']);
+    await agent.getByRole('heading', { name: 'read_file' }).waitFor();
+    // Only the tools it is bound to are listed, each with Try it.
+    expect(await agent.locator('li.card h3').allTextContents()).toEqual(expect.arrayContaining(['read_file', 'list_files']));
+    expect(await agent.getByRole('heading', { name: 'write_file' }).count()).toBe(0);
+    expect(await agent.getByRole('button', { name: 'Try it' }).count()).toBe(await agent.locator('li.card').count());
+    await agent.close();
+
     await acme.getByRole('button', { name: /^Revoke key laptop/ }).click();
     await page.waitForFunction(() => !document.body.textContent.includes('laptop'));
     await t.http.get('/v1/projects').set({ Authorization: `Bearer ${laptopKey}` }).expect(401);
@@ -222,6 +260,85 @@ describeBrowser('the console in a real browser', () => {
     expect(facts).toContain(ready.commandSandbox.mode);
     expect(facts).toMatch(new RegExp(`Audit queue\\d+ waiting of ${ready.auditQueue.capacity}`));
     await shot('operator-health');
+  });
+
+  it('lets an admin make an approver key, and the approver approve a parked call seeing its full arguments', async () => {
+    const org = await t.createTenant('globex');
+    const payments = await t.createProject(org, { name: 'Payments', approvalRequired: ['@writes'] });
+    await mkdir(t.workspaceOf(payments.id), { recursive: true });
+
+    const admin = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    watch(admin);
+    await signIn(admin, org.key);
+    await admin.getByRole('link', { name: 'API keys' }).click();
+    await admin.getByLabel('Key name').fill('reviewer');
+    await admin.getByLabel('Role').selectOption('approver');
+    await admin.getByLabel('Payments').check();
+    await admin.getByLabel('Expires').fill('2099-06-15T12:00');
+    await shot('api-key-roles', admin);
+    await admin.getByRole('button', { name: 'Create key' }).click();
+    const reviewerKey = (await admin.getByRole('status').locator('code.secret').textContent())!;
+    const row = admin.getByRole('row').filter({ has: admin.getByRole('cell', { name: 'reviewer', exact: true }) });
+    await row.waitFor();
+    expect(await row.getByRole('cell').allTextContents()).toEqual(expect.arrayContaining(['approver', 'Payments', '—']));
+    const keys = (await t.http.get('/v1/api-keys').set(org.auth).expect(200)).body.items as Array<Record<string, unknown>>;
+    expect(keys.find((k) => k.name === 'reviewer')).toMatchObject({ role: 'approver', projectIds: [payments.id], tools: [], expiresAt: expect.stringMatching(/^2099-06-1[45]T/) });
+
+    // The admin key makes a call that @writes parks; its arguments are longer than the log keeps.
+    const content = `${'release notes '.repeat(800)}(the end)`;
+    const parked = await t.http.post(`/v1/projects/${payments.id}/tools/write_file/invoke`).set(org.auth).send({ arguments: { path: 'RELEASE.md', content } }).expect(202);
+    const invocationId = parked.body.invocationId as string;
+    const logged = (await t.http.get(`/v1/projects/${payments.id}/invocations?status=pending_approval`).set(org.auth).expect(200)).body.items;
+    expect(logged).toMatchObject([{ id: invocationId, argumentsTruncated: true }]);
+
+    // The key that made the call cannot decide it, and the page says why.
+    await admin.getByRole('link', { name: 'Projects' }).click();
+    await admin.getByRole('link', { name: 'Payments' }).click();
+    await admin.getByRole('link', { name: 'Approvals' }).click();
+    const own = admin.locator('li.card', { has: admin.getByRole('heading', { name: 'write_file' }) });
+    await own.getByRole('button', { name: 'Approve' }).click();
+    await own.getByText('approval_self_decision').waitFor();
+    await admin.close();
+
+    const reviewer = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    watch(reviewer);
+    await signIn(reviewer, reviewerKey);
+    // Only what an approver may do is offered.
+    expect(await reviewer.locator('.who').textContent()).toBe('Tenant, approver key');
+    expect(await reviewer.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Projects']);
+    expect(await reviewer.getByRole('button', { name: 'Create project' }).count()).toBe(0);
+    await reviewer.getByRole('link', { name: 'Payments' }).click();
+    expect(await reviewer.getByRole('navigation', { name: 'Project sections' }).getByRole('link').allTextContents()).toEqual(['Approvals', 'Tools', 'Invocation log']);
+    const card = reviewer.locator('li.card', { has: reviewer.getByRole('heading', { name: 'write_file' }) });
+    const args = card.getByTestId('pending-arguments');
+    await args.waitFor();
+    expect(JSON.parse((await args.textContent())!)).toEqual({ path: 'RELEASE.md', content });
+    await card.getByLabel('Reason (optional)').fill('Checked with the release manager');
+    await shot('approvals', reviewer);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    const decision = card.getByTestId('decision');
+    await decision.waitFor();
+    expect(await decision.locator('p').textContent()).toMatch(/^Approved by reviewer \(key [0-9a-f-]{36}\) · outcome ok$/);
+    expect(await readFile(path.join(t.workspaceOf(payments.id), 'RELEASE.md'), 'utf8')).toBe(content);
+    const decided = await t.http.get(`/v1/projects/${payments.id}/invocations/${invocationId}`).set(org.auth).expect(200);
+    expect(decided.body.approval).toMatchObject({ status: 'approved', reason: 'Checked with the release manager', decidedBy: { name: 'reviewer' } });
+    await reviewer.getByRole('button', { name: 'Refresh' }).click();
+    await reviewer.getByText('No calls are waiting for approval.').waitFor();
+
+    // Tools are listed but not tried; the settings, skills and keys pages, reached by address, say why they are not there.
+    await reviewer.getByRole('link', { name: 'Tools', exact: true }).click();
+    await reviewer.getByRole('heading', { name: 'read_file' }).waitFor();
+    expect(await reviewer.getByRole('button', { name: 'Try it' }).count()).toBe(0);
+    for (const [address, what] of [
+      [`/projects/${payments.id}/settings`, 'The Settings tab'],
+      ['/skills', 'Registering and listing skills'],
+      ['/keys', 'Managing API keys'],
+    ]) {
+      await reviewer.goto(`${base}/console${address}`);
+      expect(await reviewer.getByRole('alert').textContent()).toBe(`Not available to an approver key: ${what} takes an admin key.`);
+    }
+    expect(await reviewer.getByRole('button', { name: /Save settings|Register skill|Create key|Revoke/ }).count()).toBe(0);
+    await reviewer.close();
   });
 
   it('signs in and moves around with the keyboard alone', async () => {

@@ -79,6 +79,7 @@ function InvocationLog(props: { projectId: string }) {
                   <summary>arguments{item.errorMessage ? ', error' : ''}</summary>
                   <pre>{JSON.stringify(item.arguments, null, 2)}</pre>
                   {item.errorMessage ? <pre class="model-message">{item.errorMessage}</pre> : null}
+                  {item.decidedBy ? <p class="hint">Decided by {item.decidedBy.name ?? <code>{item.decidedBy.keyId}</code>}</p> : null}
                 </details>
               </td>
             </tr>

@@ -1,20 +1,27 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Project } from '../api/client';
+import { NotForRole, may, useRole, type Capability } from '../roles';
 import { Link } from '../router';
 import { ErrorNote, Field, listToText, textToList, useAction, useLoad } from '../ui';
+import { ApprovalsTab } from './approvals';
 import { InvocationsTab } from './invocations';
 import { ProjectSkillsTab } from './project-skills';
 import { ToolsTab } from './tools';
 
-const TABS = [
-  { id: 'settings', label: 'Settings' },
+// In this order; a key sees the tabs its role may use, and lands on the first of them.
+const TABS: Array<{ id: string; label: string; needs?: Capability }> = [
+  { id: 'settings', label: 'Settings', needs: 'manage' },
+  { id: 'approvals', label: 'Approvals', needs: 'decide' },
   { id: 'tools', label: 'Tools' },
-  { id: 'skills', label: 'Skills' },
+  { id: 'skills', label: 'Skills', needs: 'manage' },
   { id: 'log', label: 'Invocation log' },
 ];
 
-export function ProjectPage(props: { projectId: string; tab: string }) {
+export function ProjectPage(props: { projectId: string; tab?: string }) {
+  const role = useRole();
   const project = useLoad(() => call(api.GET('/v1/projects/{projectId}', { params: { path: { projectId: props.projectId } } })), [props.projectId]);
+  const tabs = TABS.filter((tab) => !tab.needs || may(role, tab.needs));
+  const current = TABS.find((tab) => tab.id === props.tab) ?? tabs[0]!;
   return (
     <>
       <p class="crumbs">
@@ -24,16 +31,20 @@ export function ProjectPage(props: { projectId: string; tab: string }) {
       <ErrorNote error={project.error} />
       <nav aria-label="Project sections" class="tabs">
         <ul>
-          {TABS.map((tab) => (
+          {tabs.map((tab) => (
             <li key={tab.id}>
-              <Link to={`/projects/${props.projectId}/${tab.id}`} current={props.tab === tab.id}>
+              <Link to={`/projects/${props.projectId}/${tab.id}`} current={current.id === tab.id}>
                 {tab.label}
               </Link>
             </li>
           ))}
         </ul>
       </nav>
-      {project.data ? <Tab project={project.data} tab={props.tab} onSaved={project.reload} /> : null}
+      {current.needs && !may(role, current.needs) ? (
+        <NotForRole role={role} what={`The ${current.label} tab`} needs={current.needs} />
+      ) : project.data ? (
+        <Tab project={project.data} tab={current.id} onSaved={project.reload} />
+      ) : null}
     </>
   );
 }
@@ -46,6 +57,8 @@ function Tab(props: { project: Project; tab: string; onSaved: () => void }) {
       return <ProjectSkillsTab projectId={props.project.id} />;
     case 'log':
       return <InvocationsTab projectId={props.project.id} />;
+    case 'approvals':
+      return <ApprovalsTab projectId={props.project.id} />;
     default:
       return <SettingsTab project={props.project} onSaved={props.onSaved} />;
   }
@@ -101,7 +114,11 @@ function SettingsTab(props: { project: Project; onSaved: () => void }) {
         <Field id="set-allowlist" label="Shell allowlist" hint="Executables shell_exec may run, separated by commas: bare names on PATH or absolute paths">
           <input id="set-allowlist" value={allowlist} aria-describedby="set-allowlist-hint" onInput={(e) => setAllowlist(e.currentTarget.value)} />
         </Field>
-        <Field id="set-approval" label="Tools that need approval" hint="Calls of these tools wait for a person (202 pending_approval); separated by commas">
+        <Field
+          id="set-approval"
+          label="Tools that need approval"
+          hint="Calls of these wait for a person (202 pending_approval), separated by commas: tool names, names ending in * (github_*), or the classes @commands (runs a command), @writes (can change files or run one), @network (reaches the network) and @all"
+        >
           <input id="set-approval" value={approval} aria-describedby="set-approval-hint" onInput={(e) => setApproval(e.currentTarget.value)} />
         </Field>
         <ErrorNote error={saving.error} label="Not saved" />

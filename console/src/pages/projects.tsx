@@ -1,35 +1,18 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
+import { may, useRole } from '../roles';
 import { Link, navigate } from '../router';
 import { ErrorNote, Field, Table, formatTime, useAction, useLoad } from '../ui';
 
 export function ProjectsPage() {
+  // An agent or approver key bound to some projects sees only those.
   const projects = useLoad(() => call(api.GET('/v1/projects', { params: { query: { limit: 100 } } })), []);
-  const [name, setName] = useState('');
-  const [slug, setSlug] = useState('');
-  const creating = useAction();
-
-  const create = creating.submit(async () => {
-    const project = await call(api.POST('/v1/projects', { body: { name, slug: slug || slugOf(name) } }));
-    navigate(`/projects/${project.id}`);
-  });
+  const mayCreate = may(useRole(), 'manage');
 
   return (
     <>
       <h1>Projects</h1>
-      <section class="card" aria-labelledby="new-project">
-        <h2 id="new-project">New project</h2>
-        <form onSubmit={create} class="row">
-          <Field id="project-name" label="Name">
-            <input id="project-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-          </Field>
-          <Field id="project-slug" label="Slug" hint="Lower-case letters, digits and dashes; from the name when empty">
-            <input id="project-slug" value={slug} placeholder={slugOf(name)} pattern="[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?" aria-describedby="project-slug-hint" onInput={(e) => setSlug(e.currentTarget.value)} />
-          </Field>
-          <button type="submit">Create project</button>
-        </form>
-        <ErrorNote error={creating.error} label="Not created" />
-      </section>
+      {mayCreate ? <NewProject /> : null}
       <ErrorNote error={projects.error} />
       {projects.data ? (
         projects.data.items.length === 0 ? (
@@ -52,6 +35,33 @@ export function ProjectsPage() {
         )
       ) : null}
     </>
+  );
+}
+
+function NewProject() {
+  const [name, setName] = useState('');
+  const [slug, setSlug] = useState('');
+  const creating = useAction();
+
+  const create = creating.submit(async () => {
+    const project = await call(api.POST('/v1/projects', { body: { name, slug: slug || slugOf(name) } }));
+    navigate(`/projects/${project.id}`);
+  });
+
+  return (
+    <section class="card" aria-labelledby="new-project">
+      <h2 id="new-project">New project</h2>
+      <form onSubmit={create} class="row">
+        <Field id="project-name" label="Name">
+          <input id="project-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <Field id="project-slug" label="Slug" hint="Lower-case letters, digits and dashes; from the name when empty">
+          <input id="project-slug" value={slug} placeholder={slugOf(name)} pattern="[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?" aria-describedby="project-slug-hint" onInput={(e) => setSlug(e.currentTarget.value)} />
+        </Field>
+        <button type="submit">Create project</button>
+      </form>
+      <ErrorNote error={creating.error} label="Not created" />
+    </section>
   );
 }
 

@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
-import { api, call, saveSession, type Session } from '../api/client';
+import { api, call, probeRole, saveSession, type Session } from '../api/client';
 import { ErrorNote, Field, useAction } from '../ui';
 
-// Checks the key or token with one call before keeping it: GET /v1/api-keys for a tenant, the tenant list for an operator.
-async function verify(session: Session): Promise<void> {
-  const headers = { Authorization: `Bearer ${session.token}`, 'X-Console-Sign-In': '1' };
-  if (session.kind === 'tenant') await call(api.GET('/v1/api-keys', { headers }));
-  else await call(api.GET('/v1/admin/tenants', { headers }));
+// Checks the key or token with one call before keeping it: for a tenant key, the call that also tells its
+// role (probeRole); the tenant list for an operator.
+async function verify(kind: Session['kind'], token: string): Promise<Session> {
+  if (kind === 'tenant') return { kind, token, role: await probeRole(token) };
+  await call(api.GET('/v1/admin/tenants', { headers: { Authorization: `Bearer ${token}`, 'X-Console-Sign-In': '1' } }));
+  return { kind, token };
 }
 
 export function SignInPage(props: { reason?: string; onSignedIn: (session: Session) => void }) {
@@ -15,8 +16,7 @@ export function SignInPage(props: { reason?: string; onSignedIn: (session: Sessi
   const signing = useAction();
 
   const submit = signing.submit(async () => {
-    const session = { kind, token: token.trim() };
-    await verify(session);
+    const session = await verify(kind, token.trim());
     saveSession(session);
     props.onSignedIn(session);
   });

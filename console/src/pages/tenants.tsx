@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, call, type Tenant } from '../api/client';
 import { ErrorNote, Field, ShownOnce, formatTime, useAction, useLoad } from '../ui';
 import { ApiKeyTable } from './api-key-table';
+import { KeyGrantFields, NO_GRANT, grantBody, type KeyGrant } from './key-grant';
 
 export function TenantsPage() {
   const tenants = useLoad(() => call(api.GET('/v1/admin/tenants')), []);
@@ -42,13 +43,15 @@ function TenantCard(props: { tenant: Tenant; onDeleted: () => void }) {
   const path = { tenantId: tenant.id };
   const keys = useLoad(() => call(api.GET('/v1/admin/tenants/{tenantId}/api-keys', { params: { path } })), [tenant.id]);
   const [keyName, setKeyName] = useState('');
-  const [issued, setIssued] = useState<{ id: string; key: string }>();
+  const [grant, setGrant] = useState<KeyGrant>(NO_GRANT);
+  const [issued, setIssued] = useState<{ id: string; role: string; key: string }>();
   const action = useAction();
 
   const issue = action.submit(async () => {
-    const key = await call(api.POST('/v1/admin/tenants/{tenantId}/api-keys', { params: { path }, body: keyName ? { name: keyName } : {} }));
-    setIssued({ id: key.id, key: key.key });
+    const key = await call(api.POST('/v1/admin/tenants/{tenantId}/api-keys', { params: { path }, body: grantBody(keyName, grant) }));
+    setIssued({ id: key.id, role: key.role, key: key.key });
     setKeyName('');
+    setGrant(NO_GRANT);
     keys.reload();
   });
 
@@ -89,9 +92,10 @@ function TenantCard(props: { tenant: Tenant; onDeleted: () => void }) {
         <Field id={`key-name-${tenant.id}`} label="New key's name">
           <input id={`key-name-${tenant.id}`} value={keyName} placeholder="default" onInput={(e) => setKeyName(e.currentTarget.value)} />
         </Field>
+        <KeyGrantFields idPrefix={`key-${tenant.id}`} grant={grant} onChange={setGrant} />
         <button type="submit">Issue key</button>
       </form>
-      {issued ? <ShownOnce label="Key (shown once)" secret={issued.key} /> : null}
+      {issued ? <ShownOnce label={`Key, ${issued.role} (shown once)`} secret={issued.key} /> : null}
     </li>
   );
 }

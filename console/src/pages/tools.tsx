@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type ApiError, call, toApiError, type Tool } from '../api/client';
+import { may, useRole } from '../roles';
 import { ErrorNote, useAction, useLoad } from '../ui';
 import { SchemaForm, argumentsFrom, type JsonSchema } from './schema-form';
 
@@ -10,6 +11,8 @@ export function ToolsTab(props: { projectId: string }) {
     [props.projectId],
   );
   const [open, setOpen] = useState<string>();
+  // An approver key reads the tools but may not call them.
+  const mayInvoke = may(useRole(), 'invoke');
   return (
     <section aria-labelledby="tools-h">
       <h2 id="tools-h">Tools</h2>
@@ -22,12 +25,14 @@ export function ToolsTab(props: { projectId: string }) {
                 <code>{tool.name}</code>
               </h3>
               <span class="badge">{tool.source}</span>
-              <button type="button" class="secondary" aria-expanded={open === tool.name} aria-controls={`try-${tool.name}`} onClick={() => setOpen(open === tool.name ? undefined : tool.name)}>
-                {open === tool.name ? 'Close' : 'Try it'}
-              </button>
+              {mayInvoke ? (
+                <button type="button" class="secondary" aria-expanded={open === tool.name} aria-controls={`try-${tool.name}`} onClick={() => setOpen(open === tool.name ? undefined : tool.name)}>
+                  {open === tool.name ? 'Close' : 'Try it'}
+                </button>
+              ) : null}
             </div>
             <p>{tool.description}</p>
-            {open === tool.name ? <TryIt projectId={props.projectId} tool={tool} /> : null}
+            {mayInvoke && open === tool.name ? <TryIt projectId={props.projectId} tool={tool} /> : null}
           </li>
         ))}
       </ul>
