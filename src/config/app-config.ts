@@ -34,6 +34,8 @@ export interface AppConfig {
     fileMaxBytes: number;
     // Threads that make confined reads with blocking calls; 0 reads on the event loop.
     readThreads: number;
+    // Disk space (allocated blocks) a project's workspace may use, through file tools and commands alike.
+    quotaBytes: number;
   };
   tools: {
     readMaxBytes: number;
@@ -41,6 +43,12 @@ export interface AppConfig {
       maxOutputBytes: number;
       maxProcesses: number;
       maxFileSizeBytes: number;
+      // Memory of one command's processes together (a cgroup's memory.max, or the watchdog and RLIMIT_AS).
+      maxMemoryBytes: number;
+      // CPU seconds per process (RLIMIT_CPU); a call never gets more than its timeout allows (see cpuSecondsFor).
+      maxCpuSeconds: number;
+      // Bytes one command may write to files in all (the kernel's write_bytes of its processes).
+      maxWriteBytes: number;
     };
     sandbox: CommandSandboxConfig;
     fetch: {
@@ -118,6 +126,8 @@ export interface CommandSandboxConfig {
   gid: number;
   // Size of the sandbox's private /tmp (a tmpfs).
   tmpSizeBytes: number;
+  // auto: a cgroup v2 per command holds its memory where the service can delegate one; off: never touch cgroups.
+  cgroup: 'auto' | 'off';
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -45,6 +45,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       cacheMaxEntries: read.integer('WORKSPACE_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
       fileMaxBytes: read.integer('WORKSPACE_FILE_MAX_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
       readThreads: read.integer('WORKSPACE_READ_THREADS', 1, 0, 16),
+      quotaBytes: read.integer('WORKSPACE_QUOTA_BYTES', 1024 ** 3, 1024 * 1024, 2 ** 50),
     },
     tools: {
       readMaxBytes: read.integer('READ_FILE_MAX_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
@@ -52,6 +53,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
         maxOutputBytes: read.integer('SHELL_MAX_OUTPUT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
         maxProcesses: read.integer('SHELL_MAX_PROCESSES', 64, 1, 4096),
         maxFileSizeBytes: read.integer('SHELL_MAX_FILE_SIZE_BYTES', 64 * 1024 * 1024, 1024, 2 ** 40),
+        maxMemoryBytes: read.integer('SHELL_MAX_MEMORY_BYTES', 512 * 1024 * 1024, 16 * 1024 * 1024, 2 ** 40),
+        maxCpuSeconds: read.integer('SHELL_MAX_CPU_SECONDS', 120, 1, 86_400),
+        maxWriteBytes: read.integer('SHELL_MAX_WRITE_BYTES', 256 * 1024 * 1024, 1024 * 1024, 2 ** 40),
       },
       sandbox: parseSandbox(read, production, problems),
       fetch: {
@@ -107,7 +111,8 @@ function parseSandbox(read: EnvReader, production: boolean, problems: string[]):
   const uid = read.integer('SANDBOX_UID', 65534, 1, 65534);
   const gid = read.integer('SANDBOX_GID', uid === 65534 ? 65534 : uid, 1, 65534);
   const tmpSizeBytes = read.integer('SANDBOX_TMP_SIZE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 ** 3);
-  return { mode, bwrapPath, uid, gid, tmpSizeBytes };
+  const cgroup = read.oneOf('SANDBOX_CGROUP', ['auto', 'off'] as const, 'auto');
+  return { mode, bwrapPath, uid, gid, tmpSizeBytes, cgroup };
 }
 
 function parseMetrics(read: EnvReader, problems: string[]): AppConfig['metrics'] {

@@ -4,9 +4,17 @@ import path from 'node:path';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { sandboxEtcFiles, systemMountArgs } from '../execution/process/sandbox/bwrap-profile.js';
+import { prepareCallCgroups, readCgroupSources } from '../execution/process/sandbox/call-cgroup.js';
 import { inspectBwrap, probeSandbox, type SandboxProblem } from '../execution/process/sandbox/sandbox-probe.js';
-import type { RunAs, SandboxSpec } from '../execution/process/sandbox/sandbox-spec.js';
+import type { BwrapSandbox, RunAs, SandboxSpec } from '../execution/process/sandbox/sandbox-spec.js';
 import { sandboxUnavailable } from './sandbox.errors.js';
+
+// How the memory limit of commands is held: a cgroup v2 per command, or RLIMIT_AS with the runner's watchdog.
+export interface MemoryEnforcement {
+  by: 'cgroup' | 'rlimit';
+  // The cgroup under which commands get theirs, or why there is none.
+  detail: string;
+}
 
 export type SandboxState =
   | { mode: 'bwrap'; ready: true; version: string }
@@ -21,6 +29,7 @@ export class CommandSandbox implements OnModuleInit {
   private readonly logger = new Logger('Sandbox');
   private current: SandboxState = { mode: 'bwrap', ready: false, problem: { reason: 'the sandbox has not been probed yet', fix: 'wait for start-up to finish' } };
   private sandboxSpec: SandboxSpec | undefined;
+  private memory: MemoryEnforcement = { by: 'rlimit', detail: 'commands have not been set up yet' };
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, metrics: Metrics) {
     metrics.gauge('toolgate_sandbox_ready', '1 when commands can run (the sandbox passed its start-up probe, or COMMAND_SANDBOX=none), 0 when they are refused', () =>
@@ -35,6 +44,7 @@ export class CommandSandbox implements OnModuleInit {
     if (settings.mode === 'none') {
       this.sandboxSpec = { kind: 'none', runAs };
       this.current = { mode: 'none', ready: true };
+      this.memory = { by: 'rlimit', detail: 'COMMAND_SANDBOX=none' };
       this.logger.warn(
         'COMMAND_SANDBOX=none: tenant commands run without a sandbox and can read the service environment, other workspaces and the network; never use this with tenants you do not trust',
       );
@@ -44,7 +54,13 @@ export class CommandSandbox implements OnModuleInit {
     if ('reason' in binary) return this.refuse(binary);
     const uid = runAs?.uid ?? process.getuid?.() ?? 0;
     const gid = runAs?.gid ?? process.getgid?.() ?? 0;
-    const spec: SandboxSpec = {
+    const cgroups =
+      settings.cgroup === 'off'
+        ? { reason: 'SANDBOX_CGROUP=off' }
+        : await readCgroupSources()
+            .then((sources) => prepareCallCgroups(sources))
+            .catch((err: Error) => ({ reason: `the service's cgroup cannot be read (${err.message})` }));
+    let spec: BwrapSandbox = {
       kind: 'bwrap',
       bwrapPath: settings.bwrapPath,
       runAs,
@@ -52,12 +68,25 @@ export class CommandSandbox implements OnModuleInit {
       systemMounts: systemMountArgs(),
       etcFiles: sandboxEtcFiles(uid, gid, '/tmp'),
       disableUserns: binary.disableUserns,
+      ...('parent' in cgroups && { cgroupParent: cgroups.parent }),
     };
-    const problem = await probeSandbox(spec);
+    this.memory = 'parent' in cgroups ? { by: 'cgroup', detail: cgroups.parent } : { by: 'rlimit', detail: cgroups.reason };
+    let problem = await probeSandbox(spec);
+    if (problem && spec.cgroupParent) {
+      // Commands still run, their memory held the other way.
+      this.memory = { by: 'rlimit', detail: `a command could not run in a cgroup of its own (${problem.reason})` };
+      spec = { ...spec, cgroupParent: undefined };
+      problem = await probeSandbox(spec);
+    }
     if (problem) return this.refuse(problem);
     this.sandboxSpec = spec;
     this.current = { mode: 'bwrap', ready: true, version: binary.version };
     this.logger.log(`Commands run in bubblewrap ${binary.version} sandboxes as uid ${uid}`);
+    this.logger.log(
+      this.memory.by === 'cgroup'
+        ? `Each command's memory is held by a cgroup v2 of its own (memory.max, under ${this.memory.detail})`
+        : `Each command's memory is held by RLIMIT_AS and a watchdog on its processes (no cgroup: ${this.memory.detail})`,
+    );
     const root = this.config.workspace.root;
     const blocked = root && runAs ? await firstUnsearchableAncestor(root) : undefined;
     if (blocked) {
@@ -69,6 +98,10 @@ export class CommandSandbox implements OnModuleInit {
 
   state(): SandboxState {
     return this.current;
+  }
+
+  memoryEnforcement(): MemoryEnforcement {
+    return this.memory;
   }
 
   // The confinement for one command, or the 503 that says why commands cannot run.

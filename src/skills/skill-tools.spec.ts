@@ -7,6 +7,7 @@ import type { AppConfig } from '../config/app-config.js';
 import type { Skill } from '../generated/prisma/client.js';
 import type { SkillCompiler } from './skill-compiler.js';
 import type { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
+import type { WorkspaceQuota } from '../workspace/workspace-quota.js';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { SkillTools } from './skill-tools.js';
 import type { SkillsRepository } from './skills.repository.js';
@@ -38,6 +39,7 @@ const skillToolsOn = (skills: ControlledSkills) => {
     config,
     {} as CommandSandbox,
     {} as UpstreamMcpClients,
+    {} as WorkspaceQuota,
     new ProjectChanges(bus),
     new Metrics({ defaultMetrics: false }),
     bus,

@@ -7,6 +7,7 @@ import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.
 import type { SkillWorkerTasks } from './executors/skill-worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CommandSandbox } from '../sandbox/command-sandbox.js';
+import { WorkspaceQuota } from '../workspace/workspace-quota.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
 import type { CompiledToolValidator } from '../execution/validation/tool-validator.js';
 import { SkillToolExecutor } from './executors/skill-tool.executor.js';
@@ -44,6 +45,7 @@ export class SkillTools {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sandbox: CommandSandbox,
     private readonly upstreams: UpstreamMcpClients,
+    private readonly quota: WorkspaceQuota,
     changes: ProjectChanges,
     metrics: Metrics,
     private readonly bus: ChangeBus,
@@ -75,7 +77,7 @@ export class SkillTools {
   toolsOf(skill: SkillRecord): SkillTool[] {
     const body: SkillBody = { name: skill.name, version: skill.version, description: skill.description, tools: skill.tools };
     return this.compiler.load(skill.id, body, skillSource(skill)).map((tool) => ({
-      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams),
+      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams, this.quota),
       validator: tool.validator,
     }));
   }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
+import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { ProjectSkillsController } from './project-skills.controller.js';
 import { SkillCompiler } from './skill-compiler.js';
 import { SkillSecretsResealer } from './skill-secrets.resealer.js';
@@ -11,7 +12,7 @@ import { McpSkillImporter } from './mcp/mcp-skill-importer.js';
 import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
 
 @Module({
-  imports: [ProjectAccessModule],
+  imports: [ProjectAccessModule, WorkspaceModule],
   controllers: [SkillsController, ProjectSkillsController],
   providers: [SkillsRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer, UpstreamMcpClients, McpSkillImporter],
   exports: [SkillTools],

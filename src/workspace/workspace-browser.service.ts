@@ -53,6 +53,7 @@ const FS_ERROR_STATUS: Record<WorkspaceFsError['code'], number> = {
   symlink_loop: 400,
   permission_denied: 403,
   no_space: 507,
+  workspace_quota_exceeded: 507,
   read_only: 409,
   io_error: 500,
 };

@@ -1,6 +1,7 @@
 import { hashWorkspaceFile } from './fs/workspace-file.reader.js';
 import { workspaceFsErrorCodec } from './fs/workspace-fs.error.js';
 import { searchWorkspace, type SearchWorkspaceOptions } from './fs/workspace-search.js';
+import { measureDiskUsage } from '../execution/process/disk-usage.js';
 import { type ListWorkspaceOptions, type ListWorkspaceResult, walkWorkspaceTree, type WorkspaceEntry } from './fs/workspace-tree.walker.js';
 
 export interface ListWorkspaceRecursivePayload {
@@ -75,6 +76,7 @@ export const workspaceWorkerTasks = {
     ),
   hashFile: (payload: HashFilePayload) => hashWorkspaceFile(payload.root, payload.path),
   searchWorkspace: (payload: SearchWorkspacePayload) => searchWorkspace(payload.root, payload.path, payload.options),
+  measureWorkspaceUsage: (payload: { root: string }) => measureDiskUsage(payload.root, { blocking: true }),
 };
 
 export type WorkspaceWorkerTasks = typeof workspaceWorkerTasks;

@@ -7,11 +7,20 @@ import { StaleTempSweeper } from './stale-temp-sweeper.js';
 import { WorkspacePlacement } from './placement/workspace-placement.js';
 import { WorkspacePlacementRepository } from './placement/workspace-placement.repository.js';
 import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
+import { WorkspaceQuota } from './workspace-quota.js';
 
 @Module({
   imports: [ProjectAccessModule],
   controllers: [WorkspaceController],
-  providers: [WorkspaceResolver, StaleTempSweeper, WorkspaceBrowserService, WorkspaceReadThreads, WorkspacePlacement, WorkspacePlacementRepository],
-  exports: [WorkspaceResolver, WorkspaceReadThreads, WorkspacePlacement],
+  providers: [
+    WorkspaceResolver,
+    StaleTempSweeper,
+    WorkspaceBrowserService,
+    WorkspaceReadThreads,
+    WorkspacePlacement,
+    WorkspacePlacementRepository,
+    WorkspaceQuota,
+  ],
+  exports: [WorkspaceResolver, WorkspaceReadThreads, WorkspacePlacement, WorkspaceQuota],
 })
 export class WorkspaceModule {}

@@ -160,7 +160,14 @@ describe('loadConfig', () => {
 
   describe('the command sandbox', () => {
     it('sandboxes with bubblewrap as uid and gid 65534 by default, with nothing set', () => {
-      expect(loadConfig({}, '/srv').tools.sandbox).toEqual({ mode: 'bwrap', bwrapPath: '/usr/bin/bwrap', uid: 65534, gid: 65534, tmpSizeBytes: 64 * 1024 * 1024 });
+      expect(loadConfig({}, '/srv').tools.sandbox).toEqual({
+        mode: 'bwrap',
+        bwrapPath: '/usr/bin/bwrap',
+        uid: 65534,
+        gid: 65534,
+        tmpSizeBytes: 64 * 1024 * 1024,
+        cgroup: 'auto',
+      });
       expect(loadConfig({ SANDBOX_UID: '2000' }, '/srv').tools.sandbox).toMatchObject({ uid: 2000, gid: 2000 });
     });
 
@@ -171,6 +178,30 @@ describe('loadConfig', () => {
       ]);
       expect(loadConfig({ COMMAND_SANDBOX: 'none' }, '/srv').tools.sandbox.mode).toBe('none');
       expect(configError({ SANDBOX_UID: '0' }).problems).toEqual(["SANDBOX_UID must be an integer between 1 and 65534, got '0'"]);
+    });
+
+    it('limits each command to 512 MiB of memory, 120 CPU seconds and 256 MiB written, and each workspace to 1 GiB, by default', () => {
+      const config = loadConfig({}, '/srv');
+      expect(config.tools.shell).toMatchObject({ maxMemoryBytes: 512 * 1024 ** 2, maxCpuSeconds: 120, maxWriteBytes: 256 * 1024 ** 2 });
+      expect(config.workspace.quotaBytes).toBe(1024 ** 3);
+      const set = loadConfig(
+        { SHELL_MAX_MEMORY_BYTES: '67108864', SHELL_MAX_CPU_SECONDS: '10', SHELL_MAX_WRITE_BYTES: '4194304', WORKSPACE_QUOTA_BYTES: '134217728', SANDBOX_CGROUP: 'off' },
+        '/srv',
+      );
+      expect(set.tools.shell).toMatchObject({ maxMemoryBytes: 64 * 1024 ** 2, maxCpuSeconds: 10, maxWriteBytes: 4 * 1024 ** 2 });
+      expect(set.workspace.quotaBytes).toBe(128 * 1024 ** 2);
+      expect(set.tools.sandbox.cgroup).toBe('off');
+    });
+
+    it('refuses resource limits that are not whole numbers in range, naming each', () => {
+      const error = configError({ SHELL_MAX_MEMORY_BYTES: '1048576', SHELL_MAX_CPU_SECONDS: '0', SHELL_MAX_WRITE_BYTES: '4M', WORKSPACE_QUOTA_BYTES: '-1', SANDBOX_CGROUP: 'v1' });
+      expect([...error.problems].sort()).toEqual([
+        "SANDBOX_CGROUP must be one of auto, off, got 'v1'",
+        "SHELL_MAX_CPU_SECONDS must be an integer between 1 and 86400, got '0'",
+        "SHELL_MAX_MEMORY_BYTES must be an integer between 16777216 and 1099511627776, got '1048576'",
+        "SHELL_MAX_WRITE_BYTES must be an integer between 1048576 and 1099511627776, got '4M'",
+        "WORKSPACE_QUOTA_BYTES must be an integer between 1048576 and 1125899906842624, got '-1'",
+      ]);
     });
 
     it('names the variables that replaced SHELL_RUN_AS', () => {

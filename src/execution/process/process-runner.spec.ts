@@ -6,7 +6,7 @@ import { ToolError } from '../tool-error.js';
 import { resolveAllowedExecutable } from './executable-allowlist.js';
 import { runProcess, validateEnv, type RunProcessOptions } from './process-runner.js';
 
-const ALLOWED = ['sh', 'printf', 'ls', 'env', 'cat', 'yes', 'dd', 'sleep', 'true', 'id'];
+const ALLOWED = ['sh', 'printf', 'ls', 'env', 'cat', 'yes', 'dd', 'sleep', 'true', 'id', 'python3'];
 
 let dir: string;
 // Every group a test started is killed in afterAll, whatever the runner did.
@@ -338,6 +338,83 @@ describe('runProcess against hostile commands', () => {
     const result = await run(['sh', '-c', 'while :; do :; done'], { timeoutMs: 10_000, limits: { cpuSeconds: 1 } });
     expect(result.signal).toBe('SIGXCPU');
     expect(result.timedOut).toBe(false);
+  });
+});
+
+const MiB = 1024 * 1024;
+const withPython = existsSync('/usr/bin/python3') ? describe : describe.skip;
+
+// Python, because it can pace its allocations and writes: each test's command would pass its limit many
+// times over if nothing stopped it, slowly enough that the watchdog's samples see it happen.
+withPython('runProcess resource limits', () => {
+  let ws: string;
+  const py = (script: string, extra: Partial<RunProcessOptions> = {}) => run(['python3', '-c', script], { workspace: ws, cwd: ws, timeoutMs: 20_000, ...extra });
+
+  beforeEach(() => {
+    ws = realpathSync(mkdtempSync(join(tmpdir(), 'process-runner-limits-')));
+  });
+  afterEach(() => rmSync(ws, { recursive: true, force: true }));
+
+  it('stops processes whose memory together passes memoryBytes, each one under it', async () => {
+    // Four processes of 24 MiB each: none alone passes 64 MiB, together they hold 96 MiB.
+    const script = [
+      'import os, time',
+      'for _ in range(3):',
+      '    if os.fork() == 0: break',
+      'held = []',
+      'for _ in range(24):',
+      '    held.append(bytearray(1 << 20)); time.sleep(0.01)',
+      'time.sleep(20)',
+    ].join('\n');
+    const result = await py(script, { memoryBytes: 64 * MiB });
+    expect(result).toMatchObject({ killedForMemory: true, memoryLimitBy: 'rlimit', timedOut: false, signal: 'SIGKILL' });
+  });
+
+  it('refuses an allocation past the address space each process may reserve', async () => {
+    const result = await py('b = bytearray(2 * 1024 ** 3)', { memoryBytes: 64 * MiB });
+    expect(result).toMatchObject({ exitCode: 1, killedForMemory: false, memoryLimitBy: 'rlimit' });
+    expect(result.stderr).toContain('MemoryError');
+  });
+
+  it('lets a command use memory up to the limit', async () => {
+    const result = await py('b = bytearray(24 << 20); print(len(b))', { memoryBytes: 64 * MiB });
+    expect(result).toMatchObject({ exitCode: 0, stdout: `${24 << 20}\n`, killedForMemory: false });
+  });
+
+  it('stops a command once it has written more than writes.maxBytes to files, in files each under the file-size limit', async () => {
+    const script = [
+      'import time',
+      'for i in range(64):',
+      '    with open(f"part-{i}", "wb") as f: f.write(b"x" * (1 << 20))',
+      '    time.sleep(0.01)',
+    ].join('\n');
+    const result = await py(script, { writes: { maxBytes: 4 * MiB }, limits: { maxFileSizeBytes: 2 * MiB } });
+    expect(result).toMatchObject({ killedForWriteLimit: true, signal: 'SIGKILL' });
+    expect(result.writtenBytes).toBeGreaterThan(4 * MiB);
+    // On disk: about the budget (the file being written when it was killed may be cut short).
+    const written = readdirSync(ws).reduce((sum, name) => sum + statSync(join(ws, name)).size, 0);
+    expect(written).toBeGreaterThanOrEqual(3 * MiB);
+    expect(written).toBeLessThan(32 * MiB);
+  });
+
+  it('stops a command that grows the workspace past its quota without writing a byte (fallocate)', async () => {
+    const script = [
+      'import os, time',
+      'for i in range(64):',
+      '    fd = os.open(f"reserved-{i}", os.O_CREAT | os.O_WRONLY)',
+      '    os.posix_fallocate(fd, 0, 1 << 20); os.close(fd)',
+      '    time.sleep(0.02)',
+    ].join('\n');
+    const quota = { bytes: 8 * MiB, usageAtStart: 0 };
+    const result = await py(script, { writes: { maxBytes: 256 * MiB, quota } });
+    expect(result).toMatchObject({ killedForWorkspaceQuota: true, killedForWriteLimit: false, signal: 'SIGKILL' });
+    expect(readdirSync(ws).length).toBeLessThan(64);
+  });
+
+  it('lets a command that writes within its budget and quota finish', async () => {
+    const script = 'open("small", "wb").write(b"x" * (1 << 20))';
+    const result = await py(script, { writes: { maxBytes: 4 * MiB, quota: { bytes: 8 * MiB, usageAtStart: 0 } } });
+    expect(result).toMatchObject({ exitCode: 0, killedForWriteLimit: false, killedForWorkspaceQuota: false });
   });
 });
 

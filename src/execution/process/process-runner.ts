@@ -8,12 +8,15 @@ import { ToolError } from '../tool-error.js';
 import { OutputCapture } from './output-capture.js';
 import { buildChildEnv } from './process-env.js';
 import { groupExceeds, killGroup, waitForGroupExit } from './process-group.js';
-import { PRLIMIT, prlimitArgs, type ProcessLimits } from './process-limits.js';
+import { ADDRESS_SPACE_HEADROOM_BYTES, PRLIMIT, prlimitArgs, type ProcessLimits } from './process-limits.js';
+import { ResourceWatchdog, type ResourceExcess, type WriteLimits } from './resource-watchdog.js';
 import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
+import { CallCgroup } from './sandbox/call-cgroup.js';
 import { SANDBOX_TMP, type BwrapSandbox, type RunAs, type SandboxSpec } from './sandbox/sandbox-spec.js';
 
 export { validateEnv } from './process-env.js';
 export type { ProcessLimits } from './process-limits.js';
+export type { WriteLimits } from './resource-watchdog.js';
 
 export interface RunProcessOptions {
   argv: string[];
@@ -27,6 +30,11 @@ export interface RunProcessOptions {
   maxOutputBytes: number;
   signal?: AbortSignal;
   limits?: ProcessLimits;
+  // Memory of all the command's processes together: the memory.max of a cgroup of its own where the
+  // sandbox has cgroups, else RLIMIT_AS on each process (with headroom) and the watchdog on their sum.
+  memoryBytes?: number;
+  // Bytes the command may write to files, and the workspace quota it may not push the workspace past.
+  writes?: WriteLimits;
   // Required, so that no caller runs a command unconfined by omission.
   sandbox: SandboxSpec;
 }
@@ -42,10 +50,20 @@ export interface RunProcessResult {
   aborted: boolean;
   killedForOutput: boolean;
   killedForProcessLimit: boolean;
+  killedForMemory: boolean;
+  killedForWriteLimit: boolean;
+  killedForWorkspaceQuota: boolean;
+  // How the memory limit was held (null: none was asked for).
+  memoryLimitBy: 'cgroup' | 'rlimit' | null;
+  // What the command's processes were last seen to have written to files (0 when writes were not watched).
+  writtenBytes: number;
+  // How far the workspace's file system filled during the run (null when writes were not watched): with
+  // writtenBytes, a bound on what the run added to the workspace.
+  fileSystemGrowthBytes: number | null;
   durationMs: number;
 }
 
-type KillReason = 'timeout' | 'abort' | 'output' | 'processes';
+type KillReason = 'timeout' | 'abort' | 'output' | 'processes' | ResourceExcess;
 
 // A grandchild that escaped the group may hold the pipes open; wait this long for them after 'exit'.
 const DRAIN_MS = 100;
@@ -66,6 +84,9 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
   if (!(Number.isSafeInteger(opts.maxOutputBytes) && opts.maxOutputBytes >= 0)) {
     throw badRequest('invalid_output_cap', 'maxOutputBytes must be a non-negative integer.');
   }
+  if (opts.memoryBytes !== undefined && !(Number.isSafeInteger(opts.memoryBytes) && opts.memoryBytes > 0)) {
+    throw badRequest('invalid_limits', 'memoryBytes must be a positive integer.');
+  }
   const { sandbox } = opts;
   const runAs = sandbox.runAs;
   if (runAs && ![runAs.uid, runAs.gid].every((id) => Number.isSafeInteger(id) && id >= 0)) {
@@ -76,27 +97,42 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
     ? buildChildEnv({ home: opts.workspace, tmp: SANDBOX_TMP }, opts.env)
     : buildChildEnv({ home: opts.cwd, tmp: tmpdir() }, opts.env);
   // In a sandbox the process limit is counted in its own user namespace, not across the uid.
-  const limitArgs = await prlimitArgs(opts.limits, sandboxed ? { freshUserNamespace: true } : { uid: runAs?.uid });
+  const limitWhere = sandboxed ? { freshUserNamespace: true } : { uid: runAs?.uid };
   await assertRunnable(opts);
   if (opts.signal?.aborted) return notStarted();
 
-  // No shell: every argv element reaches the command as one literal argument.
-  const command = [PRLIMIT, ...limitArgs, '--', opts.executable, ...opts.argv.slice(1)];
-  const child = spawnChecked(opts, () =>
-    sandbox.kind === 'bwrap' ? spawnSandboxed(sandbox, command, opts, env) : spawnUnsandboxed(command, opts.cwd, env, runAs),
-  );
+  // A cgroup that cannot be made for this call leaves its memory to the rlimit and the watchdog.
+  const cgroup =
+    opts.memoryBytes !== undefined && sandbox.kind === 'bwrap' && sandbox.cgroupParent
+      ? await CallCgroup.create(sandbox.cgroupParent, opts.memoryBytes).catch(() => undefined)
+      : undefined;
+  const memoryBy = opts.memoryBytes === undefined ? null : cgroup ? 'cgroup' : 'rlimit';
+  const limits = memoryBy === 'rlimit' ? { ...opts.limits, addressSpaceBytes: opts.memoryBytes! + ADDRESS_SPACE_HEADROOM_BYTES } : opts.limits;
+  let child: ChildProcess;
+  try {
+    // No shell: every argv element reaches the command as one literal argument.
+    const command = [PRLIMIT, ...(await prlimitArgs(limits, limitWhere)), '--', opts.executable, ...opts.argv.slice(1)];
+    child = spawnChecked(opts, () =>
+      sandbox.kind === 'bwrap' ? spawnSandboxed(sandbox, command, opts, env, cgroup) : spawnUnsandboxed(command, opts.cwd, env, runAs),
+    );
+  } catch (err) {
+    void cgroup?.remove().catch(() => undefined);
+    throw err;
+  }
   const pgid = child.pid;
   if (pgid === undefined) {
+    void cgroup?.remove().catch(() => undefined);
     const err = await new Promise<Error>((resolve) => child.once('error', resolve));
     throw spawnFailed(opts.argv[0], err);
   }
-  return supervise(child, pgid, opts, sandboxed ? new SandboxStatus() : undefined);
+  return supervise(child, pgid, opts, { sandbox: sandboxed ? new SandboxStatus() : undefined, cgroup, memoryBy });
 }
 
 function spawnChecked(opts: RunProcessOptions, start: () => ChildProcess): ChildProcess {
   try {
     return start();
   } catch (err) {
+    if (err instanceof ToolError) throw err;
     throw spawnFailed(opts.argv[0], err);
   }
 }
@@ -140,7 +176,13 @@ function openCheckedDirectory(dir: string): number {
   return fd;
 }
 
-function spawnSandboxed(spec: BwrapSandbox, command: string[], opts: RunProcessOptions, env: Record<string, string>): ChildProcess {
+function spawnSandboxed(
+  spec: BwrapSandbox,
+  command: string[],
+  opts: RunProcessOptions,
+  env: Record<string, string>,
+  cgroup: CallCgroup | undefined,
+): ChildProcess {
   const etcFiles = Object.values(spec.etcFiles);
   // The workspace is opened and checked here, then handed to bubblewrap as a descriptor after the /etc ones.
   const workspaceFd = openCheckedDirectory(opts.workspace);
@@ -162,6 +204,19 @@ function spawnSandboxed(spec: BwrapSandbox, command: string[], opts: RunProcessO
     // The child holds its own copy from here on (or never started).
     closeSync(workspaceFd);
   }
+  // bubblewrap waits for its arguments before it forks anything: moved into the cgroup now, the whole
+  // sandbox is born there.
+  if (cgroup && child.pid !== undefined) {
+    try {
+      cgroup.attach(child.pid);
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw new ToolError(
+        'sandbox_failed',
+        `The command's sandbox could not be placed in its memory cgroup (${(err as NodeJS.ErrnoException).code ?? 'unknown error'}); the command did not run.`,
+      );
+    }
+  }
   // bubblewrap reads its arguments to the end first, then the /etc files while it builds the sandbox.
   // An EPIPE means it died early; its exit is what the runner reports.
   const feed = (fd: number, content: string) => {
@@ -174,8 +229,20 @@ function spawnSandboxed(spec: BwrapSandbox, command: string[], opts: RunProcessO
   return child;
 }
 
-function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, sandbox: SandboxStatus | undefined): Promise<RunProcessResult> {
+interface Confinement {
+  sandbox: SandboxStatus | undefined;
+  cgroup: CallCgroup | undefined;
+  memoryBy: RunProcessResult['memoryLimitBy'];
+}
+
+function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, { sandbox, cgroup, memoryBy }: Confinement): Promise<RunProcessResult> {
   const started = performance.now();
+  // Memory held by a cgroup needs no watching; writes are watched either way.
+  const watchMemory = memoryBy === 'rlimit';
+  const watchdog =
+    watchMemory || opts.writes
+      ? new ResourceWatchdog({ rootPid: pgid, workspace: opts.workspace, memoryBytes: watchMemory ? opts.memoryBytes : undefined, writes: opts.writes })
+      : undefined;
   return new Promise((resolve, reject) => {
     let settled = false;
     let killReason: KillReason | undefined;
@@ -196,7 +263,10 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, s
     const settle = () => {
       if (settled) return;
       settled = true;
+      watchdog?.stop();
       timers.forEach(clearTimeout);
+      // The kernel's OOM killer ended the sandbox: that, not bubblewrap's failure, is why it stopped.
+      if (cgroup?.oomKilled()) killReason ??= 'memory';
       opts.signal?.removeEventListener('abort', onAbort);
       child.stdin?.destroy();
       child.stdout?.destroy();
@@ -215,6 +285,12 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, s
         aborted: killReason === 'abort',
         killedForOutput: killReason === 'output',
         killedForProcessLimit: killReason === 'processes',
+        killedForMemory: killReason === 'memory',
+        killedForWriteLimit: killReason === 'writes',
+        killedForWorkspaceQuota: killReason === 'quota',
+        memoryLimitBy: memoryBy,
+        writtenBytes: watchdog?.writtenBytes ?? 0,
+        fileSystemGrowthBytes: (opts.writes && watchdog?.fileSystemGrowth()) ?? null,
         durationMs: Math.round(performance.now() - started),
       };
       // prlimit exits 126 or 127 with this message when the command vanished after the check (or, in
@@ -226,6 +302,7 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, s
       void waitForGroupExit(pgid, GROUP_EXIT_WAIT_MS)
         .catch(() => false)
         .then(() => {
+          void cgroup?.remove().catch(() => undefined);
           if (setupFailed) return reject(sandboxSetupFailed(result.stderr));
           if (!execFailed) return resolve(result);
           reject(new ToolError('spawn_failed', `Cannot start ${opts.argv[0]}: ${result.stderr.trim()}`));
@@ -255,6 +332,7 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, s
       const done = () => settled || killReason !== undefined;
       void watchProcessCount(pgid, maxProcesses, done, () => kill('processes'));
     }
+    watchdog?.start((excess) => kill(excess));
   });
 }
 
@@ -338,6 +416,12 @@ function notStarted(): RunProcessResult {
     aborted: true,
     killedForOutput: false,
     killedForProcessLimit: false,
+    killedForMemory: false,
+    killedForWriteLimit: false,
+    killedForWorkspaceQuota: false,
+    memoryLimitBy: null,
+    writtenBytes: 0,
+    fileSystemGrowthBytes: null,
     durationMs: 0,
   };
 }

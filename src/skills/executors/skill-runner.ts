@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import type { MessagePort } from 'node:worker_threads';
 import type { CancellablePayload } from '../../common/worker-pool/worker-pool.js';
 import { resolveAllowedExecutable } from '../../execution/process/executable-allowlist.js';
-import { runProcess, type ProcessLimits } from '../../execution/process/process-runner.js';
+import { limitOutcome, type CommandLimit } from '../../execution/process/limit-outcome.js';
+import { runProcess, type ProcessLimits, type WriteLimits } from '../../execution/process/process-runner.js';
 import type { SandboxSpec } from '../../execution/process/sandbox/sandbox-spec.js';
 import { safeFetch } from '../../execution/net/safe-fetch.js';
 import { ToolError } from '../../execution/tool-error.js';
@@ -34,8 +35,18 @@ export interface SkillRunRequest {
   timeoutMs: number;
   fetch: { allowHosts: string[]; maxBytes: number };
   // Command executors only.
-  shell?: { maxOutputBytes: number; limits: ProcessLimits; sandbox: SandboxSpec };
+  shell?: { maxOutputBytes: number; limits: ProcessLimits; memoryBytes: number; writes: WriteLimits; sandbox: SandboxSpec };
 }
+
+// The error code a command skill answers when a limit stopped its command.
+const LIMIT_ERRORS: Record<CommandLimit, string> = {
+  output_limit: 'output_limit',
+  process_limit: 'process_limit',
+  memory_limit: 'memory_limit',
+  cpu_limit: 'cpu_limit',
+  write_limit: 'write_limit',
+  workspace_quota: 'workspace_quota_exceeded',
+};
 
 export const signBody = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
@@ -94,14 +105,25 @@ async function runCommand(request: SkillRunRequest, spec: CommandExecutorSpec, s
     maxOutputBytes: shell.maxOutputBytes,
     signal,
     limits: shell.limits,
+    memoryBytes: shell.memoryBytes,
+    writes: shell.writes,
     sandbox: shell.sandbox,
   });
   if (result.timedOut) throw new ToolError('timeout', `The command did not finish within ${request.timeoutMs} ms and was killed`, true);
   // Killed because the caller went away: not a failure of the command.
   if (result.aborted) throw new ToolError('cancelled', 'The call was cancelled; the command was killed before it finished', true);
+  const { killed, note } = limitOutcome(result, {
+    maxOutputBytes: shell.maxOutputBytes,
+    maxProcesses: shell.limits.maxProcesses,
+    memoryBytes: shell.memoryBytes,
+    cpuSeconds: shell.limits.cpuSeconds,
+    maxWriteBytes: shell.writes.maxBytes,
+    quotaBytes: shell.writes.quota?.bytes,
+  });
+  if (killed && killed !== 'output_limit') throw new ToolError(LIMIT_ERRORS[killed], note ?? `The command was stopped by its ${killed}`);
   if (result.exitCode !== 0) {
     const why = result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-    throw new ToolError('command_failed', `The command ${why}${result.stderr ? `: ${result.stderr.slice(-2000)}` : ''}`);
+    throw new ToolError('command_failed', `The command ${why}${result.stderr ? `: ${result.stderr.slice(-2000)}` : ''}${note ? ` (${note})` : ''}`);
   }
   return {
     stdout: result.stdout,

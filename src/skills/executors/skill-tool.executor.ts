@@ -2,13 +2,15 @@ import type { AppConfig } from '../../config/app-config.js';
 import type { WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { SkillWorkerTasks } from './skill-worker-tasks.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
+import type { WorkspaceQuota } from '../../workspace/workspace-quota.js';
+import { cpuSecondsFor } from '../../execution/process/process-limits.js';
 import { shellDisabled } from '../../execution/process/executable-allowlist.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import type { McpExecutorSpec, UpstreamMcpClients } from '../mcp/upstream-mcp-clients.js';
 import type { CompiledSkillTool } from '../skill-compiler.js';
 import { SKILL_HTTP_MAX_BYTES } from '../skills.limits.js';
 import { ToolError } from '../../execution/tool-error.js';
-import { runSkillTool, type SkillRunRequest } from './skill-runner.js';
+import { runSkillTool, type CommandExecutorSpec, type SkillRunRequest } from './skill-runner.js';
 
 // A tenant's tool, run like a built-in one: `async` on the event loop, `sync` in the worker pool with
 // cooperative cancellation (the pool thread kills its child process or socket itself).
@@ -23,36 +25,60 @@ export class SkillToolExecutor implements ToolExecutor {
     private readonly pool: WorkerPool<SkillWorkerTasks>,
     private readonly sandbox: CommandSandbox,
     private readonly upstreams: UpstreamMcpClients,
+    private readonly quota: WorkspaceQuota,
   ) {
     this.definition = tool.definition;
     this.spawnsProcesses = tool.spec.executor.type === 'command';
   }
 
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
-    const { shell, fetch } = this.config.tools;
     const spec = this.tool.spec.executor;
     if (spec.type === 'command' && !ctx.project.shellEnabled) throw shellDisabled(this.definition.name);
     if (spec.type === 'mcp') return this.callUpstream(spec, args, ctx);
+    if (spec.type === 'command') return this.runCommand(spec, args, ctx);
+    return this.run({ spec, args, ...this.common(ctx) }, ctx);
+  }
 
-    const request: SkillRunRequest = {
-      spec,
-      args,
+  private common(ctx: ToolContext) {
+    return {
       signingSecret: this.signingSecret,
       invocationId: ctx.invocationId,
       workspace: ctx.workspace,
       shellAllowlist: ctx.project.shellAllowlist,
       timeoutMs: ctx.timeoutMs,
-      fetch: { allowHosts: fetch.allowHosts, maxBytes: SKILL_HTTP_MAX_BYTES },
-      // Asked here, on the event loop, before a pool thread is: a missing sandbox is a 503 saying how to fix it.
-      shell:
-        spec.type === 'command'
-          ? {
-              maxOutputBytes: shell.maxOutputBytes,
-              limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes },
-              sandbox: this.sandbox.spec(),
-            }
-          : undefined,
+      fetch: { allowHosts: this.config.tools.fetch.allowHosts, maxBytes: SKILL_HTTP_MAX_BYTES },
     };
+  }
+
+  private async runCommand(spec: CommandExecutorSpec, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    const { shell } = this.config.tools;
+    // Asked here, on the event loop, before a pool thread is: a missing sandbox is a 503 saying how to fix it.
+    const sandbox = this.sandbox.spec();
+    const quota = await this.quota.forCommand(ctx.workspace);
+    const request: SkillRunRequest = {
+      spec,
+      args,
+      ...this.common(ctx),
+      shell: {
+        maxOutputBytes: shell.maxOutputBytes,
+        limits: {
+          maxProcesses: shell.maxProcesses,
+          maxFileSizeBytes: shell.maxFileSizeBytes,
+          cpuSeconds: cpuSecondsFor(ctx.timeoutMs, shell.maxCpuSeconds),
+        },
+        memoryBytes: shell.maxMemoryBytes,
+        writes: { maxBytes: shell.maxWriteBytes, quota },
+        sandbox,
+      },
+    };
+    try {
+      return await this.run(request, ctx);
+    } finally {
+      this.quota.forget(ctx.workspace);
+    }
+  }
+
+  private run(request: SkillRunRequest, ctx: ToolContext): Promise<unknown> {
     if (this.tool.spec.mode === 'sync') return this.pool.runCooperative('runSkillTool', request, ctx.signal);
     return runSkillTool(request, ctx.signal);
   }

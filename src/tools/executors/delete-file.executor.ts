@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { deleteWorkspacePath } from '../../workspace/fs/workspace-fs.js';
+import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { LIST_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
@@ -29,7 +30,14 @@ export class DeleteFileExecutor implements ToolExecutor<DeleteFileArgs> {
     source: 'builtin',
   };
 
-  execute(args: DeleteFileArgs, ctx: ToolContext) {
-    return deleteWorkspacePath(ctx.workspace, args.path, { recursive: args.recursive });
+  constructor(private readonly quota: WorkspaceQuota) {}
+
+  async execute(args: DeleteFileArgs, ctx: ToolContext) {
+    try {
+      return await deleteWorkspacePath(ctx.workspace, args.path, { recursive: args.recursive });
+    } finally {
+      // What was freed counts once the workspace is measured again, before anything is refused.
+      this.quota.afterDelete(ctx.workspace);
+    }
   }
 }

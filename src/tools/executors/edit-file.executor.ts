@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { editWorkspaceFile } from '../../workspace/fs/workspace-file.editor.js';
+import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
 import { applyTextEdits, type TextEdit } from '../edit/text-edits.js';
 import { unifiedDiff } from '../edit/unified-diff.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
@@ -47,9 +48,12 @@ export class EditFileExecutor implements ToolExecutor<EditFileArgs> {
     source: 'builtin',
   };
 
+  constructor(private readonly quota: WorkspaceQuota) {}
+
   async execute(args: EditFileArgs, ctx: ToolContext) {
     const dryRun = args.dryRun ?? false;
-    const result = await editWorkspaceFile(ctx.workspace, args.path, { maxBytes: EDIT_MAX_FILE_BYTES, dryRun }, (text, display) => {
+    const reserveGrowth = (growth: number, display: string) => this.quota.reserve(ctx.workspace, growth, display);
+    const result = await editWorkspaceFile(ctx.workspace, args.path, { maxBytes: EDIT_MAX_FILE_BYTES, dryRun, reserveGrowth }, (text, display) => {
       const edited = applyTextEdits(text, args.edits, display);
       return { text: edited.text === text ? null : edited.text, value: edited };
     });

@@ -2,7 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { resolveWorkspaceDirectory } from '../../workspace/fs/workspace-fs.js';
+import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
 import { resolveAllowedExecutable, shellDisabled } from '../../execution/process/executable-allowlist.js';
+import { limitOutcome } from '../../execution/process/limit-outcome.js';
+import { cpuSecondsFor } from '../../execution/process/process-limits.js';
 import { runProcess, validateEnv } from '../../execution/process/process-runner.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { SHELL_TOOL_DEFAULT_TIMEOUT_MS, SHELL_TOOL_MAX_TIMEOUT_MS } from '../tools.config.js';
@@ -22,7 +25,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
   readonly definition: ToolDefinition = {
     name: 'shell_exec',
     description:
-      "Run one command in the project workspace, given as an argv array (no shell: ';', '|', '$()' are plain characters). Only executables on the project's allow-list run. Answers the exit code, the signal, stdout and stderr (capped, marked truncated).",
+      "Run one command in the project workspace, given as an argv array (no shell: ';', '|', '$()' are plain characters). Only executables on the project's allow-list run. Answers the exit code, the signal, stdout and stderr (capped, marked truncated); `killed` and `note` say when a limit (output, processes, memory, CPU time, bytes written, the workspace quota) stopped it.",
     inputSchema: {
       type: 'object',
       properties: {
@@ -60,6 +63,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sandbox: CommandSandbox,
+    private readonly quota: WorkspaceQuota,
   ) {}
 
   async execute(args: ShellExecArgs, ctx: ToolContext) {
@@ -69,29 +73,51 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
     if (args.env) validateEnv(args.env);
     const cwd = args.cwd ? await resolveWorkspaceDirectory(ctx.workspace, args.cwd) : ctx.workspace;
     const { shell } = this.config.tools;
-    const result = await runProcess({
-      argv: args.argv,
-      executable,
-      workspace: ctx.workspace,
-      cwd,
-      env: args.env,
-      stdin: args.stdin,
-      timeoutMs: Math.min(args.timeoutMs ?? SHELL_TOOL_DEFAULT_TIMEOUT_MS, ctx.timeoutMs),
-      maxOutputBytes: shell.maxOutputBytes,
-      signal: ctx.signal,
-      limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes },
-      sandbox,
-    });
+    const timeoutMs = Math.min(args.timeoutMs ?? SHELL_TOOL_DEFAULT_TIMEOUT_MS, ctx.timeoutMs);
+    const cpuSeconds = cpuSecondsFor(timeoutMs, shell.maxCpuSeconds);
+    const quota = await this.quota.forCommand(ctx.workspace);
+    let result;
+    try {
+      result = await runProcess({
+        argv: args.argv,
+        executable,
+        workspace: ctx.workspace,
+        cwd,
+        env: args.env,
+        stdin: args.stdin,
+        timeoutMs,
+        maxOutputBytes: shell.maxOutputBytes,
+        signal: ctx.signal,
+        limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes, cpuSeconds },
+        memoryBytes: shell.maxMemoryBytes,
+        writes: { maxBytes: shell.maxWriteBytes, quota },
+        sandbox,
+      });
+    } catch (err) {
+      this.quota.forget(ctx.workspace);
+      throw err;
+    }
+    // What it wrote, or how far the file system filled meanwhile, whichever is more, bounds what it added.
+    const grown = result.fileSystemGrowthBytes === null ? null : Math.max(result.writtenBytes, result.fileSystemGrowthBytes);
+    this.quota.afterCommand(ctx.workspace, grown);
     if (result.aborted) throw new ToolError('cancelled', 'The call was cancelled before the command finished; the command was stopped', true);
     if (result.timedOut) {
       // What it printed before it was killed is often what the model needs to see why it hung.
       const tail = (result.stderr || result.stdout).slice(-1000);
       throw new ToolError(
         'timeout',
-        `The command did not finish within ${Math.min(args.timeoutMs ?? SHELL_TOOL_DEFAULT_TIMEOUT_MS, ctx.timeoutMs)} ms and was killed${tail ? `; its last output: ${tail}` : ''}`,
+        `The command did not finish within ${timeoutMs} ms and was killed${tail ? `; its last output: ${tail}` : ''}`,
         true,
       );
     }
+    const { killed, note } = limitOutcome(result, {
+      maxOutputBytes: shell.maxOutputBytes,
+      maxProcesses: shell.maxProcesses,
+      memoryBytes: shell.maxMemoryBytes,
+      cpuSeconds,
+      maxWriteBytes: shell.maxWriteBytes,
+      quotaBytes: quota.bytes,
+    });
     return {
       exitCode: result.exitCode,
       signal: result.signal,
@@ -99,7 +125,8 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       stderr: result.stderr,
       stdoutTruncated: result.stdoutTruncated,
       stderrTruncated: result.stderrTruncated,
-      killed: result.killedForOutput ? 'output_limit' : result.killedForProcessLimit ? 'process_limit' : null,
+      killed,
+      note,
       durationMs: result.durationMs,
     };
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { writeWorkspaceFile } from '../../workspace/fs/workspace-fs.js';
+import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { FILE_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
@@ -33,8 +34,13 @@ export class WriteFileExecutor implements ToolExecutor<WriteFileArgs> {
     source: 'builtin',
   };
 
+  constructor(private readonly quota: WorkspaceQuota) {}
+
   execute(args: WriteFileArgs, ctx: ToolContext) {
     const content = Buffer.from(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
-    return writeWorkspaceFile(ctx.workspace, args.path, content, { createDirs: args.createDirs });
+    return writeWorkspaceFile(ctx.workspace, args.path, content, {
+      createDirs: args.createDirs,
+      reserveGrowth: (growth, display) => this.quota.reserve(ctx.workspace, growth, display),
+    });
   }
 }

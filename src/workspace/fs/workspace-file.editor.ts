@@ -10,13 +10,14 @@ import {
 } from './workspace-fs.error.js';
 import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
 import { fdPath, resolveWorkspacePath } from './workspace-path.resolver.js';
-import { replaceAtomically } from './workspace-file.writer.js';
+import { growthOf, replaceAtomically, type ReserveGrowth } from './workspace-file.writer.js';
 
 export interface EditWorkspaceFileOptions {
   // Larger files are refused before they are read.
   maxBytes: number;
   // Compute the change, write nothing.
   dryRun?: boolean;
+  reserveGrowth?: ReserveGrowth;
 }
 
 // What the caller's change made of the text: the new text (null: nothing to write) and what to answer.
@@ -71,7 +72,14 @@ export async function editWorkspaceFile<T>(
       if (now.size !== stat.size || now.mtimeMs !== stat.mtimeMs || now.ctimeMs !== stat.ctimeMs) {
         throw new WorkspaceFsError('file_changed', `'${parsed.display}' changed on disk while it was being edited and was left as it is; read it again and retry the edit`);
       }
-      await replaceAtomically(parent, resolved.name, Buffer.from(next, 'utf8'), stat.mode & 0o7777);
+      const content = Buffer.from(next, 'utf8');
+      const giveBack = await opts.reserveGrowth?.(growthOf(content.length, stat), parsed.display);
+      try {
+        await replaceAtomically(parent, resolved.name, content, stat.mode & 0o7777);
+      } catch (err) {
+        giveBack?.();
+        throw err;
+      }
       return { path, written: true, value };
     } finally {
       resolved.close();

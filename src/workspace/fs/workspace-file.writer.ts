@@ -13,9 +13,19 @@ import { asyncIo } from './descriptor-io.js';
 import { ownerToInherit } from './inherited-owner.js';
 import { fdPath, resolveWorkspacePath } from './workspace-path.resolver.js';
 
+// Asked before new content lands, with how many bytes of disk the workspace gains (less than 0: frees)
+// and the path as the caller wrote it. It refuses by throwing; the function it answers gives back what it
+// reserved when the write then fails.
+export type ReserveGrowth = (growthBytes: number, display: string) => Promise<() => void>;
+
 export interface WriteWorkspaceFileOptions {
   createDirs?: boolean;
+  reserveGrowth?: ReserveGrowth;
 }
+
+// What a file of `size` bytes will occupy, in whole blocks, against what `replaced` occupies now.
+export const growthOf = (size: number, replaced: { blocks: number } | null) =>
+  Math.ceil(size / 4096) * 4096 - (replaced ? replaced.blocks * 512 : 0);
 
 export interface WriteWorkspaceFileResult {
   path: string;
@@ -43,7 +53,13 @@ export async function writeWorkspaceFile(
         if (!stat.isFile()) throw specialFile(parsed.display, stat);
         if (stat.nlink > 1) throw hardLink(parsed.display, 'written');
       }
-      await replaceAtomically(parent, resolved.name, content, stat ? stat.mode & 0o7777 : undefined);
+      const giveBack = await opts.reserveGrowth?.(growthOf(content.length, stat), parsed.display);
+      try {
+        await replaceAtomically(parent, resolved.name, content, stat ? stat.mode & 0o7777 : undefined);
+      } catch (err) {
+        giveBack?.();
+        throw err;
+      }
       return {
         path: toRelativePath([...resolved.parentSegments, resolved.name]),
         bytesWritten: content.length,

@@ -23,6 +23,7 @@ export type WorkspaceFsErrorCode =
   | 'symlink_loop'
   | 'permission_denied'
   | 'no_space'
+  | 'workspace_quota_exceeded'
   | 'read_only'
   | 'io_error';
 

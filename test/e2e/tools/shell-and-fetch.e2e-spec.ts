@@ -42,6 +42,7 @@ describe('shell_exec', () => {
       stdoutTruncated: false,
       stderrTruncated: false,
       killed: null,
+      note: null,
       durationMs: expect.any(Number),
     });
   });

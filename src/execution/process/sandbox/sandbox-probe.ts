@@ -50,6 +50,7 @@ export async function inspectBwrap(bwrapPath: string): Promise<{ version: string
 }
 
 const CANARY = 'TOOLGATE_SANDBOX_CANARY';
+const PROBE_MEMORY_BYTES = 64 * 1024 * 1024;
 // Everything the sandbox promises that one command can check: who it runs as, that the service's
 // environment is out of reach (the canary), that only loopback exists, that the workspace is writable.
 const PROBE_SCRIPT = [
@@ -77,6 +78,8 @@ export async function probeSandbox(spec: BwrapSandbox): Promise<SandboxProblem |
       timeoutMs: 10_000,
       maxOutputBytes: 64 * 1024,
       limits: { maxProcesses: 16 },
+      // Inside a cgroup of its own when commands get one: the probe then proves that step too.
+      memoryBytes: spec.cgroupParent ? PROBE_MEMORY_BYTES : undefined,
       sandbox: spec,
     });
     return judge(result.exitCode, result.stdout, result.stderr, canary);

@@ -21,6 +21,9 @@ export interface BwrapSandbox {
   etcFiles: Record<string, string>;
   // bubblewrap 0.8 and later can forbid new user namespaces inside the sandbox.
   disableUserns: boolean;
+  // Where each command gets a cgroup v2 of its own that holds its memory (see call-cgroup.ts); unset,
+  // memory is held by RLIMIT_AS and the runner's watchdog.
+  cgroupParent?: string;
 }
 
 // Unsandboxed: the command runs in its own process group with rlimits, as `runAs` when given. Only

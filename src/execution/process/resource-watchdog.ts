@@ -1,0 +1,153 @@
+import { statfsSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
+import { measureDiskUsage } from './disk-usage.js';
+import { sampleProcessTree } from './process-tree.js';
+
+export interface WriteLimits {
+  // Bytes the command's processes may write to files in all (their write_bytes).
+  maxBytes: number;
+  // The workspace's quota and the usage it was known to have when the command started.
+  quota?: { bytes: number; usageAtStart: number };
+}
+
+export type ResourceExcess = 'memory' | 'writes' | 'quota';
+
+export interface ResourceWatchOptions {
+  // The command's first process: every process of the run descends from it (in a sandbox, orphans are
+  // adopted by the sandbox's init, which descends from it too).
+  rootPid: number;
+  workspace: string;
+  // Resident memory of all the processes together; given only where no cgroup holds the memory.
+  memoryBytes?: number;
+  writes?: WriteLimits;
+}
+
+const SAMPLE_INTERVAL_MS = 20;
+// A run closing fast on a limit is sampled this often at most.
+const MIN_SAMPLE_INTERVAL_MS = 2;
+// The workspace is walked at most this often, and only once the file system has filled by more than the
+// room the quota left (or the command has written that much).
+const MEASURE_INTERVAL_MS = 250;
+
+// Watches one run from outside: samples its processes every few milliseconds and reports the first limit
+// it finds passed. What a run does between two samples is the window this leaves.
+export class ResourceWatchdog {
+  // The most the run's processes were seen to have written, and the most memory they were seen to hold.
+  writtenBytes = 0;
+  memoryBytes = 0;
+  // The workspace's usage at its last measurement during the run.
+  workspaceBytes: number | undefined;
+  private stopped = false;
+  private measuring = false;
+  private lastMeasured = -Infinity;
+  // Space in use on the workspace's file system when the run started.
+  private fsBaseline: number | undefined;
+
+  constructor(private readonly opts: ResourceWatchOptions) {}
+
+  start(onExceeded: (excess: ResourceExcess) => void): void {
+    // Taken at once: the command may already be writing by the time a thread-pool call would answer.
+    if (this.opts.writes) this.fsBaseline = fileSystemUsedSync(this.opts.workspace);
+    let reported = false;
+    const report = (excess: ResourceExcess) => {
+      if (reported || this.stopped) return;
+      reported = true;
+      this.stop();
+      onExceeded(excess);
+    };
+    void this.run(report);
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  // How far the workspace's file system filled while the run went on: at least what the run added to the
+  // workspace, unless space was freed elsewhere on it meanwhile. Undefined when it could not be read.
+  fileSystemGrowth(): number | undefined {
+    const now = this.fsBaseline === undefined ? undefined : fileSystemUsedSync(this.opts.workspace);
+    return now === undefined || this.fsBaseline === undefined ? undefined : Math.max(0, now - this.fsBaseline);
+  }
+
+  private async run(report: (excess: ResourceExcess) => void): Promise<void> {
+    const { memoryBytes, writes } = this.opts;
+    let previous: { at: number; writtenBytes: number; memoryBytes: number } | undefined;
+    // Looked at often while it starts (a command can write tens of MiB in its first 20 ms), then less.
+    let wait = MIN_SAMPLE_INTERVAL_MS;
+    while (!this.stopped) {
+      const sample = sampleProcessTree(this.opts.rootPid, { memory: memoryBytes !== undefined });
+      if (this.stopped) return;
+      wait = Math.min(SAMPLE_INTERVAL_MS, wait * 2);
+      if (sample) {
+        this.writtenBytes = Math.max(this.writtenBytes, sample.writtenBytes);
+        this.memoryBytes = Math.max(this.memoryBytes, sample.memoryBytes);
+        if (memoryBytes !== undefined && sample.memoryBytes > memoryBytes) return report('memory');
+        if (writes && sample.writtenBytes > writes.maxBytes) return report('writes');
+        const at = performance.now();
+        if (previous) {
+          const elapsed = at - previous.at;
+          wait = Math.min(
+            wait,
+            nextSampleIn(previous.writtenBytes, sample.writtenBytes, writes?.maxBytes, elapsed),
+            nextSampleIn(previous.memoryBytes, sample.memoryBytes, memoryBytes, elapsed),
+          );
+        }
+        previous = { at, writtenBytes: sample.writtenBytes, memoryBytes: sample.memoryBytes };
+      }
+      if (writes?.quota) await this.checkQuota(writes.quota, report);
+      await delay(wait);
+    }
+  }
+
+  // The file system's free space is one cheap call; only when it has shrunk by more than the room left
+  // (space reserved with fallocate, or written by processes that were never waited for, shows there
+  // and not in write_bytes) is the workspace itself walked, in the background, to decide.
+  private async checkQuota(quota: { bytes: number; usageAtStart: number }, report: (excess: ResourceExcess) => void) {
+    // A workspace already past its quota may be read, not grown.
+    const limit = Math.max(quota.bytes, quota.usageAtStart);
+    const room = limit - quota.usageAtStart;
+    const used = await fileSystemUsed(this.opts.workspace);
+    const grown = used === undefined || this.fsBaseline === undefined ? 0 : used - this.fsBaseline;
+    if (grown <= room && this.writtenBytes <= room) return;
+    if (this.measuring || this.stopped || performance.now() - this.lastMeasured < MEASURE_INTERVAL_MS) return;
+    this.measuring = true;
+    void measureDiskUsage(this.opts.workspace)
+      .then((usage) => {
+        this.workspaceBytes = usage.bytes;
+        // Directories nested too deep to measure could hide anything: treated as past the quota.
+        if (usage.bytes > limit || !usage.complete) report('quota');
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.measuring = false;
+        this.lastMeasured = performance.now();
+      });
+  }
+}
+
+// When to look again at a figure headed for `limit`: half the time its last pace needs to get there, so
+// a run racing towards a limit is seen soon after it passes it, and a quiet one costs a sample per 20 ms.
+export function nextSampleIn(before: number, now: number, limit: number | undefined, elapsedMs: number): number {
+  if (limit === undefined || now <= before || elapsedMs <= 0) return SAMPLE_INTERVAL_MS;
+  const untilLimit = ((limit - now) / (now - before)) * elapsedMs;
+  return Math.min(SAMPLE_INTERVAL_MS, Math.max(MIN_SAMPLE_INTERVAL_MS, untilLimit / 2));
+}
+
+function fileSystemUsedSync(dir: string): number | undefined {
+  try {
+    const fs = statfsSync(dir);
+    return (fs.blocks - fs.bfree) * fs.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+async function fileSystemUsed(dir: string): Promise<number | undefined> {
+  try {
+    const fs = await statfs(dir);
+    return (fs.blocks - fs.bfree) * fs.bsize;
+  } catch {
+    return undefined;
+  }
+}

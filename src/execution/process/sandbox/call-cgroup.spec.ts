@@ -1,0 +1,64 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ownCgroupDirectory, parseMemoryEvents, prepareCallCgroups } from './call-cgroup.js';
+
+const UNIFIED_ONLY = [
+  '25 30 0:23 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw',
+  '31 25 0:27 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot',
+].join('\n');
+
+// A host that mounts cgroup v1 controllers and keeps only an empty v2 hierarchy beside them.
+const HYBRID = [
+  '35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory',
+  '41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw',
+].join('\n');
+
+describe('ownCgroupDirectory', () => {
+  it("finds the service's cgroup below the cgroup2 mount", () => {
+    expect(ownCgroupDirectory({ procSelfCgroup: '0::/system.slice/toolgate.service\n', mountinfo: UNIFIED_ONLY })).toEqual({
+      dir: '/sys/fs/cgroup/system.slice/toolgate.service',
+    });
+    expect(ownCgroupDirectory({ procSelfCgroup: '4:memory:/x\n0::/\n', mountinfo: HYBRID })).toEqual({ dir: '/sys/fs/cgroup/unified' });
+  });
+
+  it('follows a mount whose root is a cgroup below the hierarchy, with escaped characters', () => {
+    const mountinfo = '50 40 0:27 /kubepods/pod\\0401 /mnt/my\\040cgroups rw - cgroup2 cgroup2 rw';
+    expect(ownCgroupDirectory({ procSelfCgroup: '0::/kubepods/pod 1/app\n', mountinfo })).toEqual({ dir: '/mnt/my cgroups/app' });
+  });
+
+  it('says why when there is no cgroup v2', () => {
+    expect(ownCgroupDirectory({ procSelfCgroup: '4:memory:/x\n', mountinfo: HYBRID })).toEqual({ reason: expect.stringContaining('no cgroup v2') });
+    expect(ownCgroupDirectory({ procSelfCgroup: '0::/a\n', mountinfo: '' })).toEqual({ reason: expect.stringContaining('no cgroup2 file system') });
+  });
+});
+
+describe('parseMemoryEvents', () => {
+  it('counts OOM kills, of one process or of the whole group', () => {
+    expect(parseMemoryEvents('low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n')).toEqual({ oomKills: 1 });
+    expect(parseMemoryEvents('max 3\noom 1\noom_kill 0\noom_group_kill 1\n')).toEqual({ oomKills: 1 });
+    expect(parseMemoryEvents('max 0\noom 0\noom_kill 0\n')).toEqual({ oomKills: 0 });
+  });
+});
+
+describe('prepareCallCgroups', () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'cgroup-fake-'));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  const sources = (dir: string) => ({ procSelfCgroup: '0::/service\n', mountinfo: `31 25 0:27 / ${dir} rw - cgroup2 cgroup2 rw` });
+
+  it('declines, touching nothing, when the memory controller is not in the service cgroup v2', async () => {
+    mkdirSync(join(root, 'service'));
+    writeFileSync(join(root, 'service/cgroup.controllers'), 'hugetlb\n');
+    const answer = await prepareCallCgroups(sources(root));
+    expect(answer).toEqual({ reason: expect.stringMatching(/memory controller is not available .*hugetlb/) });
+    expect(readdirSync(join(root, 'service'))).toEqual(['cgroup.controllers']);
+  });
+
+  it('declines when the cgroup cannot be read', async () => {
+    await expect(prepareCallCgroups(sources(join(root, 'missing')))).resolves.toEqual({ reason: expect.stringContaining('cannot be read') });
+  });
+});

@@ -1,0 +1,169 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+
+// cgroup v2 for commands: each sandbox goes into a cgroup of its own whose memory.max holds all of its
+// processes together, tmpfs pages included; the kernel's OOM killer ends the whole sandbox past it.
+
+const SERVICE_LEAF = 'toolgate-service';
+const CALLS = 'toolgate-calls';
+const CALL_PREFIX = 'call-';
+
+export interface CgroupSources {
+  procSelfCgroup: string;
+  mountinfo: string;
+}
+
+// The service's own cgroup v2 directory: its path from /proc/self/cgroup ("0::/path") below the mount
+// point of the cgroup2 file system (from /proc/self/mountinfo).
+export function ownCgroupDirectory({ procSelfCgroup, mountinfo }: CgroupSources): { dir: string } | { reason: string } {
+  const own = /^0::(\/.*)$/m.exec(procSelfCgroup)?.[1];
+  if (own === undefined) return { reason: 'the service is in no cgroup v2 hierarchy' };
+  for (const line of mountinfo.split('\n')) {
+    const [before, after] = line.split(' - ');
+    if (!after || after.split(' ')[0] !== 'cgroup2') continue;
+    const fields = before.split(' ');
+    const [mountRoot, mountPoint] = [unescapeMountField(fields[3] ?? ''), unescapeMountField(fields[4] ?? '')];
+    const relative = path.posix.relative(mountRoot, own);
+    if (relative.startsWith('..') || path.posix.isAbsolute(relative)) continue;
+    return { dir: path.posix.join(mountPoint, relative) };
+  }
+  return { reason: 'no cgroup2 file system is mounted where the service can see its own cgroup' };
+}
+
+export async function readCgroupSources(): Promise<CgroupSources> {
+  const [procSelfCgroup, mountinfo] = await Promise.all([readFile('/proc/self/cgroup', 'utf8'), readFile('/proc/self/mountinfo', 'utf8')]);
+  return { procSelfCgroup, mountinfo };
+}
+
+// mountinfo writes a space, tab, newline or backslash in a path as \040, \011, \012, \134.
+const unescapeMountField = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+
+export function parseMemoryEvents(text: string): { oomKills: number } {
+  const count = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { oomKills: count('oom_kill') + count('oom_group_kill') };
+}
+
+// Makes `<own cgroup>/toolgate-calls` a parent whose children get the memory controller. The kernel hands
+// controllers only to cgroups whose parent holds no process, so when the service's own cgroup holds it
+// (a container's, a systemd unit's with Delegate=yes), the service first moves into a leaf of its own
+// beside the calls. Answers why not when the memory controller is not there to have, or not ours to use.
+export async function prepareCallCgroups(sources: CgroupSources, pid = process.pid): Promise<{ parent: string } | { reason: string }> {
+  const own = ownCgroupDirectory(sources);
+  if ('reason' in own) return own;
+  const { dir } = own;
+  let controllers: string[];
+  try {
+    controllers = (await readFile(path.join(dir, 'cgroup.controllers'), 'utf8')).trim().split(/\s+/).filter(Boolean);
+  } catch (err) {
+    return { reason: `${dir} cannot be read (${(err as NodeJS.ErrnoException).code})` };
+  }
+  if (!controllers.includes('memory')) {
+    return {
+      reason: `the memory controller is not available in the service's cgroup v2 ${dir} (it offers ${controllers.join(', ') || 'none'}; on a host that mounts cgroup v1, memory belongs to v1)`,
+    };
+  }
+  try {
+    if (!(await enableMemory(dir))) {
+      await mkdir(path.join(dir, SERVICE_LEAF), { recursive: true });
+      await writeFile(path.join(dir, SERVICE_LEAF, 'cgroup.procs'), String(pid));
+      if (!(await enableMemory(dir))) {
+        // Back where it was: the move bought nothing.
+        await writeFile(path.join(dir, 'cgroup.procs'), String(pid)).catch(() => undefined);
+        return { reason: `other processes share the service's cgroup ${dir}, so it cannot hand the memory controller down; give the service a cgroup of its own (systemd: Delegate=yes)` };
+      }
+    }
+    const parent = path.join(dir, CALLS);
+    await mkdir(parent, { recursive: true });
+    if (!(await enableMemory(parent))) return { reason: `${parent} would not take the memory controller` };
+    await removeStaleCalls(parent);
+    // One cgroup made and removed as every call will: the limit is writable here.
+    const check = await CallCgroup.create(parent, 64 * 1024 * 1024);
+    await check.remove();
+    return { parent };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    return { reason: `the service cannot make cgroups under ${dir} (${code})` };
+  }
+}
+
+// False when the kernel refuses because processes sit in the cgroup itself (EBUSY).
+async function enableMemory(dir: string): Promise<boolean> {
+  const control = path.join(dir, 'cgroup.subtree_control');
+  if ((await readFile(control, 'utf8')).split(/\s+/).includes('memory')) return true;
+  try {
+    await writeFile(control, '+memory');
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EBUSY') return false;
+    throw err;
+  }
+}
+
+// Left by a service that died mid-call; an empty cgroup is removed with rmdir, a busy one stays.
+async function removeStaleCalls(parent: string): Promise<void> {
+  for (const name of await readdir(parent)) {
+    if (name.startsWith(CALL_PREFIX)) await rmdir(path.join(parent, name)).catch(() => undefined);
+  }
+}
+
+const REMOVE_ATTEMPTS = 20;
+const REMOVE_RETRY_MS = 50;
+
+export class CallCgroup {
+  private constructor(readonly dir: string) {}
+
+  static async create(parent: string, memoryBytes: number): Promise<CallCgroup> {
+    const dir = path.join(parent, `${CALL_PREFIX}${randomBytes(8).toString('hex')}`);
+    await mkdir(dir);
+    try {
+      await writeFile(path.join(dir, 'memory.max'), String(memoryBytes));
+      // No swap to spill into, and an OOM kill takes every process of the sandbox, not just the largest.
+      await writeOptional(path.join(dir, 'memory.swap.max'), '0');
+      await writeOptional(path.join(dir, 'memory.oom.group'), '1');
+    } catch (err) {
+      await rmdir(dir).catch(() => undefined);
+      throw err;
+    }
+    return new CallCgroup(dir);
+  }
+
+  // Before the process can fork: what it starts is born in the cgroup.
+  attach(pid: number): void {
+    writeFileSync(path.join(this.dir, 'cgroup.procs'), String(pid));
+  }
+
+  oomKilled(): boolean {
+    try {
+      return parseMemoryEvents(readFileSync(path.join(this.dir, 'memory.events'), 'utf8')).oomKills > 0;
+    } catch {
+      return false;
+    }
+  }
+
+  // The last processes may still be on their way out when the run is answered.
+  async remove(): Promise<void> {
+    for (let attempt = 0; attempt < REMOVE_ATTEMPTS; attempt++) {
+      try {
+        await rmdir(this.dir);
+        return;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return;
+        if (code !== 'EBUSY') throw err;
+        await delay(REMOVE_RETRY_MS);
+      }
+    }
+  }
+}
+
+// Files a kernel may not have (memory.swap.max without swap accounting, memory.oom.group before 4.19).
+async function writeOptional(file: string, value: string): Promise<void> {
+  try {
+    await writeFile(file, value);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}

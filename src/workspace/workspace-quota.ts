@@ -1,0 +1,124 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
+import { describeBytes } from '../common/format/describe-bytes.js';
+import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { WorkspaceFsError } from './fs/workspace-fs.error.js';
+import { MAX_USAGE_DEPTH } from '../execution/process/disk-usage.js';
+import type { WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
+
+// How long a measured figure stands. Meanwhile the file tools' writes keep it current and commands and
+// deletes turn it into an upper bound; what changes a workspace some other way (another instance, the
+// operator) is seen within this.
+export const USAGE_TTL_MS = 30_000;
+
+interface Figure {
+  bytes: number;
+  complete: boolean;
+  // False once a command or a delete has made `bytes` an upper bound: it is measured again before it
+  // refuses anything.
+  measured: boolean;
+}
+
+// The one owner of how much of WORKSPACE_QUOTA_BYTES each workspace uses. A workspace is walked (in the
+// worker pool, one walk at a time per workspace) only when a write or a command needs the figure and none
+// is cached, or when an upper bound would refuse: reads never ask, and a workspace far from its quota is
+// walked about once per USAGE_TTL_MS however many commands run in it.
+@Injectable()
+export class WorkspaceQuota {
+  readonly quotaBytes: number;
+  private readonly figures: TtlLruCache<string, Figure>;
+  private readonly measuring = new Map<string, Promise<Figure>>();
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>,
+  ) {
+    this.quotaBytes = config.workspace.quotaBytes;
+    this.figures = new TtlLruCache(USAGE_TTL_MS, config.workspace.cacheMaxEntries);
+  }
+
+  // Makes room for a write that grows the workspace by `growth` bytes, or refuses it with
+  // workspace_quota_exceeded. A write that does not grow it always passes, even past the quota. The
+  // answer gives the room back when the write did not happen.
+  async reserve(workspace: string, growth: number, display: string): Promise<() => void> {
+    let figure = growth > 0 ? await this.current(workspace) : this.figures.get(workspace);
+    if (!figure) return () => undefined;
+    if (growth > 0) {
+      if (!figure.measured && figure.bytes + growth > this.quotaBytes) figure = await this.measure(workspace);
+      if (!figure.complete) throw tooDeepToMeasure(display);
+      if (figure.bytes + growth > this.quotaBytes) throw quotaExceeded(display, growth, figure.bytes, this.quotaBytes);
+    }
+    // In place: the figure keeps the expiry of its measurement.
+    const reserved = figure;
+    reserved.bytes += growth;
+    return () => {
+      reserved.bytes -= growth;
+    };
+  }
+
+  // What a command starts from: the quota and the workspace's usage, measured when an upper bound would
+  // leave it no room.
+  async forCommand(workspace: string): Promise<{ bytes: number; usageAtStart: number }> {
+    let figure = await this.current(workspace);
+    if (!figure.measured && figure.bytes >= this.quotaBytes) figure = await this.measure(workspace);
+    return { bytes: this.quotaBytes, usageAtStart: figure.bytes };
+  }
+
+  // After a command: `grownAtMost` bounds what it added (the most of its write_bytes and of how far the
+  // file system filled meanwhile); null, nothing is known and the workspace is measured when next needed.
+  afterCommand(workspace: string, grownAtMost: number | null): void {
+    const figure = this.figures.get(workspace);
+    if (!figure) return;
+    if (grownAtMost === null) return this.forget(workspace);
+    figure.bytes += grownAtMost;
+    figure.measured = false;
+  }
+
+  // After a delete: the figure still bounds the usage from above.
+  afterDelete(workspace: string): void {
+    const figure = this.figures.get(workspace);
+    if (figure) figure.measured = false;
+  }
+
+  // The workspace is measured again when the figure is next needed.
+  forget(workspace: string): void {
+    this.figures.delete(workspace);
+    this.measuring.delete(workspace);
+  }
+
+  private current(workspace: string): Promise<Figure> {
+    const cached = this.figures.get(workspace);
+    return cached ? Promise.resolve(cached) : this.measure(workspace);
+  }
+
+  private measure(workspace: string): Promise<Figure> {
+    const inFlight = this.measuring.get(workspace);
+    if (inFlight) return inFlight;
+    const measurement: Promise<Figure> = this.pool
+      .run('measureWorkspaceUsage', { root: workspace })
+      .then(({ bytes, complete }) => {
+        const figure = { bytes, complete, measured: true };
+        // Not kept when the workspace was forgotten while it was walked: the walk may predate the change.
+        if (this.measuring.get(workspace) === measurement) this.figures.set(workspace, figure);
+        return figure;
+      })
+      .finally(() => {
+        if (this.measuring.get(workspace) === measurement) this.measuring.delete(workspace);
+      });
+    this.measuring.set(workspace, measurement);
+    return measurement;
+  }
+}
+
+const quotaExceeded = (display: string, growth: number, used: number, quota: number) =>
+  new WorkspaceFsError(
+    'workspace_quota_exceeded',
+    `Writing '${display}' would grow the workspace by ${describeBytes(growth)} to ${describeBytes(used + growth)}, past its quota of ${describeBytes(quota)} (it uses ${describeBytes(used)} now); delete files that are no longer needed (delete_file), then try again`,
+  );
+
+const tooDeepToMeasure = (display: string) =>
+  new WorkspaceFsError(
+    'workspace_quota_exceeded',
+    `'${display}' was not written: the workspace has directories nested more than ${MAX_USAGE_DEPTH} levels deep, so its size against the quota cannot be measured; delete those directories first`,
+  );
