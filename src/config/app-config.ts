@@ -102,6 +102,22 @@ export interface AppConfig {
   tracing: {
     exporter: 'otlp' | 'console' | 'none';
   };
+  // Transport hygiene: how long a client may take to send a request, which names the MCP endpoint answers
+  // to and which browser origins may call it, how many event streams a tenant and a key may hold open.
+  transport: {
+    // The request line and headers must arrive within this (HTTP_HEADERS_TIMEOUT_MS), the whole request,
+    // body included, within requestTimeoutMs (HTTP_REQUEST_TIMEOUT_MS); a slower client gets 408 and is closed.
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    // Host names (Host header) the MCP endpoint answers to (ALLOWED_HOSTS); '*' any; `*.example.com` a
+    // domain's subdomains. Null: localhost, the loopback addresses, HOST and this machine's names and addresses.
+    allowedHosts: string[] | null;
+    // Browser origins (besides the service's own) allowed to call the MCP endpoint (MCP_ALLOWED_ORIGINS).
+    mcpAllowedOrigins: string[];
+    // Event streams (SSE) one tenant, and one API key, may hold open on this instance.
+    maxStreamsPerTenant: number;
+    maxStreamsPerKey: number;
+  };
   // Call control: batches, idempotency keys, approval of calls (see src/calls).
   calls: {
     // Calls of one batch running at once.

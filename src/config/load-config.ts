@@ -83,6 +83,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
     },
     metrics: parseMetrics(read, problems),
     tracing: parseTracing(read),
+    transport: parseTransport(read, problems),
     calls: {
       batchConcurrency: read.integer('BATCH_CONCURRENCY', 8, 1, 32),
       idempotencyTtlMs: read.integer('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365) * 3_600_000,
@@ -113,6 +114,41 @@ function parseSandbox(read: EnvReader, production: boolean, problems: string[]):
   const tmpSizeBytes = read.integer('SANDBOX_TMP_SIZE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 ** 3);
   const cgroup = read.oneOf('SANDBOX_CGROUP', ['auto', 'off'] as const, 'auto');
   return { mode, bwrapPath, uid, gid, tmpSizeBytes, cgroup };
+}
+
+function parseTransport(read: EnvReader, problems: string[]): AppConfig['transport'] {
+  const headersTimeoutMs = read.integer('HTTP_HEADERS_TIMEOUT_MS', 20_000, 1000, 600_000);
+  const requestTimeoutMs = read.integer('HTTP_REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000);
+  // Node refuses a header deadline past the whole request's.
+  if (headersTimeoutMs > requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_MS must not be larger than HTTP_REQUEST_TIMEOUT_MS');
+  const allowedHosts = read.list('ALLOWED_HOSTS')?.map((h) => h.toLowerCase()) ?? null;
+  for (const host of allowedHosts ?? []) {
+    if (host !== '*' && !/^(\*\.)?[a-z0-9._-]+$|^\[?[0-9a-f:.]+\]?$/.test(host)) {
+      problems.push(`ALLOWED_HOSTS entries are host names without a port ('api.example.com', '*.example.com', '10.0.0.5', '[::1]' or '*'), got '${host}'`);
+    }
+  }
+  const mcpAllowedOrigins: string[] = [];
+  for (const origin of read.list('MCP_ALLOWED_ORIGINS') ?? []) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin.replace(/\/$/, '').toLowerCase()) {
+      problems.push(`MCP_ALLOWED_ORIGINS entries are origins such as https://app.example.com or http://localhost:5173, got '${origin}'`);
+    } else {
+      mcpAllowedOrigins.push(parsed.origin);
+    }
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    allowedHosts,
+    mcpAllowedOrigins,
+    maxStreamsPerTenant: read.integer('SSE_MAX_STREAMS_PER_TENANT', 20, 1, 100_000),
+    maxStreamsPerKey: read.integer('SSE_MAX_STREAMS_PER_KEY', 20, 1, 100_000),
+  };
 }
 
 function parseMetrics(read: EnvReader, problems: string[]): AppConfig['metrics'] {

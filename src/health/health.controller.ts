@@ -1,6 +1,8 @@
-import { Controller, Get, HttpCode } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Authorization, OperatorToken } from './operator-token.js';
 import { ChangeBus } from '../common/bus/change-bus.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PrismaService } from '../database/prisma.service.js';
@@ -54,27 +56,37 @@ class ChangeBusHealthDto {
   caches?: string;
 }
 
+const OPERATOR_ONLY = 'Only for the operator (Authorization: Bearer <ADMIN_TOKEN>); a public answer has its status only';
+
 class ReadinessResponseDto {
   @ApiProperty({ enum: ['ok'] })
   status!: 'ok';
-  @ApiProperty({ type: CommandSandboxHealthDto })
-  commandSandbox!: CommandSandboxHealthDto;
-  @ApiProperty({ type: AuditQueueHealthDto })
-  auditQueue!: AuditQueueHealthDto;
-  @ApiProperty({ type: ChangeBusHealthDto })
-  changeBus!: ChangeBusHealthDto;
+  @ApiProperty({ type: CommandSandboxHealthDto, required: false, description: OPERATOR_ONLY })
+  commandSandbox?: CommandSandboxHealthDto;
+  @ApiProperty({ type: AuditQueueHealthDto, required: false, description: OPERATOR_ONLY })
+  auditQueue?: AuditQueueHealthDto;
+  @ApiProperty({ type: ChangeBusHealthDto, required: false, description: OPERATOR_ONLY })
+  changeBus?: ChangeBusHealthDto;
 }
 
+// Public, for load balancers and orchestrators: they get the status and nothing else. What would help an
+// attacker map the deployment (versions, instance ids, queue depths, the bus's last error, which can name the
+// database host) is for the operator's token, and for /metrics.
 @ApiTags('health')
 @Public()
 @Controller('health')
 export class HealthController {
+  private readonly operator: OperatorToken;
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly sandbox: CommandSandbox,
     private readonly audit: AuditWriter,
     private readonly bus: ChangeBus,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.operator = new OperatorToken(config.adminToken);
+  }
 
   @Get('live')
   @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness: the process answers' })
@@ -85,17 +97,23 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness: the database answers; the command sandbox state' })
+  @ApiOperation({
+    operationId: 'getReadiness',
+    summary: 'Readiness: the database answers; for the operator, the command sandbox, audit queue and change bus',
+    description:
+      'Public: the answer is the status only. With `Authorization: Bearer <ADMIN_TOKEN>` it adds the details (commandSandbox, auditQueue, changeBus); any other credentials are ignored.',
+  })
   @ApiOkResponse({
     type: ReadinessResponseDto,
     description:
-      'The database answers. A command sandbox that cannot run does not make the service unready (only commands are refused), nor does a lost change bus connection (caches fall back to their TTL); both are reported here.',
+      'The database answers. A command sandbox that cannot run does not make the service unready (only commands are refused), nor does a lost change bus connection (caches fall back to their TTL); the operator sees both here.',
   })
   @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'database_unavailable' })
-  async ready(): Promise<ReadinessResponseDto> {
+  async ready(@Authorization() authorization: string | undefined): Promise<ReadinessResponseDto> {
     if (!(await this.prisma.isReady())) {
       throw databaseUnavailable();
     }
+    if (!this.operator.matches(authorization)) return { status: 'ok' };
     const state = this.sandbox.state();
     const commandSandbox =
       state.mode === 'none'

@@ -11,8 +11,11 @@ import { requestContext } from '../common/logging/request-context.js';
 import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConsoleFiles, isConsolePath } from './console-static.js';
+import { DOCS_HEADERS, isDocsPath } from './docs-headers.js';
 import { setupOpenApi } from './openapi.js';
 import { answerParserError } from './parser-errors.js';
+import { applyRequestTimeouts } from './request-timeouts.js';
+import { useUtf8JsonParser, verifyUtf8Body } from './utf8-json-body.js';
 
 // A client may pass its own request id (to follow a call across services) if it looks like one.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -48,6 +51,7 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   const consoleFiles = new ConsoleFiles();
   if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles);
   else configureExpress(app as NestExpressApplication, config, log, consoleFiles);
+  applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
   // Only the signals that ask a service to stop. Nest's default list also takes SIGUSR2, SIGQUIT and
   // SIGSEGV: an operator's `--heapsnapshot-signal=SIGUSR2` would stop the service.
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
@@ -111,13 +115,18 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
       res.end(answer.body);
     },
   );
-  app.useBodyParser('json', { limit: config.bodyLimitBytes });
+  app.use((req: { url?: string }, res: { setHeader(n: string, v: string): void }, next: () => void) => {
+    if (isDocsPath(req.url)) for (const [name, value] of Object.entries(DOCS_HEADERS)) res.setHeader(name, value);
+    next();
+  });
+  app.useBodyParser('json', { limit: config.bodyLimitBytes, verify: verifyUtf8Body });
   const server: Server = app.getHttpServer();
   server.on('clientError', answerParserError);
 }
 
 function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleFiles: ConsoleFiles): void {
   const fastify = app.getHttpAdapter().getInstance();
+  useUtf8JsonParser(fastify);
   // GET routes answer HEAD too (Fastify's exposeHeadRoutes), without the body.
   for (const url of ['/console', '/console/*']) {
     fastify.get(url, (request, reply) => {
@@ -125,6 +134,10 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleF
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
     });
   }
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (isDocsPath(request.url)) reply.headers(DOCS_HEADERS);
+    done();
+  });
   const started = new WeakMap<object, bigint>();
   const spans = new WeakMap<object, Span>();
   const accessLog = log.isLevelEnabled('info');

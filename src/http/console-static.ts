@@ -42,11 +42,16 @@ export interface ConsoleAnswer extends ConsoleFile {
   status: number;
 }
 
-const COMMON_HEADERS = {
-  'content-security-policy': CONSOLE_CSP,
+// Every page the service serves to a browser (the console, the API docs) carries these beside its CSP.
+export const PAGE_SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cross-origin-opener-policy': 'same-origin',
+};
+
+const COMMON_HEADERS = {
+  'content-security-policy': CONSOLE_CSP,
+  ...PAGE_SECURITY_HEADERS,
 };
 
 // The files are read once at start-up into memory (the console is a few tens of kilobytes). Only names in

@@ -1,11 +1,12 @@
-import { Controller, Delete, Get, Param, Post, Res } from '@nestjs/common';
-import { ApiBody, type ApiResponseSchemaHost, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { ApiBody, type ApiResponseSchemaHost, ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
 import { McpEndpointService } from './mcp-endpoint.service.js';
+import { McpOriginGuard } from './mcp-origin.guard.js';
 
 // JSON-RPC 2.0 as the MCP SDK's transport reads and writes it; the messages themselves are MCP's. Written
 // in JSON Schema 2020-12 (`const`, type lists), which the 3.0-typed SchemaObject of @nestjs/swagger lacks.
@@ -40,6 +41,12 @@ const JSON_RPC_REFUSAL = {
 @Controller('v1/projects/:projectId/mcp')
 @ApiParam(PROJECT_ID)
 @ApiResponse({ status: 404, type: ErrorResponseDto, description: 'project_not_found (also for another tenant’s project)' })
+@UseGuards(McpOriginGuard)
+@ApiForbiddenResponse({
+  type: ErrorResponseDto,
+  description:
+    'host_not_allowed: the Host is not one of the service’s names (ALLOWED_HOSTS); origin_not_allowed: a browser Origin other than the service’s own or MCP_ALLOWED_ORIGINS. Nothing ran.',
+})
 export class McpController {
   constructor(private readonly endpoint: McpEndpointService) {}
 

@@ -14,6 +14,7 @@ import {
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { SKILL_ID } from '../common/http/api-params.js';
+import { NO_STORE_HEADER, NoStore } from '../common/http/no-store.js';
 import { PageQueryDto } from '../common/pagination/cursor.js';
 import { RegisteredSkillResponseDto, SkillListResponseDto, SkillResponseDto } from './dto/skill.dto.js';
 import { SKILL_BODY_SCHEMA } from './skill-body.schema.js';
@@ -31,7 +32,8 @@ export class SkillsController {
   @Post()
   @ApiOperation({ operationId: 'registerSkill', summary: 'Register a skill: tools run by an http, command or MCP executor' })
   @ApiBody(SKILL_BODY)
-  @ApiCreatedResponse({ type: RegisteredSkillResponseDto })
+  @NoStore()
+  @ApiCreatedResponse({ type: RegisteredSkillResponseDto, description: 'The signing secret is in this answer only', headers: NO_STORE_HEADER })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'skill_name_taken' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: REFUSED })
   async register(@CurrentTenant() tenant: Tenant, @Body() body: unknown): Promise<RegisteredSkillResponseDto> {

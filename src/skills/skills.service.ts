@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { decodeCursor, toPage } from '../common/pagination/cursor.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { ProjectAccess } from '../projects/project-access.js';
 import { projectNotFound } from '../projects/projects.errors.js';
@@ -25,6 +26,7 @@ import {
 } from './skills.errors.js';
 import { type LockedProject, NO_PROJECT, type SkillRecord, SkillsRepository } from './skills.repository.js';
 import { type McpSource, McpSkillImporter } from './mcp/mcp-skill-importer.js';
+import { checkSkillEndpoints } from './skill-endpoints.js';
 
 @Injectable()
 export class SkillsService {
@@ -34,6 +36,7 @@ export class SkillsService {
     private readonly skillTools: SkillTools,
     private readonly importer: McpSkillImporter,
     private readonly projects: ProjectAccess,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   // Vetted and compiled before anything is stored; the signing secret is returned this once.
@@ -112,8 +115,10 @@ export class SkillsService {
   }
 
   // A body with an MCP `source` is checked, its tools imported from the server, and the result checked again.
+  // The addresses it names are judged before any is contacted.
   private async parse(tenantId: string, body: unknown): Promise<SkillBody> {
     const parsed = this.compiler.parseBody(body);
+    await checkSkillEndpoints(parsed, this.config.tools.fetch.allowHosts);
     const { source } = parsed as SkillBody & { source?: McpSource };
     if (!source) return parsed;
     return this.compiler.parseBody(await this.importer.expand(tenantId, { ...parsed, source }));

@@ -13,6 +13,7 @@ import {
 import { AdminAuth } from '../common/auth/auth.decorators.js';
 import { API_KEY_ID, TENANT_ID } from '../common/http/api-params.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { NO_STORE_HEADER, NoStore } from '../common/http/no-store.js';
 import {
   ApiKeyListResponseDto,
   CreateApiKeyDto,
@@ -81,7 +82,8 @@ export class AdminTenantsController {
   @Post(':tenantId/api-keys')
   @ApiOperation({ operationId: 'issueTenantApiKey', summary: 'Issue an API key for a tenant (the key is in this answer only)' })
   @ApiParam(TENANT_ID)
-  @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only' })
+  @NoStore()
+  @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only', headers: NO_STORE_HEADER })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })
   async issueKey(@Param('tenantId') tenantId: string, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
     return this.tenants.issueKey(tenantId, dto.name ?? 'default');

@@ -3,6 +3,7 @@ import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkRes
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { API_KEY_ID } from '../common/http/api-params.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
+import { NO_STORE_HEADER, NoStore } from '../common/http/no-store.js';
 import { ApiKeyListResponseDto, CreateApiKeyDto, CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 
@@ -22,7 +23,8 @@ export class ApiKeysController {
   // A tenant rotates its own keys: issue the new one, move its clients, revoke the old one.
   @Post()
   @ApiOperation({ operationId: 'createApiKey', summary: 'Issue another API key for the caller (the key is in this answer only)' })
-  @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only' })
+  @NoStore()
+  @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only', headers: NO_STORE_HEADER })
   async create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
     return this.apiKeys.issue(tenant.tenantId, dto.name ?? 'default');
   }

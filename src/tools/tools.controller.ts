@@ -1,5 +1,17 @@
-import { Controller, Get, Headers, Param, Query, Sse, UseInterceptors } from '@nestjs/common';
-import { ApiExtraModels, ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Headers, Param, Query, Sse, SseSignal, UseInterceptors } from '@nestjs/common';
+import {
+  ApiExtraModels,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiProduces,
+  ApiResponse,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import type { Observable } from 'rxjs';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
@@ -61,11 +73,18 @@ export class ToolsController {
     description:
       'Server-sent events of the calls run on any instance: tool.started, tool.completed, tool.error, tool.pending, tool.denied, tool.result (data: invocationId, tool, status, error; truncated: true when the error message was cut, the audit row has it whole). Each event has an id for Last-Event-ID.',
   })
+  // The refusal is JSON, not an event stream (@ApiProduces would say so of a response given only a type).
+  @ApiTooManyRequestsResponse({
+    description:
+      'too_many_streams: the key or its tenant already holds SSE_MAX_STREAMS_PER_KEY / SSE_MAX_STREAMS_PER_TENANT open streams on this instance (Retry-After); rate_limited',
+    content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
+  })
   stream(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
+    @SseSignal() ended: AbortSignal,
     @Headers('last-event-id') lastEventId?: string,
   ): Promise<Observable<ServerSentEvent>> {
-    return this.events.stream(tenant.tenantId, projectId, lastEventId || undefined);
+    return this.events.stream(tenant, projectId, lastEventId || undefined, ended);
   }
 }

@@ -13,3 +13,11 @@ export const invalidToolFormat = (value: string, formats: readonly string[]) =>
 
 export const shuttingDown = () =>
   new AppError(503, 'shutting_down', 'The service is shutting down; retry on another instance', { headers: { 'Retry-After': '1' } });
+
+export const tooManyStreams = (holder: 'API key' | 'tenant', max: number, setting: string) =>
+  new AppError(
+    429,
+    'too_many_streams',
+    `This ${holder} already holds ${max} open event streams on this instance (${setting}); close one (one stream per project is enough) before opening another`,
+    { headers: { 'Retry-After': '10' }, details: { limit: max } },
+  );

@@ -242,6 +242,51 @@ describe('loadConfig: metrics, traces and log format', () => {
     expect(loadConfig({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' }, CWD).tracing).toEqual({ exporter: 'none' });
     expect(configError({ OTEL_TRACES_EXPORTER: 'zipkin' }).problems).toEqual(["OTEL_TRACES_EXPORTER must be one of otlp, console, none, got 'zipkin'"]);
   });
+
+  it('reads the transport settings: request timeouts, the MCP endpoint’s names and origins, stream caps', () => {
+    expect(loadConfig({}, CWD).transport).toEqual({
+      headersTimeoutMs: 20_000,
+      requestTimeoutMs: 60_000,
+      allowedHosts: null,
+      mcpAllowedOrigins: [],
+      maxStreamsPerTenant: 20,
+      maxStreamsPerKey: 20,
+    });
+    const config = loadConfig(
+      {
+        HTTP_HEADERS_TIMEOUT_MS: '5000',
+        HTTP_REQUEST_TIMEOUT_MS: '30000',
+        ALLOWED_HOSTS: 'Toolgate.example.com, *.corp.example,10.0.0.5,[::1]',
+        MCP_ALLOWED_ORIGINS: 'https://App.example.com,http://localhost:5173/',
+        SSE_MAX_STREAMS_PER_TENANT: '100',
+        SSE_MAX_STREAMS_PER_KEY: '5',
+      },
+      CWD,
+    );
+    expect(config.transport).toEqual({
+      headersTimeoutMs: 5000,
+      requestTimeoutMs: 30_000,
+      allowedHosts: ['toolgate.example.com', '*.corp.example', '10.0.0.5', '[::1]'],
+      mcpAllowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      maxStreamsPerTenant: 100,
+      maxStreamsPerKey: 5,
+    });
+  });
+
+  it('refuses a header timeout past the request timeout, a host with a port, an origin with a path and a zero stream cap, naming each', () => {
+    const error = configError({
+      HTTP_HEADERS_TIMEOUT_MS: '90000',
+      ALLOWED_HOSTS: 'api.example.com:8443',
+      MCP_ALLOWED_ORIGINS: 'https://app.example.com/console',
+      SSE_MAX_STREAMS_PER_KEY: '0',
+    });
+    expect([...error.problems].sort()).toEqual([
+      "ALLOWED_HOSTS entries are host names without a port ('api.example.com', '*.example.com', '10.0.0.5', '[::1]' or '*'), got 'api.example.com:8443'",
+      'HTTP_HEADERS_TIMEOUT_MS must not be larger than HTTP_REQUEST_TIMEOUT_MS',
+      "MCP_ALLOWED_ORIGINS entries are origins such as https://app.example.com or http://localhost:5173, got 'https://app.example.com/console'",
+      "SSE_MAX_STREAMS_PER_KEY must be an integer between 1 and 100000, got '0'",
+    ]);
+  });
 });
 
 describe('the compiled service (dist/main.js) with a bad configuration', () => {

@@ -255,7 +255,8 @@ describeBrowser('the console in a real browser', () => {
 
     await page.getByRole('link', { name: 'Health' }).click();
     await page.getByText('Command sandbox').waitFor();
-    const ready = (await t.http.get('/health/ready').expect(200)).body as { commandSandbox: { mode: string }; auditQueue: { capacity: number } };
+    // The console sends the admin token, so the page shows what /health/ready tells the operator.
+    const ready = (await t.http.get('/health/ready').set(t.admin).expect(200)).body as { commandSandbox: { mode: string }; auditQueue: { capacity: number } };
     const facts = await page.locator('.facts').textContent();
     expect(facts).toContain(ready.commandSandbox.mode);
     expect(facts).toMatch(new RegExp(`Audit queue\\d+ waiting of ${ready.auditQueue.capacity}`));

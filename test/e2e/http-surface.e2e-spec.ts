@@ -47,9 +47,11 @@ describe('the HTTP surface', () => {
     expect(JSON.stringify(t.logs)).not.toContain(tenant.key);
   });
 
-  it('reports liveness and readiness', async () => {
+  it('reports liveness and readiness: the status to anyone, the details to the operator', async () => {
     expect((await t.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
-    expect((await t.http.get('/health/ready').expect(200)).body).toEqual({
+    expect((await t.http.get('/health/ready').expect(200)).body).toEqual({ status: 'ok' });
+    expect((await t.http.get('/health/ready').set(tenant.auth).expect(200)).body).toEqual({ status: 'ok' });
+    expect((await t.http.get('/health/ready').set(t.admin).expect(200)).body).toEqual({
       status: 'ok',
       commandSandbox: expect.objectContaining({ ready: true }),
       // In-process on PGlite; LISTEN/NOTIFY when the suite runs on PostgreSQL.

@@ -72,7 +72,8 @@ describe('the OpenAPI document against the running service', () => {
 
   beforeAll(async () => {
     // The test's temporary directory is the allowed root (WORKSPACE_ROOT is inside it) for the operator's placements.
-    t = await createTestApp({ env: { WORKSPACE_ALLOWED_ROOTS: '.' } });
+    // One event stream per key, so the stream cap's 429 can be seen with two.
+    t = await createTestApp({ env: { WORKSPACE_ALLOWED_ROOTS: '.', SSE_MAX_STREAMS_PER_KEY: '1' } });
     const doc = (await t.http.get('/openapi.json').expect(200)).body as OpenApiDocument;
     contract = new OpenApiContract(doc);
   });
@@ -241,24 +242,29 @@ describe('the OpenAPI document against the running service', () => {
 
   it('the event stream', async () => {
     const port = await listen(t);
+    let held: http.ClientRequest | undefined;
     const answer = await new Promise<Answer>((resolve, reject) => {
-      const req = http.get(
+      held = http.get(
         { host: '127.0.0.1', port, path: url('streamEvents', { params: { projectId } }), headers: { ...tenantAuth, accept: 'text/event-stream' } },
         (res) => {
           res.setEncoding('utf8');
+          res.on('error', () => undefined);
           // Headers and the first bytes are all this test needs; the stream stays open until closed.
-          const done = (text: string) => {
-            req.destroy();
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text });
-          };
+          const done = (text: string) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text });
           res.once('data', (chunk: string) => done(chunk));
           setTimeout(() => done(''), 1000).unref();
         },
       );
-      req.once('error', reject);
+      held.once('error', reject);
     });
     record('streamEvents', answer);
     expect(answer.status).toBe(200);
+    // A second stream on the same key, past SSE_MAX_STREAMS_PER_KEY (1 here).
+    const second = await request('streamEvents', { params: { projectId } });
+    record('streamEvents', { status: second.status, headers: second.headers, body: second.body, text: second.text });
+    expect(second.status).toBe(429);
+    expect(second.body.error.code).toBe('too_many_streams');
+    held?.destroy();
     const missing = await request('streamEvents', { params: { projectId: randomUUID() } });
     record('streamEvents', { status: missing.status, headers: missing.headers, body: missing.body, text: missing.text });
     expect(missing.status).toBe(404);
@@ -273,6 +279,12 @@ describe('the OpenAPI document against the running service', () => {
     await call('mcpMessage', 404, { params: { projectId: randomUUID() }, headers: accept, body: { jsonrpc: '2.0', id: 3, method: 'tools/list' } });
     await call('mcpOpenStream', 405, { params: { projectId } });
     await call('mcpEndSession', 405, { params: { projectId } });
+    const foreign = await call('mcpMessage', 403, {
+      params: { projectId },
+      headers: { ...accept, Origin: 'https://evil.example' },
+      body: { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+    });
+    expect(foreign.body.error.code).toBe('origin_not_allowed');
   });
 
   it('skills: register, read, update, enable on a project, disable, delete', async () => {
@@ -303,7 +315,11 @@ describe('the OpenAPI document against the running service', () => {
 
   it('health', async () => {
     await call('getLiveness', 200, { auth: null });
-    await call('getReadiness', 200, { auth: null });
+    const ready = await call('getReadiness', 200, { auth: null });
+    expect(ready.body).toEqual({ status: 'ok' });
+    // The operator's token: the details the public answer leaves out.
+    const detailed = await call('getReadiness', 200, { auth: t.admin });
+    expect(Object.keys(detailed.body).sort()).toEqual(['auditQueue', 'changeBus', 'commandSandbox', 'status']);
   });
 
   it('refuses every secured operation without credentials, and with the other kind of credentials, as declared', async () => {

@@ -104,12 +104,18 @@ function mapHttpException(exception: HttpException): Mapped {
   return { status, code, message: exception.message };
 }
 
+// The `type` of the error the JSON parsers of both adapters raise for bytes that are not UTF-8 (src/http).
+export const INVALID_UTF8_BODY = 'entity.utf8.invalid';
+
 // Errors raised while reading the body: body-parser's carry `type` and `status` (Express), Fastify's
 // carry `code` and `statusCode`.
 function mapBodyParserError(exception: unknown): Mapped | null {
   if (typeof exception !== 'object' || exception === null) return null;
   const { type, status, statusCode, code, limit } = exception as Record<string, unknown>;
   const httpStatus = typeof status === 'number' ? status : typeof statusCode === 'number' ? statusCode : undefined;
+  if (type === INVALID_UTF8_BODY) {
+    return { status: 400, code: 'invalid_json', message: 'The request body is not valid UTF-8; send JSON encoded as UTF-8' };
+  }
   if (type === 'entity.too.large' || code === 'FST_ERR_CTP_BODY_TOO_LARGE' || httpStatus === 413) {
     return {
       status: 413,

@@ -176,7 +176,7 @@ function requestHeaders(input: Record<string, string> | undefined): Record<strin
   return headers;
 }
 
-function assertUrlAllowed(url: URL, addresses: AddressPolicy): void {
+export function assertUrlAllowed(url: URL, addresses: AddressPolicy): void {
   const shown = displayUrl(url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw urlBlocked(shown, `the ${url.protocol} scheme is not allowed; only http: and https: are`);
@@ -285,6 +285,6 @@ function familyOf(family: number | 'IPv4' | 'IPv6' | undefined): number {
   return family === 'IPv4' ? 4 : family === 'IPv6' ? 6 : (family ?? 0);
 }
 
-function portOf(url: URL): number {
+export function portOf(url: URL): number {
   return url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }

@@ -1,18 +1,31 @@
-import { Injectable } from '@nestjs/common';
-import type { Observable } from 'rxjs';
+import { Inject, Injectable } from '@nestjs/common';
+import { finalize, type Observable } from 'rxjs';
+import type { Tenant } from '../../common/auth/auth.decorators.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolRegistry } from '../tool-registry.js';
+import { StreamSlots } from './stream-slots.js';
 import { type ServerSentEvent, ToolEvents } from './tool-events.js';
 
 @Injectable()
 export class ToolEventsService {
+  private readonly slots: StreamSlots;
+
   constructor(
     private readonly registry: ToolRegistry,
     private readonly events: ToolEvents,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.slots = new StreamSlots({ maxPerTenant: config.transport.maxStreamsPerTenant, maxPerKey: config.transport.maxStreamsPerKey });
+  }
 
-  // The project is checked first, so another tenant's id is a 404 rather than a silent empty stream.
-  async stream(tenantId: string, projectId: string, lastEventId?: string): Promise<Observable<ServerSentEvent>> {
-    await this.registry.forProject(tenantId, projectId);
-    return this.events.stream(tenantId, projectId, lastEventId);
+  // The project is checked first, so another tenant's id is a 404 rather than a silent empty stream. The
+  // stream's slot is given back when `ended` aborts (every way a stream ends, a client gone before it was
+  // subscribed included) or when the stream is unsubscribed, whichever comes first.
+  async stream(tenant: Tenant, projectId: string, lastEventId: string | undefined, ended: AbortSignal): Promise<Observable<ServerSentEvent>> {
+    await this.registry.forProject(tenant.tenantId, projectId);
+    const release = this.slots.take(tenant);
+    if (ended.aborted) release();
+    else ended.addEventListener('abort', release, { once: true });
+    return this.events.stream(tenant.tenantId, projectId, lastEventId).pipe(finalize(release));
   }
 }

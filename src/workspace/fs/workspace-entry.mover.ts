@@ -35,7 +35,7 @@ export async function moveWorkspaceEntry(
   opts: MoveWorkspaceEntryOptions = {},
 ): Promise<MoveWorkspaceEntryResult> {
   const source = parseWorkspacePath(root, sourcePath);
-  const destination = parseWorkspacePath(root, destinationPath);
+  const destination = parseWorkspacePath(root, destinationPath, { creates: true });
   if (isRoot(source)) throw workspaceRoot(source.display, 'moved');
   if (isRoot(destination)) throw workspaceRoot(destination.display, 'replaced');
   let from: ResolvedPath;

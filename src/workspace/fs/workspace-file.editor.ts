@@ -41,7 +41,7 @@ export async function editWorkspaceFile<T>(
   opts: EditWorkspaceFileOptions,
   change: (text: string, display: string) => TextChange<T>,
 ): Promise<EditWorkspaceFileResult<T>> {
-  const parsed = parseWorkspacePath(root, userPath);
+  const parsed = parseWorkspacePath(root, userPath, { creates: true });
   if (parsed.trailingSlash) throw invalidPath(parsed.display, "it ends with '/'; give the name of the file to edit");
   try {
     const resolved = await resolveWorkspacePath(root, parsed, { final: 'follow' });

@@ -41,7 +41,7 @@ export async function writeWorkspaceFile(
   content: Buffer,
   opts: WriteWorkspaceFileOptions = {},
 ): Promise<WriteWorkspaceFileResult> {
-  const parsed = parseWorkspacePath(root, userPath);
+  const parsed = parseWorkspacePath(root, userPath, { creates: true });
   if (parsed.trailingSlash) throw invalidPath(parsed.display, "it ends with '/'; give the name of the file to write");
   try {
     const resolved = await resolveWorkspacePath(root, parsed, { final: 'write', createDirs: opts.createDirs });

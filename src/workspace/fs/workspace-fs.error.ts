@@ -6,7 +6,8 @@ const MAX_DISPLAY_CHARS = 160;
 
 // A path as the caller wrote it, shortened and made printable, safe to put in a message.
 export function displayPath(userPath: string): string {
-  const printable = Array.from(userPath, (c) => (c < ' ' || c === '\x7f' ? '?' : c)).join('');
+  // Bidirectional formatting characters would reorder the message around the path as well.
+  const printable = Array.from(userPath, (c) => (c < ' ' || c === '\x7f' || /[\u202a-\u202e\u2066-\u2069]/.test(c) ? '?' : c)).join('');
   return printable.length > MAX_DISPLAY_CHARS ? `${printable.slice(0, MAX_DISPLAY_CHARS - 3)}...` : printable;
 }
 

@@ -15,14 +15,20 @@ export interface ParsedPath {
 
 // Lexical checks only: no decoding, no Unicode normalization, no file system access. Where the path really
 // leads is decided later on opened descriptors; this just rejects what can never be valid.
+// `creates`: the caller is about to give an entry this name (write_file, edit_file, move_file's destination),
+// so characters that make a name read as another one are refused too (see misleadingCharacter).
 export function parseWorkspacePath(
   root: string,
   userPath: unknown,
-  options: { allowEmpty?: boolean } = {},
+  options: { allowEmpty?: boolean; creates?: boolean } = {},
 ): ParsedPath {
   if (typeof userPath !== 'string') throw invalidPath(String(userPath), 'the path must be a string');
   const display = displayPath(userPath);
   if (userPath.includes('\0')) throw invalidPath(display, 'it contains a NUL byte');
+  const misleading = options.creates ? misleadingCharacter(userPath) : undefined;
+  if (misleading) {
+    throw invalidPath(display, `it contains ${misleading}, which would make the name read differently from what it is; choose a name without it`);
+  }
   if (userPath === '') {
     if (options.allowEmpty) return { display: '.', segments: [], trailingSlash: false };
     throw invalidPath(display, "it is empty; give a path relative to the workspace root, e.g. 'src/index.ts'");
@@ -59,6 +65,38 @@ function stripRoot(root: string, segments: string[], display: string): string[] 
     i++;
   }
   return segments.slice(i);
+}
+
+// Control characters (a newline or an escape sequence in a name rewrites what a listing or a terminal shows)
+// and the bidirectional embeddings, overrides and isolates (U+202E shows 'exe.txt' as 'txt.exe'), named
+// as Unicode names them.
+const CONTROL_NAMES = [
+  'NULL', 'START OF HEADING', 'START OF TEXT', 'END OF TEXT', 'END OF TRANSMISSION', 'ENQUIRY', 'ACKNOWLEDGE', 'BELL',
+  'BACKSPACE', 'CHARACTER TABULATION', 'LINE FEED', 'LINE TABULATION', 'FORM FEED', 'CARRIAGE RETURN', 'SHIFT OUT', 'SHIFT IN',
+  'DATA LINK ESCAPE', 'DEVICE CONTROL ONE', 'DEVICE CONTROL TWO', 'DEVICE CONTROL THREE', 'DEVICE CONTROL FOUR',
+  'NEGATIVE ACKNOWLEDGE', 'SYNCHRONOUS IDLE', 'END OF TRANSMISSION BLOCK', 'CANCEL', 'END OF MEDIUM', 'SUBSTITUTE', 'ESCAPE',
+  'INFORMATION SEPARATOR FOUR', 'INFORMATION SEPARATOR THREE', 'INFORMATION SEPARATOR TWO', 'INFORMATION SEPARATOR ONE',
+];
+const FORMAT_NAMES: Record<number, string> = {
+  0x7f: 'DELETE',
+  0x202a: 'LEFT-TO-RIGHT EMBEDDING',
+  0x202b: 'RIGHT-TO-LEFT EMBEDDING',
+  0x202c: 'POP DIRECTIONAL FORMATTING',
+  0x202d: 'LEFT-TO-RIGHT OVERRIDE',
+  0x202e: 'RIGHT-TO-LEFT OVERRIDE',
+  0x2066: 'LEFT-TO-RIGHT ISOLATE',
+  0x2067: 'RIGHT-TO-LEFT ISOLATE',
+  0x2068: 'FIRST STRONG ISOLATE',
+  0x2069: 'POP DIRECTIONAL ISOLATE',
+};
+const MISLEADING = /[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069]/;
+
+// The first such character of `name`, as "U+202E RIGHT-TO-LEFT OVERRIDE"; undefined when it has none.
+export function misleadingCharacter(name: string): string | undefined {
+  const found = MISLEADING.exec(name)?.[0];
+  if (found === undefined) return undefined;
+  const code = found.charCodeAt(0);
+  return `U+${code.toString(16).toUpperCase().padStart(4, '0')} ${CONTROL_NAMES[code] ?? FORMAT_NAMES[code]}`;
 }
 
 export const splitAbsolute = (p: string): string[] => p.split('/').filter((s) => s !== '');

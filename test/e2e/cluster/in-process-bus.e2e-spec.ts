@@ -12,7 +12,7 @@ describe('the in-process change bus (one instance)', () => {
   afterAll(() => t.close());
 
   it('is reported as in-process and connected', async () => {
-    const ready = await t.http.get('/health/ready').expect(200);
+    const ready = await t.http.get('/health/ready').set(t.admin).expect(200);
     expect(ready.body.changeBus).toEqual({ mode: 'in-process', connected: true, instanceId: expect.stringMatching(/^[0-9a-f]{8}$/) });
   });
 

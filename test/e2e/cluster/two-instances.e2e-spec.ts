@@ -71,7 +71,7 @@ describeOnPostgres(title, () => {
 
   it('both instances listen on the bus', async () => {
     for (const app of [a, b]) {
-      const ready = await app.http.get('/health/ready').expect(200);
+      const ready = await app.http.get('/health/ready').set(app.admin).expect(200);
       expect(ready.body.changeBus).toMatchObject({ mode: 'postgres', connected: true, instanceId: expect.stringMatching(/^[0-9a-f]{8}$/) });
     }
   });
@@ -181,7 +181,7 @@ describeOnPostgres(title, () => {
   });
 
   it("B's bus connection killed: it reconnects; cut for longer, /health/ready says so, and a key revoked meanwhile is refused once it is back", async () => {
-    const busOf = async (app: TestApp) => (await app.http.get('/health/ready').expect(200)).body.changeBus;
+    const busOf = async (app: TestApp) => (await app.http.get('/health/ready').set(app.admin).expect(200)).body.changeBus;
     const busMetric = async (app: TestApp, name: string) => {
       const samples = parsePrometheusText((await app.http.get('/metrics').set({ Authorization: `Bearer ${METRICS_TOKEN}` }).expect(200)).text).get(name)?.samples;
       expect(samples).toHaveLength(1);
@@ -204,7 +204,7 @@ describeOnPostgres(title, () => {
     await b.http.get('/v1/projects').set(other.auth).expect(200);
     await busProxy.cut();
     await within(2_000, async () => !(await busOf(b)).connected);
-    const down = await b.http.get('/health/ready').expect(200);
+    const down = await b.http.get('/health/ready').set(b.admin).expect(200);
     expect(down.body).toMatchObject({ status: 'ok', changeBus: { mode: 'postgres', connected: false, caches: expect.stringContaining('TTL'), lastError: expect.any(String) } });
     // What an operator alerts on: the same state in /metrics.
     expect(await busMetric(b, 'toolgate_change_bus_connected')).toBe(0);
@@ -221,7 +221,7 @@ describeOnPostgres(title, () => {
     await within(10_000, async () => (await busOf(b)).connected);
     // Back: B dropped its caches when it reconnected, since it may have missed anything.
     await b.http.get('/v1/projects').set(other.auth).expect(401);
-    expect((await b.http.get('/health/ready').expect(200)).body.changeBus).toMatchObject({ connected: true, caches: expect.not.stringContaining('TTL') });
+    expect((await b.http.get('/health/ready').set(b.admin).expect(200)).body.changeBus).toMatchObject({ connected: true, caches: expect.not.stringContaining('TTL') });
     expect(await busMetric(b, 'toolgate_change_bus_connected')).toBe(1);
 
     // And it hears new changes again.

@@ -26,7 +26,8 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { METRICS_TOKEN } });
+    // The skill tool below posts to 127.0.0.1:9, which registration refuses unless the operator opened it.
+    t = await createTestApp({ env: { METRICS_TOKEN, FETCH_ALLOW_HOSTS: '127.0.0.1:9' } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
     await writeFile(path.join(t.workspaceOf(projectId), 'notes.txt'), 'one\ntwo\n');

@@ -7,6 +7,7 @@ import {
   expectError,
   httpTool,
   installSkill,
+  postSkill,
   Receiver,
   type RegisteredSkill,
   signatureIsValid,
@@ -64,8 +65,6 @@ describe('skills with an http executor', () => {
       httpTool('picky', endpoint.url('/picky'), { type: 'object', properties: {} }),
       { ...httpTool('slow', endpoint.url('/slow'), { type: 'object', properties: {} }), timeoutMs: 500 },
       { ...httpTool('slow_sync', endpoint.url('/slow'), { type: 'object', properties: {} }), mode: 'sync' },
-      httpTool('internal', privateEndpoint.url('/internal'), { type: 'object', properties: {} }),
-      { ...httpTool('internal_sync', privateEndpoint.url('/internal'), { type: 'object', properties: {} }), mode: 'sync' },
     ]);
     skill = await installSkill(t, tenant, projectId, body);
   });
@@ -184,11 +183,14 @@ describe('skills with an http executor', () => {
     expect(picky.body.error.message).toContain('city must be a real place');
   });
 
-  it('refuses an endpoint on a private address that is not in FETCH_ALLOW_HOSTS, and that server receives nothing', async () => {
-    for (const tool of ['internal', 'internal_sync']) {
-      const error = expectError(await callTool(t, tenant, projectId, tool, {}), 403, 'url_blocked');
-      expect(error.message).toContain(`127.0.0.1:${privateEndpoint.port}`);
-    }
+  const internalTools = () => [
+    httpTool('internal', privateEndpoint.url('/internal'), { type: 'object', properties: {} }),
+    { ...httpTool('internal_sync', privateEndpoint.url('/internal'), { type: 'object', properties: {} }), mode: 'sync' as const },
+  ];
+
+  it('refuses at registration an endpoint on a private address that is not in FETCH_ALLOW_HOSTS, and that server receives nothing', async () => {
+    const refused = expectError(await postSkill(t, tenant, skillOf(internalTools())), 403, 'url_blocked');
+    expect(refused.message).toContain(`127.0.0.1:${privateEndpoint.port}`);
     expect(privateEndpoint.requests).toEqual([]);
   });
 
@@ -255,5 +257,22 @@ describe('skills with an http executor', () => {
     // The tools the new version dropped are gone from the project.
     expect(listed.map((tool) => tool.name)).not.toContain('motd');
     expectError(await callTool(t, tenant, projectId, 'motd', {}), 404, 'tool_not_found');
+  });
+
+  // Last: the second instance shares this suite's database, and closing it closes that database too.
+  it('refuses at call time an endpoint registered where its private address was open, and that server receives nothing', async () => {
+    const opener = await createTestApp({ database: t.database, env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${endpoint.port},127.0.0.1:${privateEndpoint.port}` } });
+    try {
+      // A project this instance has not looked at yet, so it reads the skill's tools from the database.
+      const elsewhere = (await t.createProject(tenant)).id;
+      await installSkill(opener, tenant, elsewhere, skillOf(internalTools()));
+      for (const tool of ['internal', 'internal_sync']) {
+        const error = expectError(await callTool(t, tenant, elsewhere, tool, {}), 403, 'url_blocked');
+        expect(error.message).toContain(`127.0.0.1:${privateEndpoint.port}`);
+      }
+      expect(privateEndpoint.requests).toEqual([]);
+    } finally {
+      await opener.close();
+    }
   });
 });
