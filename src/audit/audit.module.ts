@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
 import { AuditRepository } from './audit.repository.js';
+import { AuditLogAccess } from './audit-log-access.js';
 import { AuditService } from './audit.service.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AuditWriter } from './audit-writer.js';
@@ -16,6 +17,7 @@ import { ParkedCallsRepository } from './parked-calls.repository.js';
   controllers: [InvocationsController],
   providers: [
     AuditRepository,
+    AuditLogAccess,
     AuditPartitions,
     {
       provide: AuditWriter,

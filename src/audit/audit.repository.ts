@@ -29,7 +29,8 @@ export interface InvocationRecord {
 
 export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired'] as const;
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
-export const INVOCATION_CHANNELS = ['rest', 'mcp'] as const;
+// rest and mcp: tool calls; browse: a person reading the workspace through the browsing routes.
+export const INVOCATION_CHANNELS = ['rest', 'mcp', 'browse'] as const;
 export type InvocationChannel = (typeof INVOCATION_CHANNELS)[number];
 
 // One audit row as the export writes it: the jsonb columns as JSON text, times as ISO 8601 text, so a
@@ -50,6 +51,8 @@ export interface ExportedInvocationRow {
   redacted_paths: string | null;
   started_at: string;
   finished_at: string;
+  decided_by_key_id: string | null;
+  decided_by_name: string | null;
 }
 
 export interface ExportWindow {
@@ -106,6 +109,16 @@ export class AuditRepository {
     );
   }
 
+  // Whether the tenant has audit rows for this project id (the project itself may be gone).
+  async projectHasRows(tenantId: string, projectId: string): Promise<boolean> {
+    if (!isUuid(projectId)) return false;
+    return (await this.prisma.invocation.findFirst({ where: { tenantId, projectId }, select: { id: true } })) !== null;
+  }
+
+  async markDecided(tenantId: string, id: string, startedAt: Date, decider: { keyId: string; name: string }): Promise<void> {
+    await this.prisma.invocation.updateMany({ where: { id, startedAt, tenantId }, data: { decidedByKeyId: decider.keyId, decidedByName: decider.name } });
+  }
+
   listPage(
     tenantId: string,
     projectId: string,
@@ -130,7 +143,7 @@ export class AuditRepository {
     return this.driver.query<ExportedInvocationRow>(
       `SELECT seq::text AS seq, id, project_id, tool, channel, status, event, error_code, error_message, duration_ms,
          arguments::text AS arguments, arguments_truncated, redacted_paths::text AS redacted_paths,
-         ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at
+         ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at, decided_by_key_id, decided_by_name
        FROM invocations
        WHERE tenant_id = $1 AND project_id = $2 AND seq > $3
          AND ($4::timestamptz IS NULL OR started_at >= $4) AND ($5::timestamptz IS NULL OR started_at < $5)

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import type { InvocationRecord } from './audit.repository.js';
+import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 
 export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId'> & {
@@ -18,6 +18,7 @@ export class AuditService {
   constructor(
     private readonly writer: AuditWriter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repository: AuditRepository,
   ) {}
 
   // Queued for the batched writer; waits only when the queue is full (backpressure).
@@ -31,8 +32,13 @@ export class AuditService {
       errorMessage: entry.errorMessage === null ? null : withoutNul(entry.errorMessage),
       argumentsJson: json,
       argumentsTruncated: truncated,
-      redactedPathsJson: redactedPaths.length > 0 ? JSON.stringify(redactedPaths) : null,
+      redactedPathsJson: redactedPaths.length > 0 ? jsonbSafe(JSON.stringify(redactedPaths)) : null,
     });
+  }
+
+  // Names who decided a parked call on its audit row (written already: the caller flushed).
+  async markDecided(tenantId: string, id: string, startedAt: Date, decider: { keyId: string; name: string }): Promise<void> {
+    await this.repository.markDecided(tenantId, id, startedAt, decider);
   }
 
   // Waits until every row queued so far is written (a row that replaces a pending one must come in a later statement).
@@ -51,12 +57,21 @@ export function capArguments(args: unknown, maxBytes: number): { json: string | 
   } catch {
     return { json: JSON.stringify({ preview: '[arguments could not be serialised]' }), truncated: true };
   }
-  // PostgreSQL's text and jsonb cannot hold U+0000: keep it visible, escaped, so the row still lands.
-  // In JSON text a NUL is the escape \u0000 after an even run of backslashes (an odd run escapes the \).
-  if (text.includes('\\u0000')) text = text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\\\u0000');
+  text = jsonbSafe(text);
   if (Buffer.byteLength(text) <= maxBytes) return { json: text, truncated: false };
   const preview = Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
   return { json: JSON.stringify({ preview }), truncated: true };
+}
+
+// JSON text that jsonb accepts. PostgreSQL's text and jsonb cannot hold U+0000: it stays visible, escaped, so
+// the row still lands (in JSON text a NUL is the escape \u0000 after an even run of backslashes; an odd run
+// escapes the \). Nor can jsonb hold a lone UTF-16 surrogate, which JSON.stringify writes as an escape
+// (\ud800; a valid pair is written as itself): it becomes U+FFFD, so a call whose arguments hold one is
+// audited like any other instead of losing its row.
+export function jsonbSafe(text: string): string {
+  if (text.includes('\\u0000')) text = text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\\\u0000');
+  if (text.includes('\\ud')) text = text.replace(/(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g, '$1\\ufffd');
+  return text;
 }
 
 const withoutNul = (text: string) => text.replaceAll('\0', '\\0');

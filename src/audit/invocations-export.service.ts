@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { invalidExportWindow } from './audit.errors.js';
-import { ProjectAccess } from '../projects/project-access.js';
+import { AuditLogAccess } from './audit-log-access.js';
 import { AuditRepository, type ExportedInvocationRow, type ExportWindow } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 import { decodeSeqCursor, encodeSeqCursor } from './seq-cursor.js';
@@ -18,12 +18,12 @@ export class InvocationsExportService {
   constructor(
     private readonly repository: AuditRepository,
     private readonly writer: AuditWriter,
-    private readonly projects: ProjectAccess,
+    private readonly access: AuditLogAccess,
   ) {}
 
   // Everything that can refuse (project, window, cursor) is checked before the first byte is sent.
   async open(tenantId: string, projectId: string, query: ExportInvocationsQueryDto): Promise<Readable> {
-    await this.projects.assertOwned(tenantId, projectId);
+    await this.access.assertReadable(tenantId, projectId, 'admin');
     const window: ExportWindow = { since: query.since ? new Date(query.since) : null, until: query.until ? new Date(query.until) : null };
     if (window.since && window.until && window.since >= window.until) {
       throw invalidExportWindow();
@@ -62,6 +62,7 @@ function exportLine(row: ExportedInvocationRow): string {
     argumentsTruncated: row.arguments_truncated,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
+    decidedBy: row.decided_by_key_id === null ? null : { keyId: row.decided_by_key_id, name: row.decided_by_name },
     cursor: encodeSeqCursor(row.seq),
   });
   // jsonb's text form is JSON on one line; it goes in as it is.

@@ -1,6 +1,6 @@
 import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { INVOCATION_ID, PROJECT_ID } from '../common/http/api-params.js';
 import { ExportInvocationsQueryDto, InvocationListResponseDto, InvocationResponseDto, ListInvocationsQueryDto } from './dto/invocation.dto.js';
@@ -19,6 +19,7 @@ export class InvocationsController {
   ) {}
 
   @Get()
+  @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'listInvocations', summary: "Page through the project's audit log" })
   @ApiOkResponse({ type: InvocationListResponseDto, description: 'Oldest first; filter by tool and status' })
   list(
@@ -26,7 +27,7 @@ export class InvocationsController {
     @Param('projectId') projectId: string,
     @Query() query: ListInvocationsQueryDto,
   ): Promise<InvocationListResponseDto> {
-    return this.invocations.list(tenant.tenantId, projectId, query);
+    return this.invocations.list(tenant.tenantId, projectId, query, tenant.role);
   }
 
   // Declared before ':invocationId', which would otherwise take 'export' for an id.
@@ -44,6 +45,7 @@ export class InvocationsController {
   }
 
   @Get(':invocationId')
+  @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'getInvocation', summary: 'Get one invocation, with its approval and outcome when it was parked' })
   @ApiParam(INVOCATION_ID)
   @ApiOkResponse({ type: InvocationResponseDto })
@@ -52,6 +54,6 @@ export class InvocationsController {
     @Param('projectId') projectId: string,
     @Param('invocationId') invocationId: string,
   ): Promise<InvocationResponseDto> {
-    return this.invocations.get(tenant.tenantId, projectId, invocationId);
+    return this.invocations.get(tenant.tenantId, projectId, invocationId, tenant.role);
   }
 }

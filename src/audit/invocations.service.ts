@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ParkedCall } from '../generated/prisma/client.js';
-import { ProjectAccess } from '../projects/project-access.js';
+import type { KeyRole } from '../common/auth/key-roles.js';
+import { AuditLogAccess } from './audit-log-access.js';
 import { invocationNotFound } from './audit.errors.js';
 import { AuditRepository } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
@@ -13,13 +14,13 @@ export class InvocationsService {
   constructor(
     private readonly repository: AuditRepository,
     private readonly writer: AuditWriter,
-    private readonly projects: ProjectAccess,
+    private readonly access: AuditLogAccess,
     private readonly parked: ParkedCallsRepository,
   ) {}
 
-  async list(tenantId: string, projectId: string, query: ListInvocationsQueryDto): Promise<InvocationListResponseDto> {
+  async list(tenantId: string, projectId: string, query: ListInvocationsQueryDto, role: KeyRole = 'admin'): Promise<InvocationListResponseDto> {
     // 404 for a missing or foreign project, not an empty list that would confirm nothing either way.
-    await this.projects.assertOwned(tenantId, projectId);
+    await this.access.assertReadable(tenantId, projectId, role);
     const filter = { tool: query.tool, status: query.status };
     const limit = query.limit ?? 50;
     const after = query.cursor ? decodeSeqCursor(query.cursor) : null;
@@ -31,24 +32,29 @@ export class InvocationsService {
     return { items: items.map((row) => InvocationResponseDto.from(row)), nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
   }
 
-  async get(tenantId: string, projectId: string, invocationId: string): Promise<InvocationResponseDto> {
-    await this.projects.assertOwned(tenantId, projectId);
+  // An admin or approver key, who decides the call, sees its arguments as they will run while it waits;
+  // an agent key (and every answer after the decision) sees them redacted.
+  async get(tenantId: string, projectId: string, invocationId: string, role: KeyRole = 'admin'): Promise<InvocationResponseDto> {
+    await this.access.assertReadable(tenantId, projectId, role);
+    const showPendingArguments = role !== 'agent';
     await this.writer.drain();
     const row = await this.repository.findById(tenantId, projectId, invocationId);
     if (!row) throw invocationNotFound(invocationId);
     // A call that was parked for approval: its decision, and once decided what it answered.
     const parked = await this.parked.findById(tenantId, projectId, invocationId);
-    return { ...InvocationResponseDto.from(row), ...(parked ? approvalOf(parked) : {}) };
+    return { ...InvocationResponseDto.from(row), ...(parked ? approvalOf(parked, showPendingArguments) : {}) };
   }
 }
 
-function approvalOf(call: ParkedCall): Pick<InvocationResponseDto, 'approval' | 'outcome'> {
+function approvalOf(call: ParkedCall, showPendingArguments: boolean): Pick<InvocationResponseDto, 'approval' | 'outcome'> {
   return {
     approval: {
       status: call.status === 'done' ? 'approved' : call.status,
       reason: call.reason,
       decidedAt: call.decidedAt?.toISOString() ?? null,
       expiresAt: call.expiresAt.toISOString(),
+      decidedBy: call.decidedByKeyId === null ? null : { keyId: call.decidedByKeyId, name: call.decidedByName },
+      ...(showPendingArguments && call.status === 'pending' ? { pendingArguments: call.arguments } : {}),
     },
     ...(call.outcome !== null ? { outcome: call.outcome as Record<string, unknown> } : {}),
   };

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { SecretBox } from '../common/secrets/secret-box.js';
 import { Prisma, type ParkedCall } from '../generated/prisma/client.js';
 
 export type ParkedCallStatus = 'pending' | 'approved' | 'done' | 'denied' | 'expired';
@@ -15,29 +16,52 @@ export interface NewParkedCall {
   timeoutMs: number;
   startedAt: Date;
   expiresAt: Date;
+  requestedByKeyId: string;
 }
+
+// The key under which a parked call's arguments rest sealed.
+const SEALED = '$sealed';
 
 // Calls waiting for a person's decision, and the outcome once decided. Every read and write is scoped by
 // tenant and project; a decision is one conditional UPDATE, so two deciders cannot both win.
 @Injectable()
 export class ParkedCallsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly box: SecretBox,
+  ) {}
 
+  // The arguments rest sealed (SECRETS_KEY) while the call waits: they are what will run, secrets included.
   async create(call: NewParkedCall): Promise<void> {
-    await this.prisma.parkedCall.create({ data: { ...call, arguments: call.arguments as Prisma.InputJsonValue, status: 'pending' } });
+    const sealed = { [SEALED]: this.box.seal(JSON.stringify(call.arguments)) };
+    await this.prisma.parkedCall.create({ data: { ...call, arguments: sealed, status: 'pending' } });
   }
 
-  findById(tenantId: string, projectId: string, id: string): Promise<ParkedCall | null> {
-    if (!isUuid(projectId) || !isUuid(id)) return Promise.resolve(null);
-    return this.prisma.parkedCall.findFirst({ where: { id, tenantId, projectId } });
+  // With its arguments opened again (rows parked before sealing hold them plain).
+  async findById(tenantId: string, projectId: string, id: string): Promise<ParkedCall | null> {
+    if (!isUuid(projectId) || !isUuid(id)) return null;
+    return this.opened(await this.prisma.parkedCall.findFirst({ where: { id, tenantId, projectId } }));
+  }
+
+  private opened(call: ParkedCall | null): ParkedCall | null {
+    const args = call?.arguments as Record<string, unknown> | null | undefined;
+    if (!call || !args || typeof args[SEALED] !== 'string') return call;
+    return { ...call, arguments: JSON.parse(this.box.open(args[SEALED])) as Prisma.JsonValue };
   }
 
   // Moves a pending, unexpired call to `status`; null when it was not pending (decided, expired, or absent).
-  async decide(tenantId: string, projectId: string, id: string, status: 'approved' | 'denied', reason: string | null): Promise<ParkedCall | null> {
+  async decide(
+    tenantId: string,
+    projectId: string,
+    id: string,
+    status: 'approved' | 'denied',
+    reason: string | null,
+    decider: { keyId: string; name: string },
+  ): Promise<ParkedCall | null> {
     if (!isUuid(projectId) || !isUuid(id)) return null;
     const { count } = await this.prisma.parkedCall.updateMany({
       where: { id, tenantId, projectId, status: 'pending', expiresAt: { gt: new Date() } },
-      data: { status, reason, decidedAt: new Date(), ...(status === 'denied' ? { arguments: Prisma.DbNull } : {}) },
+      data: { status, reason, decidedAt: new Date(), decidedByKeyId: decider.keyId, decidedByName: decider.name, ...(status === 'denied' ? { arguments: Prisma.DbNull } : {}) },
     });
     return count > 0 ? this.findById(tenantId, projectId, id) : null;
   }

@@ -1,9 +1,9 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { ApiConflictResponse, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { INVOCATION_ID, PROJECT_ID } from '../common/http/api-params.js';
-import { ApprovalsService } from './approvals.service.js';
+import { ApprovalsService, type Decider } from './approvals.service.js';
 import { DecisionBodyDto, DecisionResponseDto } from './dto/approval.dto.js';
 
 @ApiTags('invocations')
@@ -13,11 +13,13 @@ import { DecisionBodyDto, DecisionResponseDto } from './dto/approval.dto.js';
 @ApiParam(INVOCATION_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: "project_not_found, approval_not_found (also another tenant's call)" })
 @ApiConflictResponse({ type: ErrorResponseDto, description: 'approval_already_decided (a decision is taken once), approval_expired' })
+@ApiForbiddenResponse({ type: ErrorResponseDto, description: 'approval_self_decision: the key that made the call cannot decide it; forbidden_for_role: only admin and approver keys decide' })
 export class ApprovalsController {
   constructor(private readonly approvals: ApprovalsService) {}
 
   @Post('approve')
   @HttpCode(200)
+  @AllowRoles('approver')
   @ApiOperation({ operationId: 'approveInvocation', summary: 'Approve a call parked for approval: it runs now, and this answers its outcome' })
   @ApiOkResponse({ type: DecisionResponseDto })
   @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'shutting_down: approve it on another instance' })
@@ -27,11 +29,12 @@ export class ApprovalsController {
     @Param('invocationId') invocationId: string,
     @Body() body: DecisionBodyDto,
   ): Promise<DecisionResponseDto> {
-    return this.approvals.approve(tenant.tenantId, projectId, invocationId, body.reason ?? null);
+    return this.approvals.approve(tenant.tenantId, projectId, invocationId, body.reason ?? null, deciderOf(tenant));
   }
 
   @Post('deny')
   @HttpCode(200)
+  @AllowRoles('approver')
   @ApiOperation({ operationId: 'denyInvocation', summary: 'Deny a call parked for approval: it never runs' })
   @ApiOkResponse({ type: DecisionResponseDto })
   deny(
@@ -40,6 +43,8 @@ export class ApprovalsController {
     @Param('invocationId') invocationId: string,
     @Body() body: DecisionBodyDto,
   ): Promise<DecisionResponseDto> {
-    return this.approvals.deny(tenant.tenantId, projectId, invocationId, body.reason ?? null);
+    return this.approvals.deny(tenant.tenantId, projectId, invocationId, body.reason ?? null, deciderOf(tenant));
   }
 }
+
+const deciderOf = (tenant: Tenant): Decider => ({ keyId: tenant.apiKeyId, name: tenant.keyName });

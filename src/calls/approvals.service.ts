@@ -3,7 +3,7 @@ import type { InvocationChannel } from '../audit/audit.repository.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
 import { AppError } from '../common/errors/app-error.js';
-import { approvalAlreadyDecided, approvalExpired, approvalNotFound } from './calls.errors.js';
+import { approvalAlreadyDecided, approvalExpired, approvalNotFound, approvalSelfDecision } from './calls.errors.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ParkedCall } from '../generated/prisma/client.js';
 import { InFlightCalls } from '../tools/in-flight-calls.js';
@@ -43,20 +43,28 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.sweeper);
   }
 
-  async approve(tenantId: string, projectId: string, invocationId: string, reason: string | null): Promise<DecisionResponseDto> {
+  async approve(tenantId: string, projectId: string, invocationId: string, reason: string | null, decider: Decider): Promise<DecisionResponseDto> {
     await this.registry.forProject(tenantId, projectId);
     // Not while shutting down: an approved call must run, not be refused for a reason the approver cannot fix.
     this.inFlight.admit();
-    const call = await this.parked.decide(tenantId, projectId, invocationId, 'approved', reason);
+    await this.refuseSelfDecision(tenantId, projectId, invocationId, decider);
+    const call = await this.parked.decide(tenantId, projectId, invocationId, 'approved', reason, decider);
     if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
     // The pending row must be written before the row that replaces it.
     await this.audit.flush();
+    await this.audit.markDecided(call.tenantId, call.id, call.startedAt, decider);
     const identity = identityOf(call);
     let outcome: Record<string, unknown>;
     try {
-      const result = await this.calls.runApproved({ ...identity, arguments: call.arguments, timeoutMs: call.timeoutMs, startedAt: call.startedAt });
+      const result = await this.calls.runApproved({
+        ...identity,
+        arguments: call.arguments,
+        timeoutMs: call.timeoutMs,
+        startedAt: call.startedAt,
+        requestedByKeyId: call.requestedByKeyId ?? '',
+      });
       outcome = { ...result };
-      this.recorder.result(identity, result.status, result.durationMs, result.error);
+      this.recorder.result(identity, result.status, result.durationMs, result.error, decidedBy(decider));
     } catch (error) {
       if (!(error instanceof AppError)) {
         await this.parked.finish(call.id, { invocationId: call.id, tool: call.tool, status: 'error', error: { code: 'internal_error', message: 'The call failed unexpectedly' } });
@@ -65,25 +73,35 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       // Refused when admitted again (the tool was removed, the workspace moved): it did not run.
       const refusal = { code: error.code, message: error.message };
       outcome = { invocationId: call.id, tool: call.tool, status: error.code === 'invalid_arguments' ? 'invalid_arguments' : 'denied', error: refusal };
-      this.recorder.result(identity, outcome.status as string, 0, refusal);
+      this.recorder.result(identity, outcome.status as string, 0, refusal, decidedBy(decider));
     }
     await this.parked.finish(call.id, outcome);
-    return { invocationId: call.id, decision: 'approved', outcome };
+    return { invocationId: call.id, decision: 'approved', decidedBy: decidedBy(decider), outcome };
   }
 
-  async deny(tenantId: string, projectId: string, invocationId: string, reason: string | null): Promise<DecisionResponseDto> {
+  async deny(tenantId: string, projectId: string, invocationId: string, reason: string | null, decider: Decider): Promise<DecisionResponseDto> {
     await this.registry.forProject(tenantId, projectId);
-    const call = await this.parked.decide(tenantId, projectId, invocationId, 'denied', reason);
+    await this.refuseSelfDecision(tenantId, projectId, invocationId, decider);
+    const call = await this.parked.decide(tenantId, projectId, invocationId, 'denied', reason, decider);
     if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
     const error = {
       code: 'approval_denied',
       message: reason ? `A person denied this call: ${reason}. It did not run.` : 'A person denied this call. It did not run.',
     };
     await this.audit.flush();
-    await this.recorder.refusedParked(identityOf(call), 'denied', error, call.startedAt);
+    await this.recorder.refusedParked(identityOf(call), 'denied', error, call.startedAt, decidedBy(decider));
+    await this.audit.flush();
+    await this.audit.markDecided(call.tenantId, call.id, call.startedAt, decider);
     const outcome = { invocationId: call.id, tool: call.tool, status: 'denied', error };
     await this.parked.setOutcome(call.id, outcome);
-    return { invocationId: call.id, decision: 'denied', outcome };
+    return { invocationId: call.id, decision: 'denied', decidedBy: decidedBy(decider), outcome };
+  }
+
+  // Separation of duties: whatever its role, the key that made a call never decides it. The requester never
+  // changes, so checking before the conditional update leaves no window.
+  private async refuseSelfDecision(tenantId: string, projectId: string, invocationId: string, decider: Decider): Promise<void> {
+    const call = await this.parked.findById(tenantId, projectId, invocationId);
+    if (call?.requestedByKeyId && call.requestedByKeyId === decider.keyId) throw approvalSelfDecision();
   }
 
   // Expires what is due (each call once, whichever instance gets it), then says why this one was not pending.
@@ -114,6 +132,14 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     }
   }
 }
+
+// Who decided: the deciding key's id and name.
+export interface Decider {
+  keyId: string;
+  name: string;
+}
+
+const decidedBy = (decider: Decider) => ({ keyId: decider.keyId, name: decider.name });
 
 function identityOf(call: ParkedCall): CallIdentity {
   return { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.id, tool: call.tool, channel: call.channel as InvocationChannel };

@@ -13,7 +13,7 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID, TOOL_NAME } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
@@ -43,6 +43,7 @@ export class CallsController {
   ) {}
 
   @Post(':toolName/invoke')
+  @AllowRoles('agent')
   @ApiOperation({ operationId: 'invokeTool', summary: 'Call a tool with the arguments a model wrote' })
   // RestToolCall reads the path itself, so the parameter is declared here.
   @ApiParam(TOOL_NAME)
@@ -76,6 +77,7 @@ export class CallsController {
   }
 
   @Post('batch')
+  @AllowRoles('agent')
   @ApiOperation({ operationId: 'invokeToolBatch', summary: 'Call up to 32 tools in one request, each answered on its own' })
   @HttpCode(200)
   @ApiBody({ type: BatchBodyDto })
@@ -87,6 +89,6 @@ export class CallsController {
     @Body() body: unknown,
     @ClientAbortController() controller: AbortController,
   ): Promise<BatchResponseDto> {
-    return this.batches.run(tenant.tenantId, projectId, body, controller);
+    return this.batches.run(tenant.tenantId, projectId, { apiKeyId: tenant.apiKeyId, tools: tenant.tools }, body, controller);
   }
 }

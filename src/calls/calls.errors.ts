@@ -1,4 +1,4 @@
-import { AppError, badRequest, conflict, notFound, unprocessable } from '../common/errors/app-error.js';
+import { forbidden, AppError, badRequest, conflict, notFound, unprocessable } from '../common/errors/app-error.js';
 
 // Batches
 export const invalidBatch = (message: string) => badRequest('invalid_batch', message);
@@ -26,3 +26,6 @@ export const approvalExpired = (timeoutMs: number) =>
   conflict('approval_expired', `This call was not decided within ${timeoutMs} ms and expired; it never ran`, { status: 'expired' });
 export const approvalAlreadyDecided = (status: 'approved' | 'denied') =>
   conflict('approval_already_decided', `This call was already decided (${status}); a decision is taken once`, { status });
+
+export const approvalSelfDecision = () =>
+  forbidden('approval_self_decision', 'The key that made this call cannot decide it: a different person or key (admin or approver) must approve or deny it.');

@@ -23,7 +23,10 @@ export class ToolInvokeService {
     if (idempotencyKey === undefined) return answer(await this.calls.call(call, controller), false);
     IdempotencyService.checkKey(idempotencyKey);
     // The project first: a key is stored against it, and a foreign one must answer 404 as without a key.
-    await this.registry.forProject(call.tenantId, call.projectId);
+    const project = await this.registry.forProject(call.tenantId, call.projectId);
+    // A tool this key may not use is refused by the gate (and audited) without touching the key's store, so
+    // the store can neither tell the key what others stored nor replay it their answers.
+    if (!ToolRegistry.offers(project, call.principal.tools, call.toolName)) return answer(await this.calls.call(call, controller), false);
     const { tenantId, projectId } = call;
     const fingerprinted = { tool: call.toolName, ...(typeof call.body === 'object' && call.body !== null ? call.body : { body: call.body }) };
     const { outcome, replayed } = await this.idempotency.run({ tenantId, projectId, key: idempotencyKey }, fingerprinted, () =>

@@ -20,6 +20,7 @@ import { ClientDisconnected } from '../common/http/client-abort-controller.decor
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
+import type { CallPrincipal } from '../tools/tool-call.gate.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { fromInvocation, fromRefusal, toMcpTool } from './mcp-tool-results.js';
@@ -42,6 +43,8 @@ const loadSdkServer = () => (sdkServer ??= import('./mcp-sdk-server.js'));
 export interface McpCaller {
   tenantId: string;
   projectId: string;
+  // The key: tools/list shows and tools/call takes only the tools it is bound to.
+  principal: CallPrincipal;
   // Aborted when the HTTP client goes away; a tools/call runs under it.
   controller: AbortController;
 }
@@ -152,7 +155,7 @@ export class McpEndpointService {
   }
 
   private async list(caller: McpCaller): Promise<ListToolsResult> {
-    const { tools } = await this.registry.forProject(caller.tenantId, caller.projectId);
+    const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
     let listing = this.listings.get(tools);
     if (!listing) {
       listing = { tools: tools.map((t) => toMcpTool(t.executor.definition)) };
@@ -173,7 +176,7 @@ export class McpEndpointService {
     else caller.controller.signal.addEventListener('abort', onGone, { once: true });
     try {
       const outcome = await this.calls.call(
-        { tenantId: caller.tenantId, projectId: caller.projectId, toolName: name, body: { arguments: args }, channel: 'mcp' },
+        { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp' },
         controller,
       );
       return fromInvocation(outcome);

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { ApiBody, type ApiResponseSchemaHost, ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
@@ -51,6 +51,7 @@ export class McpController {
   constructor(private readonly endpoint: McpEndpointService) {}
 
   @Post()
+  @AllowRoles('agent')
   @ApiOperation({
     operationId: 'mcpMessage',
     summary: 'The project as an MCP server (Streamable HTTP transport, stateless)',
@@ -77,11 +78,12 @@ export class McpController {
     // which Fastify refuses by building an "already sent" error (a stack trace) on every call.
     @Res() _reply: unknown,
   ): Promise<void> {
-    return this.endpoint.handle({ tenantId: tenant.tenantId, projectId, controller }, exchange);
+    return this.endpoint.handle({ tenantId: tenant.tenantId, projectId, principal: { apiKeyId: tenant.apiKeyId, tools: tenant.tools }, controller }, exchange);
   }
 
   // Stateless: no server-initiated stream to open and no session to end; the transport allows a 405.
   @Get()
+  @AllowRoles('agent')
   @ApiOperation({ operationId: 'mcpOpenStream', summary: 'Refused (405): a stateless MCP endpoint has no server-initiated stream' })
   @ApiResponse({ status: 405, type: ErrorResponseDto, description: 'method_not_allowed: the endpoint only takes POST' })
   get(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<never> {
@@ -89,6 +91,7 @@ export class McpController {
   }
 
   @Delete()
+  @AllowRoles('agent')
   @ApiOperation({ operationId: 'mcpEndSession', summary: 'Refused (405): a stateless MCP endpoint has no session to end' })
   @ApiResponse({ status: 405, type: ErrorResponseDto, description: 'method_not_allowed: there is no session to end' })
   delete(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<never> {

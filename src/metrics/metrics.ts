@@ -8,7 +8,7 @@ import { type CounterSeries, type HistogramSeries, ScrapedCounter, ScrapedHistog
 export const SKILL_TOOL_LABEL = 'skill';
 export const UNKNOWN_TOOL_LABEL = 'unknown';
 
-export type CallChannel = 'rest' | 'mcp';
+export type CallChannel = 'rest' | 'mcp' | 'browse';
 export type RateLimitBucket = 'requests' | 'commands';
 
 // The counters a cache keeps (TtlLruCache): read when /metrics is scraped, never pushed per lookup.
@@ -52,6 +52,7 @@ export class Metrics {
   private readonly validationByTool = new Map<string, CounterSeries>();
   private readonly rateLimits: Record<RateLimitBucket, Counter.Internal>;
   private readonly sandboxFailures: Counter<never>;
+  private readonly rateLimitStoreFailures: Counter<never>;
   private readonly auditBatchSizes: Histogram<never>;
   private readonly auditWriteFailures: Counter<never>;
   private readonly caches = new Map<string, CacheCounters>();
@@ -86,6 +87,11 @@ export class Metrics {
     this.sandboxFailures = new Counter({
       name: 'toolgate_sandbox_setup_failures_total',
       help: 'Commands whose sandbox could not be set up (sandbox_failed): the command did not run',
+      registers,
+    });
+    this.rateLimitStoreFailures = new Counter({
+      name: 'toolgate_rate_limit_store_failures_total',
+      help: 'Requests the rate-limit store (Redis) did not count in time: refused with 503, or let through under RATE_LIMIT_ON_STORE_ERROR=allow',
       registers,
     });
     this.auditBatchSizes = new Histogram({
@@ -175,6 +181,10 @@ export class Metrics {
 
   rateLimited(bucket: RateLimitBucket): void {
     this.rateLimits[bucket].inc();
+  }
+
+  rateLimitStoreFailed(): void {
+    this.rateLimitStoreFailures.inc();
   }
 
   sandboxSetupFailed(): void {

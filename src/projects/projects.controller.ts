@@ -11,7 +11,7 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PageQueryDto } from '../common/pagination/cursor.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
@@ -40,13 +40,15 @@ export class ProjectsController {
   }
 
   @Get()
+  @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'listProjects', summary: 'List projects, oldest first' })
   @ApiOkResponse({ type: ProjectListResponseDto })
   list(@CurrentTenant() tenant: Tenant, @Query() query: PageQueryDto): Promise<ProjectListResponseDto> {
-    return this.projects.list(tenant.tenantId, query.limit, query.cursor);
+    return this.projects.list(tenant.tenantId, query.limit, query.cursor, tenant.projectIds);
   }
 
   @Get(':projectId')
+  @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'getProject', summary: 'Get a project' })
   @ApiParam(PROJECT_ID)
   @ApiOkResponse({ type: ProjectResponseDto })

@@ -25,9 +25,9 @@ export class ProjectsRepository {
   }
 
   // One row more than asked, so the caller knows whether another page exists.
-  listPage(tenantId: string, limit: number, after: CursorPosition | null): Promise<Project[]> {
+  listPage(tenantId: string, limit: number, after: CursorPosition | null, only: readonly string[] | null = null): Promise<Project[]> {
     return this.prisma.project.findMany({
-      where: { tenantId, ...afterCursor(after) },
+      where: { tenantId, ...afterCursor(after), ...(only && { id: { in: [...only] } }) },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
       take: limit + 1,
     });

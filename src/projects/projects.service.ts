@@ -5,6 +5,7 @@ import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { AppError, badRequest } from '../common/errors/app-error.js';
 import { SkillTools } from '../skills/skill-tools.js';
 import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
+import { TOOL_CLASSES } from '../tools/tool-classes.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import { WorkspacePlacement } from '../workspace/placement/workspace-placement.js';
 import type { Project } from '../generated/prisma/client.js';
@@ -42,10 +43,11 @@ export class ProjectsService {
     return this.tenantView(tenantId, project);
   }
 
-  async list(tenantId: string, limit = DEFAULT_PAGE_SIZE, cursor: string | undefined): Promise<ProjectListResponseDto> {
+  // `only`: the projects a bound key may see (null: all of the tenant's).
+  async list(tenantId: string, limit = DEFAULT_PAGE_SIZE, cursor: string | undefined, only: readonly string[] | null = null): Promise<ProjectListResponseDto> {
     const after = cursor ? decodeCursor(cursor) : null;
     const roots = await this.placement.tenantRoots(tenantId);
-    return toPage(await this.projects.listPage(tenantId, limit, after), limit, (p) => ProjectResponseDto.from(p, roots));
+    return toPage(await this.projects.listPage(tenantId, limit, after, only), limit, (p) => ProjectResponseDto.from(p, roots));
   }
 
   async get(tenantId: string, projectId: string): Promise<ProjectResponseDto> {
@@ -115,13 +117,16 @@ export class ProjectsService {
   }
 }
 
-// Tool names the project can call: its built-ins and the tools of its enabled skills.
+// approvalRequired entries: a tool the project has (built-in or from its skills), a name ending in `*`
+// (matches tools added later too), or a class (@commands, @writes, @network, @all; see tools/tool-classes.ts).
 function checkToolNames(names: string[], known: readonly string[]): string[] {
-  const unknown = names.filter((n) => !known.includes(n));
+  const unknown = names.filter((n) => !(known.includes(n) || (n.endsWith('*') && n.length > 1) || (TOOL_CLASSES as readonly string[]).includes(n)));
   if (unknown.length > 0) {
-    throw badRequest('unknown_tool', `approvalRequired names tool(s) this project does not have: ${unknown.join(', ')}; GET /v1/projects/{id}/tools lists them`, {
-      unknown,
-    });
+    throw badRequest(
+      'unknown_tool',
+      `approvalRequired names tool(s) this project does not have: ${unknown.join(', ')}; GET /v1/projects/{id}/tools lists them (or name a class: ${TOOL_CLASSES.join(', ')}, or a prefix ending in *)`,
+      { unknown },
+    );
   }
   return [...new Set(names)];
 }

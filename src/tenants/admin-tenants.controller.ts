@@ -86,7 +86,7 @@ export class AdminTenantsController {
   @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only', headers: NO_STORE_HEADER })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })
   async issueKey(@Param('tenantId') tenantId: string, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
-    return this.tenants.issueKey(tenantId, dto.name ?? 'default');
+    return this.tenants.issueKey(tenantId, dto);
   }
 
   @Delete(':tenantId/api-keys/:keyId')

@@ -2,13 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import type { ApiKey } from '../generated/prisma/client.js';
+import type { KeyGrant } from './api-keys.service.js';
 
 @Injectable()
 export class ApiKeysRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  create(tenantId: string, name: string, prefix: string, keyHash: Buffer): Promise<ApiKey> {
-    return this.prisma.apiKey.create({ data: { tenantId, name, prefix, keyHash: new Uint8Array(keyHash) } });
+  create(tenantId: string, name: string, prefix: string, keyHash: Buffer, grant: KeyGrant): Promise<ApiKey> {
+    return this.prisma.apiKey.create({ data: { tenantId, name, prefix, keyHash: new Uint8Array(keyHash), ...grant } });
   }
 
   listForTenant(tenantId: string): Promise<ApiKey[]> {

@@ -4,14 +4,23 @@ import { Metrics } from '../metrics/metrics.js';
 import { TtlLruCache } from '../common/cache/ttl-lru-cache.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Tenant } from '../common/auth/auth.decorators.js';
-import { type ApiKeyListResponseDto, ApiKeyResponseDto, type CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
+import type { KeyRole } from '../common/auth/key-roles.js';
+import { type ApiKeyListResponseDto, ApiKeyResponseDto, type CreateApiKeyDto, type CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
 import { generateApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
-import { apiKeyNotFound } from './tenants.errors.js';
+import { apiKeyNotFound, invalidGrant } from './tenants.errors.js';
+import { ProjectAccess } from '../projects/project-access.js';
 
 interface CachedKey extends Tenant {
   hash: Uint8Array;
   lastTouchedAt: number;
+}
+
+export interface KeyGrant {
+  role: KeyRole;
+  projectIds: string[];
+  tools: string[];
+  expiresAt: Date | null;
 }
 
 // The key's prefix (the public part that finds the row), never the secret; or every key of a deleted tenant.
@@ -31,6 +40,7 @@ export class ApiKeysService {
     @Inject(APP_CONFIG) config: AppConfig,
     metrics: Metrics,
     private readonly bus: ChangeBus,
+    private readonly projects: ProjectAccess,
   ) {
     this.cache = new TtlLruCache(config.apiKeyCacheTtlMs, 10_000);
     metrics.cache('api_keys', this.cache);
@@ -41,10 +51,32 @@ export class ApiKeysService {
     bus.onResync(() => this.cache.clear());
   }
 
-  // The full key is in this answer only: the database keeps its hash.
-  async issue(tenantId: string, name: string): Promise<CreatedApiKeyResponseDto> {
+  // A key as asked for in a POST …/api-keys body, after checking what it grants.
+  async issueAsAsked(tenantId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
+    return this.issue(tenantId, dto.name ?? 'default', await this.checkGrant(tenantId, dto));
+  }
+
+  private async checkGrant(tenantId: string, dto: CreateApiKeyDto): Promise<KeyGrant> {
+    const role = dto.role ?? 'admin';
+    const projectIds = [...new Set(dto.projectIds ?? [])];
+    const tools = [...new Set(dto.tools ?? [])];
+    if (role === 'agent' && projectIds.length === 0) throw invalidGrant('an agent key needs projectIds: the projects it works in');
+    if (role === 'admin' && projectIds.length > 0) throw invalidGrant('an admin key is for the whole tenant; give projectIds to an agent or approver key');
+    if (role !== 'agent' && tools.length > 0) throw invalidGrant('tools binds an agent key; other roles call no tools');
+    // Each project must be the tenant's: another tenant's id is named like a missing one.
+    for (const projectId of projectIds) await this.projects.assertOwned(tenantId, projectId);
+    let expiresAt: Date | null = null;
+    if (dto.expiresAt !== undefined) {
+      expiresAt = new Date(dto.expiresAt);
+      if (!(expiresAt.getTime() > Date.now())) throw invalidGrant(`expiresAt ${dto.expiresAt} is not in the future`);
+    }
+    return { role, projectIds, tools, expiresAt };
+  }
+
+  // The full key is in this answer only: the database keeps its hash. `grant` has been checked by the caller.
+  async issue(tenantId: string, name: string, grant: KeyGrant = { role: 'admin', projectIds: [], tools: [], expiresAt: null }): Promise<CreatedApiKeyResponseDto> {
     const generated = generateApiKey();
-    const record = await this.keys.create(tenantId, name, generated.prefix, generated.hash);
+    const record = await this.keys.create(tenantId, name, generated.prefix, generated.hash, grant);
     return { ...ApiKeyResponseDto.from(record), key: generated.key, tenantId };
   }
 
@@ -63,19 +95,32 @@ export class ApiKeysService {
   }
 
   // `keyHash` is hashApiKey(key): the guard hashes each token once, for this and for the admin check.
-  async authenticate(key: string, keyHash: Uint8Array): Promise<Tenant | null> {
+  // An expired key answers when it expired (a 401 that says so), only once the secret matched.
+  async authenticate(key: string, keyHash: Uint8Array): Promise<Tenant | { expiredAt: Date } | null> {
     const prefix = parseApiKeyPrefix(key);
     if (prefix === null) return null;
     let entry = this.cache.get(prefix);
     if (!entry) {
       const record = await this.keys.findActiveByPrefix(prefix);
       if (!record) return null;
-      entry = { tenantId: record.tenantId, apiKeyId: record.id, hash: record.keyHash, lastTouchedAt: 0 };
+      entry = {
+        tenantId: record.tenantId,
+        apiKeyId: record.id,
+        keyName: record.name,
+        role: record.role as KeyRole,
+        projectIds: record.projectIds.length > 0 ? record.projectIds : null,
+        tools: record.tools.length > 0 ? record.tools : null,
+        expiresAt: record.expiresAt,
+        hash: record.keyHash,
+        lastTouchedAt: 0,
+      };
     }
     if (!hashesEqual(keyHash, entry.hash)) return null;
+    if (entry.expiresAt !== null && entry.expiresAt.getTime() <= Date.now()) return { expiredAt: entry.expiresAt };
     this.cache.set(prefix, entry);
     this.touch(entry);
-    return { tenantId: entry.tenantId, apiKeyId: entry.apiKeyId };
+    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt } = entry;
+    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt };
   }
 
   private touch(entry: CachedKey): void {

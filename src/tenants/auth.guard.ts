@@ -1,11 +1,13 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AUTH_KIND, type AuthKind, type Tenant } from '../common/auth/auth.decorators.js';
+import { ALLOWED_ROLES, AUTH_KIND, type AuthKind, type Tenant } from '../common/auth/auth.decorators.js';
+import type { KeyRole } from '../common/auth/key-roles.js';
+import { projectNotFound } from '../projects/projects.errors.js';
 import { requestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { hashApiKey, hashesEqual } from './api-key-format.js';
 import { ApiKeysService } from './api-keys.service.js';
-import { adminRouteForbidden, invalidCredentials, missingCredentials, tenantRouteForbidden } from './tenants.errors.js';
+import { adminRouteForbidden, apiKeyExpired, forbiddenForRole, invalidCredentials, missingCredentials, tenantRouteForbidden } from './tenants.errors.js';
 
 // One global guard: public routes pass, admin routes take ADMIN_TOKEN, every other route a tenant key.
 // It lives with the API keys it checks; common/ keeps only the decorators routes declare themselves with.
@@ -25,7 +27,7 @@ export class AuthGuard implements CanActivate {
     const kind =
       this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'tenant';
     if (kind === 'public') return true;
-    const request = context.switchToHttp().getRequest<{ headers: Record<string, unknown>; tenant?: Tenant }>();
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, unknown>; params?: Record<string, string>; tenant?: Tenant }>();
     const token = bearerToken(request.headers['authorization']);
     if (token === null) throw missingCredentials();
 
@@ -40,6 +42,12 @@ export class AuthGuard implements CanActivate {
     if (isAdminToken) throw tenantRouteForbidden();
     const tenant = await this.apiKeys.authenticate(token, tokenHash);
     if (!tenant) throw invalidCredentials();
+    if ('expiredAt' in tenant) throw apiKeyExpired(tenant.expiredAt);
+    // What the key's role may do, then where: a project outside the key's binding is a 404 like a missing one.
+    const allowed = this.reflector.getAllAndOverride<KeyRole[]>(ALLOWED_ROLES, [context.getHandler(), context.getClass()]) ?? ['admin'];
+    if (!allowed.includes(tenant.role)) throw forbiddenForRole(tenant.role, allowed);
+    const projectId = request.params?.projectId;
+    if (tenant.projectIds !== null && projectId !== undefined && !tenant.projectIds.includes(projectId)) throw projectNotFound(projectId);
     request.tenant = tenant;
     const store = requestContext.getStore();
     if (store) store.tenantId = tenant.tenantId;

@@ -19,7 +19,7 @@ export class DefaultTenantBootstrap implements OnApplicationBootstrap {
     if (this.config.adminToken !== null || this.config.nodeEnv === 'production' || this.prisma.kind !== 'pglite') return;
     if (!(await this.tenants.isEmpty())) return;
     const tenant = await this.tenants.create('default');
-    const { key } = await this.tenants.issueKey(tenant.id, 'quickstart');
+    const { key } = await this.tenants.issueKey(tenant.id, { name: 'quickstart' });
     this.logger.log(`created tenant 'default' (${tenant.id}); its API key is printed once on stderr`);
     // Straight to the terminal, never through the (redacting) log pipeline.
     process.stderr.write(`\n  Toolgate API key for tenant 'default' (shown once):\n\n    ${key}\n\n`);

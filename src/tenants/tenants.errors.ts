@@ -1,4 +1,4 @@
-import { AppError, conflict, notFound } from '../common/errors/app-error.js';
+import { AppError, badRequest, conflict, notFound } from '../common/errors/app-error.js';
 
 export const tenantNotFound = (tenantId: string) => notFound('tenant_not_found', `No tenant with id '${tenantId}'`);
 export const apiKeyNotFound = (keyId: string) => notFound('api_key_not_found', `No API key with id '${keyId}'`);
@@ -11,3 +11,20 @@ export const adminRouteForbidden = () =>
   new AppError(403, 'forbidden', 'This route takes the admin token, not a tenant API key');
 export const tenantRouteForbidden = () =>
   new AppError(403, 'forbidden', 'This route takes a tenant API key, not the admin token');
+
+export const apiKeyExpired = (expiredAt: Date) =>
+  new AppError(401, 'api_key_expired', `The API key expired at ${expiredAt.toISOString()}; ask an admin of the tenant for a new one`);
+
+const ROLE_HINT: Record<string, string> = {
+  admin: 'an admin key',
+  agent: 'an agent key (or an admin key)',
+  approver: 'an approver key (or an admin key)',
+};
+
+export const forbiddenForRole = (role: string, allowed: readonly string[]) => {
+  const who = allowed.filter((r) => r !== 'admin');
+  const needs = who.length === 0 ? ROLE_HINT.admin : who.map((r) => ROLE_HINT[r] ?? r).join(' or ');
+  return new AppError(403, 'forbidden_for_role', `An ${role} key may not do this; it takes ${needs}.`, { details: { role, allowedRoles: [...allowed] } });
+};
+
+export const invalidGrant = (why: string) => badRequest('invalid_key_grant', `This key cannot be made: ${why}.`);

@@ -7,9 +7,10 @@ import { DefaultTenantBootstrap } from './default-tenant.bootstrap.js';
 import { TenantsRepository } from './tenants.repository.js';
 import { TenantsService } from './tenants.service.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
+import { ProjectAccessModule } from '../projects/project-access.module.js';
 
 @Module({
-  imports: [WorkspaceModule],
+  imports: [WorkspaceModule, ProjectAccessModule],
   controllers: [AdminTenantsController, ApiKeysController],
   providers: [TenantsRepository, ApiKeysRepository, TenantsService, ApiKeysService, DefaultTenantBootstrap],
   exports: [TenantsService, ApiKeysService],

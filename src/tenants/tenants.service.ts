@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
-import { type ApiKeyListResponseDto, type CreatedApiKeyResponseDto, type TenantListResponseDto, TenantResponseDto } from './dto/tenant.dto.js';
+import { type ApiKeyListResponseDto, type CreateApiKeyDto, type CreatedApiKeyResponseDto, type TenantListResponseDto, TenantResponseDto } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TenantsRepository } from './tenants.repository.js';
 import { WorkspacePlacement } from '../workspace/placement/workspace-placement.js';
@@ -37,9 +37,9 @@ export class TenantsService {
     this.apiKeys.forgetTenant(tenantId);
   }
 
-  async issueKey(tenantId: string, name: string): Promise<CreatedApiKeyResponseDto> {
+  async issueKey(tenantId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
     await this.assertExists(tenantId);
-    return this.apiKeys.issue(tenantId, name);
+    return this.apiKeys.issueAsAsked(tenantId, dto);
   }
 
   async listKeys(tenantId: string): Promise<ApiKeyListResponseDto> {

@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PendingApprovalDto } from './dto/tool.dto.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { InvocationRecorder } from './invocation-recorder.js';
+import { approvalEntryCovers } from './tool-classes.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
 
 // Parks a validated call whose tool the project requires a person to approve: stored with its
@@ -18,8 +19,10 @@ export class CallParking {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  // An entry is a tool name, a name ending in `*`, or a class (tool-classes.ts). Each tool is judged on its
+  // own: ["read_file"] does not park read_multiple_files, which reads too; name both, or a class.
   needsApproval(call: ValidatedToolCall): boolean {
-    return call.settings.approvalRequired.includes(call.tool.executor.definition.name);
+    return call.settings.approvalRequired.some((entry) => approvalEntryCovers(entry, call.tool.executor));
   }
 
   async park(call: ValidatedToolCall): Promise<PendingApprovalDto> {
@@ -37,6 +40,7 @@ export class CallParking {
       timeoutMs: call.timeoutMs,
       startedAt: call.startedAt,
       expiresAt,
+      requestedByKeyId: call.principal.apiKeyId,
     });
     const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel };
     await this.recorder.parked(identity, call.redacted, call.startedAt);

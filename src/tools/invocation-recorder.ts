@@ -17,6 +17,12 @@ export interface CallIdentity {
   channel: InvocationChannel;
 }
 
+// Who decided a parked call: the deciding key.
+export interface DecidedBy {
+  keyId: string;
+  name: string;
+}
+
 export interface CallOutcome {
   status: InvocationStatus;
   event?: string;
@@ -57,7 +63,13 @@ export class InvocationRecorder {
   }
 
   // A parked call denied or expired: it never ran. The arguments stay as the pending row has them.
-  async refusedParked(call: CallIdentity, status: 'denied' | 'expired', error: { code: string; message: string }, startedAt: Date): Promise<void> {
+  async refusedParked(
+    call: CallIdentity,
+    status: 'denied' | 'expired',
+    error: { code: string; message: string },
+    startedAt: Date,
+    decidedBy?: DecidedBy,
+  ): Promise<void> {
     const finishedAt = new Date();
     const durationMs = finishedAt.getTime() - startedAt.getTime();
     await this.write({
@@ -72,11 +84,11 @@ export class InvocationRecorder {
       startedAt,
       finishedAt,
     });
-    this.events.emit({ type: 'tool.denied', ...call, status, error, durationMs });
+    this.events.emit({ type: 'tool.denied', ...call, status, error, durationMs, ...(decidedBy && { decidedBy }) });
   }
 
-  result(call: CallIdentity, status: string, durationMs: number, error?: { code: string; message: string }): void {
-    this.events.emit({ type: 'tool.result', ...call, status, error, durationMs });
+  result(call: CallIdentity, status: string, durationMs: number, error: { code: string; message: string } | undefined, decidedBy: DecidedBy): void {
+    this.events.emit({ type: 'tool.result', ...call, status, error, durationMs, decidedBy });
   }
 
   // Labels stay bounded: a name that matched no tool is `unknown`, a skill tool `skill` (see Metrics).

@@ -12,9 +12,17 @@ import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 
+// The key a call came with, as far as the call path needs it: who asked (a parked call records it, and that
+// key may never decide the call) and which tools it may use (null: all).
+export interface CallPrincipal {
+  apiKeyId: string;
+  tools: readonly string[] | null;
+}
+
 export interface RawToolCall {
   tenantId: string;
   projectId: string;
+  principal: CallPrincipal;
   toolName: string;
   // REST: the invoke body, { arguments, timeoutMs? }; MCP: { arguments } from tools/call.
   body: unknown;
@@ -26,6 +34,7 @@ export interface ValidatedToolCall {
   channel: InvocationChannel;
   tenantId: string;
   projectId: string;
+  principal: CallPrincipal;
   tool: RegisteredTool;
   settings: ProjectSettings;
   workspace: string;
@@ -42,6 +51,7 @@ export const RestToolCall = createParamDecorator((_: unknown, ctx: ExecutionCont
   return {
     tenantId: request.tenant.tenantId,
     projectId: request.params.projectId,
+    principal: { apiKeyId: request.tenant.apiKeyId, tools: request.tenant.tools },
     toolName: request.params.toolName,
     body: request.body,
     channel: 'rest',
@@ -77,7 +87,8 @@ export class ToolCallGate {
     const body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
     let tool: RegisteredTool | undefined;
     try {
-      tool = ToolRegistry.pick(project, call.toolName);
+      // A tool outside the key's binding is not there, for this key: refused like a missing one.
+      tool = ToolRegistry.pick(ToolRegistry.restrict(project, call.principal.tools), call.toolName);
     } catch (error) {
       await this.refused(identity, error, body, undefined, startedAt);
       throw error;
@@ -96,6 +107,7 @@ export class ToolCallGate {
         channel: call.channel,
         tenantId: call.tenantId,
         projectId: call.projectId,
+        principal: call.principal,
         tool,
         settings: project.settings,
         workspace,

@@ -17,6 +17,8 @@ export interface ApprovedCall {
   arguments: unknown;
   timeoutMs: number;
   startedAt: Date;
+  // The key that asked (its tool binding was checked when the call was parked).
+  requestedByKeyId: string;
 }
 
 // The one path a tool call takes, whichever channel brought it (REST invoke, batch, MCP tools/call): the
@@ -45,6 +47,7 @@ export class ToolCallsService {
       {
         tenantId: call.tenantId,
         projectId: call.projectId,
+        principal: { apiKeyId: call.requestedByKeyId, tools: null },
         toolName: call.tool,
         body: { arguments: call.arguments, timeoutMs: call.timeoutMs },
         channel: call.channel,

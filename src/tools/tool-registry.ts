@@ -1,3 +1,4 @@
+import { keyMayUseTool } from '../common/auth/key-roles.js';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { type SkillTool, SkillTools } from '../skills/skill-tools.js';
 import { ProjectAccess, type ProjectSettings } from '../projects/project-access.js';
@@ -20,6 +21,9 @@ export interface RegisteredTool {
   executor: ToolExecutor;
   validator: CompiledToolValidator;
 }
+
+// Restricted views of a tool list, by the list (weakly: they go with it) and the key's binding.
+const restricted = new WeakMap<readonly RegisteredTool[], Map<string, readonly RegisteredTool[]>>();
 
 export interface ProjectTools {
   settings: ProjectSettings;
@@ -78,6 +82,26 @@ export class ToolRegistry implements OnModuleInit {
 
   async find(tenantId: string, projectId: string, toolName: string): Promise<RegisteredTool> {
     return ToolRegistry.pick(await this.forProject(tenantId, projectId), toolName);
+  }
+
+  // The project's tools as a key bound to `allowed` sees them (null: all). The same array object for the
+  // same tool list and binding, so listings cached by array stay cached per binding.
+  static restrict(project: ProjectTools, allowed: readonly string[] | null): ProjectTools {
+    if (allowed === null) return project;
+    let byBinding = restricted.get(project.tools);
+    if (!byBinding) restricted.set(project.tools, (byBinding = new Map<string, readonly RegisteredTool[]>()));
+    const key = allowed.join('\n');
+    let tools = byBinding.get(key);
+    if (!tools) {
+      tools = project.tools.filter((t) => keyMayUseTool(allowed, t.executor.definition.name));
+      byBinding.set(key, tools);
+    }
+    return { settings: project.settings, tools };
+  }
+
+  // Whether the project has this tool and a key bound to `allowed` may use it.
+  static offers(project: ProjectTools, allowed: readonly string[] | null, toolName: string): boolean {
+    return keyMayUseTool(allowed, toolName) && project.tools.some((t) => t.executor.definition.name === toolName);
   }
 
   // The named tool of an already loaded project, or 404 tool_not_found with the closest names.

@@ -13,7 +13,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Observable } from 'rxjs';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID, TOOL_NAME } from '../common/http/api-params.js';
 import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
@@ -35,6 +35,7 @@ export class ToolsController {
   ) {}
 
   @Get('tools')
+  @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'listTools', summary: "List the project's tools (built-in and skill tools) in the asked format" })
   @UseInterceptors(SerializedJsonInterceptor)
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of a listing already held: 304 while it is current' })
@@ -44,10 +45,11 @@ export class ToolsController {
   })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })
   list(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string, @Query() query: ToolFormatQueryDto): Promise<SerializedJson> {
-    return this.tools.list(tenant.tenantId, projectId, query.format);
+    return this.tools.list(tenant.tenantId, projectId, query.format, tenant.tools);
   }
 
   @Get('tools/:toolName')
+  @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'getTool', summary: 'Get one tool in the asked format' })
   @ApiParam(TOOL_NAME)
   @ApiOkResponse({ schema: ANY_TOOL_SCHEMA, description: 'One tool, in the asked format' })
@@ -57,10 +59,11 @@ export class ToolsController {
     @Param('toolName') toolName: string,
     @Query() query: ToolFormatQueryDto,
   ) {
-    return this.tools.get(tenant.tenantId, projectId, toolName, query.format);
+    return this.tools.get(tenant.tenantId, projectId, toolName, query.format, tenant.tools);
   }
 
   @Sse('events')
+  @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'streamEvents', summary: "Follow the project's tool calls as server-sent events" })
   @ApiProduces('text/event-stream')
   @ApiHeader({

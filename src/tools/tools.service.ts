@@ -14,8 +14,9 @@ export class ToolsService {
 
   constructor(private readonly registry: ToolRegistry) {}
 
-  async list(tenantId: string, projectId: string, format: ToolFormat = 'native'): Promise<SerializedJson> {
-    const { tools } = await this.registry.forProject(tenantId, projectId);
+  // `allowed`: the tools the asking key is bound to (null: all); a tool outside it is neither listed nor found.
+  async list(tenantId: string, projectId: string, format: ToolFormat = 'native', allowed: readonly string[] | null = null): Promise<SerializedJson> {
+    const { tools } = ToolRegistry.restrict(await this.registry.forProject(tenantId, projectId), allowed);
     let byFormat = this.listings.get(tools);
     if (!byFormat) {
       byFormat = new Map();
@@ -29,7 +30,8 @@ export class ToolsService {
     return listing;
   }
 
-  async get(tenantId: string, projectId: string, toolName: string, format: ToolFormat = 'native') {
-    return formatTool((await this.registry.find(tenantId, projectId, toolName)).executor.definition, format);
+  async get(tenantId: string, projectId: string, toolName: string, format: ToolFormat = 'native', allowed: readonly string[] | null = null) {
+    const project = ToolRegistry.restrict(await this.registry.forProject(tenantId, projectId), allowed);
+    return formatTool(ToolRegistry.pick(project, toolName).executor.definition, format);
   }
 }

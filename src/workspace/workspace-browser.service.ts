@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service.js';
+import { AppError } from '../common/errors/app-error.js';
 import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -20,23 +23,57 @@ export class WorkspaceBrowserService {
     @Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>,
     private readonly reads: WorkspaceReadThreads,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly audit: AuditService,
   ) {}
 
   async list(tenantId: string, projectId: string, path = '', recursive = false): Promise<WorkspaceListingDto> {
     const { path: root } = await this.resolver.resolve(tenantId, projectId);
-    return asHttpError(() => {
-      // The dashboard shows sizes and times.
-      if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT, details: true });
-      return listRecursively(this.pool, root, path, { limit: LISTING_LIMIT, details: true });
-    });
+    return this.audited(tenantId, projectId, 'list_files', { path, recursive }, () =>
+      asHttpError(() => {
+        // The dashboard shows sizes and times.
+        if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT, details: true });
+        return listRecursively(this.pool, root, path, { limit: LISTING_LIMIT, details: true });
+      }),
+    );
   }
 
   async read(tenantId: string, projectId: string, path: string, encoding: 'utf8' | 'base64' = 'utf8'): Promise<WorkspaceFileDto> {
     const { path: root } = await this.resolver.resolve(tenantId, projectId);
-    const file = await asHttpError(() =>
-      this.reads.readFile(root, path, { maxBytes: this.config.workspace.fileMaxBytes, encoding }),
+    const file = await this.audited(tenantId, projectId, 'read_file', { path, encoding }, () =>
+      asHttpError(() => this.reads.readFile(root, path, { maxBytes: this.config.workspace.fileMaxBytes, encoding })),
     );
     return { path: file.path, encoding: file.encoding, content: file.content, size: file.size, truncated: file.truncated };
+  }
+
+  // A person's read of the workspace leaves the same trace as an agent's: one audit row, channel `browse`,
+  // named like the tool that reads the same way, whether it was answered or refused.
+  private async audited<T>(tenantId: string, projectId: string, tool: string, args: Record<string, unknown>, read: () => Promise<T>): Promise<T> {
+    const startedAt = new Date();
+    const row = (status: 'ok' | 'error', error: { code: string; message: string } | null) => ({
+      id: randomUUID(),
+      tenantId,
+      projectId,
+      tool,
+      channel: 'browse' as const,
+      status,
+      event: null,
+      errorCode: error?.code ?? null,
+      errorMessage: error?.message ?? null,
+      durationMs: Date.now() - startedAt.getTime(),
+      arguments: args,
+      redactedPaths: [],
+      startedAt,
+      finishedAt: new Date(),
+    });
+    try {
+      const answer = await read();
+      await this.audit.record(row('ok', null));
+      return answer;
+    } catch (error) {
+      const known = error instanceof AppError ? { code: error.code, message: error.message } : { code: 'internal_error', message: 'The read failed' };
+      await this.audit.record(row('error', known));
+      throw error;
+    }
   }
 }
 

@@ -11,7 +11,7 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
 import { ListFilesQueryDto, ReadFileQueryDto, WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
@@ -35,6 +35,7 @@ export class WorkspaceController {
   ) {}
 
   @Get()
+  @AllowRoles('approver')
   @ApiOperation({
     operationId: 'getWorkspace',
     summary: "Where the project's tools run: where the workspace came from, and its path inside the tenant's granted roots (never a host path)",
@@ -49,6 +50,7 @@ export class WorkspaceController {
   }
 
   @Get('files')
+  @AllowRoles('approver')
   @ApiOperation({ operationId: 'listWorkspaceFiles', summary: 'List a directory of the workspace' })
   @ApiOkResponse({ type: WorkspaceListingDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_path, not_a_directory' })
@@ -62,6 +64,7 @@ export class WorkspaceController {
   }
 
   @Get('file')
+  @AllowRoles('approver')
   @ApiOperation({ operationId: 'readWorkspaceFile', summary: 'Read a file of the workspace' })
   @ApiOkResponse({ type: WorkspaceFileDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_path, is_directory' })

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { WorkspaceBrowserService } from './workspace-browser.service.js';
 import { WorkspaceController } from './workspace.controller.js';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
+import { AuditModule } from '../audit/audit.module.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
 import { StaleTempSweeper } from './stale-temp-sweeper.js';
 import { WorkspacePlacement } from './placement/workspace-placement.js';
@@ -10,7 +11,7 @@ import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
 import { WorkspaceQuota } from './workspace-quota.js';
 
 @Module({
-  imports: [ProjectAccessModule],
+  imports: [ProjectAccessModule, AuditModule],
   controllers: [WorkspaceController],
   providers: [
     WorkspaceResolver,

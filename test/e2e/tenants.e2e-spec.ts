@@ -34,7 +34,17 @@ describe('tenants and API keys', () => {
     expect(issued.body.key).toMatch(/^tg_[0-9a-f]{12}_[0-9a-f]{64}$/);
     const listed = await t.http.get('/v1/api-keys').set(acme.auth).expect(200);
     const entry = listed.body.items.find((k: { id: string }) => k.id === issued.body.id);
-    expect(entry).toEqual({ id: issued.body.id, name: 'ci', prefix: issued.body.prefix, createdAt: expect.any(String), lastUsedAt: null });
+    expect(entry).toEqual({
+      id: issued.body.id,
+      name: 'ci',
+      prefix: issued.body.prefix,
+      createdAt: expect.any(String),
+      lastUsedAt: null,
+      role: 'admin',
+      projectIds: [],
+      tools: [],
+      expiresAt: null,
+    });
     expect(JSON.stringify(listed.body)).not.toContain(issued.body.key.split('_')[2]);
     const rows = await t.database.driver.withSession((s) =>
       s.query<{ key_hash: Buffer }>('SELECT key_hash FROM api_keys WHERE id = $1', [issued.body.id]),
@@ -75,7 +85,7 @@ describe('tenants and API keys', () => {
     const own = await t.http.get('/v1/api-keys').set(tenant.auth).expect(200);
     const byAdmin = await t.http.get(`/v1/admin/tenants/${tenant.id}/api-keys`).set(t.admin).expect(200);
     expect(byAdmin.body).toEqual(own.body);
-    expect(own.body.items.map((k: { name: string }) => k.name).sort()).toEqual(['default', 'rotation']);
+    expect(own.body.items.map((k: { name: string }) => k.name).sort()).toEqual(['decider', 'default', 'rotation']);
     expect(JSON.stringify(byAdmin.body)).not.toContain(issued.body.key.split('_')[2]);
     // Another tenant's keys are not the admin list of this one, and the admin list needs the admin token.
     await t.http.get(`/v1/admin/tenants/${tenant.id}/api-keys`).set(acme.auth).expect(403);

@@ -210,14 +210,18 @@ describe('the OpenAPI document against the running service', () => {
     const park = async () =>
       (await call('invokeTool', 202, { params: { projectId, toolName: 'delete_file' }, body: { arguments: { path: 'docs/absent.md' } } })).body
         .invocationId as string;
+    // The key that made a call never decides it: an approver key does.
+    const approver = await call('createApiKey', 201, { body: { name: 'approver', role: 'approver' } });
+    const auth = { Authorization: `Bearer ${approver.body.key}` };
     const approved = await park();
-    const decision = await call('approveInvocation', 200, { params: { projectId, invocationId: approved }, body: { reason: 'checked' } });
+    await call('approveInvocation', 403, { params: { projectId, invocationId: approved }, body: {} });
+    const decision = await call('approveInvocation', 200, { auth, params: { projectId, invocationId: approved }, body: { reason: 'checked' } });
     expect(decision.body).toMatchObject({ decision: 'approved', outcome: { status: 'error' } });
-    await call('approveInvocation', 409, { params: { projectId, invocationId: approved }, body: {} });
+    await call('approveInvocation', 409, { auth, params: { projectId, invocationId: approved }, body: {} });
     const denied = await park();
-    await call('denyInvocation', 200, { params: { projectId, invocationId: denied }, body: {} });
-    await call('denyInvocation', 409, { params: { projectId, invocationId: denied }, body: {} });
-    await call('denyInvocation', 404, { params: { projectId, invocationId: randomUUID() }, body: {} });
+    await call('denyInvocation', 200, { auth, params: { projectId, invocationId: denied }, body: {} });
+    await call('denyInvocation', 409, { auth, params: { projectId, invocationId: denied }, body: {} });
+    await call('denyInvocation', 404, { auth, params: { projectId, invocationId: randomUUID() }, body: {} });
     await call('getInvocation', 200, { params: { projectId, invocationId: approved } });
     await call('getInvocation', 200, { params: { projectId, invocationId: denied } });
   });

@@ -32,7 +32,7 @@ describe('call control', () => {
   describe('[sec-60] calls that need approval', () => {
     let short: TestApp;
     beforeAll(async () => {
-      short = await createTestApp({ env: { APPROVAL_TIMEOUT_MS: '400' } });
+      short = await createTestApp({ env: { APPROVAL_TIMEOUT_MS: '1500' } });
     });
     afterAll(() => short.close());
 
@@ -50,7 +50,7 @@ describe('call control', () => {
         expect(res.status).toBe(202);
         return res.body.invocationId as string;
       };
-      const decide = (project: string, id: string, decision: string, auth = owner.auth) =>
+      const decide = (project: string, id: string, decision: string, auth = owner.deciderAuth) =>
         short.http.post(`/v1/projects/${project}/invocations/${id}/${decision}`).set(auth).send({});
 
       const approved = await park('approved');
@@ -59,13 +59,13 @@ describe('call control', () => {
       const stolen = await park('stolen');
       expect(await files(dir)).toEqual([]);
 
-      for (const [project, auth] of [[projectId, intruder.auth], [intruderProject, intruder.auth]] as const) {
+      for (const [project, auth] of [[projectId, intruder.deciderAuth], [intruderProject, intruder.deciderAuth]] as const) {
         expect((await decide(project, stolen, 'approve', auth)).status).toBe(404);
         expect((await decide(project, stolen, 'deny', auth)).status).toBe(404);
       }
       await decide(projectId, approved, 'approve').expect(200);
       await decide(projectId, denied, 'deny').expect(200);
-      await new Promise((r) => setTimeout(r, 600));
+      await new Promise((r) => setTimeout(r, 1700));
       expect((await decide(projectId, expired, 'approve')).status).toBe(409);
       expect((await decide(projectId, denied, 'approve')).status).toBe(409);
       expect(await files(dir)).toEqual(['approved']);

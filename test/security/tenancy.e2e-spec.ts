@@ -196,7 +196,7 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
       const p2 = await nestedLegacyProject(path.join(base, 'sub'), { approvalRequired: ['write_file'] });
       const parked = await invoke(alice, p2.id, 'write_file', { path: 'root/approved', content: 'x' }).expect(202);
       await invoke(alice, p1.id, 'shell_exec', { argv: ['sh', '-c', 'rm -rf sub && ln -s / sub'] }).expect(200);
-      const decided = await t.http.post(`/v1/projects/${p2.id}/invocations/${parked.body.invocationId}/approve`).set(alice.auth).send({});
+      const decided = await t.http.post(`/v1/projects/${p2.id}/invocations/${parked.body.invocationId}/approve`).set(alice.deciderAuth).send({});
       expect(JSON.stringify(decided.body)).toContain('workspace_unavailable');
       expect(existsSync('/root/approved')).toBe(false);
     });

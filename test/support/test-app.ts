@@ -19,7 +19,10 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export interface TestTenant {
   id: string;
   key: string;
+  // An admin key of the tenant.
   auth: { Authorization: string };
+  // An approver key of the same tenant: the key that made a parked call may never decide it.
+  deciderAuth: { Authorization: string };
 }
 
 export interface TestApp {
@@ -106,7 +109,13 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
     async createTenant(name = `tenant-${process.pid}-${++tenantCounter}`) {
       const tenant = await http.post('/v1/admin/tenants').set(admin).send({ name }).expect(201);
       const key = await http.post(`/v1/admin/tenants/${tenant.body.id}/api-keys`).set(admin).send({}).expect(201);
-      return { id: tenant.body.id as string, key: key.body.key as string, auth: { Authorization: `Bearer ${key.body.key}` } };
+      const decider = await http.post(`/v1/admin/tenants/${tenant.body.id}/api-keys`).set(admin).send({ name: 'decider', role: 'approver' }).expect(201);
+      return {
+        id: tenant.body.id as string,
+        key: key.body.key as string,
+        auth: { Authorization: `Bearer ${key.body.key}` },
+        deciderAuth: { Authorization: `Bearer ${decider.body.key}` },
+      };
     },
     async createProject(tenant, body = {}) {
       const slug = `p-${++tenantCounter}`;

@@ -23,6 +23,18 @@ export class InvocationApprovalDto {
   @ApiProperty({ nullable: true, type: String }) reason!: string | null;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) decidedAt!: string | null;
   @ApiProperty({ format: 'date-time' }) expiresAt!: string;
+  @ApiProperty({ type: () => InvocationDecidedByDto, nullable: true, description: 'Who decided (null while pending or once expired)' })
+  decidedBy!: InvocationDecidedByDto | null;
+  @ApiPropertyOptional({
+    ...JSON_VALUE_SCHEMA,
+    description: 'While pending, to admin and approver keys only: the arguments exactly as they will run, secrets included',
+  })
+  pendingArguments?: unknown;
+}
+
+export class InvocationDecidedByDto {
+  @ApiProperty({ format: 'uuid', description: 'The API key that decided' }) keyId!: string;
+  @ApiProperty({ nullable: true, type: String, description: "That key's name" }) name!: string | null;
 }
 
 export class InvocationResponseDto {
@@ -46,6 +58,8 @@ export class InvocationResponseDto {
   redactedPaths!: string[];
   @ApiProperty({ format: 'date-time' }) startedAt!: string;
   @ApiProperty({ format: 'date-time' }) finishedAt!: string;
+  @ApiProperty({ type: () => InvocationDecidedByDto, nullable: true, description: 'A decided parked call: the key that approved or denied it' })
+  decidedBy!: InvocationDecidedByDto | null;
   @ApiPropertyOptional({ type: () => InvocationApprovalDto, description: 'Only for a call parked for approval' })
   approval?: InvocationApprovalDto;
   @ApiPropertyOptional({
@@ -71,6 +85,7 @@ export class InvocationResponseDto {
       redactedPaths: (row.redactedPaths as string[] | null) ?? [],
       startedAt: row.startedAt.toISOString(),
       finishedAt: row.finishedAt.toISOString(),
+      decidedBy: row.decidedByKeyId === null ? null : { keyId: row.decidedByKeyId, name: row.decidedByName },
     };
   }
 }

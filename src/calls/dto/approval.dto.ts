@@ -9,9 +9,15 @@ export class DecisionBodyDto {
   reason?: string;
 }
 
+export class DecidedByDto {
+  @ApiProperty({ format: 'uuid', description: 'The API key that decided' }) keyId!: string;
+  @ApiProperty({ description: "That key's name" }) name!: string;
+}
+
 export class DecisionResponseDto {
   @ApiProperty({ format: 'uuid' }) invocationId!: string;
   @ApiProperty({ enum: ['approved', 'denied'] }) decision!: 'approved' | 'denied';
+  @ApiProperty({ type: DecidedByDto, description: 'Who decided' }) decidedBy!: DecidedByDto;
   @ApiProperty({
     type: 'object',
     additionalProperties: true,

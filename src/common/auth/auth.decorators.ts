@@ -1,5 +1,6 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiForbiddenResponse, ApiSecurity, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtension, ApiForbiddenResponse, ApiSecurity, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import type { KeyRole } from './key-roles.js';
 import { ErrorResponseDto } from '../errors/error-response.dto.js';
 
 export const AUTH_KIND = 'toolgate:auth-kind';
@@ -24,16 +25,35 @@ export const TenantAuth = () =>
   applyDecorators(
     SetMetadata(AUTH_KIND, 'tenant' satisfies AuthKind),
     ApiBearerAuth(TENANT_SECURITY),
-    ApiUnauthorizedResponse({ type: ErrorResponseDto, description: 'Missing, unknown or revoked API key' }),
-    ApiForbiddenResponse({ type: ErrorResponseDto, description: 'The admin token was sent to a tenant route' }),
+    ApiUnauthorizedResponse({ type: ErrorResponseDto, description: 'Missing, unknown, revoked or expired (api_key_expired) API key' }),
+    ApiForbiddenResponse({ type: ErrorResponseDto, description: "forbidden: the admin token was sent to a tenant route; forbidden_for_role: the key's role may not use this route" }),
     // TenantRateLimitGuard charges every tenant request.
     ApiTooManyRequestsResponse({ type: ErrorResponseDto, description: 'rate_limited, with Retry-After' }),
   );
 
+// The authenticated tenant key: whose, which key, and what it may do.
 export interface Tenant {
   tenantId: string;
   apiKeyId: string;
+  keyName: string;
+  role: KeyRole;
+  // The projects the key is bound to; null: every project of the tenant.
+  projectIds: readonly string[] | null;
+  // The tools an agent key may list and call; null: every tool.
+  tools: readonly string[] | null;
+  // When the key stops working (a stream held open is closed then); null: never.
+  expiresAt: Date | null;
 }
+
+export const ALLOWED_ROLES = 'toolgate:allowed-roles';
+
+// The roles besides `admin` that may use a tenant route (admin always may; a route without this is
+// admin-only). On a class, for every route of it; a handler's own list overrides it.
+export const AllowRoles = (...roles: Exclude<KeyRole, 'admin'>[]) =>
+  applyDecorators(
+    SetMetadata(ALLOWED_ROLES, ['admin', ...roles] satisfies KeyRole[]),
+    ApiExtension('x-toolgate-roles', ['admin', ...roles]),
+  );
 
 export const CurrentTenant = createParamDecorator((_: unknown, ctx: ExecutionContext): Tenant => {
   const tenant = ctx.switchToHttp().getRequest<{ tenant?: Tenant }>().tenant;

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsRFC3339, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
+import { KEY_ROLES, type KeyRole } from '../../common/auth/key-roles.js';
 import type { ApiKey, Tenant } from '../../generated/prisma/client.js';
 
 export class CreateTenantDto {
@@ -16,6 +17,42 @@ export class CreateApiKeyDto {
   @IsString()
   @Length(1, 100)
   name?: string;
+
+  @ApiPropertyOptional({
+    enum: KEY_ROLES,
+    description:
+      "admin (the default): everything in the tenant. agent: its projects' tools (list, invoke, batch, MCP) and their invocations and events. approver: read projects, invocations and events, approve and deny, browse workspaces.",
+  })
+  @IsOptional()
+  @IsIn(KEY_ROLES)
+  role?: KeyRole;
+
+  @ApiPropertyOptional({
+    type: [String],
+    description: "The projects the key is bound to (the tenant's own): required for an agent, optional for an approver; others answer 404",
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsUUID('all', { each: true })
+  projectIds?: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['read_file', 'github_*'],
+    description: 'An agent key only: the tools it may list and call; `*` may end a name. Without it, every tool of its projects.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @Matches(/^[A-Za-z0-9_.-]{0,128}\*?$/, { each: true, message: 'tools entries must be tool names, optionally ending in *' })
+  @Length(1, 129, { each: true })
+  tools?: string[];
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'When the key stops working (RFC 3339, in the future)' })
+  @IsOptional()
+  @IsRFC3339()
+  expiresAt?: string;
 }
 
 export class UpdateTenantDto {
@@ -50,6 +87,10 @@ export class ApiKeyResponseDto {
   @ApiProperty({ example: '3f9a1c0b7d2e', description: 'The public part of the key: tg_<prefix>_…' }) prefix!: string;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) lastUsedAt!: string | null;
+  @ApiProperty({ enum: KEY_ROLES }) role!: KeyRole;
+  @ApiProperty({ type: [String], description: 'The projects the key is bound to; empty: every project of the tenant' }) projectIds!: string[];
+  @ApiProperty({ type: [String], description: 'The tools an agent key may use; empty: every tool' }) tools!: string[];
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
 
   static from(k: ApiKey): ApiKeyResponseDto {
     return {
@@ -58,6 +99,10 @@ export class ApiKeyResponseDto {
       prefix: k.prefix,
       createdAt: k.createdAt.toISOString(),
       lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+      role: k.role as KeyRole,
+      projectIds: k.projectIds,
+      tools: k.tools,
+      expiresAt: k.expiresAt?.toISOString() ?? null,
     };
   }
 }

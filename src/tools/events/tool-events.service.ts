@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { finalize, type Observable } from 'rxjs';
+import { finalize, takeUntil, timer, type Observable } from 'rxjs';
 import type { Tenant } from '../../common/auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolRegistry } from '../tool-registry.js';
@@ -26,6 +26,9 @@ export class ToolEventsService {
     const release = this.slots.take(tenant);
     if (ended.aborted) release();
     else ended.addEventListener('abort', release, { once: true });
-    return this.events.stream(tenant.tenantId, projectId, lastEventId).pipe(finalize(release));
+    const stream = this.events.stream(tenant.tenantId, projectId, lastEventId);
+    // A key that expires while its stream is open is closed then: it hears nothing past its expiry.
+    const untilExpiry = tenant.expiresAt === null ? stream : stream.pipe(takeUntil(timer(Math.max(0, tenant.expiresAt.getTime() - Date.now()))));
+    return untilExpiry.pipe(finalize(release));
   }
 }

@@ -15,6 +15,8 @@ export interface ToolEvent {
   status?: string;
   error?: { code: string; message: string };
   durationMs?: number;
+  // tool.result, tool.denied of a decided call: the key that decided it.
+  decidedBy?: { keyId: string; name: string };
   at: string;
   // Set when the error message or tool name was cut to fit the bus; the audit row has them whole.
   truncated?: true;

@@ -24,7 +24,7 @@ describe('approval of tool calls', () => {
   const write = (projectId: string, file: string, content = 'x', owner = tenant) =>
     t.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(owner.auth).send({ arguments: { path: file, content } });
   const decide = (projectId: string, invocationId: string, decision: 'approve' | 'deny', body: object = {}, owner = tenant) =>
-    t.http.post(`/v1/projects/${projectId}/invocations/${invocationId}/${decision}`).set(owner.auth).send(body);
+    t.http.post(`/v1/projects/${projectId}/invocations/${invocationId}/${decision}`).set(owner.deciderAuth).send(body);
   const invocation = (projectId: string, invocationId: string) =>
     t.http.get(`/v1/projects/${projectId}/invocations/${invocationId}`).set(tenant.auth).expect(200);
 
@@ -201,7 +201,7 @@ describe('approval of tool calls', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(row).toMatchObject({ status: 'expired', errorCode: 'approval_expired', approval: { status: 'expired' } });
-      const late = await short.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(owner.auth).send({});
+      const late = await short.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(owner.deciderAuth).send({});
       expect(late.status).toBe(409);
       expect(late.body.error.code).toBe('approval_expired');
       expect(existsSync(path.join(short.config.workspace.root!, projectId, 'late.txt'))).toBe(false);
@@ -227,7 +227,7 @@ describe('approval of tool calls', () => {
         const id = parked.body.invocationId as string;
         const row = await after.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(owner.auth).expect(200);
         expect(row.body).toMatchObject({ status: 'pending_approval', approval: { status: 'pending' } });
-        await after.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(owner.auth).send({}).expect(200);
+        await after.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(owner.deciderAuth).send({}).expect(200);
         expect(await readFile(path.join(workspaces, projectId, 'kept.txt'), 'utf8')).toBe('after restart');
       } finally {
         await after.close();
