@@ -23,6 +23,7 @@ import { SandboxModule } from './sandbox/sandbox.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { WorkspaceModule } from './workspace/workspace.module.js';
+import { KeyRevocationsModule } from './common/auth/key-revocations.js';
 
 @Module({})
 export class AppModule {
@@ -38,6 +39,7 @@ export class AppModule {
         WorkerPoolModule,
         SandboxModule,
         ChangeBusModule,
+        KeyRevocationsModule,
         ProjectChangesModule,
         TenantsModule,
         ProjectsModule,

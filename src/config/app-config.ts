@@ -65,6 +65,9 @@ export interface AppConfig {
     windowMs: number;
     // Shared counters across instances; in memory per instance when unset.
     redisUrl: string | null;
+    // When the store cannot answer (within storeTimeoutMs): refuse with 503 (deny), or let the request pass.
+    onStoreError: 'deny' | 'allow';
+    storeTimeoutMs: number;
   };
   // How cache invalidations and tool events reach the other instances (see src/common/bus). auto: LISTEN/NOTIFY
   // on PostgreSQL, in-process on PGlite (one process).

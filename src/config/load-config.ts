@@ -68,6 +68,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       commandCalls: read.integer('RATE_LIMIT_COMMAND_CALLS', 120, 1, 10_000_000),
       windowMs: read.integer('RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
       redisUrl: read.string('REDIS_URL'),
+      onStoreError: read.oneOf('RATE_LIMIT_ON_STORE_ERROR', ['deny', 'allow'] as const, 'deny'),
+      storeTimeoutMs: read.integer('RATE_LIMIT_STORE_TIMEOUT_MS', 500, 50, 10_000),
     },
     changeBus: {
       mode: read.oneOf('CHANGE_BUS', ['auto', 'postgres', 'in-process'] as const, 'auto'),

@@ -6,7 +6,8 @@ import { Authorization, OperatorToken } from './operator-token.js';
 import { ChangeBus } from '../common/bus/change-bus.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PrismaService } from '../database/prisma.service.js';
-import { databaseUnavailable } from './health.errors.js';
+import { databaseUnavailable, rateLimitStoreDown } from './health.errors.js';
+import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { CommandSandbox } from '../sandbox/command-sandbox.js';
 import { AuditWriter } from '../audit/audit-writer.js';
 
@@ -58,6 +59,12 @@ class ChangeBusHealthDto {
 
 const OPERATOR_ONLY = 'Only for the operator (Authorization: Bearer <ADMIN_TOKEN>); a public answer has its status only';
 
+class RateLimitStoreHealthDto {
+  @ApiProperty({ enum: ['memory', 'redis'] }) mode!: 'memory' | 'redis';
+  @ApiProperty({ description: 'false: the store does not answer; requests are refused with 503 (or pass uncounted under RATE_LIMIT_ON_STORE_ERROR=allow)' })
+  ready!: boolean;
+}
+
 class ReadinessResponseDto {
   @ApiProperty({ enum: ['ok'] })
   status!: 'ok';
@@ -67,6 +74,8 @@ class ReadinessResponseDto {
   auditQueue?: AuditQueueHealthDto;
   @ApiProperty({ type: ChangeBusHealthDto, required: false, description: OPERATOR_ONLY })
   changeBus?: ChangeBusHealthDto;
+  @ApiProperty({ type: RateLimitStoreHealthDto, required: false, description: OPERATOR_ONLY })
+  rateLimitStore?: RateLimitStoreHealthDto;
 }
 
 // Public, for load balancers and orchestrators: they get the status and nothing else. What would help an
@@ -83,7 +92,8 @@ export class HealthController {
     private readonly sandbox: CommandSandbox,
     private readonly audit: AuditWriter,
     private readonly bus: ChangeBus,
-    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly limiter: TenantRateLimiter,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.operator = new OperatorToken(config.adminToken);
   }
@@ -108,12 +118,17 @@ export class HealthController {
     description:
       'The database answers. A command sandbox that cannot run does not make the service unready (only commands are refused), nor does a lost change bus connection (caches fall back to their TTL); the operator sees both here.',
   })
-  @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'database_unavailable' })
+  @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'database_unavailable, rate_limit_store_unavailable (Retry-After)' })
   async ready(@Authorization() authorization: string | undefined): Promise<ReadinessResponseDto> {
     if (!(await this.prisma.isReady())) {
       throw databaseUnavailable();
     }
+    // A rate-limit store that does not answer makes every tenant request a 503: not ready, unless the
+    // operator chose to let requests through uncounted.
+    const storeReady = await this.limiter.storeHealthy();
+    if (!storeReady && this.config.rateLimit.onStoreError === 'deny') throw rateLimitStoreDown();
     if (!this.operator.matches(authorization)) return { status: 'ok' };
+    const rateLimitStore = { mode: this.config.rateLimit.redisUrl ? ('redis' as const) : ('memory' as const), ready: storeReady };
     const state = this.sandbox.state();
     const commandSandbox =
       state.mode === 'none'
@@ -121,6 +136,12 @@ export class HealthController {
         : state.ready
           ? { mode: state.mode, ready: true, version: state.version }
           : { mode: state.mode, ready: false, ...state.problem };
-    return { status: 'ok', commandSandbox, auditQueue: { pending: this.audit.pending, capacity: this.audit.capacity }, changeBus: this.bus.status() };
+    return {
+      status: 'ok',
+      commandSandbox,
+      auditQueue: { pending: this.audit.pending, capacity: this.audit.capacity },
+      changeBus: this.bus.status(),
+      rateLimitStore,
+    };
   }
 }

@@ -4,3 +4,9 @@ export const rateLimited = (what: string, limit: number, windowS: number, retryA
   new AppError(429, 'rate_limited', `Too many ${what} for this tenant: at most ${limit} per ${windowS} s; retry after ${retryAfterS} s`, {
     headers: { 'Retry-After': String(retryAfterS) },
   });
+
+// The shared rate-limit store (Redis) did not answer in time: the request is refused rather than left to hang.
+export const rateLimitStoreUnavailable = (retryAfterS: number) =>
+  new AppError(503, 'rate_limit_unavailable', `The rate-limit store is not answering; nothing ran. Retry after ${retryAfterS} s.`, {
+    headers: { 'Retry-After': String(retryAfterS) },
+  });

@@ -7,8 +7,11 @@ export interface RateLimitHit {
 }
 
 export interface RateLimitStore {
-  // Counts `count` hits at once (a batch of calls is charged as that many requests).
-  hit(key: string, windowMs: number, count?: number): Promise<RateLimitHit>;
+  // Counts `count` hits at once (a batch of calls is charged as that many requests). Rejects when the store
+  // cannot answer within `timeoutMs`.
+  hit(key: string, windowMs: number, count?: number, timeoutMs?: number): Promise<RateLimitHit>;
+  // For readiness: whether the store answers now (an in-memory store always does).
+  healthy(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -29,6 +32,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
     // Expired windows are dropped now and then, so idle tenants do not accumulate.
     if (++this.sweeps % 1000 === 0) for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
     return Promise.resolve({ hits: window.hits, resetInMs: window.resetAt - now });
+  }
+
+  healthy(): Promise<boolean> {
+    return Promise.resolve(true);
   }
 
   close(): Promise<void> {

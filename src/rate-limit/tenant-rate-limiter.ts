@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
-import { rateLimited } from './rate-limit.errors.js';
+import { rateLimited, rateLimitStoreUnavailable } from './rate-limit.errors.js';
 import { RATE_LIMIT_STORE, type RateLimitStore } from './rate-limit.tokens.js';
 
 interface Bucket {
@@ -18,6 +18,8 @@ export class TenantRateLimiter implements OnApplicationShutdown {
   private readonly requests: Bucket;
   private readonly commands: Bucket;
   private readonly windowMs: number;
+  private readonly onStoreError: 'deny' | 'allow';
+  private readonly storeTimeoutMs: number;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
@@ -27,6 +29,8 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     this.requests = { name: 'requests', limit: config.rateLimit.requests };
     this.commands = { name: 'commands', limit: config.rateLimit.commandCalls };
     this.windowMs = config.rateLimit.windowMs;
+    this.onStoreError = config.rateLimit.onStoreError;
+    this.storeTimeoutMs = config.rateLimit.storeTimeoutMs;
   }
 
   // Throws 429 rate_limited with Retry-After once the tenant is over the limit.
@@ -48,8 +52,23 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return this.store.close();
   }
 
+  // Whether the counters' store answers (readiness reports it).
+  storeHealthy(): Promise<boolean> {
+    return this.store.healthy(this.storeTimeoutMs);
+  }
+
   private async charge(bucket: Bucket, tenantId: string, count = 1): Promise<void> {
-    const { hits, resetInMs } = await this.store.hit(`${bucket.name}:${tenantId}`, this.windowMs, count);
+    let counted: { hits: number; resetInMs: number };
+    try {
+      counted = await this.store.hit(`${bucket.name}:${tenantId}`, this.windowMs, count, this.storeTimeoutMs);
+    } catch {
+      // The store is down or slow: never a hang or a 500. Refused with 503 and Retry-After, unless the
+      // operator chose to let requests through uncounted (RATE_LIMIT_ON_STORE_ERROR=allow).
+      this.metrics.rateLimitStoreFailed();
+      if (this.onStoreError === 'allow') return;
+      throw rateLimitStoreUnavailable(1);
+    }
+    const { hits, resetInMs } = counted;
     if (hits <= bucket.limit) return;
     this.metrics.rateLimited(bucket.name);
     const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));

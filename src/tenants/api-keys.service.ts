@@ -10,6 +10,7 @@ import { generateApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { apiKeyNotFound, invalidGrant } from './tenants.errors.js';
 import { ProjectAccess } from '../projects/project-access.js';
+import { KeyRevocations } from '../common/auth/key-revocations.js';
 
 interface CachedKey extends Tenant {
   hash: Uint8Array;
@@ -24,7 +25,7 @@ export interface KeyGrant {
 }
 
 // The key's prefix (the public part that finds the row), never the secret; or every key of a deleted tenant.
-type ApiKeysChanged = { revokedPrefix: string } | { tenantId: string };
+type ApiKeysChanged = { revokedPrefix: string; keyId?: string } | { tenantId: string };
 const API_KEYS_CHANGED = busTopic<ApiKeysChanged>('api-keys.changed');
 
 // last_used_at is written at most this often per key, so authentication stays off the database.
@@ -41,12 +42,18 @@ export class ApiKeysService {
     metrics: Metrics,
     private readonly bus: ChangeBus,
     private readonly projects: ProjectAccess,
+    private readonly revocations: KeyRevocations,
   ) {
     this.cache = new TtlLruCache(config.apiKeyCacheTtlMs, 10_000);
     metrics.cache('api_keys', this.cache);
     bus.subscribe(API_KEYS_CHANGED, (change) => {
-      if ('revokedPrefix' in change) this.cache.delete(change.revokedPrefix);
-      else this.cache.deleteWhere((entry) => entry.tenantId === change.tenantId);
+      if ('revokedPrefix' in change) {
+        this.cache.delete(change.revokedPrefix);
+        if (change.keyId) this.revocations.ended({ apiKeyId: change.keyId });
+      } else {
+        this.cache.deleteWhere((entry) => entry.tenantId === change.tenantId);
+        this.revocations.ended({ tenantId: change.tenantId });
+      }
     });
     bus.onResync(() => this.cache.clear());
   }
@@ -87,7 +94,7 @@ export class ApiKeysService {
   async revoke(tenantId: string, keyId: string): Promise<void> {
     const prefix = await this.keys.revoke(tenantId, keyId);
     if (prefix === null) throw apiKeyNotFound(keyId);
-    this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: prefix });
+    this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: prefix, keyId });
   }
 
   forgetTenant(tenantId: string): void {

@@ -57,6 +57,7 @@ describe('the HTTP surface', () => {
       // In-process on PGlite; LISTEN/NOTIFY when the suite runs on PostgreSQL.
       auditQueue: { pending: expect.any(Number), capacity: expect.any(Number) },
       changeBus: expect.objectContaining({ mode: t.database.url ? 'postgres' : 'in-process', connected: true }),
+      rateLimitStore: { mode: 'memory', ready: true },
     });
   });
 

@@ -271,6 +271,32 @@ describe('roles on keys', () => {
     expect(closedAt - opened).toBeGreaterThanOrEqual(1000);
   });
 
+  it('[sec-98] a key revoked while its event stream is open, or while its MCP call runs, is cut off at once', async () => {
+    const doomed = await issue({ name: 'doomed', role: 'agent', projectIds: [p] });
+    const port = await listen(t);
+    const closed = new Promise<void>((resolve, reject) => {
+      const request = http.get({ host: '127.0.0.1', port, path: `/v1/projects/${p}/events`, headers: { ...doomed.auth, accept: 'text/event-stream' } }, (response) => {
+        if (response.statusCode !== 200) return reject(new Error(`answered ${response.statusCode}`));
+        response.resume();
+        response.on('end', () => resolve());
+        void t.http.delete(`/v1/api-keys/${doomed.id}`).set(tenant.auth).expect(204).catch(reject);
+      });
+      request.on('error', reject);
+      setTimeout(() => reject(new Error('the stream outlived its revoked key by 5 s')), 5000).unref();
+    });
+    await closed;
+
+    const running = await issue({ name: 'running', role: 'agent', projectIds: [p] });
+    await t.http.patch(`/v1/projects/${p}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
+    const call = mcp(running.auth, p, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sh', '-c', 'sleep 20; echo late > late-98'] } } });
+    await new Promise((r) => setTimeout(r, 500));
+    await t.http.delete(`/v1/api-keys/${running.id}`).set(tenant.auth).expect(204);
+    const answer = await call;
+    expect(JSON.stringify(answer.body)).toMatch(/cancel/);
+    expect(existsSync(path.join(t.workspaceOf(p), 'late-98'))).toBe(false);
+    await t.http.patch(`/v1/projects/${p}`).set(tenant.auth).send({ approvalRequired: ['delete_file'] }).expect(200);
+  });
+
   it('[sec-83] approval classes: @commands parks a command skill, a name alone parks only that tool, @all parks everything', async () => {
     const skill = await t.http
       .post('/v1/skills')

@@ -35,7 +35,7 @@ describe('commands when the sandbox cannot be set up', () => {
       // Everything else works, and readiness stays green while saying why commands do not.
       expect((await invoke(t, tenant, project.id, 'write_file', { path: 'a.txt', content: 'still here' }).expect(200)).body.status).toBe('ok');
       const ready = await t.http.get('/health/ready').set(t.admin).expect(200);
-      expect(ready.body).toEqual({ status: 'ok', commandSandbox: { mode: 'bwrap', ready: false, reason: expect.stringMatching(reason), fix: expect.stringMatching(fix) }, auditQueue: expect.any(Object), changeBus: expect.objectContaining({ connected: true }) });
+      expect(ready.body).toEqual({ status: 'ok', commandSandbox: { mode: 'bwrap', ready: false, reason: expect.stringMatching(reason), fix: expect.stringMatching(fix) }, auditQueue: expect.any(Object), changeBus: expect.objectContaining({ connected: true }), rateLimitStore: { mode: 'memory', ready: true } });
 
       const log = await t.http.get(`/v1/projects/${project.id}/invocations`).query({ tool: 'shell_exec' }).set(tenant.auth).expect(200);
       expect(log.body.items).toMatchObject([{ status: 'denied', errorCode: 'sandbox_unavailable' }]);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { finalize, takeUntil, timer, type Observable } from 'rxjs';
+import { finalize, Observable, takeUntil } from 'rxjs';
 import type { Tenant } from '../../common/auth/auth.decorators.js';
+import { KeyRevocations } from '../../common/auth/key-revocations.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolRegistry } from '../tool-registry.js';
 import { StreamSlots } from './stream-slots.js';
@@ -13,6 +14,7 @@ export class ToolEventsService {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly events: ToolEvents,
+    private readonly revocations: KeyRevocations,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.slots = new StreamSlots({ maxPerTenant: config.transport.maxStreamsPerTenant, maxPerKey: config.transport.maxStreamsPerKey });
@@ -26,9 +28,9 @@ export class ToolEventsService {
     const release = this.slots.take(tenant);
     if (ended.aborted) release();
     else ended.addEventListener('abort', release, { once: true });
-    const stream = this.events.stream(tenant.tenantId, projectId, lastEventId);
-    // A key that expires while its stream is open is closed then: it hears nothing past its expiry.
-    const untilExpiry = tenant.expiresAt === null ? stream : stream.pipe(takeUntil(timer(Math.max(0, tenant.expiresAt.getTime() - Date.now()))));
-    return untilExpiry.pipe(finalize(release));
+    // A key revoked (here or on another instance), deleted with its tenant, or expired while its stream is
+    // open is closed then: it hears nothing past its end.
+    const keyEnded = new Observable<void>((subscriber) => this.revocations.untilEnded(tenant, () => subscriber.next()));
+    return this.events.stream(tenant.tenantId, projectId, lastEventId).pipe(takeUntil(keyEnded), finalize(release));
   }
 }

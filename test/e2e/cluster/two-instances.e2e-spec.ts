@@ -1,4 +1,5 @@
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -85,6 +86,27 @@ describeOnPostgres(title, () => {
     await a.http.delete(`/v1/api-keys/${keyId}`).set(other.auth).expect(204);
     const took = await within(WITHIN_MS, async () => (await b.http.get('/v1/projects').set(other.auth)).status === 401);
     expect(took).toBeLessThan(WITHIN_MS);
+  });
+
+  it('[sec-98] a key revoked on A closes the event stream it holds open on B within 2 s', async () => {
+    const other = await a.createTenant();
+    const project = await a.createProject(other);
+    const port = await listen(b);
+    const keyId = ((await a.http.get('/v1/api-keys').set(other.auth).expect(200)).body.items as Array<{ id: string; name: string }>).find((k) => k.name === 'default')!.id;
+    let markRevoked!: (at: number) => void;
+    const revokedAt = new Promise<number>((resolve) => (markRevoked = resolve));
+    const ended = new Promise<number>((resolve, reject) => {
+      const request = http.get({ host: '127.0.0.1', port, path: `/v1/projects/${project.id}/events`, headers: { ...other.auth, accept: 'text/event-stream' } }, (response) => {
+        if (response.statusCode !== 200) return reject(new Error(`answered ${response.statusCode}`));
+        response.resume();
+        response.on('end', () => resolve(Date.now()));
+        // Revoked only once the stream is open on B.
+        void a.http.delete(`/v1/api-keys/${keyId}`).set(other.auth).expect(204).then(() => markRevoked(Date.now()), reject);
+      });
+      request.on('error', reject);
+    });
+    const [closed, revoked] = await Promise.all([ended, revokedAt]);
+    expect(closed - revoked).toBeLessThan(2000);
   });
 
   it("a project's workspace changed on A is the one B resolves", async () => {
