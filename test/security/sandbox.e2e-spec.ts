@@ -93,9 +93,15 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     const listing = await sh('ls -a ..; echo ---; ls -a /; echo ---; ls -a "$(dirname "$PWD")"');
     expect(listing.status).toBe('ok');
     expect(listing.result!.stdout).not.toContain(path.basename(neighbourWs));
-    // The parent holds this project's directory and nothing else.
+    // The workspace is /workspace: its parent is the sandbox's own root, which names no project and no host path.
     const parent = listing.result!.stdout.split('---\n')[0].split('\n').filter((name) => name && name !== '.' && name !== '..');
-    expect(parent).toEqual([projectId]);
+    expect(parent).toContain('workspace');
+    expect(parent).not.toContain(projectId);
+    // pwd, $HOME, $PWD and the environment name /workspace only. (/proc/self/mountinfo still gives the bind's
+    // source path within its file system: the kernel writes it, and nothing in it is reachable from here.)
+    const where = await sh('pwd; echo "$HOME"; env');
+    expect(where.result!.stdout.split('\n').slice(0, 2)).toEqual(['/workspace', '/workspace']);
+    expect(where.result!.stdout).not.toContain(t.workspaceOf(projectId));
     expect(existsSync(path.join(neighbourWs, 'secret-plans.txt'))).toBe(true);
   });
 

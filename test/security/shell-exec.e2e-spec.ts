@@ -173,7 +173,9 @@ describe('shell_exec over HTTP', () => {
     expect(stdout).not.toContain(t.config.adminToken!);
     expect(stdout).not.toContain(tenant.key);
     if (t.database.url) expect(stdout).not.toContain(t.database.url);
-    expect(stdout).toContain(`HOME=${ws}\n`);
+    // The workspace is /workspace inside the sandbox: no host path reaches the command.
+    expect(stdout).toContain(sandboxSupport.available ? 'HOME=/workspace\n' : `HOME=${ws}\n`);
+    expect(sandboxSupport.available ? stdout.includes(ws) : false).toBe(false);
     // Nor through /proc: the command's own environment block is the same minimal one.
     const fromProc = await ran({ argv: ['cat', '/proc/self/environ'] });
     expect((fromProc.result!.stdout as string).split('\0').filter(Boolean).map((kv) => kv.split('=')[0]).sort()).toEqual([

@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
+import { sandboxSupport } from '../support/sandbox.js';
 import { AuditTrail, auditWriteFailures, type EntrySnapshot, expectRefusal, invoke, snapshot } from './security-helpers.js';
 
 // security-cases.md, "Workspace paths" (lines 1-17), driven through the file tools and the shell's cwd over
@@ -171,7 +172,8 @@ describe('workspace paths through the tools', () => {
     const listed = await ran('list_files', { path: ws });
     expect((listed.result!.entries as Array<{ path: string }>).map((e) => e.path)).toContain('abs.txt');
     const pwd = await ran('shell_exec', { argv: ['pwd'], cwd: inWs('src') });
-    expect(pwd.result).toMatchObject({ exitCode: 0, stdout: `${inWs('src')}\n` });
+    // Inside the sandbox the workspace is /workspace: the command never sees the host path.
+    expect(pwd.result).toMatchObject({ exitCode: 0, stdout: sandboxSupport.available ? '/workspace/src\n' : `${inWs('src')}\n` });
     expect((await ran('delete_file', { path: inWs('abs.txt') })).result).toEqual({ path: 'abs.txt', type: 'file' });
     expect(existsSync(inWs('abs.txt'))).toBe(false);
     await settle();

@@ -12,7 +12,7 @@ import { ADDRESS_SPACE_HEADROOM_BYTES, PRLIMIT, prlimitArgs, type ProcessLimits 
 import { ResourceWatchdog, type ResourceExcess, type WriteLimits } from './resource-watchdog.js';
 import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
 import { CallCgroup } from './sandbox/call-cgroup.js';
-import { SANDBOX_TMP, type BwrapSandbox, type RunAs, type SandboxSpec } from './sandbox/sandbox-spec.js';
+import { SANDBOX_TMP, type BwrapSandbox, type RunAs, type SandboxSpec, SANDBOX_WORKSPACE, cwdInSandbox } from './sandbox/sandbox-spec.js';
 
 export { validateEnv } from './process-env.js';
 export type { ProcessLimits } from './process-limits.js';
@@ -94,7 +94,7 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
   }
   const sandboxed = sandbox.kind === 'bwrap';
   const env = sandboxed
-    ? buildChildEnv({ home: opts.workspace, tmp: SANDBOX_TMP }, opts.env)
+    ? buildChildEnv({ home: SANDBOX_WORKSPACE, tmp: SANDBOX_TMP }, opts.env)
     : buildChildEnv({ home: opts.cwd, tmp: tmpdir() }, opts.env);
   // In a sandbox the process limit is counted in its own user namespace, not across the uid.
   const limitWhere = sandboxed ? { freshUserNamespace: true } : { uid: runAs?.uid };
@@ -224,7 +224,7 @@ function spawnSandboxed(
     pipe.on('error', () => {});
     pipe.end(content);
   };
-  feed(ARGS_FD, bwrapArgs(spec, opts.workspace, opts.cwd, workspaceFdInChild).map((arg) => `${arg}\0`).join(''));
+  feed(ARGS_FD, bwrapArgs(spec, SANDBOX_WORKSPACE, cwdInSandbox(opts.workspace, opts.cwd), workspaceFdInChild).map((arg) => `${arg}\0`).join(''));
   etcFiles.forEach((content, i) => feed(FIRST_ETC_FD + i, content));
   return child;
 }

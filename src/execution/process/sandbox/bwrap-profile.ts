@@ -23,8 +23,8 @@ const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/
 // bind, and a read-only root. Killing bubblewrap's init (or bubblewrap, or the service) ends every
 // process inside, whatever session or group it moved to.
 // `workspaceFd`: the descriptor (in bubblewrap's table) of the workspace directory the runner opened and
-// checked; it is bound by descriptor, so a path component swapped for a symlink after the check changes
-// nothing about which directory the command gets.
+// checked, mounted at `workspace` inside the sandbox (SANDBOX_WORKSPACE, not its host path); `cwd` is a
+// path inside the sandbox.
 export function bwrapArgs(spec: BwrapSandbox, workspace: string, cwd: string, workspaceFd: number): string[] {
   return [
     '--unshare-user',

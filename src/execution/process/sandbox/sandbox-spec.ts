@@ -35,6 +35,16 @@ export interface NoSandbox {
 
 export type SandboxSpec = BwrapSandbox | NoSandbox;
 
-// The sandbox's own /tmp; the workspace is mounted at its host path, so paths the file tools print work
-// unchanged in commands.
+// The sandbox's own /tmp.
 export const SANDBOX_TMP = '/tmp';
+// Where the workspace appears inside the sandbox: a fixed name, so that a command (pwd, $HOME, mountinfo)
+// never learns where the workspace lives on the host. The file tools print paths relative to the
+// workspace, which mean the same from here.
+export const SANDBOX_WORKSPACE = '/workspace';
+
+// The command's working directory as the sandbox sees it: `cwd` is the workspace or a directory inside it.
+export function cwdInSandbox(workspace: string, cwd: string): string {
+  const relative = cwd === workspace ? '' : cwd.startsWith(`${workspace}/`) ? cwd.slice(workspace.length + 1) : null;
+  if (relative === null) throw new Error('The working directory is not inside the workspace');
+  return relative === '' ? SANDBOX_WORKSPACE : `${SANDBOX_WORKSPACE}/${relative}`;
+}
