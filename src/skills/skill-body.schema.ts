@@ -33,6 +33,11 @@ export const SKILL_BODY_SCHEMA = {
           uniqueItems: true,
           description: 'Only these upstream tools (default: all of them)',
         },
+        trustAnnotations: {
+          type: 'boolean',
+          description:
+            "Serve the server's own tool annotations (readOnlyHint, destructiveHint…). Off by default: an upstream server's hints are its claims, so its tools are served as reaching the network, not read-only, destructive and not idempotent, whatever it says",
+        },
       },
       required: ['type', 'url'],
       additionalProperties: false,

@@ -33,15 +33,19 @@ describe('MCP servers as skill sources', () => {
     await upstream.stop();
   });
 
-  it('imports the upstream tools with their schemas and hints, and keeps the headers encrypted (masked)', async () => {
+  it('imports the upstream tools with their schemas, serves its hints only when trusted, and keeps the headers encrypted (masked)', async () => {
     const tools = (await t.http.get(`/v1/projects/${projectId}/tools`).set(tenant.auth).expect(200)).body.tools as Array<Record<string, unknown>>;
     const echo = tools.find((tool) => tool.name === 'echo');
+    // The server says readOnlyHint: true, destructiveHint: false; untrusted, Toolgate serves what it derives.
     expect(echo).toMatchObject({
       description: 'Echoes its text',
       inputSchema: { type: 'object', required: ['text'] },
       outputSchema: { type: 'object' },
-      annotations: { readOnly: true, destructive: false, openWorld: true },
+      annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
     });
+    const trusted = await postSkill(t, tenant, { ...source(['echo']), source: { ...source(['echo']).source, trustAnnotations: true } });
+    expect(trusted.status).toBe(201);
+    expect((trusted.body.tools as Array<{ annotations: unknown }>)[0].annotations).toMatchObject({ readOnly: true, destructive: false, openWorld: true });
     const skills = (await t.http.get('/v1/skills').set(tenant.auth).expect(200)).body.items as Array<{ tools: Array<{ executor: { headers?: Record<string, string> } }> }>;
     expect(JSON.stringify(skills)).not.toContain('upstream-secret');
   });

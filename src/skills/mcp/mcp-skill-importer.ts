@@ -10,6 +10,8 @@ export interface McpSource {
   url: string;
   headers?: Record<string, string>;
   tools?: string[];
+  // The admin vouches for the server's annotations; without it they are not republished.
+  trustAnnotations?: boolean;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -51,14 +53,16 @@ function toSkillTool(tool: Tool, source: McpSource): SkillToolSpec {
   if (!TOOL_NAME.test(tool.name)) {
     throw importRefused(`Tool '${tool.name.slice(0, 128)}': its name is not one model providers accept (^[a-zA-Z0-9_-]{1,64}$)`, { tool: tool.name.slice(0, 128) });
   }
-  const hints = tool.annotations ?? {};
+  // An upstream server's hints are claims of a server the tenant does not control (the MCP specification
+  // calls them untrusted): served as Toolgate's own statement only when the admin said to trust them.
+  const hints = source.trustAnnotations === true ? (tool.annotations ?? {}) : {};
   return {
     name: tool.name,
     description: (tool.description || tool.title || tool.name).slice(0, MAX_DESCRIPTION),
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     executor: { type: 'mcp', url: source.url, ...(source.headers ? { headers: source.headers } : {}), tool: tool.name },
-    // MCP's defaults for hints left out: not read-only, destructive, not idempotent, open world.
+    // MCP's defaults for hints left out (or not trusted): not read-only, destructive, not idempotent, open world.
     annotations: {
       readOnly: hints.readOnlyHint ?? false,
       destructive: hints.destructiveHint ?? true,
