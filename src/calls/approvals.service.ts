@@ -3,6 +3,7 @@ import type { InvocationChannel } from '../audit/audit.repository.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
 import { AppError } from '../common/errors/app-error.js';
+import { redactMessage } from '../common/secrets/secret-redaction.js';
 import { approvalAlreadyDecided, approvalExpired, approvalNotFound, approvalSelfDecision } from './calls.errors.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ParkedCall } from '../generated/prisma/client.js';
@@ -84,9 +85,11 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     await this.refuseSelfDecision(tenantId, projectId, invocationId, decider);
     const call = await this.parked.decide(tenantId, projectId, invocationId, 'denied', reason, decider);
     if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
+    // The reason is a person's text: a credential pasted into it is redacted in the answer, the stored
+    // outcome, the audit row and the event alike.
     const error = {
       code: 'approval_denied',
-      message: reason ? `A person denied this call: ${reason}. It did not run.` : 'A person denied this call. It did not run.',
+      message: reason ? redactMessage(`A person denied this call: ${reason}. It did not run.`) : 'A person denied this call. It did not run.',
     };
     await this.audit.flush();
     await this.recorder.refusedParked(identityOf(call), 'denied', error, call.startedAt, decidedBy(decider));

@@ -6,7 +6,7 @@ import { PrismaService } from '../database/prisma.service.js';
 import { orUniqueTaken, UNIQUE_TAKEN, type UniqueTaken } from '../database/unique-violation.js';
 import type { Prisma, Skill } from '../generated/prisma/client.js';
 import type { SkillToolSpec } from './skill-compiler.js';
-import { openHeaders, sealHeaders } from './skill-secrets.js';
+import { openExecutorSecrets, sealExecutorSecrets } from './skill-secrets.js';
 
 export interface SkillFields {
   name: string;
@@ -95,15 +95,19 @@ export class SkillsRepository {
     });
   }
 
-  // Seals what is stored in clear (rows from before sealing) or under a key other than the current one,
-  // a batch at a time. A row changed meanwhile is left to the next start; updated_at stays as it was.
+  // Seals what is stored in clear (rows from before sealing, or executor URLs stored before they were sealed)
+  // or under a key other than the current one, a batch at a time. A row changed meanwhile is left to the
+  // next start; updated_at stays as it was.
   async resealSecrets(onUnreadable: (skillId: string, error: Error) => void, batchSize = 200): Promise<number> {
     const current = `tgenc:v1:${this.box.currentKeyId}:`;
+    const plainUrls = await this.prisma.$queryRaw<Array<{ id: string }>>`SELECT id::text AS id FROM skills
+      WHERE jsonb_path_exists(tools, '$[*].executor ? (exists(@.url) && !(@.url starts with "tgenc:"))')`;
+    const unsealed = { OR: [{ NOT: { signingSecret: { startsWith: current } } }, { id: { in: plainUrls.map((row) => row.id) } }] };
     let resealed = 0;
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
       const rows = await this.prisma.skill.findMany({
-        where: { id: { gt: after }, NOT: { signingSecret: { startsWith: current } } },
+        where: { id: { gt: after }, ...unsealed },
         orderBy: { id: 'asc' },
         take: batchSize,
       });
@@ -118,7 +122,7 @@ export class SkillsRepository {
           continue;
         }
         resealed += await this.prisma.$executeRaw`UPDATE skills SET signing_secret = ${this.box.seal(open.signingSecret)},
-          tools = ${JSON.stringify(sealHeaders(open.tools, this.box))}::jsonb
+          tools = ${JSON.stringify(sealExecutorSecrets(open.tools, this.box))}::jsonb
           WHERE id = ${row.id}::uuid AND signing_secret = ${row.signingSecret}`;
       }
       after = rows[rows.length - 1].id;
@@ -162,12 +166,12 @@ export class SkillsRepository {
   }
 
   private sealed<F extends Omit<SkillFields, 'name'>>(fields: F): Omit<F, 'tools'> & { tools: Prisma.InputJsonValue } {
-    return { ...fields, tools: sealHeaders(fields.tools, this.box) as unknown as Prisma.InputJsonValue };
+    return { ...fields, tools: sealExecutorSecrets(fields.tools, this.box) as unknown as Prisma.InputJsonValue };
   }
 
   // The one place the tools column becomes specs: it only ever holds what registration vetted.
   private opened(row: Skill): SkillRecord {
     const tools = row.tools as unknown as SkillToolSpec[];
-    return { ...row, signingSecret: this.box.openOrPlain(row.signingSecret), tools: openHeaders(tools, this.box) };
+    return { ...row, signingSecret: this.box.openOrPlain(row.signingSecret), tools: openExecutorSecrets(tools, this.box) };
   }
 }

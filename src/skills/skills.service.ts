@@ -27,6 +27,9 @@ import {
 import { type LockedProject, NO_PROJECT, type SkillRecord, SkillsRepository } from './skills.repository.js';
 import { type McpSource, McpSkillImporter } from './mcp/mcp-skill-importer.js';
 import { checkSkillEndpoints } from './skill-endpoints.js';
+import { executorSecrets } from './skill-secrets.js';
+import { AppError } from '../common/errors/app-error.js';
+import { redactAppError, redactText, scrubWholeValues } from '../common/secrets/secret-redaction.js';
 
 @Injectable()
 export class SkillsService {
@@ -115,13 +118,20 @@ export class SkillsService {
   }
 
   // A body with an MCP `source` is checked, its tools imported from the server, and the result checked again.
-  // The addresses it names are judged before any is contacted.
+  // The addresses it names are judged before any is contacted. A refusal may quote what it was given (a URL
+  // that does not parse, an upstream's answer): never the credentials of its URLs and headers.
   private async parse(tenantId: string, body: unknown): Promise<SkillBody> {
-    const parsed = this.compiler.parseBody(body);
-    await checkSkillEndpoints(parsed, this.config.tools.fetch.allowHosts);
-    const { source } = parsed as SkillBody & { source?: McpSource };
-    if (!source) return parsed;
-    return this.compiler.parseBody(await this.importer.expand(tenantId, { ...parsed, source }));
+    try {
+      const parsed = this.compiler.parseBody(body);
+      await checkSkillEndpoints(parsed, this.config.tools.fetch.allowHosts);
+      const { source } = parsed as SkillBody & { source?: McpSource };
+      if (!source) return parsed;
+      return this.compiler.parseBody(await this.importer.expand(tenantId, { ...parsed, source }));
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const secrets = bodySecrets(body);
+      throw redactAppError(error, (text) => redactText(scrubWholeValues(text, secrets)));
+    }
   }
 
   private async checkCollisions(project: LockedProject, skillId: string, skill: Pick<SkillBody, 'tools'>): Promise<void> {
@@ -143,3 +153,10 @@ const fields = (skill: SkillBody) => ({
   description: skill.description,
   tools: skill.tools,
 });
+
+// The URL and header credentials a registration body holds, wherever they sit (its MCP source, its executors).
+function bodySecrets(body: unknown): string[] {
+  const { source, tools } = (typeof body === 'object' && body !== null ? body : {}) as { source?: unknown; tools?: unknown };
+  const executors = [source, ...(Array.isArray(tools) ? tools.map((tool) => (tool as { executor?: unknown } | null)?.executor) : [])];
+  return executors.flatMap((executor) => (typeof executor === 'object' && executor !== null ? executorSecrets(executor) : []));
+}

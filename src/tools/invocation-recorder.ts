@@ -5,7 +5,8 @@ import { ToolEvents } from './events/tool-events.js';
 import { Metrics } from '../metrics/metrics.js';
 import { currentTraceId, inSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import type { AuditEntry } from '../audit/audit.service.js';
-import { type RedactedArguments, scrubSecrets } from '../execution/validation/argument-redaction.js';
+import type { RedactedArguments } from '../execution/validation/argument-redaction.js';
+import { redactMessage } from '../common/secrets/secret-redaction.js';
 
 export const TOOL_ARG_VALIDATION_FAILURE = 'TOOL_ARG_VALIDATION_FAILURE';
 
@@ -72,23 +73,27 @@ export class InvocationRecorder {
   ): Promise<void> {
     const finishedAt = new Date();
     const durationMs = finishedAt.getTime() - startedAt.getTime();
+    // The denial's reason is a person's text: credentials pasted into it are not kept either.
+    const shown = { ...error, message: redactMessage(error.message) };
     await this.write({
       ...this.row(call),
       status,
       event: null,
-      errorCode: error.code,
-      errorMessage: error.message,
+      errorCode: shown.code,
+      errorMessage: shown.message,
       durationMs,
       arguments: null,
       redactedPaths: [],
       startedAt,
       finishedAt,
     });
-    this.events.emit({ type: 'tool.denied', ...call, status, error, durationMs, ...(decidedBy && { decidedBy }) });
+    this.events.emit({ type: 'tool.denied', ...call, status, error: shown, durationMs, ...(decidedBy && { decidedBy }) });
   }
 
+  // The outcome of an approved call; its error was redacted where it was made (ToolInvocationService, the gate).
   result(call: CallIdentity, status: string, durationMs: number, error: { code: string; message: string } | undefined, decidedBy: DecidedBy): void {
-    this.events.emit({ type: 'tool.result', ...call, status, error, durationMs, decidedBy });
+    const shown = error && { ...error, message: redactMessage(error.message) };
+    this.events.emit({ type: 'tool.result', ...call, status, error: shown, durationMs, decidedBy });
   }
 
   // Labels stay bounded: a name that matched no tool is `unknown`, a skill tool `skill` (see Metrics).
@@ -115,9 +120,9 @@ export class InvocationRecorder {
   async finished(call: CallIdentity, outcome: CallOutcome): Promise<number> {
     const finishedAt = new Date();
     const durationMs = finishedAt.getTime() - outcome.startedAt.getTime();
-    const { secrets } = outcome.arguments;
-    // A message may quote a redacted value (a validation error names what it got): it is blanked there too.
-    const error = outcome.error && secrets.length > 0 ? { code: outcome.error.code, message: scrubSecrets(outcome.error.message, secrets) } : outcome.error;
+    // A message may quote a redacted value (a validation error names what it got): it is blanked there too,
+    // with anything else in it that looks like a credential.
+    const error = outcome.error && { ...outcome.error, message: redactMessage(outcome.error.message, outcome.arguments.secrets) };
     this.count(call, outcome, durationMs);
     await this.write({
       id: call.invocationId,

@@ -11,6 +11,7 @@ import type { ProjectSettings } from '../projects/project-access.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
+import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
 
 // The key a call came with, as far as the call path needs it: who asked (a parked call records it, and that
 // key may never decide the call) and which tools it may use (null: all).
@@ -90,8 +91,7 @@ export class ToolCallGate {
       // A tool outside the key's binding is not there, for this key: refused like a missing one.
       tool = ToolRegistry.pick(ToolRegistry.restrict(project, call.principal.tools), call.toolName);
     } catch (error) {
-      await this.refused(identity, error, body, undefined, startedAt);
-      throw error;
+      throw await this.refused(identity, error, body, undefined, startedAt);
     }
     if (tool.executor.spawnsProcesses === true && !resume) await this.limiter.chargeCommand(call.tenantId);
     try {
@@ -117,22 +117,27 @@ export class ToolCallGate {
         startedAt,
       };
     } catch (error) {
-      await this.refused(identity, error, body, tool, startedAt);
-      throw error;
+      throw await this.refused(identity, error, body, tool, startedAt);
     }
   }
 
-  private async refused(identity: CallIdentity, error: unknown, body: { arguments?: unknown }, tool: RegisteredTool | undefined, startedAt: Date): Promise<void> {
-    if (!(error instanceof AppError)) return;
+  // Audits a refusal and answers the error to throw: redacted like the audit row, since the caller's answer,
+  // an MCP result, the validate span and a stored outcome all carry it (a message quoting a redacted value,
+  // e.g. "got 'sk-…'", says which parameter and why without it).
+  private async refused(identity: CallIdentity, error: unknown, body: { arguments?: unknown }, tool: RegisteredTool | undefined, startedAt: Date): Promise<unknown> {
+    if (!(error instanceof AppError)) return error;
     const invalid = error.code === 'invalid_arguments';
+    // An unknown tool has no schema: its arguments are still redacted by key name and value.
+    const args = redactRawArguments(body.arguments, tool?.validator.redaction ?? null);
+    const refusal = redactAppError(error, (text) => redactMessage(text, args.secrets));
     await this.recorder.finished(identity, {
       status: invalid ? 'invalid_arguments' : 'denied',
       event: invalid ? TOOL_ARG_VALIDATION_FAILURE : undefined,
-      error: { code: error.code, message: error.message },
-      // An unknown tool has no schema: its arguments are still redacted by key name.
-      arguments: redactRawArguments(body.arguments, tool?.validator.redaction ?? null),
+      error: { code: refusal.code, message: refusal.message },
+      arguments: args,
       startedAt,
     });
+    return refusal;
   }
 }
 

@@ -9,7 +9,7 @@ import type { CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
 import { ToolError } from '../execution/tool-error.js';
-import { scrubSecrets } from '../execution/validation/argument-redaction.js';
+import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
 
 const TIMED_OUT = Symbol('timed out');
 
@@ -38,13 +38,15 @@ export class ToolInvocationService {
       : await this.runWithDeadline(call, controller);
     const outcome = this.toOutcome(settled, call, controller.signal, call.redacted.secrets);
     if (outcome instanceof AppError) {
+      // The executor's refusal reaches the caller, an MCP client and a stored outcome as the audit has it.
+      const refusal = redactAppError(outcome, (text) => redactMessage(text, call.redacted.secrets));
       await this.recorder.finished(identity, {
         status: 'denied',
-        error: { code: outcome.code, message: outcome.message },
+        error: { code: refusal.code, message: refusal.message },
         arguments: call.redacted,
         startedAt: call.startedAt,
       });
-      throw outcome;
+      throw refusal;
     }
     const durationMs = await this.recorder.finished(identity, {
       status: outcome.status,
@@ -122,16 +124,18 @@ export class ToolInvocationService {
     }
     // An executor's AppError is a refusal: a 4xx about the call, or a 503 about the service (no sandbox).
     if (error instanceof AppError && (error.status < 500 || error.status === 503)) return error;
+    // A tool's error may quote an argument (an endpoint echoing its body): redacted here, once, it is the same
+    // in the answer, the audit row, the events, a stored outcome (approved or idempotent) and an MCP result.
     if (error instanceof ToolError) {
       const status = error.code === 'timeout' ? 'timeout' : 'error';
-      return { status, error: { code: error.code, message: error.message, retryable: error.retryable } };
+      return { status, error: { code: error.code, message: redactMessage(error.message, secrets), retryable: error.retryable } };
     }
     if (error instanceof WorkspaceFsError) {
-      return { status: 'error', error: { code: error.code, message: error.message, retryable: error.code === 'io_error' } };
+      return { status: 'error', error: { code: error.code, message: redactMessage(error.message, secrets), retryable: error.code === 'io_error' } };
     }
     // An unexpected error may quote an argument: a redacted value never reaches the log.
     if (secrets.length === 0) this.logger.error(error instanceof Error ? error : String(error));
-    else this.logger.error(scrubSecrets(error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error), secrets));
+    else this.logger.error(redactMessage(error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error), secrets));
     return { status: 'error', error: { code: 'internal_error', message: 'The tool failed unexpectedly; the failure has been logged', retryable: false } };
   }
 }

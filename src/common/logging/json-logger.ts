@@ -1,15 +1,23 @@
 import type { LoggerService } from '@nestjs/common';
 import { type DestinationStream, pino, type Logger as PinoLogger } from 'pino';
 import type { AppConfig } from '../../config/app-config.js';
+import { redactText } from '../secrets/secret-redaction.js';
 import { currentSpanIds } from '../tracing/tracer.js';
 import { requestContext } from './request-context.js';
 
 // Keys whose values never reach a log line, wherever they sit in a logged object.
 const REDACTED_KEYS = ['authorization', 'apiKey', 'api_key', 'key', 'token', 'adminToken', 'password', 'secret', 'env', 'cookie'];
 
-// The credential headers the audit redacts too (execution/validation/argument-redaction.ts), in their
-// lower-case wire spelling.
+// The credential headers the audit redacts too (common/secrets/secret-redaction.ts), in their lower-case
+// wire spelling.
 const REDACTED_HEADER_NAMES = ['proxy-authorization', 'set-cookie', 'x-api-key', 'api-key', 'x-auth-token'];
+
+// Messages, stacks and errors go through the redaction the audit uses, by name and by value (a `?api_key=`
+// in a URL, a `Bearer …`, an `sk-…` quoted by an error); the paths above cover logged objects.
+const redactedError = (err: Error) => {
+  const serialized = pino.stdSerializers.err(err);
+  return { ...serialized, message: redactText(serialized.message), ...(typeof serialized.stack === 'string' && { stack: redactText(serialized.stack) }) };
+};
 
 export function createPinoLogger(level: AppConfig['logLevel'], destination?: DestinationStream): PinoLogger {
   return pino(
@@ -17,7 +25,18 @@ export function createPinoLogger(level: AppConfig['logLevel'], destination?: Des
     level,
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
+    formatters: {
+      level: (label) => ({ level: label }),
+      log: (object) => (typeof object.stack === 'string' ? { ...object, stack: redactText(object.stack) } : object),
+    },
+    serializers: { err: redactedError },
+    hooks: {
+      logMethod(args, method) {
+        const last = args.length - 1;
+        if (typeof args[last] === 'string') args[last] = redactText(args[last]);
+        method.apply(this, args);
+      },
+    },
     redact: {
       paths: [
         ...REDACTED_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers["${k}"]`]),

@@ -1,4 +1,5 @@
-import { context, isSpanContextValid, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { context, type Exception, isSpanContextValid, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { redactText } from '../secrets/secret-redaction.js';
 
 // Spans go through @opentelemetry/api. Until an SDK is started (OTEL_* variables, see src/tracing) nothing
 // here does more than test one boolean: no span object, no context switch, no trace id lookups.
@@ -38,13 +39,20 @@ export function inSpan<T>(name: string, attributes: Record<string, string | numb
     try {
       return await work();
     } catch (error) {
-      span.recordException(error instanceof Error ? error : String(error));
+      span.recordException(exceptionOf(error));
       span.setStatus({ code: SpanStatusCode.ERROR });
       throw error;
     } finally {
       span.end();
     }
   });
+}
+
+// An exception event as a span may keep it: its message and stack trace redacted like a log line (a refusal
+// quoting a call's value was redacted with the call's own secrets before it was thrown).
+function exceptionOf(error: unknown): Exception {
+  if (!(error instanceof Error)) return redactText(String(error));
+  return { name: error.name, message: redactText(error.message), ...(error.stack !== undefined && { stack: redactText(error.stack) }) };
 }
 
 // The server span of one HTTP request, continuing the caller's trace when it sent a traceparent header.

@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { badRequest } from '../../common/errors/app-error.js';
 import { AddressPolicy } from './address-policy.js';
-import { clip, displayUrl } from './fetch-errors.js';
+import { displayRawUrl, displayUrl } from './fetch-errors.js';
 import { urlBlocked } from './redirect-policy.js';
 import { assertUrlAllowed, portOf, type Resolver } from './safe-fetch.js';
 
@@ -31,7 +31,7 @@ export async function checkEndpoint(rawUrl: string, policy: EndpointCheckPolicy)
   try {
     url = new URL(rawUrl);
   } catch {
-    throw badRequest('invalid_url', `${clip(rawUrl)} is not a valid absolute URL`, { url: clip(rawUrl) });
+    throw badRequest('invalid_url', `${displayRawUrl(rawUrl)} is not a valid absolute URL`, { url: displayRawUrl(rawUrl) });
   }
   const addresses = new AddressPolicy(policy.allowHosts);
   assertUrlAllowed(url, addresses);

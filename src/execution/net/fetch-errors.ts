@@ -1,13 +1,18 @@
+import { maskUrl } from '../../common/secrets/secret-redaction.js';
 import { ToolError } from '../tool-error.js';
 
-// Never echo credentials back in a message, and keep a 1 MB data: URL from filling one.
+// Never echo credentials back in a message (userinfo, or a query parameter such as `?api_key=`), and keep a
+// 1 MB data: URL from filling one.
 export function displayUrl(url: URL): string {
-  if (url.username === '' && url.password === '') return clip(url.href);
+  if (url.username === '' && url.password === '') return clip(maskUrl(url.href));
   const shown = new URL(url.href);
   if (shown.username !== '') shown.username = '***';
   if (shown.password !== '') shown.password = '***';
-  return clip(shown.href);
+  return clip(maskUrl(shown.href));
 }
+
+// A URL as the caller wrote it, which may not parse: shown as displayUrl would show it.
+export const displayRawUrl = (text: string): string => clip(maskUrl(text));
 
 export function clip(text: string): string {
   return text.length > 300 ? `${text.slice(0, 300)}...` : text;

@@ -1,4 +1,5 @@
 import { AppError } from '../../common/errors/app-error.js';
+import { displayUrl } from './fetch-errors.js';
 
 export type FetchMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -28,7 +29,7 @@ export function nextHop(current: HopRequest, status: number, location: string | 
     return undefined;
   }
   if (current.url.protocol === 'https:' && url.protocol === 'http:') {
-    throw urlBlocked(url.href, `the redirect from ${current.url.href} downgrades https to http`);
+    throw urlBlocked(displayUrl(url), `the redirect from ${displayUrl(current.url)} downgrades https to http`);
   }
   // RFC 9110 15.4: 303 turns any method but HEAD into GET; 301/302 after POST do too, as every client does.
   const toGet =

@@ -6,7 +6,7 @@ import { type AppError, badRequest } from '../../common/errors/app-error.js';
 import { AddressPolicy } from './address-policy.js';
 import { nextHop, urlBlocked, type FetchMethod, type HopRequest } from './redirect-policy.js';
 import { encodeBody, readBody } from './response-body.js';
-import { cancelled, clip, displayUrl, networkError, timedOut } from './fetch-errors.js';
+import { cancelled, clip, displayRawUrl, displayUrl, networkError, timedOut } from './fetch-errors.js';
 
 export type { FetchMethod } from './redirect-policy.js';
 
@@ -103,7 +103,7 @@ export async function safeFetch(request: SafeFetchRequest, policy: SafeFetchPoli
       try {
         next = nextHop(hop, res.statusCode ?? 0, res.headers.location);
         if (next && redirects.length >= policy.maxRedirects) {
-          const reason = `more than ${policy.maxRedirects} redirects (starting from ${first.url.href})`;
+          const reason = `more than ${policy.maxRedirects} redirects (starting from ${displayUrl(first.url)})`;
           throw urlBlocked(displayUrl(next.url), reason);
         }
       } catch (err) {
@@ -140,7 +140,7 @@ function parseRequest(request: SafeFetchRequest): HopRequest {
   try {
     url = new URL(request.url);
   } catch {
-    throw badRequest('invalid_url', `${clip(request.url)} is not a valid absolute URL`, { url: clip(request.url) });
+    throw badRequest('invalid_url', `${displayRawUrl(request.url)} is not a valid absolute URL`, { url: displayRawUrl(request.url) });
   }
   if (!METHODS.has(request.method)) {
     throw badRequest('invalid_request', `The method ${clip(String(request.method))} is not supported`);

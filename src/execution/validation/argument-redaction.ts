@@ -1,28 +1,6 @@
+import { isSensitiveName, REDACTED, redactText } from '../../common/secrets/secret-redaction.js';
 import { isPlainObject } from './json-preview.js';
 import { type JsonSchema, resolveLocalRef } from './schema-type.js';
-
-export const REDACTED = '[redacted]';
-
-// Header-like names whose values are credentials, compared case-insensitively with `_` read as `-`: the
-// exact names, then any name containing secret, password or token.
-const SENSITIVE_NAMES: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'x-api-key',
-  'api-key',
-  'apikey',
-  'x-auth-token',
-]);
-const SENSITIVE_PART = /secret|password|token/i;
-// One cheap test that most keys (path, content, url ...) fail at once; only a hit is looked at closely.
-const MAYBE_SENSITIVE = /auth|cookie|key|secret|password|token/i;
-
-export function isSensitiveKey(key: string): boolean {
-  if (!MAYBE_SENSITIVE.test(key)) return false;
-  return SENSITIVE_PART.test(key) || SENSITIVE_NAMES.has(key.toLowerCase().replaceAll('_', '-'));
-}
 
 // Arguments as they may be kept and shown: what was redacted, where (JSON Pointers), and the values
 // taken out, so a message that quotes one can be scrubbed too. `value` is the input itself when nothing
@@ -109,8 +87,12 @@ function expand(nodes: readonly PlanNode[]): PlanNode[] {
 
 // Past this depth a refused call's arguments are not kept at all (valid arguments stop at 64 levels).
 const MAX_WALK_DEPTH = 80;
+// Values kept to scrub messages with, per call.
+const MAX_SECRETS = 64;
 
-// Redacts a parsed arguments value: sensitive key names anywhere, and writeOnly values of the plan.
+// Redacts a parsed arguments value: sensitive key names anywhere, writeOnly values of the plan, and in every
+// other string what common/secrets/secret-redaction.ts finds by value (a credential's format, a `?api_key=`
+// in a URL, a `"password"` member in a string body); such a string keeps the rest of its text.
 export function redactArguments(value: unknown, plan: RedactionPlan | null): RedactedArguments {
   const paths: string[] = [];
   const secrets: string[] = [];
@@ -120,6 +102,14 @@ export function redactArguments(value: unknown, plan: RedactionPlan | null): Red
     return REDACTED;
   };
   const visit = (node: unknown, plans: readonly PlanNode[], path: string, depth: number): unknown => {
+    if (typeof node === 'string') {
+      const found: string[] = [];
+      const text = redactText(node, found);
+      if (text === node) return node;
+      paths.push(path);
+      for (const secret of found) if (secrets.length < MAX_SECRETS) secrets.push(secret);
+      return text;
+    }
     if (typeof node !== 'object' || node === null) return node;
     if (depth > MAX_WALK_DEPTH) return take(node, path);
     const here = plans.length > 0 ? expand(plans) : plans;
@@ -141,7 +131,7 @@ export function redactArguments(value: unknown, plan: RedactionPlan | null): Red
       const childPlans = here.length > 0 ? propertyPlans(here, key) : here;
       const childPath = `${path}/${escapePointer(key)}`;
       const after =
-        isSensitiveKey(key) || childPlans.some((p) => p.writeOnly)
+        isSensitiveName(key) || childPlans.some((p) => p.writeOnly)
           ? take(before, childPath)
           : visit(before, childPlans, childPath, depth + 1);
       if (after !== before) (copy ??= { ...(node as Record<string, unknown>) })[key] = after;
@@ -175,7 +165,7 @@ const escapePointer = (key: string) => (/[~/]/.test(key) ? key.replaceAll('~', '
 // Every scalar of a redacted value, as text, so messages quoting it can be scrubbed.
 function collectSecrets(value: unknown, into: string[]): void {
   const stack = [value];
-  while (stack.length > 0 && into.length < 64) {
+  while (stack.length > 0 && into.length < MAX_SECRETS) {
     const node = stack.pop();
     if (typeof node === 'string' || typeof node === 'number') into.push(String(node));
     else if (typeof node === 'object' && node !== null) stack.push(...(Object.values(node) as unknown[]));
@@ -184,7 +174,7 @@ function collectSecrets(value: unknown, into: string[]): void {
 
 // The `arguments` field as received: an object, or JSON text (OpenAI style). Text that parses is redacted
 // as its value and kept as text; text that does not parse gets its `"name": value` pairs of sensitive
-// names blanked, as well as text allows.
+// names and its credential-shaped values blanked, as well as text allows.
 export function redactRawArguments(raw: unknown, plan: RedactionPlan | null): RedactedArguments {
   if (typeof raw !== 'string') return redactArguments(raw, plan);
   let parsed: unknown;
@@ -202,41 +192,13 @@ const NAME_VALUE_PAIR = /"((?:[^"\\]|\\.)*)"(\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,{}[\
 function redactUnparsedText(text: string): RedactedArguments {
   const paths: string[] = [];
   const secrets: string[] = [];
-  const value = text.replace(NAME_VALUE_PAIR, (pair, name: string, colon: string, found: string) => {
-    if (!isSensitiveKey(name)) return pair;
+  const named = text.replace(NAME_VALUE_PAIR, (pair, name: string, colon: string, found: string) => {
+    if (!isSensitiveName(name)) return pair;
     paths.push(`/${escapePointer(name)}`);
     secrets.push(found.replace(/^"|"$/g, ''));
     return `"${name}"${colon}"${REDACTED}"`;
   });
+  const value = redactText(named, secrets);
+  if (value !== named && paths.length === 0) paths.push('');
   return { value, paths, secrets };
-}
-
-// Shortest redacted value that is looked for in messages: shorter ones would blank ordinary words.
-const MIN_SCRUBBED_LENGTH = 4;
-// Messages quote values cut short ("'sk-live-abcdef…'"): a run of at least this many characters of a
-// secret, starting where the secret starts, is blanked too.
-const MIN_SCRUBBED_PREFIX = 8;
-
-// Blanks every redacted value a text quotes, whole or cut short, raw or JSON-escaped.
-export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length < MIN_SCRUBBED_LENGTH) continue;
-    const escaped = JSON.stringify(secret).slice(1, -1);
-    for (const form of escaped === secret ? [secret] : [secret, escaped]) out = blankRuns(out, form);
-  }
-  return out;
-}
-
-function blankRuns(text: string, secret: string): string {
-  const head = secret.slice(0, Math.min(secret.length, MIN_SCRUBBED_PREFIX));
-  let out = '';
-  let from = 0;
-  for (let at = text.indexOf(head); at >= 0; at = text.indexOf(head, from)) {
-    let end = at + head.length;
-    while (end < text.length && end - at < secret.length && text[end] === secret[end - at]) end++;
-    out += text.slice(from, at) + REDACTED;
-    from = end;
-  }
-  return from === 0 ? text : out + text.slice(from);
 }

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
 import type { SkillRecord } from '../skills.repository.js';
-import { maskHeaders } from '../skill-secrets.js';
+import { maskExecutorSecrets } from '../skill-secrets.js';
 
 export class SkillResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
@@ -11,7 +11,8 @@ export class SkillResponseDto {
   @ApiProperty({
     type: 'array',
     items: { type: 'object' },
-    description: 'The tools as registered; the values of http executor headers are stored encrypted and shown as "[stored encrypted]"',
+    description:
+      'The tools as registered; the URLs and header values of http and mcp executors are stored encrypted: header values are shown as "[stored encrypted]", and so are the values of credential-like query parameters of a URL (api_key, token, sig …)',
   })
   tools!: unknown[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
@@ -23,7 +24,7 @@ export class SkillResponseDto {
       name: skill.name,
       version: skill.version,
       description: skill.description,
-      tools: maskHeaders(skill.tools),
+      tools: maskExecutorSecrets(skill.tools),
       createdAt: skill.createdAt.toISOString(),
       updatedAt: skill.updatedAt.toISOString(),
     };

@@ -10,6 +10,8 @@ import type { McpExecutorSpec, UpstreamMcpClients } from '../mcp/upstream-mcp-cl
 import type { CompiledSkillTool } from '../skill-compiler.js';
 import { SKILL_HTTP_MAX_BYTES } from '../skills.limits.js';
 import { ToolError } from '../../execution/tool-error.js';
+import { redactText, scrubWholeValues } from '../../common/secrets/secret-redaction.js';
+import { executorSecrets } from '../skill-secrets.js';
 import { runSkillTool, type CommandExecutorSpec, type SkillRunRequest } from './skill-runner.js';
 
 // A tenant's tool, run like a built-in one: `async` on the event loop, `sync` in the worker pool with
@@ -17,6 +19,7 @@ import { runSkillTool, type CommandExecutorSpec, type SkillRunRequest } from './
 export class SkillToolExecutor implements ToolExecutor {
   readonly definition: ToolDefinition;
   readonly spawnsProcesses: boolean;
+  private readonly ownSecrets: string[];
 
   constructor(
     private readonly tool: CompiledSkillTool,
@@ -29,14 +32,25 @@ export class SkillToolExecutor implements ToolExecutor {
   ) {
     this.definition = tool.definition;
     this.spawnsProcesses = tool.spec.executor.type === 'command';
+    this.ownSecrets = tool.spec.executor.type === 'command' ? [] : executorSecrets(tool.spec.executor);
   }
 
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     const spec = this.tool.spec.executor;
     if (spec.type === 'command' && !ctx.project.shellEnabled) throw shellDisabled(this.definition.name);
-    if (spec.type === 'mcp') return this.callUpstream(spec, args, ctx);
     if (spec.type === 'command') return this.runCommand(spec, args, ctx);
-    return this.run({ spec, args, ...this.common(ctx) }, ctx);
+    const running = spec.type === 'mcp' ? this.callUpstream(spec, args, ctx) : this.run({ spec, args, ...this.common(ctx) }, ctx);
+    return running.catch((error: unknown) => {
+      throw this.withoutOwnSecrets(error);
+    });
+  }
+
+  // An endpoint or MCP server that echoes what it received (its answer is the tool's error) would quote the
+  // executor's own header values or URL credentials, which the call's arguments never held.
+  private withoutOwnSecrets(error: unknown): unknown {
+    if (!(error instanceof ToolError) || this.ownSecrets.length === 0) return error;
+    const message = redactText(scrubWholeValues(error.message, this.ownSecrets));
+    return message === error.message ? error : new ToolError(error.code, message, error.retryable);
   }
 
   private common(ctx: ToolContext) {

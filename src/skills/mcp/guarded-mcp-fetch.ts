@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { displayUrl } from '../../execution/net/fetch-errors.js';
 import { safeFetch } from '../../execution/net/safe-fetch.js';
 import { ToolError } from '../../execution/tool-error.js';
 
@@ -34,9 +35,11 @@ export function guardedMcpFetch(options: GuardedFetchOptions): FetchLike {
       },
       { allowHosts: options.allowHosts, maxRedirects: 0 },
     );
-    if (response.timedOut) throw new ToolError('upstream_timeout', `The MCP server at ${response.url} did not answer within ${options.timeoutMs} ms`, true);
+    // The server's address as a message may show it: a credential in its query (`?api_key=`) masked.
+    const shown = displayUrl(new URL(response.url));
+    if (response.timedOut) throw new ToolError('upstream_timeout', `The MCP server at ${shown} did not answer within ${options.timeoutMs} ms`, true);
     if (response.truncated) {
-      throw new ToolError('upstream_too_large', `The MCP server at ${response.url} answered more than ${options.maxBytes} bytes; the answer was dropped`, false);
+      throw new ToolError('upstream_too_large', `The MCP server at ${shown} answered more than ${options.maxBytes} bytes; the answer was dropped`, false);
     }
     const body = NULL_BODY_STATUSES.has(response.status) ? null : Buffer.from(response.body, response.bodyEncoding);
     return new Response(body, { status: response.status, headers: response.headers });

@@ -5,6 +5,8 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolError } from '../../execution/tool-error.js';
+import { redactText, scrubWholeValues } from '../../common/secrets/secret-redaction.js';
+import { executorSecrets } from '../skill-secrets.js';
 import { guardedMcpFetch } from './guarded-mcp-fetch.js';
 
 export interface McpExecutorSpec {
@@ -57,7 +59,7 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
       } while (cursor && tools.length < 1024);
       return tools;
     } catch (error) {
-      throw asToolError(target.url, error);
+      throw asToolError(target, error);
     } finally {
       await client.close().catch(() => undefined);
     }
@@ -80,7 +82,7 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
         if (signal.aborted) throw error;
         // The SDK is loaded by then: the error came from a connection.
         if (attempt === 0 && sessionLost(await loadSdkClient(), error)) continue;
-        throw asToolError(target.url, error);
+        throw asToolError(target, error);
       }
     }
   }
@@ -102,7 +104,7 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
       await client.connect(transport, { signal, timeout: timeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw asToolError(target.url, error);
+      throw asToolError(target, error);
     }
     return client;
   }
@@ -132,11 +134,17 @@ function sessionLost(sdk: SdkClient, error: unknown): boolean {
 }
 
 // A refusal of our own (the address policy) stays one; everything else about the upstream is a failure
-// the model may retry: it was unreachable, slow, or broke the protocol.
-function asToolError(url: string, error: unknown): Error {
-  if (error instanceof AppError || error instanceof ToolError) return error;
-  const host = safeHost(url);
-  const detail = error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300);
+// the model may retry: it was unreachable, slow, or broke the protocol. The SDK's messages quote what the
+// server answered, which may echo the headers or the URL it was sent: those never reach the message.
+function asToolError(target: UpstreamTarget, error: unknown): Error {
+  if (error instanceof AppError) return error;
+  const secrets = executorSecrets(target);
+  if (error instanceof ToolError) {
+    const message = redactText(scrubWholeValues(error.message, secrets));
+    return message === error.message ? error : new ToolError(error.code, message, error.retryable);
+  }
+  const host = safeHost(target.url);
+  const detail = redactText(scrubWholeValues(error instanceof Error ? error.message : String(error), secrets)).slice(0, 300);
   return new ToolError('upstream_unavailable', `The MCP server at ${host} could not be used: ${detail}; retry later`, true);
 }
 

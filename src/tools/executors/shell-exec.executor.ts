@@ -45,7 +45,9 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
         },
         env: {
           type: 'object',
-          additionalProperties: { type: 'string', maxLength: 32768 },
+          // Environment variables are where commands take credentials: every value is redacted from the
+          // audit, events, logs and messages, whatever its name.
+          additionalProperties: { type: 'string', maxLength: 32768, writeOnly: true },
           propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 128 },
           maxProperties: 64,
           description: 'Extra environment variables (the command otherwise gets a minimal environment)',

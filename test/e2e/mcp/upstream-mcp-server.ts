@@ -24,6 +24,8 @@ export const UPSTREAM_TOOLS: Tool[] = [
 
 export class UpstreamMcpServer {
   readonly calls: string[] = [];
+  // The request target (path and query) of every HTTP request received.
+  readonly requestUrls: string[] = [];
   private sessions = new Map<string, StreamableHTTPServerTransport>();
   private server: http.Server | null = null;
   port = 0;
@@ -52,6 +54,7 @@ export class UpstreamMcpServer {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    this.requestUrls.push(req.url ?? '');
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body: unknown = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
