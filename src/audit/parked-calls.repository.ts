@@ -1,8 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { boundedJson, droppedResult, type JsonLimits, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
 import { isUuid } from '../common/validation/is-uuid.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { SecretBox } from '../common/secrets/secret-box.js';
 import { Prisma, type ParkedCall } from '../generated/prisma/client.js';
+import { jsonbSafe } from './audit.service.js';
 
 export type ParkedCallStatus = 'pending' | 'approved' | 'done' | 'denied' | 'expired';
 
@@ -21,14 +25,22 @@ export interface NewParkedCall {
 
 // The key under which a parked call's arguments rest sealed.
 const SEALED = '$sealed';
+// The outcome's write is retried (the database may blip) before the row is left to finishAbandoned.
+const FINISH_ATTEMPTS = 4;
+const FINISH_RETRY_MS = 250;
+// An outcome wraps its result in one object with a few small fields.
+const OUTCOME_SLACK_BYTES = 64 * 1024;
 
 // Calls waiting for a person's decision, and the outcome once decided. Every read and write is scoped by
 // tenant and project; a decision is one conditional UPDATE, so two deciders cannot both win.
 @Injectable()
 export class ParkedCallsRepository {
+  private readonly logger = new Logger('Approvals');
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly box: SecretBox,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   // The arguments rest sealed (SECRETS_KEY) while the call waits: they are what will run, secrets included.
@@ -66,8 +78,58 @@ export class ParkedCallsRepository {
     return count > 0 ? this.findById(tenantId, projectId, id) : null;
   }
 
-  async finish(id: string, outcome: unknown): Promise<void> {
-    await this.prisma.parkedCall.update({ where: { id }, data: { status: 'done', outcome: outcome as Prisma.InputJsonValue, arguments: Prisma.DbNull } });
+  // An approved call's final state, with its outcome, answered as returned here (as GET shows it). The
+  // outcome's JSON is written within the caps on results (one past them, should one get this far, is kept
+  // as an error naming the cap) and as jsonb takes it (a lone UTF-16 surrogate or a NUL escape would be
+  // refused), and the write is retried: it cannot fail on what the tool answered. A write the database
+  // keeps refusing is logged, and the row is finished by finishAbandoned.
+  async finish(id: string, outcome: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const limits: JsonLimits = { maxDepth: RESULT_MAX_DEPTH + 1, maxBytes: this.config.tools.resultMaxBytes + OUTCOME_SLACK_BYTES };
+    const written = boundedJson(outcome, limits);
+    const kept =
+      'text' in written
+        ? outcome
+        : { invocationId: outcome.invocationId, tool: outcome.tool, status: 'error', error: droppedResult(written, limits), durationMs: outcome.durationMs };
+    const stored = JSON.parse(jsonbSafe('text' in written ? written.text : JSON.stringify(kept))) as Record<string, unknown>;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.prisma.parkedCall.update({ where: { id }, data: { status: 'done', outcome: stored as Prisma.InputJsonObject, arguments: Prisma.DbNull } });
+        return stored;
+      } catch (error) {
+        if (attempt >= FINISH_ATTEMPTS) {
+          this.logger.error(`The outcome of approved call ${id} could not be stored: ${error instanceof Error ? error.message : String(error)}`);
+          return stored;
+        }
+        await sleep(FINISH_RETRY_MS * attempt);
+      }
+    }
+  }
+
+  // Approved calls still not finished `afterMs` after their decision, past any deadline they could run
+  // under: their instance stopped, or could not write their outcome. Each gets its final state with an error
+  // saying so (whether it ran is not known) and is returned; at most `limit` a time.
+  async finishAbandoned(afterMs: number, limit: number): Promise<ParkedCall[]> {
+    const due = await this.prisma.parkedCall.findMany({ where: { status: 'approved', decidedAt: { lte: new Date(Date.now() - afterMs) } }, take: limit });
+    const finished: ParkedCall[] = [];
+    for (const call of due) {
+      const outcome = {
+        invocationId: call.id,
+        tool: call.tool,
+        status: 'error',
+        error: {
+          code: 'outcome_lost',
+          message: 'This call was approved, but the instance running it stopped before it stored the outcome; it may or may not have run. Check its effects before calling it again.',
+          retryable: false,
+        },
+      };
+      // Conditional: an outcome written meanwhile wins.
+      const { count } = await this.prisma.parkedCall.updateMany({
+        where: { id: call.id, status: 'approved' },
+        data: { status: 'done', outcome, arguments: Prisma.DbNull },
+      });
+      if (count > 0) finished.push(call);
+    }
+    return finished;
   }
 
   // The answer of a denied or expired call; its status stays.

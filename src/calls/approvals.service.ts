@@ -14,6 +14,9 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import type { DecisionResponseDto } from './dto/approval.dto.js';
 
 const EXPIRE_BATCH = 100;
+// An approved call still unfinished this long after its decision is past any deadline (120 s at most) and
+// any retried write of its outcome: its instance stopped.
+const ABANDONED_AFTER_MS = 10 * 60_000;
 
 // The decision on a parked call, taken once: approve runs it (through the gate again, under its own id and
 // audit row), deny refuses it; either way its audit row, the event stream (tool.result / tool.denied) and
@@ -76,7 +79,8 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       outcome = { invocationId: call.id, tool: call.tool, status: error.code === 'invalid_arguments' ? 'invalid_arguments' : 'denied', error: refusal };
       this.recorder.result(identity, outcome.status as string, 0, refusal, decidedBy(decider));
     }
-    await this.parked.finish(call.id, outcome);
+    // As stored: finish cannot fail on what the tool answered, and a run is answered with its outcome.
+    outcome = await this.parked.finish(call.id, outcome);
     return { invocationId: call.id, decision: 'approved', decidedBy: decidedBy(decider), outcome };
   }
 
@@ -119,6 +123,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
 
   async expireDue(): Promise<void> {
     try {
+      await this.finishAbandoned();
       for (;;) {
         const expired = await this.parked.expireDue(EXPIRE_BATCH);
         if (expired.length === 0) return;
@@ -132,6 +137,13 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       }
     } catch (error) {
       this.logger.warn(`Expiring parked calls failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  // An approved call whose instance stopped before it stored the outcome reaches a final state all the same.
+  private async finishAbandoned(): Promise<void> {
+    for (const call of await this.parked.finishAbandoned(ABANDONED_AFTER_MS, EXPIRE_BATCH)) {
+      this.logger.warn(`Approved call ${call.id} (${call.tool}) never stored its outcome; it is finished as outcome_lost`);
     }
   }
 }

@@ -7,6 +7,7 @@ import { ApprovalsService } from './approvals.service.js';
 import { CallsController } from './calls.controller.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 import { IdempotencyService } from './idempotency.service.js';
+import { KeyedCallService } from './keyed-call.service.js';
 import { ToolBatchService } from './tool-batch.service.js';
 import { ToolInvokeService } from './tool-invoke.service.js';
 
@@ -14,6 +15,8 @@ import { ToolInvokeService } from './tool-invoke.service.js';
 @Module({
   imports: [ToolsModule, AuditModule, RateLimitModule],
   controllers: [CallsController, ApprovalsController],
-  providers: [ApprovalsService, IdempotencyRepository, IdempotencyService, ToolInvokeService, ToolBatchService],
+  providers: [ApprovalsService, IdempotencyRepository, IdempotencyService, KeyedCallService, ToolInvokeService, ToolBatchService],
+  // MCP tools/call takes Idempotency-Keys too.
+  exports: [KeyedCallService],
 })
 export class CallsModule {}

@@ -47,10 +47,11 @@ export class IdempotencyRepository {
     return row ? { fingerprint: row.fingerprint, state: row.state, outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as unknown) } : null;
   }
 
-  async complete(scope: IdempotencyScope, outcome: unknown): Promise<void> {
+  // `outcome`: the answer's JSON text, written by the caller within its caps.
+  async complete(scope: IdempotencyScope, outcome: string): Promise<void> {
     await this.driver.query(
       `UPDATE idempotency_keys SET state = 'done', outcome = $4 WHERE tenant_id = $1 AND project_id = $2 AND key = $3`,
-      [scope.tenantId, scope.projectId, scope.key, JSON.stringify(outcome)],
+      [scope.tenantId, scope.projectId, scope.key, outcome],
     );
   }
 

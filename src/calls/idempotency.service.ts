@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { idempotencyInProgress, idempotencyKeyReused, invalidIdempotencyKey } from './calls.errors.js';
+import { boundedJson, droppedResult, type JsonLimitExceeded, type JsonLimits, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ToolCallOutcome } from '../tools/tool-calls.service.js';
 import { type IdempotencyScope, IdempotencyRepository } from './idempotency.repository.js';
@@ -11,6 +13,12 @@ const LEASE_MS = 5 * 60_000;
 const POLL_MS = 50;
 const SWEEP_INTERVAL_MS = 60_000;
 const SWEEP_BATCH = 1000;
+// Writing a stored answer is retried (the database may blip), never given up for a release.
+const STORE_ATTEMPTS = 4;
+const STORE_RETRY_MS = 250;
+// An outcome wraps its result in one object with a few small fields.
+const OUTCOME_LEVELS = 1;
+const OUTCOME_SLACK_BYTES = 64 * 1024;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 // Idempotency keys after the IETF draft "The Idempotency-Key HTTP Header Field" (draft-ietf-httpapi-
@@ -19,9 +27,11 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 // twice; the same key with another call is 422 idempotency_key_reused. A repeat that arrives while the
 // first still runs waits for its answer, up to IDEMPOTENCY_WAIT_MS, then answers 409
 // idempotency_in_progress (Retry-After: 1), as the draft and Stripe do for concurrent use of a key.
-// Only an answer of a call that ran (or was parked for approval) is stored; a refusal (invalid arguments,
-// rate limit, shutdown) releases the key, so the retry is judged afresh (Stripe stores no result for a
-// request that failed validation or never started executing).
+// Every call that ran (or was parked for approval) keeps its answer, whatever it was: an error, a timeout,
+// a result dropped for its size, an explicit cancellation. Only a refusal before the run (invalid
+// arguments, rate limit, shutdown) releases the key, so the retry is judged afresh (Stripe stores no result
+// for a request that failed validation or never started executing). The callers run a keyed call apart
+// from its client's connection, so a client that goes away does not cancel it: its retry gets the answer.
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
@@ -84,20 +94,45 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private async runClaimed(scope: IdempotencyScope, execute: () => Promise<ToolCallOutcome>): Promise<ToolCallOutcome> {
     const id = scopeKey(scope);
     const done = (async () => {
+      let outcome: ToolCallOutcome;
       try {
-        const outcome = await execute();
-        await this.repository.complete(scope, outcome);
-        return outcome;
+        outcome = await execute();
       } catch (error) {
-        await this.repository.release(scope);
+        // Refused (an AppError from the gate, or from the executor before it did anything) or failed before
+        // the tool started: the call path answers every run with an outcome, never by throwing.
+        await this.repository.release(scope).catch((failure: unknown) => this.logger.warn(`Releasing an idempotency key failed: ${describe(failure)}`));
         throw error;
       }
+      // The tool ran: from here on the key keeps this answer, and is never released.
+      return this.store(scope, outcome);
     })();
     this.running.set(id, done);
     try {
       return await done;
     } finally {
       this.running.delete(id);
+    }
+  }
+
+  // The answer as it is kept and replayed: the outcome's JSON, or (should it not fit) an error naming the cap,
+  // which this request answers too, so the first answer and every replay are the same. A write that keeps
+  // failing leaves the key claimed; its lease then lets the same call run again (see LEASE_MS).
+  private async store(scope: IdempotencyScope, outcome: ToolCallOutcome): Promise<ToolCallOutcome> {
+    const limits: JsonLimits = { maxDepth: RESULT_MAX_DEPTH + OUTCOME_LEVELS, maxBytes: this.config.tools.resultMaxBytes + OUTCOME_SLACK_BYTES };
+    const written = boundedJson(outcome, limits);
+    const kept = 'text' in written ? outcome : unstorable(outcome, written, limits);
+    const text = 'text' in written ? written.text : JSON.stringify(kept);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.repository.complete(scope, text);
+        return kept;
+      } catch (error) {
+        if (attempt >= STORE_ATTEMPTS) {
+          this.logger.error(`The answer of invocation ${outcome.invocationId} could not be stored under its idempotency key: ${describe(error)}`);
+          return kept;
+        }
+        await sleep(STORE_RETRY_MS * attempt);
+      }
     }
   }
 
@@ -122,6 +157,14 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 }
 
 const noop = () => undefined;
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+// An outcome whose JSON does not fit (its result was capped already, so this is a guard, not a path).
+function unstorable(outcome: ToolCallOutcome, exceeded: JsonLimitExceeded, limits: JsonLimits): ToolCallOutcome {
+  const durationMs = 'durationMs' in outcome ? outcome.durationMs : 0;
+  return { invocationId: outcome.invocationId, tool: outcome.tool, status: 'error', error: droppedResult(exceeded, limits), durationMs };
+}
+
 const scopeKey = (s: IdempotencyScope) => `${s.tenantId}\n${s.projectId}\n${s.key}`;
 
 // JSON with object keys sorted at every level, so the same call always hashes the same. Written without

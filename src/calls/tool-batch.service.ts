@@ -2,12 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ToolCallsService, type ToolCallOutcome } from '../tools/tool-calls.service.js';
-import { type ProjectTools, ToolRegistry } from '../tools/tool-registry.js';
-import type { CallPrincipal } from '../tools/tool-call.gate.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import type { CallPrincipal, RawToolCall } from '../tools/tool-call.gate.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { type BatchCall, mapBounded, parseBatch } from './batch-request.js';
 import type { BatchResponseDto, BatchResultDto, BatchStatus } from './dto/batch.dto.js';
 import { IdempotencyService } from './idempotency.service.js';
+import { KeyedCallService } from './keyed-call.service.js';
 
 // Several tool calls in one request, as models emit them in one turn. Each call takes the one call path
 // (ToolCallsService: gate, rate limit, run, audit, events) exactly as a single invoke would; they run
@@ -19,7 +20,7 @@ export class ToolBatchService {
   constructor(
     private readonly calls: ToolCallsService,
     private readonly registry: ToolRegistry,
-    private readonly idempotency: IdempotencyService,
+    private readonly keyed: KeyedCallService,
     private readonly limiter: TenantRateLimiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -27,38 +28,43 @@ export class ToolBatchService {
   async run(tenantId: string, projectId: string, principal: CallPrincipal, body: unknown, request: AbortController): Promise<BatchResponseDto> {
     // The project first, as for a single invoke: a missing or foreign project is one 404 for the batch
     // (whatever the body), then the envelope's 400s before anything runs.
-    const project = await this.registry.forProject(tenantId, projectId);
+    await this.registry.forProject(tenantId, projectId);
     const calls = parseBatch(body);
     for (const call of calls) if (call.idempotencyKey !== undefined) IdempotencyService.checkKey(call.idempotencyKey);
     // The request paid for one call; the others are charged now, all at once, before any runs.
     await this.limiter.chargeExtraCalls(tenantId, calls.length - 1);
-    const results = await mapBounded(calls, this.config.calls.batchConcurrency, (call) => this.runOne(tenantId, projectId, project, principal, call, request));
+    const results = await mapBounded(calls, this.config.calls.batchConcurrency, (call) => this.runOne(tenantId, projectId, principal, call, request));
     return { results };
   }
 
   private async runOne(
     tenantId: string,
     projectId: string,
-    project: ProjectTools,
     principal: CallPrincipal,
     call: BatchCall,
     request: AbortController,
   ): Promise<BatchResultDto> {
     const body = { arguments: call.arguments, ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}) };
-    // Each call gets its own controller (its deadline must not cancel its neighbours), cancelled with the request.
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(request.signal.reason);
-    if (request.signal.aborted) onAbort();
-    else request.signal.addEventListener('abort', onAbort, { once: true });
-    const execute = () => this.calls.call({ tenantId, projectId, principal, toolName: call.tool, body, channel: 'rest' }, controller);
+    const raw: RawToolCall = { tenantId, projectId, principal, toolName: call.tool, body, channel: 'rest' };
     try {
-      // As for a single invoke: a tool this key may not use never reaches the key store.
-      if (call.idempotencyKey === undefined || !ToolRegistry.offers(project, principal.tools, call.tool)) return toResult(call, await execute());
-      const answer = await this.idempotency.run({ tenantId, projectId, key: call.idempotencyKey }, { tool: call.tool, ...body }, execute);
+      // A call with a key runs on when the client goes away, and its retry gets the answer (KeyedCallService).
+      if (call.idempotencyKey === undefined) return toResult(call, await this.runUnkeyed(raw, request));
+      const answer = await this.keyed.call(raw, call.idempotencyKey);
       return { ...toResult(call, answer.outcome), ...(answer.replayed ? { replayed: true } : {}) };
     } catch (error) {
       if (error instanceof AppError) return refusedResult(call, error);
       throw error;
+    }
+  }
+
+  // Each call gets its own controller (its deadline must not cancel its neighbours), cancelled with the request.
+  private async runUnkeyed(raw: RawToolCall, request: AbortController): Promise<ToolCallOutcome> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(request.signal.reason);
+    if (request.signal.aborted) onAbort();
+    else request.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.calls.call(raw, controller);
     } finally {
       request.signal.removeEventListener('abort', onAbort);
     }

@@ -39,6 +39,9 @@ export interface AppConfig {
   };
   tools: {
     readMaxBytes: number;
+    // The JSON text of one tool result, at most (RESULT_MAX_BYTES): a larger one is answered and stored as
+    // the error result_too_large, so every answer of a run can be sent and kept.
+    resultMaxBytes: number;
     shell: {
       maxOutputBytes: number;
       maxProcesses: number;

@@ -20,10 +20,12 @@ import { ClientDisconnected } from '../common/http/client-abort-controller.decor
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
-import type { CallPrincipal } from '../tools/tool-call.gate.js';
+import type { CallPrincipal, RawToolCall } from '../tools/tool-call.gate.js';
+import { invalidIdempotencyKey } from '../calls/calls.errors.js';
+import { KeyedCallService } from '../calls/keyed-call.service.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
-import { fromInvocation, fromRefusal, toMcpTool } from './mcp-tool-results.js';
+import { fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, toMcpTool } from './mcp-tool-results.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
 const CAPABILITIES = { tools: { listChanged: false } };
@@ -47,6 +49,8 @@ export interface McpCaller {
   principal: CallPrincipal;
   // Aborted when the HTTP client goes away; a tools/call runs under it.
   controller: AbortController;
+  // Aborted when the key is revoked or expires: it stops a call under an Idempotency-Key too.
+  keyEnded: AbortSignal;
 }
 
 // A project's MCP server over the Streamable HTTP transport, stateless (nothing to share between instances
@@ -63,6 +67,7 @@ export class McpEndpointService {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly calls: ToolCallsService,
+    private readonly keyed: KeyedCallService,
     private readonly limiter: TenantRateLimiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -133,7 +138,7 @@ export class McpEndpointService {
   private async fastResult(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' }>): Promise<unknown> {
     switch (message.kind) {
       case 'call':
-        return this.call(caller, message.name, message.arguments);
+        return this.call(caller, message.name, message.arguments, undefined, message.idempotencyKey);
       case 'list':
         return this.list(caller);
       case 'ping':
@@ -149,7 +154,15 @@ export class McpEndpointService {
     const server = new sdk.Server(SERVER_INFO, { capabilities: CAPABILITIES, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
     server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      bounded(() => this.call(caller, request.params.name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, extra.signal)),
+      bounded(() =>
+        this.call(
+          caller,
+          request.params.name,
+          raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments,
+          extra.signal,
+          request.params._meta?.[IDEMPOTENCY_KEY_META],
+        ),
+      ),
     );
     return server;
   }
@@ -165,7 +178,9 @@ export class McpEndpointService {
   }
 
   // `cancelled`: the SDK's signal for this request (notifications/cancelled in the same batch) on its path.
-  private async call(caller: McpCaller, name: string, args: unknown, cancelled?: AbortSignal): Promise<CallToolResult> {
+  // `idempotencyKey`: params._meta["dev.toolgate/idempotencyKey"], the Idempotency-Key of REST.
+  private async call(caller: McpCaller, name: string, args: unknown, cancelled?: AbortSignal, idempotencyKey?: unknown): Promise<CallToolResult> {
+    if (idempotencyKey !== undefined) return this.keyedCall(caller, name, args, cancelled, idempotencyKey);
     // Each call its own controller: in a JSON-RPC batch, one call's deadline must not stop the others.
     // notifications/cancelled for this request, or the client going away, stops it.
     const controller = new AbortController();
@@ -188,6 +203,22 @@ export class McpEndpointService {
     } finally {
       cancelled?.removeEventListener('abort', onCancel);
       caller.controller.signal.removeEventListener('abort', onGone);
+    }
+  }
+
+  // Under an Idempotency-Key, as over REST: the call runs on when the client goes away and its retry gets the
+  // stored answer (marked replayed); notifications/cancelled or the key's end stop it, and that answer is kept.
+  private async keyedCall(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal | undefined, key: unknown): Promise<CallToolResult> {
+    const call: RawToolCall = { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp' };
+    try {
+      if (typeof key !== 'string') throw invalidIdempotencyKey(`_meta["${IDEMPOTENCY_KEY_META}"] must be a string of 1 to 255 visible ASCII characters`);
+      const { outcome, replayed } = await this.keyed.call(call, key, cancelled ? AbortSignal.any([cancelled, caller.keyEnded]) : caller.keyEnded);
+      const result = fromInvocation(outcome);
+      return replayed ? { ...result, _meta: { ...result._meta, [REPLAYED_META]: true } } : result;
+    } catch (error) {
+      if (error instanceof AppError) return fromRefusal(error);
+      this.logger.error(error instanceof Error ? error : String(error));
+      throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
     }
   }
 }

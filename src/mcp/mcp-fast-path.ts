@@ -1,6 +1,7 @@
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { InitializeRequestSchema, type InitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
+import { IDEMPOTENCY_KEY_META } from './mcp-tool-results.js';
 
 // The messages the endpoint answers without building an SDK Server and transport: one JSON-RPC message
 // per POST (what SDK clients send), of the shapes below, checked here by the same rules the SDK's
@@ -10,7 +11,7 @@ import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 // Building the Server, its transport and the Web Request/Response pair, and the SDK's zod parses of the
 // envelope, were most of the endpoint's CPU per call; for these messages they decide nothing.
 export type FastMessage =
-  | { kind: 'call'; id: string | number; name: string; arguments: unknown }
+  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown }
   | { kind: 'list'; id: string | number }
   | { kind: 'ping'; id: string | number }
   | { kind: 'initialize'; id: string | number; request: InitializeRequest }
@@ -29,7 +30,7 @@ function onlyKeys(object: Record<string, unknown>, allowed: readonly string[]): 
 
 const ENVELOPE_KEYS = ['jsonrpc', 'id', 'method', 'params'] as const;
 const NOTIFICATION_KEYS = ['jsonrpc', 'method', 'params'] as const;
-const CALL_PARAM_KEYS = ['name', 'arguments'] as const;
+const CALL_PARAM_KEYS = ['name', 'arguments', '_meta'] as const;
 const LIST_PARAM_KEYS = ['cursor'] as const;
 
 // The transport's header rules: Accept lists both JSON and SSE (a substring check, as the SDK does), the
@@ -57,11 +58,13 @@ export function recogniseFastMessage(exchange: Pick<HttpExchange, 'headers' | 'b
   if (!headersAllow(exchange.headers, method === 'initialize')) return null;
   switch (method) {
     case 'tools/call': {
-      // name and arguments only: task augmentation and _meta (progress tokens) go to the SDK.
+      // name, arguments and an idempotency key only: task augmentation and other _meta (progress tokens) go to the SDK.
       if (params === undefined || !onlyKeys(params, CALL_PARAM_KEYS) || typeof params.name !== 'string') return null;
       if (params.arguments !== undefined && !isPlainObject(params.arguments)) return null;
+      const meta = params._meta;
+      if (meta !== undefined && !(isPlainObject(meta) && onlyKeys(meta, [IDEMPOTENCY_KEY_META]))) return null;
       // The arguments as the JSON parser produced them: the gate must see a "__proto__" key to refuse it.
-      return { kind: 'call', id, name: params.name, arguments: params.arguments };
+      return { kind: 'call', id, name: params.name, arguments: params.arguments, ...(meta !== undefined ? { idempotencyKey: meta[IDEMPOTENCY_KEY_META] } : {}) };
     }
     case 'tools/list':
       if (params !== undefined && (!onlyKeys(params, LIST_PARAM_KEYS) || (params.cursor !== undefined && typeof params.cursor !== 'string'))) return null;

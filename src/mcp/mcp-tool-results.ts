@@ -6,6 +6,10 @@ import { formatTool } from '../tools/tool-formats.js';
 
 // Where an MCP client finds the audit row of a call: GET /v1/projects/{id}/invocations/{invocationId}.
 export const INVOCATION_ID_META = 'dev.toolgate/invocationId';
+// A tools/call's Idempotency-Key (params._meta), and the mark on a result that is the stored answer of an
+// earlier call with that key.
+export const IDEMPOTENCY_KEY_META = 'dev.toolgate/idempotencyKey';
+export const REPLAYED_META = 'dev.toolgate/idempotentReplayed';
 
 // A tool as tools/list shows it: the REST listing's `format=mcp` entry. MCP wants an output schema to
 // describe an object (structuredContent is one); a tool whose declared output is not an object is

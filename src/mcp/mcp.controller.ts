@@ -82,10 +82,15 @@ export class McpController {
     // which Fastify refuses by building an "already sent" error (a stack trace) on every call.
     @Res() _reply: unknown,
   ): Promise<void> {
-    // A key revoked or expired while its request runs stops the request's calls, as a client leaving would.
-    const stop = this.revocations.untilEnded(tenant, () => controller.abort(new ClientDisconnected()));
+    // A key revoked or expired while its request runs stops the request's calls, as a client leaving would,
+    // and those under an Idempotency-Key too, which a client leaving does not stop.
+    const keyEnded = new AbortController();
+    const stop = this.revocations.untilEnded(tenant, () => {
+      keyEnded.abort();
+      controller.abort(new ClientDisconnected());
+    });
     return this.endpoint
-      .handle({ tenantId: tenant.tenantId, projectId, principal: { apiKeyId: tenant.apiKeyId, tools: tenant.tools }, controller }, exchange)
+      .handle({ tenantId: tenant.tenantId, projectId, principal: { apiKeyId: tenant.apiKeyId, tools: tenant.tools }, controller, keyEnded: keyEnded.signal }, exchange)
       .finally(stop);
   }
 

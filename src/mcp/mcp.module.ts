@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { CallsModule } from '../calls/calls.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { McpController } from './mcp.controller.js';
@@ -6,7 +7,7 @@ import { McpEndpointService } from './mcp-endpoint.service.js';
 
 // Every project as an MCP server (mcp.controller.ts); federation of upstream MCP servers lives in skills/.
 @Module({
-  imports: [ToolsModule, RateLimitModule],
+  imports: [ToolsModule, RateLimitModule, CallsModule],
   controllers: [McpController],
   providers: [McpEndpointService],
 })

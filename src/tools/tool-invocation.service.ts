@@ -1,5 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
+import { droppedResult, type JsonLimits, measureJson, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { inSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
@@ -24,6 +26,7 @@ export class ToolInvocationService {
   constructor(
     private readonly recorder: InvocationRecorder,
     private readonly inFlight: InFlightCalls,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   // `controller` is the request's: aborted when the client leaves, and here when the deadline passes.
@@ -101,6 +104,14 @@ export class ToolInvocationService {
     }
   }
 
+  // A result no answer could carry (nested past RESULT_MAX_DEPTH, or past RESULT_MAX_BYTES as JSON) is
+  // dropped here, once for every channel: the run counts, and the call answers (and stores) an error naming the cap.
+  private withinResultCaps(result: unknown): { status: 'ok'; result: unknown } | { status: 'error'; error: { code: string; message: string; retryable: boolean } } {
+    const limits: JsonLimits = { maxDepth: RESULT_MAX_DEPTH, maxBytes: this.config.tools.resultMaxBytes };
+    const measured = measureJson(result, limits);
+    return measured === 'fits' ? { status: 'ok', result } : { status: 'error', error: droppedResult(measured, limits) };
+  }
+
   private toOutcome(
     settled: Settled,
     call: ValidatedToolCall,
@@ -113,7 +124,7 @@ export class ToolInvocationService {
         error: { code: 'timeout', message: `The tool did not finish within ${call.timeoutMs} ms and was stopped`, retryable: true },
       };
     }
-    if (settled.ok) return { status: 'ok', result: settled.value };
+    if (settled.ok) return this.withinResultCaps(settled.value);
     const error = settled.error;
     // Stopped from outside: say why, whatever the executor made of its aborted signal.
     if (settled.aborted && signal.reason instanceof ClientDisconnected) {
