@@ -323,7 +323,7 @@ describe('the OpenAPI document against the running service', () => {
     expect(ready.body).toEqual({ status: 'ok' });
     // The operator's token: the details the public answer leaves out.
     const detailed = await call('getReadiness', 200, { auth: t.admin });
-    expect(Object.keys(detailed.body).sort()).toEqual(['auditQueue', 'changeBus', 'commandSandbox', 'status']);
+    expect(Object.keys(detailed.body).sort()).toEqual(['auditQueue', 'changeBus', 'commandSandbox', 'rateLimitStore', 'status']);
   });
 
   it('refuses every secured operation without credentials, and with the other kind of credentials, as declared', async () => {
