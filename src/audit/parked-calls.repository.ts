@@ -108,26 +108,17 @@ export class ParkedCallsRepository {
   // Approved calls still not finished `afterMs` after their decision, past any deadline they could run
   // under: their instance stopped, or could not write their outcome. Each gets its final state with an error
   // saying so (whether it ran is not known) and is returned; at most `limit` a time.
-  async finishAbandoned(afterMs: number, limit: number): Promise<ParkedCall[]> {
+  async finishAbandoned(afterMs: number, limit: number): Promise<{ call: ParkedCall; error: typeof OUTCOME_LOST }[]> {
     const due = await this.prisma.parkedCall.findMany({ where: { status: 'approved', decidedAt: { lte: new Date(Date.now() - afterMs) } }, take: limit });
-    const finished: ParkedCall[] = [];
+    const finished: { call: ParkedCall; error: typeof OUTCOME_LOST }[] = [];
     for (const call of due) {
-      const outcome = {
-        invocationId: call.id,
-        tool: call.tool,
-        status: 'error',
-        error: {
-          code: 'outcome_lost',
-          message: 'This call was approved, but the instance running it stopped before it stored the outcome; it may or may not have run. Check its effects before calling it again.',
-          retryable: false,
-        },
-      };
+      const outcome = { invocationId: call.id, tool: call.tool, status: 'error', error: OUTCOME_LOST };
       // Conditional: an outcome written meanwhile wins.
       const { count } = await this.prisma.parkedCall.updateMany({
         where: { id: call.id, status: 'approved' },
         data: { status: 'done', outcome, arguments: Prisma.DbNull },
       });
-      if (count > 0) finished.push(call);
+      if (count > 0) finished.push({ call, error: OUTCOME_LOST });
     }
     return finished;
   }
@@ -152,3 +143,9 @@ export class ParkedCallsRepository {
     return expired;
   }
 }
+
+const OUTCOME_LOST = {
+  code: 'outcome_lost',
+  message: 'This call was approved, but the instance running it stopped before it stored the outcome; it may or may not have run. Check its effects before calling it again.',
+  retryable: false,
+};

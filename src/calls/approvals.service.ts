@@ -142,8 +142,9 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
 
   // An approved call whose instance stopped before it stored the outcome reaches a final state all the same.
   private async finishAbandoned(): Promise<void> {
-    for (const call of await this.parked.finishAbandoned(ABANDONED_AFTER_MS, EXPIRE_BATCH)) {
+    for (const { call, error } of await this.parked.finishAbandoned(ABANDONED_AFTER_MS, EXPIRE_BATCH)) {
       this.logger.warn(`Approved call ${call.id} (${call.tool}) never stored its outcome; it is finished as outcome_lost`);
+      await this.recorder.lostParked(identityOf(call), error, call.startedAt);
     }
   }
 }

@@ -42,6 +42,9 @@ export interface AppConfig {
     // The JSON text of one tool result, at most (RESULT_MAX_BYTES): a larger one is answered and stored as
     // the error result_too_large, so every answer of a run can be sent and kept.
     resultMaxBytes: number;
+    // Content items of one upstream MCP tool result, at most (MCP_RESULT_MAX_CONTENT_ITEMS): the rest are
+    // dropped and a note says how many.
+    mcpResultMaxContentItems: number;
     shell: {
       maxOutputBytes: number;
       maxProcesses: number;

@@ -90,6 +90,26 @@ export class InvocationRecorder {
     this.events.emit({ type: 'tool.denied', ...call, status, error: shown, durationMs, ...(decidedBy && { decidedBy }) });
   }
 
+  // An approved call whose instance stopped before it stored the outcome: the pending row becomes the error
+  // the parked call answers. A row the run did write is final and stays (see AuditRepository.insertMany).
+  async lostParked(call: CallIdentity, error: { code: string; message: string }, startedAt: Date): Promise<void> {
+    const finishedAt = new Date();
+    const durationMs = finishedAt.getTime() - startedAt.getTime();
+    await this.write({
+      ...this.row(call),
+      status: 'error',
+      event: null,
+      errorCode: error.code,
+      errorMessage: error.message,
+      durationMs,
+      arguments: null,
+      redactedPaths: [],
+      startedAt,
+      finishedAt,
+    });
+    this.events.emit({ type: 'tool.result', ...call, status: 'error', error, durationMs });
+  }
+
   // The outcome of an approved call; its error was redacted where it was made (ToolInvocationService, the gate).
   result(call: CallIdentity, status: string, durationMs: number, error: { code: string; message: string } | undefined, decidedBy: DecidedBy): void {
     const shown = error && { ...error, message: redactMessage(error.message) };

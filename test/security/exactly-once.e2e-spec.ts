@@ -425,7 +425,12 @@ describe('exactly once: refusals and abandoned approvals', () => {
       return current;
     }, 60, 100);
     expect(row).toMatchObject({ arguments: null, outcome: { invocationId: id, status: 'error', error: { code: 'outcome_lost', retryable: false } } });
-    const shown = (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body;
+    // The audit row says so too, instead of pending_approval forever.
+    const shown = await eventually(async () => {
+      const body = (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body;
+      expect(body).toMatchObject({ status: 'error', errorCode: 'outcome_lost' });
+      return body;
+    }, 60, 100);
     expect(shown.outcome).toEqual(row.outcome);
   });
 });

@@ -2,6 +2,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../support/test-ap
 import { callTool, enableSkill, expectError, postSkill, uniqueName } from '../e2e/skills/skill-test-kit.js';
 import { mcpClientFor, type TextResult } from '../e2e/mcp/mcp-test-kit.js';
 import { UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
+import { AppWorkerPool } from '../../src/app-worker-pool.module.js';
 
 // A tenant's MCP server imported as a skill, run once (not per adapter where it matters little): the
 // upstream is a real SDK server on loopback, opened with FETCH_ALLOW_HOSTS.
@@ -24,7 +25,7 @@ describe('MCP servers as skill sources', () => {
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}` } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    const imported = await postSkill(t, tenant, source(['echo', 'fail', 'hang', 'flood']));
+    const imported = await postSkill(t, tenant, source(['echo', 'fail', 'hang', 'flood', 'crowd']));
     expect(imported.status).toBe(201);
     expect((await enableSkill(t, tenant, projectId, imported.body.id as string)).status).toBe(201);
   });
@@ -85,6 +86,22 @@ describe('MCP servers as skill sources', () => {
     expect(flood.body).toMatchObject({ status: 'error', error: { code: 'upstream_too_large' } });
     // The service lives on.
     await callTool(t, tenant, projectId, 'echo', { text: 'still here' }).expect(200);
+  });
+
+  it('relays at most MCP_RESULT_MAX_CONTENT_ITEMS content items, parsing a large answer on a pool thread', async () => {
+    const pool = t.app.get(AppWorkerPool);
+    const before = pool.completed;
+    // 100,000 items are about 3 MB of JSON: parsed and cut on a thread, not on the event loop.
+    const crowd = await callTool(t, tenant, projectId, 'crowd', { count: 100_000 }).expect(200);
+    expect(crowd.body.status).toBe('ok');
+    const content = (crowd.body.result as { content: { type: string; text: string }[] }).content;
+    expect(content).toHaveLength(1000);
+    expect(content.slice(0, 3).map((item) => item.text)).toEqual(['0', '1', '2']);
+    expect(content[999].text).toBe('[99001 more content items were dropped: Toolgate relays at most 1000 per result (MCP_RESULT_MAX_CONTENT_ITEMS)]');
+    expect(pool.completed).toBeGreaterThan(before);
+    // A small answer is relayed whole.
+    const few = await callTool(t, tenant, projectId, 'crowd', { count: 3 }).expect(200);
+    expect(few.body.result).toEqual({ content: ['0', '1', '2'].map((text) => ({ type: 'text', text })) });
   });
 
   it('initialises a new session once when the upstream restarted, instead of failing', async () => {

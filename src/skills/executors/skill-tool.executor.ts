@@ -7,6 +7,7 @@ import { cpuSecondsFor } from '../../execution/process/process-limits.js';
 import { shellDisabled } from '../../execution/process/executable-allowlist.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import type { McpExecutorSpec, UpstreamMcpClients } from '../mcp/upstream-mcp-clients.js';
+import { capResultContent } from '../mcp/upstream-answer-caps.js';
 import type { CompiledSkillTool } from '../skill-compiler.js';
 import { SKILL_HTTP_MAX_BYTES } from '../skills.limits.js';
 import { ToolError } from '../../execution/tool-error.js';
@@ -101,6 +102,7 @@ export class SkillToolExecutor implements ToolExecutor {
   private async callUpstream(spec: McpExecutorSpec, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     const target = { tenantId: ctx.tenantId, url: spec.url, headers: spec.headers };
     const result = await this.upstreams.callTool(target, spec.tool, args, ctx.timeoutMs, ctx.signal);
+    capResultContent(result, this.config.tools.mcpResultMaxContentItems);
     const text = result.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n');
     if (result.isError) throw new ToolError('upstream_error', text.slice(0, 8192) || `The tool '${spec.tool}' failed on the MCP server`, false);
     return result.structuredContent ?? { content: result.content };

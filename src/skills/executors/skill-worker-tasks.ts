@@ -1,8 +1,20 @@
 import { toolErrorCodec } from '../../execution/tool-error.js';
+import { capUpstreamAnswer } from '../mcp/upstream-answer-caps.js';
 import { runSkillToolInWorker } from './skill-runner.js';
 
-// Tenant skill tools registered with mode "sync" run in the app's worker pool.
-export const skillWorkerTasks = { runSkillTool: runSkillToolInWorker };
+export interface CapUpstreamAnswerTask {
+  bytes: Uint8Array;
+  contentType: string;
+  maxContentItems: number;
+}
+
+// Tenant skill tools registered with mode "sync" run in the app's worker pool, and so does the parsing of a
+// large answer of an upstream MCP server (its bytes are decoded on the thread, too).
+export const skillWorkerTasks = {
+  runSkillTool: runSkillToolInWorker,
+  capUpstreamAnswer: ({ bytes, contentType, maxContentItems }: CapUpstreamAnswerTask) =>
+    Promise.resolve(capUpstreamAnswer({ body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), contentType, maxContentItems })),
+};
 
 export type SkillWorkerTasks = typeof skillWorkerTasks;
 

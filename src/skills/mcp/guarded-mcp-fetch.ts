@@ -8,7 +8,13 @@ export interface GuardedFetchOptions {
   // Per HTTP exchange with the upstream: the answer is read whole, within these.
   timeoutMs: number;
   maxBytes: number;
+  // Rewrites an answer of at least LARGE_ANSWER_BYTES before the SDK parses it (null: keep it as it came).
+  reshapeLargeAnswer?: (body: Buffer, contentType: string) => Promise<string | null>;
 }
+
+// Below this, parsing on the event loop costs well under a millisecond; above it, the answer is handed to
+// reshapeLargeAnswer (a pool thread) first.
+export const LARGE_ANSWER_BYTES = 64 * 1024;
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
@@ -42,6 +48,12 @@ export function guardedMcpFetch(options: GuardedFetchOptions): FetchLike {
       throw new ToolError('upstream_too_large', `The MCP server at ${shown} answered more than ${options.maxBytes} bytes; the answer was dropped`, false);
     }
     const body = NULL_BODY_STATUSES.has(response.status) ? null : Buffer.from(response.body, response.bodyEncoding);
+    const contentType = String(response.headers['content-type'] ?? '');
+    const reshaped = body && body.length >= LARGE_ANSWER_BYTES && options.reshapeLargeAnswer ? await options.reshapeLargeAnswer(body, contentType) : null;
+    if (reshaped !== null) {
+      const { 'content-length': _stale, ...rest } = response.headers;
+      return new Response(reshaped, { status: response.status, headers: rest });
+    }
     return new Response(body, { status: response.status, headers: response.headers });
   };
 }

@@ -3,9 +3,11 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type * as SdkClientModule from './mcp-sdk-client.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../common/errors/app-error.js';
+import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolError } from '../../execution/tool-error.js';
 import { redactText, scrubWholeValues } from '../../common/secrets/secret-redaction.js';
+import type { SkillWorkerTasks } from '../executors/skill-worker-tasks.js';
 import { executorSecrets } from '../skill-secrets.js';
 import { guardedMcpFetch } from './guarded-mcp-fetch.js';
 
@@ -43,7 +45,10 @@ const loadSdkClient = () => (sdkClient ??= import('./mcp-sdk-client.js'));
 export class UpstreamMcpClients implements OnApplicationShutdown {
   private readonly clients = new Map<string, Promise<Client>>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WORKER_POOL) private readonly pool: WorkerPool<SkillWorkerTasks>,
+  ) {}
 
   // At registration: the upstream's tools, all pages, within UPSTREAM_IMPORT_TIMEOUT_MS.
   async listTools(target: UpstreamTarget): Promise<Tool[]> {
@@ -97,7 +102,13 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
     const { Client, StreamableHTTPClientTransport } = await loadSdkClient();
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers: target.headers ?? {} },
-      fetch: guardedMcpFetch({ allowHosts: this.config.tools.fetch.allowHosts, timeoutMs, maxBytes: UPSTREAM_MAX_BYTES }),
+      fetch: guardedMcpFetch({
+        allowHosts: this.config.tools.fetch.allowHosts,
+        timeoutMs,
+        maxBytes: UPSTREAM_MAX_BYTES,
+        reshapeLargeAnswer: (body, contentType) =>
+          this.pool.run('capUpstreamAnswer', { bytes: body, contentType, maxContentItems: this.config.tools.mcpResultMaxContentItems }),
+      }),
     });
     const client = new Client(CLIENT_INFO);
     try {

@@ -19,6 +19,7 @@ export const UPSTREAM_TOOLS: Tool[] = [
   { name: 'fail', description: 'Always fails', inputSchema: { type: 'object', properties: {} } },
   { name: 'hang', description: 'Never answers', inputSchema: { type: 'object', properties: {} } },
   { name: 'flood', description: 'Answers 10 MiB', inputSchema: { type: 'object', properties: {} } },
+  { name: 'crowd', description: 'Answers `count` tiny content items', inputSchema: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] } },
   { name: 'remote_ref', description: 'A schema with a remote $ref', inputSchema: { type: 'object', properties: { a: { $ref: 'https://schemas.example.com/a.json' } } } },
 ];
 
@@ -88,6 +89,8 @@ export class UpstreamMcpServer {
           return new Promise<never>(() => undefined);
         case 'flood':
           return { content: [{ type: 'text', text: 'x'.repeat(10 * 1024 * 1024) }] };
+        case 'crowd':
+          return { content: Array.from({ length: Number(request.params.arguments?.count) }, (_, i) => ({ type: 'text' as const, text: String(i) })) };
         default:
           return { isError: true, content: [{ type: 'text', text: 'unknown tool' }] };
       }
