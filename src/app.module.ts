@@ -9,6 +9,7 @@ import { WorkerPoolModule } from './app-worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { ToolsetsModule } from './toolsets/toolsets.module.js';
 import { CallsModule } from './calls/calls.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ShutdownModule } from './shutdown/shutdown.module.js';
@@ -47,6 +48,7 @@ export class AppModule {
         AuditModule,
         ToolsModule,
         McpModule,
+        ToolsetsModule,
         CallsModule,
         RateLimitModule,
         ShutdownModule,

@@ -25,6 +25,9 @@ export interface InvocationRecord {
   finishedAt: Date;
   // OpenTelemetry trace id (32 hex digits) of the call, null when tracing is off.
   traceId: string | null;
+  // A call through a toolset: its slug and the name the model used (`tool` is the real tool); else null.
+  toolset?: string | null;
+  exposedTool?: string | null;
 }
 
 export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired'] as const;
@@ -53,6 +56,8 @@ export interface ExportedInvocationRow {
   finished_at: string;
   decided_by_key_id: string | null;
   decided_by_name: string | null;
+  toolset: string | null;
+  exposed_tool: string | null;
 }
 
 export interface ExportWindow {
@@ -79,9 +84,10 @@ export class AuditRepository {
     const column = <T>(pick: (r: InvocationRecord) => T) => records.map(pick);
     await this.driver.query(
       `INSERT INTO invocations (id, tenant_id, project_id, tool, status, event, error_code, error_message, duration_ms,
-         arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel, trace_id)
+         arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel, trace_id, toolset, exposed_tool)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[], $15::text[], $16::text[])
+         $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[], $15::text[], $16::text[],
+         $17::text[], $18::text[])
        ON CONFLICT (id, started_at) DO UPDATE SET status = EXCLUDED.status, event = EXCLUDED.event, error_code = EXCLUDED.error_code,
          error_message = EXCLUDED.error_message, duration_ms = EXCLUDED.duration_ms, finished_at = EXCLUDED.finished_at,
          trace_id = COALESCE(EXCLUDED.trace_id, invocations.trace_id)
@@ -103,6 +109,8 @@ export class AuditRepository {
       column((r) => r.finishedAt.toISOString()),
       column((r) => r.channel),
       column((r) => r.traceId),
+      column((r) => r.toolset ?? null),
+      column((r) => r.exposedTool ?? null),
       ],
       // One text whatever the batch size (arrays, not rows of placeholders): prepared once per connection.
       'audit_insert_many',
@@ -143,7 +151,8 @@ export class AuditRepository {
     return this.driver.query<ExportedInvocationRow>(
       `SELECT seq::text AS seq, id, project_id, tool, channel, status, event, error_code, error_message, duration_ms,
          arguments::text AS arguments, arguments_truncated, redacted_paths::text AS redacted_paths,
-         ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at, decided_by_key_id, decided_by_name
+         ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at, decided_by_key_id, decided_by_name,
+         toolset, exposed_tool
        FROM invocations
        WHERE tenant_id = $1 AND project_id = $2 AND seq > $3
          AND ($4::timestamptz IS NULL OR started_at >= $4) AND ($5::timestamptz IS NULL OR started_at < $5)

@@ -3,7 +3,10 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 
-export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId'> & {
+export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId' | 'toolset' | 'exposedTool'> & {
+  // A call through a toolset (see InvocationRecord).
+  toolset?: string | null;
+  exposedTool?: string | null;
   // The trace the call ran in, when tracing is on.
   traceId?: string | null;
   // Already redacted by the caller (see execution/validation/argument-redaction.ts).
@@ -28,6 +31,8 @@ export class AuditService {
     return this.writer.enqueue({
       ...rest,
       traceId: entry.traceId ?? null,
+      toolset: entry.toolset ?? null,
+      exposedTool: entry.exposedTool ?? null,
       tool: withoutNul(entry.tool),
       errorMessage: entry.errorMessage === null ? null : withoutNul(entry.errorMessage),
       argumentsJson: json,

@@ -51,6 +51,8 @@ function exportLine(row: ExportedInvocationRow): string {
     id: row.id,
     projectId: row.project_id,
     tool: row.tool,
+    toolset: row.toolset,
+    exposedTool: row.exposed_tool,
     channel: row.channel,
     status: row.status,
     event: row.event,

@@ -21,6 +21,8 @@ export interface NewParkedCall {
   startedAt: Date;
   expiresAt: Date;
   requestedByKeyId: string;
+  // Through a toolset that confines the tool to a directory of the workspace: that directory.
+  pathPrefix: string | null;
 }
 
 // The key under which a parked call's arguments rest sealed.

@@ -66,6 +66,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
         timeoutMs: call.timeoutMs,
         startedAt: call.startedAt,
         requestedByKeyId: call.requestedByKeyId ?? '',
+        pathPrefix: call.pathPrefix,
       });
       outcome = { ...result };
       this.recorder.result(identity, result.status, result.durationMs, result.error, decidedBy(decider));

@@ -17,6 +17,6 @@ import { ToolInvokeService } from './tool-invoke.service.js';
   controllers: [CallsController, ApprovalsController],
   providers: [ApprovalsService, IdempotencyRepository, IdempotencyService, KeyedCallService, ToolInvokeService, ToolBatchService],
   // MCP tools/call takes Idempotency-Keys too.
-  exports: [KeyedCallService],
+  exports: [KeyedCallService, ToolInvokeService],
 })
 export class CallsModule {}

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import type { RawToolCall } from '../tools/tool-call.gate.js';
 import { ToolCallsService, type ToolCallOutcome } from '../tools/tool-calls.service.js';
-import { ToolRegistry } from '../tools/tool-registry.js';
+import { type ProjectTools, ToolRegistry } from '../tools/tool-registry.js';
 import { IdempotencyService } from './idempotency.service.js';
 
 export interface KeyedAnswer {
@@ -34,12 +34,25 @@ export class KeyedCallService {
     try {
       // A tool this key may not use is refused by the gate (and audited) without touching the key's store,
       // so the store can neither tell the key what others stored nor replay it their answers.
-      if (!ToolRegistry.offers(project, call.principal.tools, call.toolName)) return { outcome: await this.calls.call(call, controller), replayed: false };
+      if (!offered(project, call)) return { outcome: await this.calls.call(call, controller), replayed: false };
       const { tenantId, projectId, toolName, body } = call;
-      const fingerprinted = { tool: toolName, ...(typeof body === 'object' && body !== null ? body : { body }) };
+      const through = call.catalogue ? { toolset: call.catalogue.toolset } : {};
+      const fingerprinted = { tool: toolName, ...through, ...(typeof body === 'object' && body !== null ? body : { body }) };
       return await this.idempotency.run({ tenantId, projectId, key }, fingerprinted, () => this.calls.call(call, controller));
     } finally {
       cancel?.removeEventListener('abort', onCancel);
     }
+  }
+}
+
+// Whether the key may call this name: in the project's tools, or through a toolset among its exposed tools
+// (call_tool is always there in search mode; the tool it names is judged by the gate).
+function offered(project: ProjectTools, call: RawToolCall): boolean {
+  if (!call.catalogue) return ToolRegistry.offers(project, call.principal.tools, call.toolName);
+  try {
+    call.catalogue.view(ToolRegistry.restrict(project, call.principal.tools).tools).find(call.toolName);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -27,8 +27,11 @@ export interface ToolContext {
   tenantId: string;
   projectId: string;
   invocationId: string;
-  // Real path of the project's workspace.
+  // Real path of the project's workspace (its quota is the workspace's).
   workspace: string;
+  // Where a file tool resolves its paths, when a toolset confines it to a directory of the workspace
+  // (workspace + that directory); absent: the workspace itself. Every file tool's paths go through it.
+  fileRoot?: string;
   project: { shellEnabled: boolean; shellAllowlist: string[] };
   // Aborted at the timeout or when the client goes away; executors pass it to their I/O.
   signal: AbortSignal;

@@ -21,6 +21,8 @@ import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
 import type { CallPrincipal, RawToolCall } from '../tools/tool-call.gate.js';
+import type { ToolCatalogue, ToolView } from '../tools/tool-catalogue.js';
+import type { ToolDefinition } from '../execution/tool-definition.js';
 import { invalidIdempotencyKey } from '../calls/calls.errors.js';
 import { KeyedCallService } from '../calls/keyed-call.service.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
@@ -51,6 +53,8 @@ export interface McpCaller {
   controller: AbortController;
   // Aborted when the key is revoked or expires: it stops a call under an Idempotency-Key too.
   keyEnded: AbortSignal;
+  // Another view of the project's tools (a toolset): tools/list shows it and tools/call goes through it.
+  catalogue?: ToolCatalogue;
 }
 
 // A project's MCP server over the Streamable HTTP transport, stateless (nothing to share between instances
@@ -62,7 +66,7 @@ export interface McpCaller {
 export class McpEndpointService {
   private readonly logger = new Logger('Mcp');
   // One listing per registry tool array, which keeps its identity until the project's skills change.
-  private readonly listings = new WeakMap<readonly RegisteredTool[], ListToolsResult>();
+  private readonly listings = new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>();
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -169,10 +173,15 @@ export class McpEndpointService {
 
   private async list(caller: McpCaller): Promise<ListToolsResult> {
     const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
-    let listing = this.listings.get(tools);
+    const shown = caller.catalogue ? caller.catalogue.view(tools) : tools;
+    let listing = this.listings.get(shown);
     if (!listing) {
-      listing = { tools: tools.map((t) => toMcpTool(t.executor.definition)) };
-      this.listings.set(tools, listing);
+      listing = {
+        tools: caller.catalogue
+          ? (shown as ToolView).definitions.map((d: ToolDefinition & { title?: string }) => ({ ...toMcpTool(d), ...(d.title ? { title: d.title } : {}) }))
+          : tools.map((t) => toMcpTool(t.executor.definition)),
+      };
+      this.listings.set(shown, listing);
     }
     return listing;
   }
@@ -191,7 +200,7 @@ export class McpEndpointService {
     else caller.controller.signal.addEventListener('abort', onGone, { once: true });
     try {
       const outcome = await this.calls.call(
-        { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp' },
+        { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp', catalogue: caller.catalogue },
         controller,
       );
       return fromInvocation(outcome);
@@ -209,7 +218,15 @@ export class McpEndpointService {
   // Under an Idempotency-Key, as over REST: the call runs on when the client goes away and its retry gets the
   // stored answer (marked replayed); notifications/cancelled or the key's end stop it, and that answer is kept.
   private async keyedCall(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal | undefined, key: unknown): Promise<CallToolResult> {
-    const call: RawToolCall = { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp' };
+    const call: RawToolCall = {
+      tenantId: caller.tenantId,
+      projectId: caller.projectId,
+      principal: caller.principal,
+      toolName: name,
+      body: { arguments: args },
+      channel: 'mcp',
+      catalogue: caller.catalogue,
+    };
     try {
       if (typeof key !== 'string') throw invalidIdempotencyKey(`_meta["${IDEMPOTENCY_KEY_META}"] must be a string of 1 to 255 visible ASCII characters`);
       const { outcome, replayed } = await this.keyed.call(call, key, cancelled ? AbortSignal.any([cancelled, caller.keyEnded]) : caller.keyEnded);

@@ -10,5 +10,7 @@ import { McpEndpointService } from './mcp-endpoint.service.js';
   imports: [ToolsModule, RateLimitModule, CallsModule],
   controllers: [McpController],
   providers: [McpEndpointService],
+  // A toolset's MCP endpoint is this one with the toolset's catalogue (src/toolsets).
+  exports: [McpEndpointService],
 })
 export class McpModule {}

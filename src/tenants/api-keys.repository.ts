@@ -32,6 +32,11 @@ export class ApiKeysRepository {
     return key.prefix;
   }
 
+  // Whether the project has a toolset of this slug, for a key bound to it (the project is the tenant's: checked before).
+  async toolsetExists(tenantId: string, projectId: string, slug: string): Promise<boolean> {
+    return (await this.prisma.toolset.findFirst({ where: { tenantId, projectId, slug }, select: { id: true } })) !== null;
+  }
+
   async touchLastUsed(keyId: string, at: Date): Promise<void> {
     await this.prisma.apiKey.update({ where: { id: keyId }, data: { lastUsedAt: at } });
   }

@@ -11,6 +11,7 @@ import { ApiKeysRepository } from './api-keys.repository.js';
 import { apiKeyNotFound, invalidGrant } from './tenants.errors.js';
 import { ProjectAccess } from '../projects/project-access.js';
 import { KeyRevocations } from '../common/auth/key-revocations.js';
+import { toolsetNotFound } from '../toolsets/toolsets.errors.js';
 
 interface CachedKey extends Tenant {
   hash: Uint8Array;
@@ -22,6 +23,8 @@ export interface KeyGrant {
   projectIds: string[];
   tools: string[];
   expiresAt: Date | null;
+  // An agent key bound to one toolset of its one project (slug); null: none.
+  toolset: string | null;
 }
 
 // The key's prefix (the public part that finds the row), never the secret; or every key of a deleted tenant.
@@ -70,18 +73,23 @@ export class ApiKeysService {
     if (role === 'agent' && projectIds.length === 0) throw invalidGrant('an agent key needs projectIds: the projects it works in');
     if (role === 'admin' && projectIds.length > 0) throw invalidGrant('an admin key is for the whole tenant; give projectIds to an agent or approver key');
     if (role !== 'agent' && tools.length > 0) throw invalidGrant('tools binds an agent key; other roles call no tools');
+    const toolset = dto.toolset ?? null;
+    if (toolset !== null && (role !== 'agent' || projectIds.length !== 1)) {
+      throw invalidGrant('toolset binds an agent key to a toolset of its one project: give role "agent" and exactly one projectIds entry');
+    }
     // Each project must be the tenant's: another tenant's id is named like a missing one.
     for (const projectId of projectIds) await this.projects.assertOwned(tenantId, projectId);
+    if (toolset !== null && !(await this.keys.toolsetExists(tenantId, projectIds[0], toolset))) throw toolsetNotFound(toolset);
     let expiresAt: Date | null = null;
     if (dto.expiresAt !== undefined) {
       expiresAt = new Date(dto.expiresAt);
       if (!(expiresAt.getTime() > Date.now())) throw invalidGrant(`expiresAt ${dto.expiresAt} is not in the future`);
     }
-    return { role, projectIds, tools, expiresAt };
+    return { role, projectIds, tools, expiresAt, toolset };
   }
 
   // The full key is in this answer only: the database keeps its hash. `grant` has been checked by the caller.
-  async issue(tenantId: string, name: string, grant: KeyGrant = { role: 'admin', projectIds: [], tools: [], expiresAt: null }): Promise<CreatedApiKeyResponseDto> {
+  async issue(tenantId: string, name: string, grant: KeyGrant = { role: 'admin', projectIds: [], tools: [], expiresAt: null, toolset: null }): Promise<CreatedApiKeyResponseDto> {
     const generated = generateApiKey();
     const record = await this.keys.create(tenantId, name, generated.prefix, generated.hash, grant);
     return { ...ApiKeyResponseDto.from(record), key: generated.key, tenantId };
@@ -118,6 +126,7 @@ export class ApiKeysService {
         projectIds: record.projectIds.length > 0 ? record.projectIds : null,
         tools: record.tools.length > 0 ? record.tools : null,
         expiresAt: record.expiresAt,
+        toolset: record.toolset,
         hash: record.keyHash,
         lastTouchedAt: 0,
       };
@@ -126,8 +135,8 @@ export class ApiKeysService {
     if (entry.expiresAt !== null && entry.expiresAt.getTime() <= Date.now()) return { expiredAt: entry.expiresAt };
     this.cache.set(prefix, entry);
     this.touch(entry);
-    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt } = entry;
-    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt };
+    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset } = entry;
+    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset };
   }
 
   private touch(entry: CachedKey): void {

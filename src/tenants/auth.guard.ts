@@ -1,6 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ALLOWED_ROLES, AUTH_KIND, type AuthKind, type Tenant } from '../common/auth/auth.decorators.js';
+import { ALLOWED_ROLES, AUTH_KIND, type AuthKind, type Tenant, TOOLSET_ROUTE } from '../common/auth/auth.decorators.js';
+import { toolsetKeyRoute, toolsetNotFound } from '../toolsets/toolsets.errors.js';
 import type { KeyRole } from '../common/auth/key-roles.js';
 import { projectNotFound } from '../projects/projects.errors.js';
 import { requestContext } from '../common/logging/request-context.js';
@@ -48,6 +49,12 @@ export class AuthGuard implements CanActivate {
     if (!allowed.includes(tenant.role)) throw forbiddenForRole(tenant.role, allowed);
     const projectId = request.params?.projectId;
     if (tenant.projectIds !== null && projectId !== undefined && !tenant.projectIds.includes(projectId)) throw projectNotFound(projectId);
+    // A key bound to a toolset serves that toolset only: another toolset is a 404 like a missing one.
+    if (tenant.toolset) {
+      if (this.reflector.getAllAndOverride<boolean>(TOOLSET_ROUTE, [context.getHandler(), context.getClass()]) !== true) throw toolsetKeyRoute();
+      const slug = request.params?.slug ?? '';
+      if (slug !== tenant.toolset) throw toolsetNotFound(slug);
+    }
     request.tenant = tenant;
     const store = requestContext.getStore();
     if (store) store.tenantId = tenant.tenantId;

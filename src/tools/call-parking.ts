@@ -3,7 +3,7 @@ import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PendingApprovalDto } from './dto/tool.dto.js';
 import { InFlightCalls } from './in-flight-calls.js';
-import { InvocationRecorder } from './invocation-recorder.js';
+import { type CallIdentity, InvocationRecorder } from './invocation-recorder.js';
 import { approvalEntryCovers } from './tool-classes.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
 
@@ -41,8 +41,13 @@ export class CallParking {
       startedAt: call.startedAt,
       expiresAt,
       requestedByKeyId: call.principal.apiKeyId,
+      pathPrefix: call.pathPrefix,
     });
-    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel };
+    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel };
+    if (call.exposedAs) {
+      identity.toolset = call.exposedAs.toolset;
+      identity.exposedTool = call.exposedAs.name;
+    }
     await this.recorder.parked(identity, call.redacted, call.startedAt);
     return { invocationId: call.invocationId, tool, status: 'pending_approval', expiresAt: expiresAt.toISOString() };
   }

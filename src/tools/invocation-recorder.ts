@@ -16,6 +16,9 @@ export interface CallIdentity {
   invocationId: string;
   tool: string;
   channel: InvocationChannel;
+  // A call through a toolset: its slug and the name the model used (`tool` is the real tool).
+  toolset?: string;
+  exposedTool?: string;
 }
 
 // Who decided a parked call: the deciding key.
@@ -126,7 +129,15 @@ export class InvocationRecorder {
   }
 
   private row(call: CallIdentity) {
-    return { id: call.invocationId, tenantId: call.tenantId, projectId: call.projectId, tool: call.tool, channel: call.channel };
+    return {
+      id: call.invocationId,
+      tenantId: call.tenantId,
+      projectId: call.projectId,
+      tool: call.tool,
+      channel: call.channel,
+      toolset: call.toolset ?? null,
+      exposedTool: call.exposedTool ?? null,
+    };
   }
 
   // The audit row carries the trace id of the span the call ran in (null with tracing off). Its span covers
@@ -145,11 +156,7 @@ export class InvocationRecorder {
     const error = outcome.error && { ...outcome.error, message: redactMessage(outcome.error.message, outcome.arguments.secrets) };
     this.count(call, outcome, durationMs);
     await this.write({
-      id: call.invocationId,
-      tenantId: call.tenantId,
-      projectId: call.projectId,
-      tool: call.tool,
-      channel: call.channel,
+      ...this.row(call),
       status: outcome.status,
       event: outcome.event ?? null,
       errorCode: error?.code ?? null,

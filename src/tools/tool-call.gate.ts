@@ -9,6 +9,7 @@ import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import { type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
 import type { ProjectSettings } from '../projects/project-access.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
+import type { ExposedTool, ToolCatalogue } from './tool-catalogue.js';
 import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
@@ -28,6 +29,14 @@ export interface RawToolCall {
   // REST: the invoke body, { arguments, timeoutMs? }; MCP: { arguments } from tools/call.
   body: unknown;
   channel: InvocationChannel;
+  // A call through a toolset: the names, schemas and fixed arguments the model was shown (tool-catalogue.ts).
+  catalogue?: ToolCatalogue;
+}
+
+// How a call through a catalogue reached its tool: audited beside the real tool's name.
+export interface ExposedAs {
+  toolset: string;
+  name: string;
 }
 
 export interface ValidatedToolCall {
@@ -44,6 +53,9 @@ export interface ValidatedToolCall {
   redacted: RedactedArguments;
   timeoutMs: number;
   startedAt: Date;
+  // Through a toolset: the name the model used, and the workspace directory the tool's paths are confined to.
+  exposedAs: ExposedAs | null;
+  pathPrefix: string | null;
 }
 
 // Collects what the gate below needs from the REST route: the tenant, the project, the tool and the body.
@@ -75,29 +87,48 @@ export class ToolCallGate {
 
   // `resume`: an approved call parked earlier, admitted again under its own id and audit row (its
   // commands were charged to the rate limit when it arrived).
-  admit(call: RawToolCall, resume?: { invocationId: string; startedAt: Date }): Promise<ValidatedToolCall> {
+  admit(call: RawToolCall, resume?: Resumed): Promise<ValidatedToolCall> {
     if (!tracingEnabled()) return this.check(call, resume);
     return inSpan('toolgate.validate', { 'toolgate.tool': call.toolName.slice(0, 128), 'toolgate.channel': call.channel }, () => this.check(call, resume));
   }
 
-  private async check(call: RawToolCall, resume?: { invocationId: string; startedAt: Date }): Promise<ValidatedToolCall> {
+  private async check(call: RawToolCall, resume?: Resumed): Promise<ValidatedToolCall> {
     const startedAt = resume?.startedAt ?? new Date();
     const invocationId = resume?.invocationId ?? randomUUID();
     const project = await this.registry.forProject(call.tenantId, call.projectId);
-    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel };
-    const body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
+    const catalogue = call.catalogue;
+    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel };
+    if (catalogue) identity.toolset = catalogue.toolset;
+    let body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
     let tool: RegisteredTool | undefined;
+    let exposed: ExposedTool | null = null;
     try {
       // A tool outside the key's binding is not there, for this key: refused like a missing one.
-      tool = ToolRegistry.pick(ToolRegistry.restrict(project, call.principal.tools), call.toolName);
+      const tools = ToolRegistry.restrict(project, call.principal.tools);
+      if (catalogue) {
+        const view = catalogue.view(tools.tools);
+        // call_tool {name, arguments} is judged as a call of that tool, refusals included.
+        const dispatched = view.dispatch(call.toolName, body.arguments);
+        if (dispatched) body = { ...body, arguments: dispatched.arguments };
+        const name = dispatched?.name ?? call.toolName;
+        identity.tool = identity.exposedTool = name.slice(0, 128);
+        exposed = view.find(name);
+        tool = exposed.tool;
+        identity.tool = tool.executor.definition.name;
+        identity.exposedTool = exposed.name;
+      } else {
+        tool = ToolRegistry.pick(tools, call.toolName);
+      }
     } catch (error) {
-      throw await this.refused(identity, error, body, undefined, startedAt);
+      throw await this.refused(identity, error, body, exposed?.tool, startedAt);
     }
     if (tool.executor.spawnsProcesses === true && !resume) await this.limiter.chargeCommand(call.tenantId);
     try {
       checkEnvelope(call.body);
       const timeoutMs = callTimeout(body.timeoutMs, tool.executor.definition.timeoutMs);
-      const args = tool.validator.parse(body.arguments);
+      // Through a toolset: the model's arguments against what it was shown, then the fixed ones added, then the
+      // real tool's own check. An approved call comes back with the arguments as they ran.
+      const args = exposed && !resume ? tool.validator.parse(withFixed(exposed.validator.parse(body.arguments), exposed.fixedArguments)) : tool.validator.parse(body.arguments);
       const { path: workspace } = await this.workspaces.resolve(call.tenantId, call.projectId);
       // Text arguments (OpenAI style) stay text in the audit, redacted as their value.
       const redacted = redactArguments(args, tool.validator.redaction);
@@ -115,6 +146,8 @@ export class ToolCallGate {
         redacted,
         timeoutMs,
         startedAt,
+        exposedAs: exposed && catalogue ? { toolset: catalogue.toolset, name: exposed.name } : (resume?.exposedAs ?? null),
+        pathPrefix: exposed ? exposed.pathPrefix : (resume?.pathPrefix ?? null),
       };
     } catch (error) {
       throw await this.refused(identity, error, body, tool, startedAt);
@@ -139,6 +172,19 @@ export class ToolCallGate {
     });
     return refusal;
   }
+}
+
+// An approved call parked earlier: its id and audit row, and where a toolset had confined it.
+export interface Resumed {
+  invocationId: string;
+  startedAt: Date;
+  exposedAs?: ExposedAs | null;
+  pathPrefix?: string | null;
+}
+
+// The fixed arguments win over anything the model sent under their names.
+function withFixed(args: Record<string, unknown>, fixed: Readonly<Record<string, unknown>> | null): Record<string, unknown> {
+  return fixed === null ? args : { ...args, ...structuredClone(fixed) };
 }
 
 function checkEnvelope(body: unknown): void {

@@ -19,6 +19,8 @@ export interface ApprovedCall {
   startedAt: Date;
   // The key that asked (its tool binding was checked when the call was parked).
   requestedByKeyId: string;
+  // The directory of the workspace a toolset confined the call's paths to (null: none).
+  pathPrefix: string | null;
 }
 
 // The one path a tool call takes, whichever channel brought it (REST invoke, batch, MCP tools/call): the
@@ -52,7 +54,7 @@ export class ToolCallsService {
         body: { arguments: call.arguments, timeoutMs: call.timeoutMs },
         channel: call.channel,
       },
-      { invocationId: call.invocationId, startedAt: call.startedAt },
+      { invocationId: call.invocationId, startedAt: call.startedAt, pathPrefix: call.pathPrefix },
     );
     return this.invocations.invoke(admitted, new AbortController());
   }

@@ -1,6 +1,9 @@
 import { toolMatches } from '../common/auth/key-roles.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
 
+// The source of the tools a toolset adds itself (search mode's search_tools).
+export const TOOLSET_SOURCE = 'toolset';
+
 // Classes of tools that approvalRequired can name instead of listing tools one by one, so that a rule
 // keeps holding when a tool that does the same thing is added (a command skill beside shell_exec).
 //   @commands: runs a command (shell_exec, every command skill)
@@ -24,6 +27,9 @@ const BUILTIN_CLASSES: Record<string, readonly ToolClass[]> = {
 export function classesOf(executor: ToolExecutor): readonly ToolClass[] {
   const { name, source } = executor.definition;
   if (source === 'builtin') return [...(BUILTIN_CLASSES[name] ?? []), '@all'];
+  // A toolset's own search_tools reads only the toolset's definitions: nothing to approve (call_tool's calls
+  // are judged as the tool they call).
+  if (source === TOOLSET_SOURCE) return [];
   return executor.spawnsProcesses === true ? ['@commands', '@writes', '@all'] : ['@network', '@all'];
 }
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
 import { droppedResult, type JsonLimits, measureJson, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
@@ -7,7 +8,7 @@ import { ClientDisconnected } from '../common/http/client-abort-controller.decor
 import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { InvocationRecorder } from './invocation-recorder.js';
-import type { CallOutcome } from './invocation-recorder.js';
+import type { CallIdentity, CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
 import { ToolError } from '../execution/tool-error.js';
@@ -32,7 +33,11 @@ export class ToolInvocationService {
   // `controller` is the request's: aborted when the client leaves, and here when the deadline passes.
   async invoke(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
-    const identity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel };
+    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel };
+    if (call.exposedAs) {
+      identity.toolset = call.exposedAs.toolset;
+      identity.exposedTool = call.exposedAs.name;
+    }
     this.inFlight.admit();
     this.recorder.started(identity);
 
@@ -95,6 +100,7 @@ export class ToolInvocationService {
         projectId: call.projectId,
         invocationId: call.invocationId,
         workspace: call.workspace,
+        ...(call.pathPrefix !== null && { fileRoot: path.posix.join(call.workspace, call.pathPrefix) }),
         project: call.settings,
         signal,
         timeoutMs: call.timeoutMs,

@@ -291,6 +291,34 @@ describe('the OpenAPI document against the running service', () => {
     expect(foreign.body.error.code).toBe('origin_not_allowed');
   });
 
+  it('toolsets: manage, list, invoke, MCP', async () => {
+    const accept = { Accept: 'application/json, text/event-stream' };
+    const body = { slug: 'contract-set', name: 'Contract', mode: 'direct', tools: [{ select: 'read_file', name: 'read_doc', title: 'Read a doc' }, { select: 'list_*' }] };
+    await call('createToolset', 201, { params: { projectId }, body });
+    await call('createToolset', 409, { params: { projectId }, body });
+    await call('createToolset', 422, { params: { projectId }, body: { ...body, slug: 'other', tools: [{ select: 'read_*', name: 'x' }] } });
+    await call('createToolset', 400, { params: { projectId }, body: { ...body, slug: 'Not A Slug' } }, { invalidBody: true });
+    await call('listToolsets', 200, { params: { projectId } });
+    await call('getToolset', 200, { params: { projectId, slug: 'contract-set' } });
+    await call('getToolset', 404, { params: { projectId, slug: 'missing' } });
+    await call('replaceToolset', 200, { params: { projectId, slug: 'contract-set' }, body: { ...body, mode: 'search' } });
+    await call('replaceToolset', 404, { params: { projectId, slug: 'missing' }, body });
+    const slug = { projectId, slug: 'contract-set' };
+    for (const format of ['native', 'openai', 'anthropic', 'mcp']) await call('listToolsetTools', 200, { params: slug, query: { format } });
+    const listing = await call('listToolsetTools', 200, { params: slug });
+    await call('listToolsetTools', 304, { params: slug, headers: { 'If-None-Match': String(listing.headers.etag) } });
+    await call('invokeToolsetTool', 200, { params: { ...slug, toolName: 'search_tools' }, body: { arguments: { query: 'read a document' } } });
+    await call('invokeToolsetTool', 200, { params: { ...slug, toolName: 'call_tool' }, body: { arguments: { name: 'read_doc', arguments: { path: 'docs/notes.md' } } } });
+    await call('invokeToolsetTool', 422, { params: { ...slug, toolName: 'call_tool' }, body: { arguments: { name: 'read_doc', arguments: { path: 5 } } } });
+    await call('invokeToolsetTool', 404, { params: { ...slug, toolName: 'write_file' }, body: { arguments: {} } });
+    await call('toolsetMcpMessage', 200, { params: slug, headers: accept, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    await call('toolsetMcpMessage', 404, { params: { projectId, slug: 'missing' }, headers: accept, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    await call('toolsetMcpOpenStream', 405, { params: slug });
+    await call('toolsetMcpEndSession', 405, { params: slug });
+    await call('deleteToolset', 204, { params: slug });
+    await call('deleteToolset', 404, { params: slug });
+  });
+
   it('skills: register, read, update, enable on a project, disable, delete', async () => {
     const tool = (version: string) => ({
       name: `contract_echo`,

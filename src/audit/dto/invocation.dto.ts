@@ -40,7 +40,10 @@ export class InvocationDecidedByDto {
 export class InvocationResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) projectId!: string;
-  @ApiProperty() tool!: string;
+  @ApiProperty({ description: 'The real tool that was called (through a toolset, under exposedTool)' }) tool!: string;
+  @ApiProperty({ nullable: true, type: String, description: 'A call through a toolset: its slug; else null' }) toolset!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'A call through a toolset: the name the model called the tool by; else null' })
+  exposedTool!: string | null;
   @ApiProperty({ enum: INVOCATION_CHANNELS, description: 'rest: POST .../invoke; mcp: tools/call on the project\'s MCP endpoint' }) channel!: string;
   @ApiProperty({ enum: INVOCATION_STATUSES }) status!: string;
   @ApiProperty({ nullable: true, type: String, example: 'TOOL_ARG_VALIDATION_FAILURE' }) event!: string | null;
@@ -74,6 +77,8 @@ export class InvocationResponseDto {
       id: row.id,
       projectId: row.projectId,
       tool: row.tool,
+      toolset: row.toolset,
+      exposedTool: row.exposedTool,
       channel: row.channel,
       status: row.status,
       event: row.event,

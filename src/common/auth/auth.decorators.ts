@@ -43,6 +43,8 @@ export interface Tenant {
   tools: readonly string[] | null;
   // When the key stops working (a stream held open is closed then); null: never.
   expiresAt: Date | null;
+  // The toolset (slug, in its one project) an agent key is bound to: only that toolset's routes; null or absent: none.
+  toolset?: string | null;
 }
 
 export const ALLOWED_ROLES = 'toolgate:allowed-roles';
@@ -60,3 +62,8 @@ export const CurrentTenant = createParamDecorator((_: unknown, ctx: ExecutionCon
   if (!tenant) throw new Error('CurrentTenant used on a route without tenant authentication');
   return tenant;
 });
+
+export const TOOLSET_ROUTE = 'toolgate:toolset-route';
+
+// A route that serves one toolset (`:slug`): the only routes a key bound to a toolset may use, for that toolset.
+export const ToolsetRoute = () => SetMetadata(TOOLSET_ROUTE, true);

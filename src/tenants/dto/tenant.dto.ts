@@ -49,6 +49,15 @@ export class CreateApiKeyDto {
   @Length(1, 129, { each: true })
   tools?: string[];
 
+  @ApiPropertyOptional({
+    example: 'docs-reader',
+    description: 'An agent key with one projectIds entry only: the slug of a toolset of that project; the key may then use that toolset’s routes (…/toolsets/{slug}/tools, …/mcp) and nothing else',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, { message: 'toolset must be the slug of a toolset' })
+  toolset?: string;
+
   @ApiPropertyOptional({ format: 'date-time', description: 'When the key stops working (RFC 3339, in the future)' })
   @IsOptional()
   @IsRFC3339()
@@ -91,6 +100,7 @@ export class ApiKeyResponseDto {
   @ApiProperty({ type: [String], description: 'The projects the key is bound to; empty: every project of the tenant' }) projectIds!: string[];
   @ApiProperty({ type: [String], description: 'The tools an agent key may use; empty: every tool' }) tools!: string[];
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The toolset (slug) an agent key is bound to; null: none' }) toolset!: string | null;
 
   static from(k: ApiKey): ApiKeyResponseDto {
     return {
@@ -103,6 +113,7 @@ export class ApiKeyResponseDto {
       projectIds: k.projectIds,
       tools: k.tools,
       expiresAt: k.expiresAt?.toISOString() ?? null,
+      toolset: k.toolset,
     };
   }
 }

@@ -34,7 +34,7 @@ export class DeleteFileExecutor implements ToolExecutor<DeleteFileArgs> {
 
   async execute(args: DeleteFileArgs, ctx: ToolContext) {
     try {
-      return await deleteWorkspacePath(ctx.workspace, args.path, { recursive: args.recursive });
+      return await deleteWorkspacePath(ctx.fileRoot ?? ctx.workspace, args.path, { recursive: args.recursive });
     } finally {
       // What was freed counts once the workspace is measured again, before anything is refused.
       this.quota.afterDelete(ctx.workspace);

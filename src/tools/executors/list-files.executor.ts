@@ -57,8 +57,8 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
       // A recursive listing is usually for finding paths; sizes and times cost an lstat per entry.
       details: args.details ?? !args.recursive,
     };
-    if (!args.recursive) return listWorkspace(ctx.workspace, args.path ?? '', options);
+    if (!args.recursive) return listWorkspace(ctx.fileRoot ?? ctx.workspace, args.path ?? '', options);
     // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool.
-    return listRecursively(this.pool, ctx.workspace, args.path ?? '', options, ctx.signal);
+    return listRecursively(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, ctx.signal);
   }
 }

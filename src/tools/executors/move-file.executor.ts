@@ -34,6 +34,6 @@ export class MoveFileExecutor implements ToolExecutor<MoveFileArgs> {
   };
 
   execute(args: MoveFileArgs, ctx: ToolContext) {
-    return moveWorkspaceEntry(ctx.workspace, args.source, args.destination, { overwrite: args.overwrite, createDirs: args.createDirs });
+    return moveWorkspaceEntry(ctx.fileRoot ?? ctx.workspace, args.source, args.destination, { overwrite: args.overwrite, createDirs: args.createDirs });
   }
 }

@@ -40,7 +40,7 @@ export class ReadFileExecutor implements ToolExecutor<ReadFileArgs> {
   ) {}
 
   execute(args: ReadFileArgs, ctx: ToolContext) {
-    return this.reads.readFile(ctx.workspace, args.path, {
+    return this.reads.readFile(ctx.fileRoot ?? ctx.workspace, args.path, {
       offset: args.offset,
       limit: args.limit,
       encoding: args.encoding,

@@ -49,7 +49,7 @@ export class SearchFilesExecutor implements ToolExecutor<SearchFilesArgs> {
     compileSearchPattern(args.pattern, args.caseSensitive);
     if (args.glob) compileGlob(args.glob);
     const payload: SearchWorkspacePayload = {
-      root: ctx.workspace,
+      root: ctx.fileRoot ?? ctx.workspace,
       path: args.path ?? '',
       options: {
         pattern: args.pattern,

@@ -38,7 +38,7 @@ export class WriteFileExecutor implements ToolExecutor<WriteFileArgs> {
 
   execute(args: WriteFileArgs, ctx: ToolContext) {
     const content = Buffer.from(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
-    return writeWorkspaceFile(ctx.workspace, args.path, content, {
+    return writeWorkspaceFile(ctx.fileRoot ?? ctx.workspace, args.path, content, {
       createDirs: args.createDirs,
       reserveGrowth: (growth, display) => this.quota.reserve(ctx.workspace, growth, display),
     });

@@ -4,9 +4,10 @@ import type { TestApp, TestTenant } from '../../support/test-app.js';
 import { listen } from '../tools/tool-test-kit.js';
 
 // An MCP client as users run it: the official SDK Client over Streamable HTTP, with the tenant's key.
-export async function connectMcp(t: TestApp, projectId: string, headers: Record<string, string>): Promise<Client> {
+// `endpoint`: the path below the project (a toolset's is /toolsets/<slug>/mcp).
+export async function connectMcp(t: TestApp, projectId: string, headers: Record<string, string>, endpoint = '/mcp'): Promise<Client> {
   const port = await listen(t);
-  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`), {
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/v1/projects/${projectId}${endpoint}`), {
     requestInit: { headers },
   });
   const client = new Client({ name: 'toolgate-e2e', version: '1.0.0' });

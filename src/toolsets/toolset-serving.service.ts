@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import type { Tenant } from '../common/auth/auth.decorators.js';
+import { SerializedJson } from '../common/http/serialized-json.interceptor.js';
+import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
+import { type InvokeAnswer, ToolInvokeService } from '../calls/tool-invoke.service.js';
+import { McpEndpointService } from '../mcp/mcp-endpoint.service.js';
+import type { RawToolCall } from '../tools/tool-call.gate.js';
+import { formatTool, type ToolFormat } from '../tools/tool-formats.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import { ToolsetCatalogues } from './toolset-catalogues.js';
+import type { ExposedDefinition, ToolsetView } from './toolset-view.js';
+
+// A toolset served as the project's tools are: the listing in every format, invoke, MCP; each through the
+// one call path with the toolset's catalogue (tool-catalogue.ts), so validation, approval, rate limits,
+// idempotency and the audit are the project's own.
+@Injectable()
+export class ToolsetServingService {
+  private readonly listings = new WeakMap<ToolsetView, Map<ToolFormat, SerializedJson>>();
+
+  constructor(
+    private readonly catalogues: ToolsetCatalogues,
+    private readonly registry: ToolRegistry,
+    private readonly invoker: ToolInvokeService,
+    private readonly mcp: McpEndpointService,
+  ) {}
+
+  async list(tenant: Tenant, projectId: string, slug: string, format: ToolFormat = 'native'): Promise<SerializedJson> {
+    const catalogue = await this.catalogues.catalogue(tenant.tenantId, projectId, slug);
+    const { tools } = ToolRegistry.restrict(await this.registry.forProject(tenant.tenantId, projectId), tenant.tools);
+    const view = catalogue.view(tools) as ToolsetView;
+    let byFormat = this.listings.get(view);
+    if (!byFormat) this.listings.set(view, (byFormat = new Map<ToolFormat, SerializedJson>()));
+    let listing = byFormat.get(format);
+    if (!listing) {
+      listing = SerializedJson.of({ tools: view.definitions.map((d) => shaped(d, format)) });
+      byFormat.set(format, listing);
+    }
+    return listing;
+  }
+
+  async invoke(call: RawToolCall, slug: string, idempotencyKey: string | undefined, controller: AbortController): Promise<InvokeAnswer> {
+    const catalogue = await this.catalogues.catalogue(call.tenantId, call.projectId, slug);
+    return this.invoker.invoke({ ...call, catalogue }, idempotencyKey, controller);
+  }
+
+  async mcpMessage(
+    tenant: Tenant,
+    projectId: string,
+    slug: string,
+    exchange: HttpExchange,
+    controller: AbortController,
+    keyEnded: AbortSignal,
+  ): Promise<void> {
+    const catalogue = await this.catalogues.catalogue(tenant.tenantId, projectId, slug);
+    const principal = { apiKeyId: tenant.apiKeyId, tools: tenant.tools };
+    return this.mcp.handle({ tenantId: tenant.tenantId, projectId, principal, controller, keyEnded, catalogue }, exchange);
+  }
+
+  async refuseMcpMethod(tenant: Tenant, projectId: string, slug: string): Promise<never> {
+    await this.catalogues.catalogue(tenant.tenantId, projectId, slug);
+    return this.mcp.refuseMethod({ tenantId: tenant.tenantId, projectId });
+  }
+}
+
+// The provider's shape, with the toolset's title where the shape has one (MCP).
+function shaped(definition: ExposedDefinition, format: ToolFormat): Record<string, unknown> {
+  const tool = formatTool(definition, format);
+  if (definition.title === undefined) return tool;
+  if (format === 'mcp' || format === 'native') return { ...tool, title: definition.title };
+  return tool;
+}

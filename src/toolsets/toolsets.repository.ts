@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { isUuid } from '../common/validation/is-uuid.js';
+import { PrismaService } from '../database/prisma.service.js';
+import { orUniqueTaken, type UniqueTaken } from '../database/unique-violation.js';
+import type { Prisma, Toolset } from '../generated/prisma/client.js';
+
+export type ToolsetMode = 'direct' | 'search';
+
+// One entry of a toolset as given: which tools, and (for a single tool) how the model sees it.
+export interface ToolsetEntry {
+  select: string;
+  name?: string;
+  title?: string;
+  description?: string;
+  fixedArguments?: Record<string, unknown>;
+  pathPrefix?: string;
+}
+
+export interface ToolsetRecord {
+  id: string;
+  tenantId: string;
+  projectId: string;
+  slug: string;
+  name: string;
+  mode: ToolsetMode;
+  tools: readonly ToolsetEntry[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ToolsetFields {
+  slug: string;
+  name: string;
+  mode: ToolsetMode;
+  tools: ToolsetEntry[];
+}
+
+const toRecord = (row: Toolset): ToolsetRecord => ({ ...row, mode: row.mode as ToolsetMode, tools: row.tools as unknown as ToolsetEntry[] });
+
+// Every query is scoped by tenant and project; a toolset is found by its slug within its project.
+@Injectable()
+export class ToolsetsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async create(tenantId: string, projectId: string, fields: ToolsetFields): Promise<ToolsetRecord | UniqueTaken> {
+    const row = await orUniqueTaken(this.prisma.toolset.create({ data: { tenantId, projectId, ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }));
+    return typeof row === 'symbol' ? row : toRecord(row);
+  }
+
+  async listForProject(tenantId: string, projectId: string): Promise<ToolsetRecord[]> {
+    if (!isUuid(projectId)) return [];
+    const rows = await this.prisma.toolset.findMany({ where: { tenantId, projectId }, orderBy: [{ slug: 'asc' }] });
+    return rows.map(toRecord);
+  }
+
+  async findBySlug(tenantId: string, projectId: string, slug: string): Promise<ToolsetRecord | null> {
+    if (!isUuid(projectId)) return null;
+    const row = await this.prisma.toolset.findFirst({ where: { tenantId, projectId, slug } });
+    return row ? toRecord(row) : null;
+  }
+
+  // Null when the tenant has no such toolset in the project.
+  async replace(tenantId: string, projectId: string, slug: string, fields: ToolsetFields): Promise<ToolsetRecord | null | UniqueTaken> {
+    const existing = await this.findBySlug(tenantId, projectId, slug);
+    if (!existing) return null;
+    const row = await orUniqueTaken(this.prisma.toolset.update({ where: { id: existing.id }, data: { ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }));
+    return typeof row === 'symbol' ? row : toRecord(row);
+  }
+
+  async delete(tenantId: string, projectId: string, slug: string): Promise<boolean> {
+    if (!isUuid(projectId)) return false;
+    const { count } = await this.prisma.toolset.deleteMany({ where: { tenantId, projectId, slug } });
+    return count > 0;
+  }
+}

@@ -1,0 +1,250 @@
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
+import { connectMcp, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
+import { commandTool, installSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
+
+interface AuditRow {
+  id: string;
+  tool: string;
+  toolset: string | null;
+  exposedTool: string | null;
+  status: string;
+  channel: string;
+  arguments: Record<string, unknown> | null;
+}
+
+const DOCS_READER = {
+  slug: 'docs-reader',
+  name: 'Docs reader',
+  mode: 'direct',
+  tools: [
+    { select: 'read_file', name: 'read_doc', title: 'Read a document', description: 'Read one document of the handbook', pathPrefix: 'docs' },
+    { select: 'fetch_url', fixedArguments: { method: 'GET' } },
+    { select: 'list_*' },
+  ],
+};
+
+describe('toolsets: curated tools served over REST and MCP', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+  let other: TestTenant;
+  let projectId: string;
+  let workspace: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    tenant = await t.createTenant();
+    other = await t.createTenant();
+    projectId = (await t.createProject(tenant)).id;
+    workspace = t.workspaceOf(projectId);
+    await mkdir(path.join(workspace, 'docs'));
+    await writeFile(path.join(workspace, 'docs', 'intro.md'), 'hello from the docs\n');
+    await writeFile(path.join(workspace, 'secret.txt'), 'not for the docs reader\n');
+    await symlink('../secret.txt', path.join(workspace, 'docs', 'leak.md'));
+  });
+  afterAll(() => t.close());
+
+  const base = () => `/v1/projects/${projectId}/toolsets`;
+  const invoke = (slug: string, tool: string, args: unknown, auth = tenant.auth) =>
+    t.http.post(`${base()}/${slug}/tools/${tool}/invoke`).set(auth).send({ arguments: args });
+  const audit = async (id: string) => (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body as AuditRow;
+
+  it('creates a toolset, lists and reads it, naming the tools it exposes', async () => {
+    const created = await t.http.post(base()).set(tenant.auth).send(DOCS_READER).expect(201);
+    expect(created.body).toMatchObject({ slug: 'docs-reader', mode: 'direct', exposedTools: ['read_doc', 'fetch_url', 'list_files'] });
+    const listed = await t.http.get(base()).set(tenant.auth).expect(200);
+    expect(listed.body.items.map((i: { slug: string }) => i.slug)).toEqual(['docs-reader']);
+    await t.http.get(`${base()}/docs-reader`).set(tenant.auth).expect(200);
+    const again = await t.http.post(base()).set(tenant.auth).send(DOCS_READER).expect(409);
+    expect(again.body.error.code).toBe('toolset_slug_taken');
+  });
+
+  it('refuses renames that collide, overrides on a wildcard, a prefix on a non-file tool and fixed arguments that do not fit', async () => {
+    const body = (tools: unknown[]) => ({ slug: 'bad', name: 'Bad', mode: 'direct', tools });
+    const collision = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_file', name: 'write_file' }])).expect(409);
+    expect(collision.body.error).toMatchObject({ code: 'tool_name_collision' });
+    expect(collision.body.error.message).toContain("'write_file' is already provided by the built-in tools");
+    const twice = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_file', name: 'doc' }, { select: 'list_files', name: 'doc' }])).expect(409);
+    expect(twice.body.error.message).toContain('tools[0]');
+    const wildcard = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_*', name: 'reader' }])).expect(422);
+    expect(wildcard.body.error.message).toContain("apply to a single tool, and 'read_*' selects several");
+    const prefix = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'fetch_url', pathPrefix: 'docs' }])).expect(422);
+    expect(prefix.body.error.message).toContain('fetch_url is not one');
+    const escape = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_file', pathPrefix: '../docs' }])).expect(422);
+    expect(escape.body.error.code).toBe('invalid_toolset');
+    const fixed = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'fetch_url', fixedArguments: { method: 'BREW' } }])).expect(422);
+    expect(fixed.body.error.message).toContain('tools[0].fixedArguments does not fit fetch_url');
+    const unknownParam = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'fetch_url', fixedArguments: { verb: 'GET' } }])).expect(422);
+    expect(unknownParam.body.error.message).toContain('verb is not a parameter of fetch_url');
+    const missing = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_fil' }])).expect(422);
+    expect(missing.body.error.message).toContain('read_file');
+  });
+
+  it('lists the tools as the model sees them, in every format: renamed, fixed arguments gone from the schema', async () => {
+    const openai = await t.http.get(`${base()}/docs-reader/tools`).query({ format: 'openai' }).set(tenant.auth).expect(200);
+    const fns = openai.body.tools.map((tool: { function: { name: string; description: string; parameters: { properties: Record<string, unknown>; required?: string[] } } }) => tool.function);
+    expect(fns.map((f: { name: string }) => f.name)).toEqual(['read_doc', 'fetch_url', 'list_files']);
+    expect(fns[0].description).toBe('Read one document of the handbook');
+    expect(Object.keys(fns[1].parameters.properties)).not.toContain('method');
+    const mcp = await t.http.get(`${base()}/docs-reader/tools`).query({ format: 'mcp' }).set(tenant.auth).expect(200);
+    expect(mcp.body.tools[0]).toMatchObject({ name: 'read_doc', title: 'Read a document' });
+    const anthropic = await t.http.get(`${base()}/docs-reader/tools`).query({ format: 'anthropic' }).set(tenant.auth).expect(200);
+    expect(anthropic.body.tools[0].name).toBe('read_doc');
+  });
+
+  it('confines a prefixed tool to its directory: paths relative to it, no way out by .., absolute paths or symlinks', async () => {
+    const ok = await invoke('docs-reader', 'read_doc', { path: 'intro.md' }).expect(200);
+    expect(ok.body).toMatchObject({ tool: 'read_file', status: 'ok', result: { path: 'intro.md', content: 'hello from the docs\n' } });
+    const row = await audit(ok.body.invocationId);
+    expect(row).toMatchObject({ tool: 'read_file', toolset: 'docs-reader', exposedTool: 'read_doc', status: 'ok' });
+    for (const escape of ['../secret.txt', 'leak.md', path.join(workspace, 'secret.txt')]) {
+      const res = await invoke('docs-reader', 'read_doc', { path: escape });
+      expect({ escape, code: res.body.error?.code }).toEqual({ escape, code: 'path_outside_workspace' });
+      expect(JSON.stringify(res.body)).not.toContain('not for the docs reader');
+    }
+  });
+
+  it('names the exposed tool and parameters in a refusal, and audits it with the toolset', async () => {
+    const res = await invoke('docs-reader', 'read_doc', { path: 5 }).expect(422);
+    expect(res.body.error.message).toMatch(/^Invalid arguments for read_doc: \/path must be string, got number/);
+    expect(res.body.error.message).toContain('Usage: read_doc(path: string');
+    const page = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ status: 'invalid_arguments' }).set(tenant.auth).expect(200);
+    expect(page.body.items.at(-1)).toMatchObject({ tool: 'read_file', toolset: 'docs-reader', exposedTool: 'read_doc' });
+    // The model cannot set a fixed argument: it is not a parameter it was shown.
+    const fixed = await invoke('docs-reader', 'fetch_url', { url: 'https://example.com/', method: 'DELETE' }).expect(422);
+    expect(fixed.body.error.message).toContain('Invalid arguments for fetch_url: unknown parameter: method');
+    // A tool the toolset does not offer is not there.
+    const absent = await invoke('docs-reader', 'write_file', { path: 'x', content: 'y' }).expect(404);
+    expect(absent.body.error.code).toBe('tool_not_found');
+  });
+
+  describe('in search mode', () => {
+    beforeAll(async () => {
+      await t.http.post(base()).set(tenant.auth).send({ slug: 'everything', name: 'Everything', mode: 'search', tools: [{ select: '@all' }] }).expect(201);
+    });
+
+    it('shows the model two tools, search_tools and call_tool', async () => {
+      const res = await t.http.get(`${base()}/everything/tools`).set(tenant.auth).expect(200);
+      expect(res.body.tools.map((tool: { name: string }) => tool.name)).toEqual(['search_tools', 'call_tool']);
+    });
+
+    it('finds tools by what they do, with their schemas', async () => {
+      const res = await invoke('everything', 'search_tools', { query: 'move or rename a file', limit: 3 }).expect(200);
+      const found = res.body.result.tools as Array<{ name: string; inputSchema: object }>;
+      expect(found.length).toBeLessThanOrEqual(3);
+      expect(found[0].name).toBe('move_file');
+      expect(found[0].inputSchema).toMatchObject({ type: 'object' });
+      const fetch = await invoke('everything', 'search_tools', { query: 'http request to a url' }).expect(200);
+      expect(fetch.body.result.tools[0].name).toBe('fetch_url');
+    });
+
+    it('runs call_tool as a direct call of the tool it names: validated, audited and refused alike', async () => {
+      const ok = await invoke('everything', 'call_tool', { name: 'write_file', arguments: { path: 'notes.txt', content: 'hi' } }).expect(200);
+      expect(ok.body).toMatchObject({ tool: 'write_file', status: 'ok' });
+      expect(await audit(ok.body.invocationId)).toMatchObject({ tool: 'write_file', toolset: 'everything', exposedTool: 'write_file' });
+      const invalid = await invoke('everything', 'call_tool', { name: 'write_file', arguments: { path: 'x' } }).expect(422);
+      expect(invalid.body.error.message).toContain("Invalid arguments for write_file: missing required parameter: content");
+      const unknown = await invoke('everything', 'call_tool', { name: 'wrte_file', arguments: {} }).expect(404);
+      expect(unknown.body.error).toMatchObject({ code: 'tool_not_found' });
+      expect(unknown.body.error.message).toContain('write_file');
+      const malformed = await invoke('everything', 'call_tool', { arguments: {} }).expect(422);
+      expect(malformed.body.error.message).toContain('Invalid arguments for call_tool');
+      const nested = await invoke('everything', 'call_tool', { name: 'call_tool', arguments: { name: 'write_file' } }).expect(404);
+      expect(nested.body.error.code).toBe('tool_not_found');
+    });
+
+    it('parks a call_tool of a tool that needs approval, as a direct call would be', async () => {
+      await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
+      try {
+        const parked = await invoke('everything', 'call_tool', { name: 'delete_file', arguments: { path: 'notes.txt' } }).expect(202);
+        expect(parked.body).toMatchObject({ tool: 'delete_file', status: 'pending_approval' });
+        expect(await audit(parked.body.invocationId)).toMatchObject({ tool: 'delete_file', toolset: 'everything', status: 'pending_approval' });
+        // search_tools only reads the toolset's definitions: never parked, even under @all.
+        await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@all'] }).expect(200);
+        await invoke('everything', 'search_tools', { query: 'delete' }).expect(200);
+      } finally {
+        await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
+      }
+    });
+
+    it('rebuilds its index when the project gains a skill and when the toolset changes', async () => {
+      await installSkill(t, tenant, projectId, skillOf([commandTool('translate_text', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { description: 'Translate a text into French' })]));
+      const found = await invoke('everything', 'search_tools', { query: 'french translation' }).expect(200);
+      expect(found.body.result.tools[0].name).toBe('translate_text');
+      await t.http.put(`${base()}/everything`).set(tenant.auth).send({ slug: 'everything', name: 'Files', mode: 'search', tools: [{ select: 'read_*' }] }).expect(200);
+      const after = await invoke('everything', 'search_tools', { query: 'french translation' }).expect(200);
+      expect(after.body.result.tools.map((tool: { name: string }) => tool.name)).not.toContain('translate_text');
+    });
+  });
+
+  describe('over MCP', () => {
+    let client: Client;
+    beforeAll(async () => {
+      client = await connectMcp(t, projectId, tenant.auth, `/toolsets/docs-reader/mcp`);
+    });
+    afterAll(() => client?.close());
+
+    it('lists the toolset and calls its tools by their exposed names, audited with channel mcp', async () => {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(['read_doc', 'fetch_url', 'list_files']);
+      const result = (await client.callTool({ name: 'read_doc', arguments: { path: 'intro.md' } })) as TextResult;
+      expect(result.isError).toBeFalsy();
+      expect(textOf(result)).toContain('hello from the docs');
+      const refused = (await client.callTool({ name: 'read_doc', arguments: { path: '../secret.txt' } })) as TextResult;
+      expect(refused.isError).toBe(true);
+      const page = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'read_file' }).set(tenant.auth).expect(200);
+      expect(page.body.items.at(-1)).toMatchObject({ channel: 'mcp', toolset: 'docs-reader', exposedTool: 'read_doc' });
+    });
+  });
+
+  describe('a key bound to a toolset', () => {
+    let bound: { Authorization: string };
+    beforeAll(async () => {
+      const res = await t.http
+        .post('/v1/api-keys')
+        .set(tenant.auth)
+        .send({ name: 'docs-agent', role: 'agent', projectIds: [projectId], toolset: 'docs-reader' })
+        .expect(201);
+      expect(res.body.toolset).toBe('docs-reader');
+      bound = { Authorization: `Bearer ${res.body.key as string}` };
+    });
+
+    it('uses its toolset, and no other route', async () => {
+      await t.http.get(`${base()}/docs-reader/tools`).set(bound).expect(200);
+      await invoke('docs-reader', 'read_doc', { path: 'intro.md' }, bound).expect(200);
+      const project = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(bound).send({ arguments: { path: 'secret.txt' } }).expect(403);
+      expect(project.body.error.code).toBe('forbidden_for_toolset_key');
+      expect((await t.http.get(`/v1/projects/${projectId}/tools`).set(bound).expect(403)).body.error.code).toBe('forbidden_for_toolset_key');
+      expect((await t.http.post(`/v1/projects/${projectId}/mcp`).set(bound).send({}).expect(403)).body.error.code).toBe('forbidden_for_toolset_key');
+      const otherSet = await invoke('everything', 'call_tool', { name: 'read_file', arguments: { path: 'secret.txt' } }, bound).expect(404);
+      expect(otherSet.body.error.code).toBe('toolset_not_found');
+    });
+
+    it('is refused for a toolset that does not exist, and for a role other than agent', async () => {
+      const missing = await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'agent', projectIds: [projectId], toolset: 'nope' }).expect(404);
+      expect(missing.body.error.code).toBe('toolset_not_found');
+      await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'approver', projectIds: [projectId], toolset: 'docs-reader' }).expect(400);
+    });
+  });
+
+  it("answers another tenant's toolsets like missing ones, on every route", async () => {
+    const missing = await t.http.get(`${base()}/no-such-set`).set(tenant.auth).expect(404);
+    const foreign = await t.http.get(`${base()}/docs-reader`).set(other.auth).expect(404);
+    expect(foreign.body.error.code).toBe('project_not_found');
+    expect(missing.body.error.code).toBe('toolset_not_found');
+    await t.http.get(`${base()}/docs-reader/tools`).set(other.auth).expect(404);
+    await t.http.post(`${base()}/docs-reader/tools/read_doc/invoke`).set(other.auth).send({ arguments: { path: 'intro.md' } }).expect(404);
+    await t.http.delete(`${base()}/docs-reader`).set(other.auth).expect(404);
+    await t.http.put(`${base()}/docs-reader`).set(other.auth).send(DOCS_READER).expect(404);
+  });
+
+  it('deletes a toolset: its routes answer toolset_not_found at once', async () => {
+    await t.http.post(base()).set(tenant.auth).send({ ...DOCS_READER, slug: 'short-lived' }).expect(201);
+    await t.http.get(`${base()}/short-lived/tools`).set(tenant.auth).expect(200);
+    await t.http.delete(`${base()}/short-lived`).set(tenant.auth).expect(204);
+    const gone = await t.http.get(`${base()}/short-lived/tools`).set(tenant.auth).expect(404);
+    expect(gone.body.error.code).toBe('toolset_not_found');
+  });
+});
