@@ -44,6 +44,7 @@ describe('tenants and API keys', () => {
       projectIds: [],
       tools: [],
       expiresAt: null,
+      toolset: null,
     });
     expect(JSON.stringify(listed.body)).not.toContain(issued.body.key.split('_')[2]);
     const rows = await t.database.driver.withSession((s) =>
