@@ -31,6 +31,7 @@ import { startMcpPeer } from './lib/mcp-peer.mjs';
 import { envInt, freePort, postgresCpuSpentMs, readChildrenCpuMs, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
 import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startToolgate } from './lib/toolgate.mjs';
+import { renderToolSearch, runToolSearch } from './tool-search.mjs';
 
 const config = readConfig();
 const started = performance.now();
@@ -878,6 +879,9 @@ async function main() {
   if (wantedSystem('fastify')) await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData }));
   const shellSystems = ['shellSandboxed', 'shellUnsandboxed'].filter(wantedSystem);
   if (shellSystems.length > 0 && wanted('shell_true')) await phase('commands, sandboxed and not', () => runShell(ctx, shellSystems));
+  // Tool search recall and the tool list's tokens (bench/tool-search.mjs, which also runs alone).
+  let toolSearch = null;
+  if (wanted('tool_search')) await phase('tool search', async () => (toolSearch = await runToolSearch()));
 
   const meta = {
     date: new Date().toISOString(),
@@ -895,6 +899,7 @@ async function main() {
   const targets = buildTargets();
   const report = render(meta, targets);
   process.stdout.write(`\n${report}\n`);
+  if (toolSearch) process.stdout.write(`\n${renderToolSearch(toolSearch)}\n`);
   const resultsDir = path.join(REPO_ROOT, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const json = {
@@ -905,6 +910,7 @@ async function main() {
     memory: processMemory,
     eventLoopDelay: { method: LOOP_PROBE_METHOD, ...loopDelay },
     targets: targets.map(({ shown: _, ...t }) => t),
+    toolSearch,
     failures,
   };
   writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
