@@ -28,7 +28,7 @@ export class KeyedCallService {
     // The project first: a key is stored against it, and a foreign one must answer 404 as without a key.
     const project = await this.registry.forProject(call.tenantId, call.projectId);
     const controller = new AbortController();
-    const onCancel = () => controller.abort(new ClientDisconnected());
+    const onCancel = () => controller.abort(cancel?.reason instanceof ClientDisconnected ? cancel.reason : new ClientDisconnected());
     if (cancel?.aborted) onCancel();
     else cancel?.addEventListener('abort', onCancel, { once: true });
     try {

@@ -123,6 +123,9 @@ export interface AppConfig {
     allowedHosts: string[] | null;
     // Browser origins (besides the service's own) allowed to call the MCP endpoint (MCP_ALLOWED_ORIGINS).
     mcpAllowedOrigins: string[];
+    // A tools/call that asked for progress (_meta.progressToken) gets a progress notification this often
+    // while it runs (MCP_PROGRESS_INTERVAL_MS), which also resets the client's request timeout.
+    mcpProgressIntervalMs: number;
     // Event streams (SSE) one tenant, and one API key, may hold open on this instance.
     maxStreamsPerTenant: number;
     maxStreamsPerKey: number;

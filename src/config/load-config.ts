@@ -150,6 +150,7 @@ function parseTransport(read: EnvReader, problems: string[]): AppConfig['transpo
     requestTimeoutMs,
     allowedHosts,
     mcpAllowedOrigins,
+    mcpProgressIntervalMs: read.integer('MCP_PROGRESS_INTERVAL_MS', 5_000, 50, 60_000),
     maxStreamsPerTenant: read.integer('SSE_MAX_STREAMS_PER_TENANT', 20, 1, 100_000),
     maxStreamsPerKey: read.integer('SSE_MAX_STREAMS_PER_KEY', 20, 1, 100_000),
   };

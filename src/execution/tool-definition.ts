@@ -13,6 +13,8 @@ export type ToolSource = string;
 
 export interface ToolDefinition {
   name: string;
+  // A display name for people (MCP's `title`); the name stays what a model calls.
+  title?: string;
   description: string;
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;

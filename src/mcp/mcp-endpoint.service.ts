@@ -16,7 +16,8 @@ import { AppError } from '../common/errors/app-error.js';
 import { concurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
-import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
+import { PassThrough } from 'node:stream';
+import { ClientCancelled } from '../common/http/client-abort-controller.decorator.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
@@ -27,11 +28,13 @@ import { invalidIdempotencyKey } from '../calls/calls.errors.js';
 import { KeyedCallService } from '../calls/keyed-call.service.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
-import { fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, toMcpTool } from './mcp-tool-results.js';
+import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, toMcpTool } from './mcp-tool-results.js';
+import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
 const CAPABILITIES = { tools: { listChanged: false } };
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
+const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
 // JSON-RPC batching was removed from MCP in this revision; revisions are dates, so they compare as strings.
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
 // A notification or response accepted: 202, no body (as the SDK transport answers).
@@ -73,6 +76,7 @@ export class McpEndpointService {
     private readonly calls: ToolCallsService,
     private readonly keyed: KeyedCallService,
     private readonly limiter: TenantRateLimiter,
+    private readonly cancellations: McpCancellations,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -127,22 +131,58 @@ export class McpEndpointService {
   // an error with the McpError's code and message.
   private async answerFast(caller: McpCaller, message: FastMessage, exchange: HttpExchange): Promise<void> {
     if (message.kind === 'notification') return exchange.send(202, NO_BODY, null);
-    let result: unknown;
+    if (message.kind === 'cancel') {
+      this.cancellations.cancel(requestRef(caller, message.requestId), message.reason);
+      return exchange.send(202, NO_BODY, null);
+    }
+    if (message.kind === 'call' && message.progressToken !== undefined) return this.callWithProgress(caller, message, exchange);
+    const answer = await this.answerOf(caller, message);
+    exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify(answer)));
+  }
+
+  // The JSON-RPC response to a request the fast path takes: its result, or an error with the McpError's
+  // code and message.
+  private async answerOf(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>): Promise<unknown> {
     try {
-      result = await this.fastResult(caller, message);
+      return { jsonrpc: '2.0', id: message.id, result: await this.fastResult(caller, message) };
     } catch (error) {
       // Nothing unexpected reaches a client: it is logged, and answered as an internal error.
       if (!(error instanceof McpError)) this.logger.error(error instanceof Error ? error : String(error));
       const { code, message: text } = error instanceof McpError ? error : { code: ErrorCode.InternalError, message: 'Internal error' };
-      return exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code, message: text } })));
+      return { jsonrpc: '2.0', id: message.id, error: { code, message: text } };
     }
-    exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: message.id, result })));
   }
 
-  private async fastResult(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' }>): Promise<unknown> {
+  // A tools/call that sent _meta.progressToken: answered as an event stream (the Streamable HTTP form that
+  // may carry notifications before the response), with a progress notification every
+  // MCP_PROGRESS_INTERVAL_MS while the tool runs (a client resets its request timeout on each), then the
+  // response. A tool reports no fraction of its work, so progress counts the notifications and has no total.
+  private async callWithProgress(caller: McpCaller, message: Extract<FastMessage, { kind: 'call' }>, exchange: HttpExchange): Promise<void> {
+    const stream = new PassThrough();
+    const write = (payload: unknown) => stream.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
+    exchange.stream(200, SSE_HEADERS, stream);
+    const started = Date.now();
+    let progress = 0;
+    const timer = setInterval(() => {
+      const seconds = Math.round((Date.now() - started) / 1000);
+      write({
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: { progressToken: message.progressToken, progress: ++progress, message: `${message.name} is running (${seconds} s)` },
+      });
+    }, this.config.transport.mcpProgressIntervalMs);
+    try {
+      write(await this.answerOf(caller, message));
+    } finally {
+      clearInterval(timer);
+      stream.end();
+    }
+  }
+
+  private async fastResult(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>): Promise<unknown> {
     switch (message.kind) {
       case 'call':
-        return this.call(caller, message.name, message.arguments, undefined, message.idempotencyKey);
+        return this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey });
       case 'list':
         return this.list(caller);
       case 'ping':
@@ -159,13 +199,11 @@ export class McpEndpointService {
     server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       bounded(() =>
-        this.call(
-          caller,
-          request.params.name,
-          raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments,
-          extra.signal,
-          request.params._meta?.[IDEMPOTENCY_KEY_META],
-        ),
+        this.call(caller, request.params.name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, {
+          id: extra.requestId,
+          signal: extra.signal,
+          idempotencyKey: request.params._meta?.[IDEMPOTENCY_KEY_META],
+        }),
       ),
     );
     return server;
@@ -186,16 +224,49 @@ export class McpEndpointService {
     return listing;
   }
 
-  // `cancelled`: the SDK's signal for this request (notifications/cancelled in the same batch) on its path.
-  // `idempotencyKey`: params._meta["dev.toolgate/idempotencyKey"], the Idempotency-Key of REST.
-  private async call(caller: McpCaller, name: string, args: unknown, cancelled?: AbortSignal, idempotencyKey?: unknown): Promise<CallToolResult> {
-    if (idempotencyKey !== undefined) return this.keyedCall(caller, name, args, cancelled, idempotencyKey);
-    // Each call its own controller: in a JSON-RPC batch, one call's deadline must not stop the others.
-    // notifications/cancelled for this request, or the client going away, stops it.
+  // A tools/call. `request.id`: its JSON-RPC id, by which notifications/cancelled names it (on any
+  // instance: McpCancellations). `request.signal`: the SDK's signal for it (a notifications/cancelled in the
+  // same batch). `request.idempotencyKey`: params._meta["dev.toolgate/idempotencyKey"], REST's Idempotency-Key.
+  // An unknown tool is the request's error (-32602), not a tool result: MCP's answer to a name tools/list
+  // did not offer (the gate has audited the refusal).
+  private async call(caller: McpCaller, name: string, args: unknown, request: CallRequest = {}): Promise<CallToolResult> {
+    const outputSchema = await this.advertisesOutputSchema(caller, name);
+    const cancel = new AbortController();
+    const release = request.id !== undefined ? this.cancellations.track(requestRef(caller, request.id), cancel) : undefined;
+    const onSdkCancel = () => cancel.abort(new ClientCancelled());
+    if (request.signal?.aborted) onSdkCancel();
+    else request.signal?.addEventListener('abort', onSdkCancel, { once: true });
+    try {
+      if (request.idempotencyKey !== undefined) return await this.keyedCall(caller, name, args, cancel.signal, request.idempotencyKey, outputSchema);
+      return await this.plainCall(caller, name, args, cancel.signal, outputSchema);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'tool_not_found') throw new McpError(ErrorCode.InvalidParams, error.message);
+      if (error instanceof AppError) return fromRefusal(error, outputSchema);
+      // The SDK would send an error's own message: nothing unexpected reaches a client.
+      this.logger.error(error instanceof Error ? error : String(error));
+      throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
+    } finally {
+      release?.();
+      request.signal?.removeEventListener('abort', onSdkCancel);
+    }
+  }
+
+  // Whether tools/list showed this tool with an output schema: then structuredContent is only ever a result
+  // of that schema (checked when the tool answered: ToolInvocationService).
+  private async advertisesOutputSchema(caller: McpCaller, name: string): Promise<boolean> {
+    const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
+    const definitions = caller.catalogue ? caller.catalogue.view(tools).definitions : tools.map((t) => t.executor.definition);
+    return advertisesOutputSchema(definitions.find((d) => d.name === name));
+  }
+
+  // Each call its own controller: in a JSON-RPC batch, one call's deadline must not stop the others. The
+  // client cancelling it, or going away, stops it.
+  private async plainCall(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal, outputSchema: boolean): Promise<CallToolResult> {
     const controller = new AbortController();
-    const onCancel = () => controller.abort(new ClientDisconnected());
+    const onCancel = () => controller.abort(cancelled.reason);
     const onGone = () => controller.abort(caller.controller.signal.reason);
-    cancelled?.addEventListener('abort', onCancel, { once: true });
+    if (cancelled.aborted) onCancel();
+    else cancelled.addEventListener('abort', onCancel, { once: true });
     if (caller.controller.signal.aborted) onGone();
     else caller.controller.signal.addEventListener('abort', onGone, { once: true });
     try {
@@ -203,21 +274,16 @@ export class McpEndpointService {
         { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp', catalogue: caller.catalogue },
         controller,
       );
-      return fromInvocation(outcome);
-    } catch (error) {
-      if (error instanceof AppError) return fromRefusal(error);
-      // The SDK would send an error's own message: nothing unexpected reaches a client.
-      this.logger.error(error instanceof Error ? error : String(error));
-      throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
+      return fromInvocation(outcome, outputSchema);
     } finally {
-      cancelled?.removeEventListener('abort', onCancel);
+      cancelled.removeEventListener('abort', onCancel);
       caller.controller.signal.removeEventListener('abort', onGone);
     }
   }
 
   // Under an Idempotency-Key, as over REST: the call runs on when the client goes away and its retry gets the
   // stored answer (marked replayed); notifications/cancelled or the key's end stop it, and that answer is kept.
-  private async keyedCall(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal | undefined, key: unknown): Promise<CallToolResult> {
+  private async keyedCall(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal, key: unknown, outputSchema: boolean): Promise<CallToolResult> {
     const call: RawToolCall = {
       tenantId: caller.tenantId,
       projectId: caller.projectId,
@@ -227,18 +293,25 @@ export class McpEndpointService {
       channel: 'mcp',
       catalogue: caller.catalogue,
     };
-    try {
-      if (typeof key !== 'string') throw invalidIdempotencyKey(`_meta["${IDEMPOTENCY_KEY_META}"] must be a string of 1 to 255 visible ASCII characters`);
-      const { outcome, replayed } = await this.keyed.call(call, key, cancelled ? AbortSignal.any([cancelled, caller.keyEnded]) : caller.keyEnded);
-      const result = fromInvocation(outcome);
-      return replayed ? { ...result, _meta: { ...result._meta, [REPLAYED_META]: true } } : result;
-    } catch (error) {
-      if (error instanceof AppError) return fromRefusal(error);
-      this.logger.error(error instanceof Error ? error : String(error));
-      throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
-    }
+    if (typeof key !== 'string') throw invalidIdempotencyKey(`_meta["${IDEMPOTENCY_KEY_META}"] must be a string of 1 to 255 visible ASCII characters`);
+    const { outcome, replayed } = await this.keyed.call(call, key, AbortSignal.any([cancelled, caller.keyEnded]));
+    const result = fromInvocation(outcome, outputSchema);
+    return replayed ? { ...result, _meta: { ...result._meta, [REPLAYED_META]: true } } : result;
   }
 }
+
+interface CallRequest {
+  id?: string | number;
+  signal?: AbortSignal;
+  idempotencyKey?: unknown;
+}
+
+const requestRef = (caller: McpCaller, requestId: string | number): McpRequestRef => ({
+  tenantId: caller.tenantId,
+  projectId: caller.projectId,
+  principalId: caller.principal.apiKeyId,
+  requestId,
+});
 
 // What the SDK's Server answers to initialize (Server._oninitialize): the client's revision when
 // supported, else the latest, with the same capabilities and server info as the Servers built above.

@@ -11,12 +11,13 @@ import { IDEMPOTENCY_KEY_META } from './mcp-tool-results.js';
 // Building the Server, its transport and the Web Request/Response pair, and the SDK's zod parses of the
 // envelope, were most of the endpoint's CPU per call; for these messages they decide nothing.
 export type FastMessage =
-  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown }
+  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown; progressToken?: string | number }
   | { kind: 'list'; id: string | number }
   | { kind: 'ping'; id: string | number }
   | { kind: 'initialize'; id: string | number; request: InitializeRequest }
-  // A notification: nothing to answer in a stateless server (202). notifications/cancelled cannot reach a
-  // request of another POST; the client going away is what cancels a call here.
+  // notifications/cancelled: it names a request of another POST (McpCancellations finds it).
+  | { kind: 'cancel'; requestId: string | number; reason?: string }
+  // Any other notification: nothing to answer in a stateless server (202).
   | { kind: 'notification' };
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -32,6 +33,7 @@ const ENVELOPE_KEYS = ['jsonrpc', 'id', 'method', 'params'] as const;
 const NOTIFICATION_KEYS = ['jsonrpc', 'method', 'params'] as const;
 const CALL_PARAM_KEYS = ['name', 'arguments', '_meta'] as const;
 const LIST_PARAM_KEYS = ['cursor'] as const;
+const CALL_META_KEYS = [IDEMPOTENCY_KEY_META, 'progressToken'] as const;
 
 // The transport's header rules: Accept lists both JSON and SSE (a substring check, as the SDK does), the
 // body is JSON, and a request other than initialize names a supported protocol revision or none.
@@ -52,19 +54,34 @@ export function recogniseFastMessage(exchange: Pick<HttpExchange, 'headers' | 'b
   if (params !== undefined && !isPlainObject(params)) return null;
   if (id === undefined) {
     if (!onlyKeys(message, NOTIFICATION_KEYS) || !headersAllow(exchange.headers, false)) return null;
+    if (method === 'notifications/cancelled' && params !== undefined) {
+      const { requestId, reason } = params;
+      if (typeof requestId === 'string' || (typeof requestId === 'number' && Number.isInteger(requestId))) {
+        return { kind: 'cancel', requestId, ...(typeof reason === 'string' ? { reason } : {}) };
+      }
+    }
     return { kind: 'notification' };
   }
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id))) || !onlyKeys(message, ENVELOPE_KEYS)) return null;
   if (!headersAllow(exchange.headers, method === 'initialize')) return null;
   switch (method) {
     case 'tools/call': {
-      // name, arguments and an idempotency key only: task augmentation and other _meta (progress tokens) go to the SDK.
+      // name, arguments, an idempotency key and a progress token only: task augmentation and other _meta go to the SDK.
       if (params === undefined || !onlyKeys(params, CALL_PARAM_KEYS) || typeof params.name !== 'string') return null;
       if (params.arguments !== undefined && !isPlainObject(params.arguments)) return null;
       const meta = params._meta;
-      if (meta !== undefined && !(isPlainObject(meta) && onlyKeys(meta, [IDEMPOTENCY_KEY_META]))) return null;
+      if (meta !== undefined && !(isPlainObject(meta) && onlyKeys(meta, CALL_META_KEYS))) return null;
+      const progressToken = meta?.progressToken;
+      if (progressToken !== undefined && !(typeof progressToken === 'string' || (typeof progressToken === 'number' && Number.isInteger(progressToken)))) return null;
       // The arguments as the JSON parser produced them: the gate must see a "__proto__" key to refuse it.
-      return { kind: 'call', id, name: params.name, arguments: params.arguments, ...(meta !== undefined ? { idempotencyKey: meta[IDEMPOTENCY_KEY_META] } : {}) };
+      return {
+        kind: 'call',
+        id,
+        name: params.name,
+        arguments: params.arguments,
+        ...(meta !== undefined && IDEMPOTENCY_KEY_META in meta ? { idempotencyKey: meta[IDEMPOTENCY_KEY_META] } : {}),
+        ...(progressToken !== undefined ? { progressToken } : {}),
+      };
     }
     case 'tools/list':
       if (params !== undefined && (!onlyKeys(params, LIST_PARAM_KEYS) || (params.cursor !== undefined && typeof params.cursor !== 'string'))) return null;

@@ -10,12 +10,18 @@ export const INVOCATION_ID_META = 'dev.toolgate/invocationId';
 // earlier call with that key.
 export const IDEMPOTENCY_KEY_META = 'dev.toolgate/idempotencyKey';
 export const REPLAYED_META = 'dev.toolgate/idempotentReplayed';
+// An error result's machine-readable detail ({ status, error }), and a parked call's pending approval: in
+// _meta, which no output schema governs, so a client that checks structuredContent against the tool's
+// outputSchema still reads them.
+export const ERROR_META = 'dev.toolgate/error';
+export const PENDING_APPROVAL_META = 'dev.toolgate/pendingApproval';
 
 // A tool as tools/list shows it: the REST listing's `format=mcp` entry. MCP wants an output schema to
 // describe an object (structuredContent is one); a tool whose declared output is not an object is
 // listed without it rather than making the whole listing unreadable to a client that checks.
 export function toMcpTool(definition: ToolDefinition): Tool {
   const tool = formatTool(definition, 'mcp') as unknown as Tool;
+  if (definition.title) tool.title = definition.title;
   if (tool.outputSchema && tool.outputSchema.type !== 'object') {
     const { outputSchema: _dropped, ...rest } = tool;
     return rest;
@@ -23,14 +29,19 @@ export function toMcpTool(definition: ToolDefinition): Tool {
   return tool;
 }
 
+// Whether tools/list advertises an output schema for this tool (toMcpTool keeps only object schemas).
+export const advertisesOutputSchema = (definition: ToolDefinition | undefined): boolean => definition?.outputSchema?.type === 'object';
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-// The outcome of a call that ran: the JSON result as structuredContent and as text, or isError with the
-// tool's error written for the model (status error or timeout).
-export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto): CallToolResult {
+// The outcome of a call that ran: the JSON result as structuredContent and as text (checked against the
+// tool's outputSchema before it got here: ToolInvocationService), or isError with the tool's error written
+// for the model (status error or timeout). `outputSchema`: whether the tool declares one, in which case
+// structuredContent is only ever a result of that schema.
+export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto, outputSchema: boolean): CallToolResult {
   const _meta = { [INVOCATION_ID_META]: outcome.invocationId };
-  if (outcome.status === 'pending_approval') return awaitingApproval(outcome, _meta);
+  if (outcome.status === 'pending_approval') return awaitingApproval(outcome, _meta, outputSchema);
   if (outcome.status === 'ok') {
     const text = JSON.stringify(outcome.result ?? null);
     // structuredContent is an object in MCP: any other JSON value is carried as { result }.
@@ -38,32 +49,38 @@ export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto
     return { content: [{ type: 'text', text }], structuredContent, _meta };
   }
   const error = outcome.error ?? { code: 'internal_error', message: 'The tool failed', retryable: false };
+  return errorResult(error.message, { status: outcome.status, error }, _meta, outputSchema);
+}
+
+// A call refused before it ran (invalid arguments, a path outside the workspace, a rate limit): the same
+// message as the REST 4xx, as a tool result the model can read and act on.
+export function fromRefusal(error: AppError, outputSchema: boolean): CallToolResult {
+  const detail = {
+    status: 'refused',
+    error: { code: error.code, message: error.message, ...error.extra, ...(error.details ? { details: error.details } : {}) },
+  };
+  return errorResult(error.message, detail, {}, outputSchema);
+}
+
+// The detail is in _meta always, and also structuredContent when no output schema says what that holds
+// (SDK clients check structuredContent against the schema even on an error result).
+function errorResult(message: string, detail: Record<string, unknown>, meta: Record<string, unknown>, outputSchema: boolean): CallToolResult {
   return {
     isError: true,
-    content: [{ type: 'text', text: error.message }],
-    structuredContent: { status: outcome.status, error },
-    _meta,
+    content: [{ type: 'text', text: message }],
+    ...(outputSchema ? {} : { structuredContent: detail }),
+    _meta: { ...meta, [ERROR_META]: detail },
   };
 }
 
-// A call refused before it ran (invalid arguments, a path outside the workspace, an unknown tool, a rate
-// limit): the same message as the REST 4xx, as a tool result the model can read and act on.
-export function fromRefusal(error: AppError): CallToolResult {
-  return {
-    isError: true,
-    content: [{ type: 'text', text: error.message }],
-    structuredContent: {
-      status: 'refused',
-      error: { code: error.code, message: error.message, ...error.extra, ...(error.details ? { details: error.details } : {}) },
-    },
-  };
-}
-
-// A call the project requires a person to approve: not an error, and not a result either. The model is
-// told it has not run and where its outcome will be.
-function awaitingApproval(outcome: PendingApprovalDto, _meta: Record<string, unknown>): CallToolResult {
+// A call the project requires a person to approve: not a result. The model is told it has not run and
+// where its outcome will be. A tool with an output schema cannot answer a result of another shape, and an
+// answer without structuredContent must be an error to its clients: it is one then (isError, "not run").
+function awaitingApproval(outcome: PendingApprovalDto, meta: Record<string, unknown>, outputSchema: boolean): CallToolResult {
   const text =
     `This call of ${outcome.tool} awaits approval by a person and has not run yet (invocation ${outcome.invocationId}, ` +
     `expires ${outcome.expiresAt}). Do not repeat it; its outcome will be at GET /v1/projects/{projectId}/invocations/${outcome.invocationId}.`;
+  const _meta = { ...meta, [PENDING_APPROVAL_META]: { ...outcome } };
+  if (outputSchema) return { isError: true, content: [{ type: 'text', text }], _meta };
   return { content: [{ type: 'text', text }], structuredContent: { ...outcome }, _meta };
 }

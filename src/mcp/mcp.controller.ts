@@ -62,8 +62,10 @@ export class McpController {
     description:
       'JSON-RPC 2.0 messages of the Model Context Protocol: initialize, tools/list (the project’s tools, as GET .../tools?format=mcp), ' +
       'tools/call (the same path as POST .../invoke: rate limits, argument validation, workspace confinement, timeouts, audit with channel "mcp"). ' +
-      'Send `Accept: application/json, text/event-stream`; answers are application/json. Protocol revisions 2024-11-05 to 2025-11-25. ' +
-      'Refused arguments come back as a tool result with isError: true and the same message as the REST 422.',
+      'Send `Accept: application/json, text/event-stream`; answers are application/json, except a tools/call with `_meta.progressToken`, ' +
+      'answered as text/event-stream (progress notifications, then the response). Protocol revisions 2024-11-05 to 2025-11-25. ' +
+      'Refused arguments come back as a tool result with isError: true and the same message as the REST 422; an unknown tool is the JSON-RPC error -32602. ' +
+      'notifications/cancelled stops the named tools/call of the same key, on whichever instance it runs.',
   })
   @ApiBody({
     schema: { ...JSON_RPC_MESSAGES, description: 'A JSON-RPC request or notification (or a batch of them)', examples: [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }] },

@@ -4,12 +4,13 @@ import { ToolsModule } from '../tools/tools.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { McpController } from './mcp.controller.js';
 import { McpEndpointService } from './mcp-endpoint.service.js';
+import { McpCancellations } from './mcp-cancellations.js';
 
 // Every project as an MCP server (mcp.controller.ts); federation of upstream MCP servers lives in skills/.
 @Module({
   imports: [ToolsModule, RateLimitModule, CallsModule],
   controllers: [McpController],
-  providers: [McpEndpointService],
+  providers: [McpEndpointService, McpCancellations],
   // A toolset's MCP endpoint is this one with the toolset's catalogue (src/toolsets).
   exports: [McpEndpointService],
 })

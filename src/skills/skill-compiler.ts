@@ -14,6 +14,8 @@ import { SKILL_TOOL_DEFAULT_TIMEOUT_MS } from './skills.limits.js';
 
 export interface SkillToolSpec {
   name: string;
+  // A display name for people (MCP's `title`).
+  title?: string;
   description: string;
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
@@ -114,15 +116,23 @@ export class SkillCompiler {
       description: tool.description,
       inputSchema,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-      annotations: {
-        readOnly: tool.annotations?.readOnly ?? false,
-        destructive: tool.annotations?.destructive ?? true,
-        idempotent: tool.annotations?.idempotent ?? false,
-        openWorld: tool.annotations?.openWorld ?? tool.executor.type === 'http',
-      },
+      ...(tool.title ? { title: tool.title } : {}),
+      annotations: skillAnnotations(tool),
       timeoutMs: tool.timeoutMs ?? SKILL_TOOL_DEFAULT_TIMEOUT_MS,
       source,
     };
     return { definition, spec: tool, validator: compileToolValidator(ajv, tool.name, inputSchema) };
   }
+}
+
+// MCP's meaning of the hints: a read-only tool is never destructive (destructiveHint only means something
+// when readOnlyHint is false), and a tool that reaches the network (http, MCP sources) is open-world.
+function skillAnnotations(tool: SkillToolSpec): ToolAnnotations {
+  const readOnly = tool.annotations?.readOnly ?? false;
+  return {
+    readOnly,
+    destructive: readOnly ? false : (tool.annotations?.destructive ?? true),
+    idempotent: tool.annotations?.idempotent ?? false,
+    openWorld: tool.annotations?.openWorld ?? tool.executor.type !== 'command',
+  };
 }

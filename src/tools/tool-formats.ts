@@ -31,6 +31,7 @@ export function formatTool(tool: ToolDefinition, format: ToolFormat): Record<str
     case 'mcp':
       return {
         name: tool.name,
+        ...(tool.title ? { title: tool.title } : {}),
         description: tool.description,
         inputSchema: tool.inputSchema,
         ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),

@@ -4,9 +4,11 @@ import { AppError } from '../common/errors/app-error.js';
 import { droppedResult, type JsonLimits, measureJson, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { inSpan, tracingEnabled } from '../common/tracing/tracer.js';
-import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
+import { ClientCancelled, ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
+import { oneLine } from '../execution/validation/json-preview.js';
 import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { InFlightCalls } from './in-flight-calls.js';
+import { checkToolOutput } from './tool-output-check.js';
 import { InvocationRecorder } from './invocation-recorder.js';
 import type { CallIdentity, CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
@@ -130,9 +132,18 @@ export class ToolInvocationService {
         error: { code: 'timeout', message: `The tool did not finish within ${call.timeoutMs} ms and was stopped`, retryable: true },
       };
     }
-    if (settled.ok) return this.withinResultCaps(settled.value);
+    if (settled.ok) {
+      const capped = this.withinResultCaps(settled.value);
+      if (capped.status !== 'ok') return capped;
+      const mismatch = checkToolOutput(call.tool.executor.definition, capped.result);
+      return mismatch ? { status: 'error', error: mismatch } : capped;
+    }
     const error = settled.error;
     // Stopped from outside: say why, whatever the executor made of its aborted signal.
+    if (settled.aborted && signal.reason instanceof ClientCancelled) {
+      const why = signal.reason.clientReason ? ` (${redactMessage(oneLine(signal.reason.clientReason, 200), secrets)})` : '';
+      return { status: 'error', error: { code: 'cancelled', message: `The client cancelled the call${why}; it was stopped`, retryable: true } };
+    }
     if (settled.aborted && signal.reason instanceof ClientDisconnected) {
       return { status: 'error', error: { code: 'cancelled', message: 'The client disconnected; the call was cancelled', retryable: true } };
     }

@@ -249,6 +249,7 @@ describe('loadConfig: metrics, traces and log format', () => {
       requestTimeoutMs: 60_000,
       allowedHosts: null,
       mcpAllowedOrigins: [],
+      mcpProgressIntervalMs: 5_000,
       maxStreamsPerTenant: 20,
       maxStreamsPerKey: 20,
     });
@@ -260,6 +261,7 @@ describe('loadConfig: metrics, traces and log format', () => {
         MCP_ALLOWED_ORIGINS: 'https://App.example.com,http://localhost:5173/',
         SSE_MAX_STREAMS_PER_TENANT: '100',
         SSE_MAX_STREAMS_PER_KEY: '5',
+        MCP_PROGRESS_INTERVAL_MS: '1000',
       },
       CWD,
     );
@@ -268,6 +270,7 @@ describe('loadConfig: metrics, traces and log format', () => {
       requestTimeoutMs: 30_000,
       allowedHosts: ['toolgate.example.com', '*.corp.example', '10.0.0.5', '[::1]'],
       mcpAllowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      mcpProgressIntervalMs: 1000,
       maxStreamsPerTenant: 100,
       maxStreamsPerKey: 5,
     });

@@ -221,8 +221,8 @@ describe('exactly once under every failure', () => {
     const mcpKey = newKey(tool);
     const ranOverMcp = await mcpCall(plain, tool, {}, mcpKey);
     expect(ranOverMcp).toMatchObject({ status: 200, body: { result: { isError: true, structuredContent: { status: 'error', error: { code } } } } });
-    // The retry carries a progress token too, so the SDK's server (not the direct answers) takes it.
-    const mcpRetry = await mcpCall(plain, tool, {}, mcpKey, { progressToken: 7 });
+    // The retry carries _meta of another kind too, so the SDK's server (not the direct answers) takes it.
+    const mcpRetry = await mcpCall(plain, tool, {}, mcpKey, { 'dev.example/trace': 'retry' });
     expect(mcpRetry.body.result).toEqual({ ...ranOverMcp.body.result, _meta: { ...ranOverMcp.body.result._meta, [REPLAYED_META]: true } });
     const restRetry = await invoke(plain, tool, {}, mcpKey).expect(200);
     expect(restRetry.body.invocationId).toBe(ranOverMcp.body.result._meta['dev.toolgate/invocationId']);

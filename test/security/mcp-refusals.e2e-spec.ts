@@ -57,7 +57,7 @@ describe('MCP endpoint refusals', () => {
         }
         const result = (await client.callTool({ name: 'read_file', arguments: args })) as TextResult;
         expect({ isError: result.isError, text: textOf(result) }).toEqual({ isError: true, text: rest.body.error.message });
-        expect(result.structuredContent).toMatchObject({ error: { code: rest.body.error.code } });
+        expect(result._meta?.['dev.toolgate/error']).toMatchObject({ error: { code: rest.body.error.code } });
       }
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     } finally {

@@ -12,6 +12,14 @@ export class ClientDisconnected extends Error {
   }
 }
 
+// The reason when the client asked to stop the call (MCP notifications/cancelled): a disconnect it chose.
+export class ClientCancelled extends ClientDisconnected {
+  constructor(readonly clientReason?: string) {
+    super();
+    this.message = 'client cancelled the request';
+  }
+}
+
 // An AbortController aborted with ClientDisconnected when the client goes away before the answer is
 // sent, so work done for it (a child process, a fetch) is cancelled. The handler may abort it for its own
 // reasons too (a deadline): one controller per request, the first reason wins. Works on the raw Node

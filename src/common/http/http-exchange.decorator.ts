@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 
 // A route that answers with bytes it did not serialise itself (a protocol transport's answer): the
@@ -12,6 +13,8 @@ export interface HttpExchange {
   // Already parsed by the adapter's JSON parser, within BODY_LIMIT_BYTES.
   body: unknown;
   send(status: number, headers: Record<string, string>, body: Buffer | null): void;
+  // An answer written as it is produced (an event stream): the adapter pipes `body` to the client.
+  stream(status: number, headers: Record<string, string>, body: Readable): void;
 }
 
 interface NodeLikeRequest {
@@ -25,6 +28,7 @@ interface NodeLikeRequest {
 interface ExpressLikeResponse {
   status(code: number): ExpressLikeResponse;
   setHeader(name: string, value: string): void;
+  flushHeaders(): void;
   send(body?: Buffer): unknown;
   end(): unknown;
 }
@@ -33,7 +37,7 @@ interface FastifyLikeReply {
   raw: unknown;
   code(status: number): FastifyLikeReply;
   header(name: string, value: string): FastifyLikeReply;
-  send(body?: Buffer): unknown;
+  send(body?: Buffer | Readable): unknown;
 }
 
 export const RawHttpExchange = createParamDecorator((_: unknown, ctx: ExecutionContext): HttpExchange => {
@@ -63,6 +67,18 @@ export const RawHttpExchange = createParamDecorator((_: unknown, ctx: ExecutionC
       for (const [name, value] of Object.entries(answerHeaders)) response.setHeader(name, value);
       if (body === null) response.end();
       else response.send(body);
+    },
+    stream(status, answerHeaders, body) {
+      if ('raw' in response) {
+        response.code(status);
+        for (const [name, value] of Object.entries(answerHeaders)) response.header(name, value);
+        response.send(body);
+        return;
+      }
+      response.status(status);
+      for (const [name, value] of Object.entries(answerHeaders)) response.setHeader(name, value);
+      response.flushHeaders();
+      body.pipe(response as unknown as NodeJS.WritableStream);
     },
   };
 });

@@ -58,6 +58,7 @@ function toSkillTool(tool: Tool, source: McpSource): SkillToolSpec {
   const hints = source.trustAnnotations === true ? (tool.annotations ?? {}) : {};
   return {
     name: tool.name,
+    ...(tool.title ? { title: tool.title.slice(0, 128) } : {}),
     description: (tool.description || tool.title || tool.name).slice(0, MAX_DESCRIPTION),
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
@@ -65,7 +66,7 @@ function toSkillTool(tool: Tool, source: McpSource): SkillToolSpec {
     // MCP's defaults for hints left out (or not trusted): not read-only, destructive, not idempotent, open world.
     annotations: {
       readOnly: hints.readOnlyHint ?? false,
-      destructive: hints.destructiveHint ?? true,
+      destructive: hints.readOnlyHint === true ? false : (hints.destructiveHint ?? true),
       idempotent: hints.idempotentHint ?? false,
       openWorld: hints.openWorldHint ?? true,
     },

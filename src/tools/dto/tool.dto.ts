@@ -19,6 +19,7 @@ class ToolAnnotationsDto {
 
 export class ToolDto {
   @ApiProperty({ example: 'read_file' }) name!: string;
+  @ApiPropertyOptional({ example: 'Read a file', description: 'A display name for people' }) title?: string;
   @ApiProperty() description!: string;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the arguments' })
   inputSchema!: Record<string, unknown>;
@@ -60,6 +61,7 @@ class McpToolAnnotationsDto {
 // format=mcp: a tool as MCP's tools/list answers it.
 export class McpToolDto {
   @ApiProperty({ example: 'read_file' }) name!: string;
+  @ApiPropertyOptional({ example: 'Read a file' }) title?: string;
   @ApiProperty() description!: string;
   @ApiProperty({ type: 'object', additionalProperties: true }) inputSchema!: Record<string, unknown>;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) outputSchema?: Record<string, unknown>;

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { deleteWorkspacePath } from '../../workspace/fs/workspace-fs.js';
 import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
@@ -14,6 +15,7 @@ interface DeleteFileArgs {
 export class DeleteFileExecutor implements ToolExecutor<DeleteFileArgs> {
   readonly definition: ToolDefinition = {
     name: 'delete_file',
+    ...BUILTIN_OUTPUTS.delete_file,
     description:
       'Delete a file (or, with recursive: true, a directory and everything in it) from the project workspace. A symlink is removed, never its target. The workspace root cannot be deleted.',
     inputSchema: {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { editWorkspaceFile } from '../../workspace/fs/workspace-file.editor.js';
 import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
 import { applyTextEdits, type TextEdit } from '../edit/text-edits.js';
@@ -17,6 +18,7 @@ interface EditFileArgs {
 export class EditFileExecutor implements ToolExecutor<EditFileArgs> {
   readonly definition: ToolDefinition = {
     name: 'edit_file',
+    ...BUILTIN_OUTPUTS.edit_file,
     description:
       'Edit a text file in the project workspace by exact replacement: each oldText must occur exactly once in the file (as the previous edits left it) and is replaced by its newText. All edits apply or none do, atomically; the answer is a unified diff. dryRun shows the diff without writing. Line endings are kept.',
     inputSchema: {

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { safeFetch, type FetchMethod } from '../../execution/net/safe-fetch.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
@@ -23,6 +24,7 @@ export class FetchUrlExecutor implements ToolExecutor<FetchUrlArgs> {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.definition = {
       name: 'fetch_url',
+      ...BUILTIN_OUTPUTS.fetch_url,
       description:
         'Fetch an http(s) URL and return its status, headers and body (capped, marked truncated). Private, loopback and cloud-metadata addresses are refused, on every redirect too (at most 5).',
       inputSchema: {
@@ -48,7 +50,8 @@ export class FetchUrlExecutor implements ToolExecutor<FetchUrlArgs> {
         required: ['url'],
         additionalProperties: false,
       },
-      annotations: { readOnly: true, destructive: false, idempotent: false, openWorld: true },
+      // Not read-only: it sends POST, PUT, PATCH and DELETE too, and clients auto-approve read-only tools.
+      annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
       timeoutMs: FETCH_TOOL_TIMEOUT_MS,
       source: 'builtin',
     };

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-tasks.js';
 import { listWorkspace } from '../../workspace/fs/workspace-fs.js';
@@ -23,6 +24,7 @@ const DEFAULT_LIMIT = 1000;
 export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
   readonly definition: ToolDefinition = {
     name: 'list_files',
+    ...BUILTIN_OUTPUTS.list_files,
     description:
       'List the entries of a directory in the project workspace (name, path, type; with details, also size and modified). Recursive listings are bounded by maxDepth and limit; symlinks are listed, never followed.',
     inputSchema: {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { moveWorkspaceEntry } from '../../workspace/fs/workspace-entry.mover.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { FILE_TOOL_TIMEOUT_MS } from '../tools.config.js';
@@ -15,6 +16,7 @@ interface MoveFileArgs {
 export class MoveFileExecutor implements ToolExecutor<MoveFileArgs> {
   readonly definition: ToolDefinition = {
     name: 'move_file',
+    ...BUILTIN_OUTPUTS.move_file,
     description:
       'Move or rename a file or directory inside the project workspace (one atomic rename). An existing destination is only replaced with overwrite: true; a directory cannot be moved into itself. A symlink is moved as a link.',
     inputSchema: {

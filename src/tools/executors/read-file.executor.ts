@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { WorkspaceReadThreads } from '../../workspace/read-threads/workspace-read-threads.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
@@ -16,6 +17,7 @@ interface ReadFileArgs {
 export class ReadFileExecutor implements ToolExecutor<ReadFileArgs> {
   readonly definition: ToolDefinition = {
     name: 'read_file',
+    ...BUILTIN_OUTPUTS.read_file,
     description:
       'Read a text file from the project workspace, by lines. Long files are cut at a byte cap; the answer says so and gives the offset to read on from. Binary files are refused unless encoding is "base64".',
     inputSchema: {

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { WorkspaceFsError } from '../../workspace/fs/workspace-fs.js';
@@ -18,6 +19,7 @@ export const MAX_FILES_PER_CALL = 50;
 export class ReadMultipleFilesExecutor implements ToolExecutor<ReadMultipleFilesArgs> {
   readonly definition: ToolDefinition = {
     name: 'read_multiple_files',
+    ...BUILTIN_OUTPUTS.read_multiple_files,
     description: `Read up to ${MAX_FILES_PER_CALL} text files of the project workspace in one call. Each file answers on its own: its content (cut like read_file, with the offset to read on) or its own error; one bad path does not fail the others.`,
     inputSchema: {
       type: 'object',

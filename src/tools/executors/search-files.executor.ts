@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-tasks.js';
 import type { SearchWorkspacePayload } from '../../workspace/workspace-worker-tasks.js';
@@ -23,6 +24,7 @@ const DEFAULT_MAX_RESULTS = 100;
 export class SearchFilesExecutor implements ToolExecutor<SearchFilesArgs> {
   readonly definition: ToolDefinition = {
     name: 'search_files',
+    ...BUILTIN_OUTPUTS.search_files,
     description: `Search the text files of the project workspace for lines matching a regular expression (RE2 syntax: no backreferences or lookaround). Answers each matching line with its path and line number, optionally with context lines. Skips binary files, .git, symlinks and files over ${SEARCH_MAX_FILE_BYTES / 1024 / 1024} MiB.`,
     inputSchema: {
       type: 'object',

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { resolveWorkspaceDirectory } from '../../workspace/fs/workspace-fs.js';
@@ -24,6 +25,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
   readonly spawnsProcesses = true;
   readonly definition: ToolDefinition = {
     name: 'shell_exec',
+    ...BUILTIN_OUTPUTS.shell_exec,
     description:
       "Run one command in the project workspace, given as an argv array (no shell: ';', '|', '$()' are plain characters). Only executables on the project's allow-list run. Answers the exit code, the signal, stdout and stderr (capped, marked truncated); `killed` and `note` say when a limit (output, processes, memory, CPU time, bytes written, the workspace quota) stopped it.",
     inputSchema: {

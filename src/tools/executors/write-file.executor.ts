@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { writeWorkspaceFile } from '../../workspace/fs/workspace-fs.js';
 import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
@@ -16,6 +17,7 @@ interface WriteFileArgs {
 export class WriteFileExecutor implements ToolExecutor<WriteFileArgs> {
   readonly definition: ToolDefinition = {
     name: 'write_file',
+    ...BUILTIN_OUTPUTS.write_file,
     description:
       'Create or replace a file in the project workspace. The write is atomic: readers see the old content or the new, never a mix.',
     inputSchema: {

@@ -170,11 +170,15 @@ describe('approval of tool calls', () => {
     const client = await mcpClientFor(t, tenant, p.id);
     try {
       const result = (await client.callTool({ name: 'write_file', arguments: { path: 'mcp.txt', content: 'x' } })) as TextResult;
-      expect(result.isError).toBeFalsy();
-      expect(result.structuredContent).toMatchObject({ status: 'pending_approval', invocationId: expect.any(String) });
-      expect(textOf(result)).toContain(result.structuredContent!.invocationId as string);
+      // write_file declares an output schema, which a parked call's answer is not: it comes as an error result
+      // ("not run"), the parked call in _meta.
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toBeUndefined();
+      const parked = result._meta?.['dev.toolgate/pendingApproval'] as { status: string; invocationId: string };
+      expect(parked).toMatchObject({ status: 'pending_approval', invocationId: expect.any(String) });
+      expect(textOf(result)).toContain(parked.invocationId);
       expect(textOf(result)).toMatch(/awaits approval/);
-      const row = await invocation(p.id, result.structuredContent!.invocationId as string);
+      const row = await invocation(p.id, parked.invocationId);
       expect(row.body).toMatchObject({ channel: 'mcp', status: 'pending_approval' });
       expect(existsSync(path.join(p.dir, 'mcp.txt'))).toBe(false);
     } finally {

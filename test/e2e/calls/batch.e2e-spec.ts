@@ -100,12 +100,14 @@ describe('tool batches', () => {
       .send([call(1, ['sleep', '1']), call(2, ['sleep', '1']), call(3, ['sh', '-c', 'exit 3']), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope', arguments: {} } }])
       .expect(200);
     expect(Date.now() - started).toBeLessThan(1900);
-    const byId = new Map((res.body as Array<{ id: number; result: { isError?: boolean; structuredContent?: Record<string, unknown> } }>).map((m) => [m.id, m.result]));
+    const answers = res.body as Array<{ id: number; result: { isError?: boolean; structuredContent?: Record<string, unknown> }; error?: { code: number } }>;
+    const byId = new Map(answers.map((m) => [m.id, m.result]));
     expect([...byId.keys()].sort()).toEqual([1, 2, 3, 4]);
     expect(byId.get(1)!.isError).toBeFalsy();
     expect(byId.get(2)!.isError).toBeFalsy();
     expect(byId.get(3)!.structuredContent).toMatchObject({ exitCode: 3 });
-    expect(byId.get(4)!.structuredContent).toMatchObject({ status: 'refused', error: { code: 'tool_not_found' } });
+    // An unknown tool is the request's JSON-RPC error (invalid params), not a tool result.
+    expect(answers.find((m) => m.id === 4)).toMatchObject({ error: { code: -32602 } });
   });
 
   it('is described in the OpenAPI document: batch, Idempotency-Key, the 202 of a parked call, approve and deny', async () => {

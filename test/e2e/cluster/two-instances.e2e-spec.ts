@@ -8,6 +8,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../../support/test
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
+import { expectNoProcess, uniqueSleep, waitForProcess } from '../../support/processes.js';
 import { callTool, EventStream, listen } from '../tools/tool-test-kit.js';
 import { commandTool, enableSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
 
@@ -107,6 +108,27 @@ describeOnPostgres(title, () => {
     });
     const [closed, revoked] = await Promise.all([ended, revokedAt]);
     expect(closed - revoked).toBeLessThan(2000);
+  });
+
+  it('[sec-91] notifications/cancelled sent to B stops the MCP call running on A: its sandbox torn down, audited cancelled', async () => {
+    const project = await a.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'] });
+    const marker = uniqueSleep(30);
+    const mcp = async (app: TestApp, message: unknown) =>
+      fetch(`http://127.0.0.1:${await listen(app)}/v1/projects/${project.id}/mcp`, {
+        method: 'POST',
+        headers: { ...tenant.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(message),
+      });
+    const running = mcp(a, { jsonrpc: '2.0', id: 'across', method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sleep', marker] } } });
+    await waitForProcess(marker);
+    const cancelledAt = Date.now();
+    expect((await mcp(b, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'across', reason: 'from B' } })).status).toBe(202);
+    const answer = (await (await running).json()) as { result: { isError?: boolean; _meta: Record<string, { error?: { code: string } }> } };
+    expect(Date.now() - cancelledAt).toBeLessThan(2_000);
+    expect(answer.result).toMatchObject({ isError: true, _meta: { 'dev.toolgate/error': { error: { code: 'cancelled' } } } });
+    await expectNoProcess(marker);
+    const rows = (await a.http.get(`/v1/projects/${project.id}/invocations`).query({ tool: 'shell_exec' }).set(tenant.auth).expect(200)).body.items;
+    expect(rows).toEqual([expect.objectContaining({ channel: 'mcp', status: 'error', errorCode: 'cancelled', errorMessage: expect.stringMatching(/from B/) })]);
   });
 
   it("a project's workspace changed on A is the one B resolves", async () => {

@@ -76,10 +76,12 @@ describe('the MCP endpoint of a project', () => {
     expect(rows.map((r) => r.channel).sort()).toEqual(['mcp', 'rest']);
   });
 
-  it('answers a tool that ran and failed with isError and its error', async () => {
+  it('answers a tool that ran and failed with isError and its error, with no structuredContent outside its output schema', async () => {
     const result = await call('read_file', { path: 'missing.txt' });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ status: 'error', error: { code: 'not_found' } });
+    // read_file declares an output schema: its error's detail is in _meta, structuredContent is only ever a result.
+    expect(result.structuredContent).toBeUndefined();
+    expect(result._meta?.['dev.toolgate/error']).toMatchObject({ status: 'error', error: { code: 'not_found' } });
     expect(textOf(result)).toMatch(/missing\.txt/);
   });
 

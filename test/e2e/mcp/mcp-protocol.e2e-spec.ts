@@ -147,7 +147,8 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
       const batched = (await throughSdk(message)).body.result;
       expect(single.isError).toBe(true);
       expect(single).toEqual(batched);
-      expect(single.structuredContent.status).toBe('refused');
+      expect(single.structuredContent).toBeUndefined();
+      expect(single._meta['dev.toolgate/error'].status).toBe('refused');
     }
   });
 });

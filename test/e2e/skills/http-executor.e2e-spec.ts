@@ -97,7 +97,8 @@ describe('skills with an http executor', () => {
       description: body.tools[0].description,
       inputSchema: FORECAST_INPUT,
       outputSchema: FORECAST_OUTPUT,
-      annotations: { readOnly: true, destructive: true, idempotent: false, openWorld: true },
+      // Read-only, so not destructive (MCP's destructiveHint means something only for a tool that writes).
+      annotations: { readOnly: true, destructive: false, idempotent: false, openWorld: true },
       timeoutMs: 30_000,
       source: source(),
     });
@@ -119,7 +120,7 @@ describe('skills with an http executor', () => {
       description,
       inputSchema: FORECAST_INPUT,
       outputSchema: FORECAST_OUTPUT,
-      annotations: { readOnlyHint: true, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     });
     const one = await t.http.get(`/v1/projects/${projectId}/tools/forecast`).query({ format: 'anthropic' }).set(tenant.auth).expect(200);
     expect(one.body).toEqual({ name: 'forecast', description, input_schema: FORECAST_INPUT });

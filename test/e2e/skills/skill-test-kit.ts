@@ -10,6 +10,7 @@ import type { TestApp, TestTenant } from '../../support/test-app.js';
 
 export interface SkillToolBody {
   name: string;
+  title?: string;
   description: string;
   inputSchema: Record<string, unknown>;
   executor: Record<string, unknown>;

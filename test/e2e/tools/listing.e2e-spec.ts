@@ -4,7 +4,9 @@ const BUILTINS = ['read_file', 'write_file', 'list_files', 'delete_file', 'shell
 
 interface NativeTool {
   name: string;
+  title: string;
   description: string;
+  outputSchema: Record<string, unknown>;
   inputSchema: { type: string; properties: Record<string, unknown>; required?: string[]; additionalProperties: unknown };
   annotations: { readOnly: boolean; destructive: boolean; idempotent: boolean; openWorld: boolean };
   timeoutMs: number;
@@ -35,8 +37,10 @@ describe('tool listing', () => {
     for (const tool of native) {
       expect(tool).toEqual({
         name: tool.name,
+        title: expect.any(String),
         description: expect.any(String),
         inputSchema: expect.objectContaining({ type: 'object', properties: expect.any(Object) }),
+        outputSchema: expect.objectContaining({ type: 'object', properties: expect.any(Object), required: expect.any(Array) }),
         annotations: {
           readOnly: expect.any(Boolean),
           destructive: expect.any(Boolean),
@@ -52,7 +56,11 @@ describe('tool listing', () => {
     const byName = Object.fromEntries(native.map((tool) => [tool.name, tool]));
     expect(byName.read_file.annotations).toEqual({ readOnly: true, destructive: false, idempotent: true, openWorld: false });
     expect(byName.delete_file.annotations).toMatchObject({ readOnly: false, destructive: true });
-    expect(byName.fetch_url.annotations).toMatchObject({ readOnly: true, openWorld: true });
+    // It sends POST, PUT and DELETE too: clients auto-approve what says it is read-only.
+    expect(byName.fetch_url.annotations).toEqual({ readOnly: false, destructive: true, idempotent: false, openWorld: true });
+    expect(byName.shell_exec.annotations).toMatchObject({ readOnly: false, openWorld: true });
+    // A read-only tool is never destructive.
+    for (const tool of native.filter((tool) => tool.annotations.readOnly)) expect({ name: tool.name, destructive: tool.annotations.destructive }).toEqual({ name: tool.name, destructive: false });
     expect(byName.read_file.inputSchema.required).toEqual(['path']);
   });
 
@@ -86,10 +94,12 @@ describe('tool listing', () => {
   it('answers the MCP shape with the MCP hint names for the annotations', async () => {
     const tools = (await list('mcp').expect(200)).body.tools;
     expect(tools).toEqual(
-      native.map(({ name, description, inputSchema, annotations }) => ({
+      native.map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
         name,
+        title,
         description,
         inputSchema,
+        outputSchema,
         annotations: {
           readOnlyHint: annotations.readOnly,
           destructiveHint: annotations.destructive,
