@@ -8,6 +8,7 @@ import { SecretsModule } from './common/secrets/secrets.module.js';
 import { WorkerPoolModule } from './app-worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
+import { SkillReviewModule } from './skills/review/skill-review.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { ToolsetsModule } from './toolsets/toolsets.module.js';
 import { CallsModule } from './calls/calls.module.js';
@@ -47,6 +48,7 @@ export class AppModule {
         WorkspaceModule,
         AuditModule,
         ToolsModule,
+        SkillReviewModule,
         McpModule,
         ToolsetsModule,
         CallsModule,

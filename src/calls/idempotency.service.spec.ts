@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { canonicalJson } from './idempotency.service.js';
+import { canonicalJson } from '../common/json/canonical-json.js';
 
 // The recursive writer the fingerprints of stored keys were made with.
 function recursive(value: unknown): string {

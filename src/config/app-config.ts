@@ -45,6 +45,8 @@ export interface AppConfig {
     // Content items of one upstream MCP tool result, at most (MCP_RESULT_MAX_CONTENT_ITEMS): the rest are
     // dropped and a note says how many.
     mcpResultMaxContentItems: number;
+    // How often each MCP source is read again and compared with its pinned definitions (MCP_SOURCE_REFRESH_S); 0: never.
+    mcpSourceRefreshMs: number;
     shell: {
       maxOutputBytes: number;
       maxProcesses: number;

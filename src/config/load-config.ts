@@ -51,6 +51,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       readMaxBytes: read.integer('READ_FILE_MAX_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
       resultMaxBytes: read.integer('RESULT_MAX_BYTES', 32 * 1024 * 1024, 1024, 256 * 1024 * 1024),
       mcpResultMaxContentItems: read.integer('MCP_RESULT_MAX_CONTENT_ITEMS', 1000, 1, 100_000),
+      mcpSourceRefreshMs: read.integer('MCP_SOURCE_REFRESH_S', 300, 0, 7 * 86_400) * 1000,
       shell: {
         maxOutputBytes: read.integer('SHELL_MAX_OUTPUT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
         maxProcesses: read.integer('SHELL_MAX_PROCESSES', 64, 1, 4096),

@@ -11,6 +11,7 @@ import { createTenantAjv, SchemaRefusal, vetSchema } from './schema-vetting.js';
 import { SKILL_BODY_SCHEMA } from './skill-body.schema.js';
 import { invalidSkill, schemaRefused } from './skills.errors.js';
 import { SKILL_TOOL_DEFAULT_TIMEOUT_MS } from './skills.limits.js';
+import type { DefinitionPin } from './review/definition-pin.js';
 
 export interface SkillToolSpec {
   name: string;
@@ -23,6 +24,11 @@ export interface SkillToolSpec {
   timeoutMs?: number;
   mode?: 'async' | 'sync';
   annotations?: Partial<ToolAnnotations>;
+  // Set by Toolgate, never by a body: what was reviewed (src/skills/review).
+  pin?: DefinitionPin;
+  // Not served until an admin reviews it: a first import the description rules flagged, or an upstream
+  // change to its input schema that the pinned definition's callers would break on.
+  withheld?: 'flagged' | 'incompatible_change';
 }
 
 export interface SkillBody {
@@ -68,18 +74,20 @@ export class SkillCompiler {
   }
 
   // For a skill loaded from the database (first use after a restart); its schemas were vetted at registration.
-  load(skillId: string, skill: SkillBody, source: string): CompiledSkillTool[] {
-    const key = `${skillId}@${skill.version}`;
-    let tools = this.compiled.get(key);
+  // `revision` names the stored tools: a reviewed change replaces them without a new version.
+  load(skillId: string, revision: string, skill: SkillBody, source: string): CompiledSkillTool[] {
+    let tools = this.compiled.get(`${skillId}@${revision}`);
     if (!tools) {
       tools = this.vet(skill, source);
-      this.compiled.set(key, tools);
+      this.remember(skillId, revision, tools);
     }
     return tools;
   }
 
-  remember(skillId: string, version: string, tools: CompiledSkillTool[]): void {
-    this.compiled.set(`${skillId}@${version}`, tools);
+  // One revision per skill is kept: the others are what it was before.
+  remember(skillId: string, revision: string, tools: CompiledSkillTool[]): void {
+    this.forget(skillId);
+    this.compiled.set(`${skillId}@${revision}`, tools);
   }
 
   forget(skillId: string): void {

@@ -47,3 +47,15 @@ export function executorSecrets(executor: { url?: unknown; headers?: unknown }):
 }
 
 const TOKEN_SHAPED = /^(?=\S*[0-9])(?=\S*[A-Za-z])\S{16,}$/;
+
+// An MCP source kept for re-reading (url, headers?, tools?, trustAnnotations?): its URL and header values are
+// secrets exactly like an mcp executor's.
+type SourceJson = { url?: string; headers?: Record<string, string> } & Record<string, unknown>;
+const mapSource = <T>(source: T, map: (tools: readonly ToolJson[]) => ToolJson[]): T => {
+  const { executor } = map([{ executor: { ...(source as SourceJson), type: 'mcp' } }])[0];
+  const { type: _type, ...rest } = executor as SourceJson;
+  return { ...(source as SourceJson), ...rest } as T;
+};
+export const sealSourceSecrets = <T>(source: T, box: SecretBox): T => mapSource(source, (tools) => sealExecutorSecrets(tools, box));
+export const openSourceSecrets = <T>(source: T, box: SecretBox): T => mapSource(source, (tools) => openExecutorSecrets(tools, box));
+export const maskSourceSecrets = <T>(source: T): T => mapSource(source, (tools) => maskExecutorSecrets(tools));

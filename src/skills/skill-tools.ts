@@ -30,6 +30,8 @@ interface SkillsChanged {
 const SKILLS_CHANGED = busTopic<SkillsChanged>('skills.changed');
 
 export const skillSource = (skill: { name: string; version: string }) => `skill:${skill.name}@${skill.version}`;
+// Names the stored tools of a skill: a new version, or a reviewed change (which keeps the version), gives a new one.
+export const skillRevision = (skill: { version: string; updatedAt: Date }) => `${skill.version}@${skill.updatedAt.getTime()}`;
 
 // The tools a project gets from its enabled skills, cached per project (and invalidated when a skill is
 // enabled, disabled, updated or deleted, on every instance through the change bus) so listing and invoking
@@ -76,7 +78,11 @@ export class SkillTools {
 
   toolsOf(skill: SkillRecord): SkillTool[] {
     const body: SkillBody = { name: skill.name, version: skill.version, description: skill.description, tools: skill.tools };
-    return this.compiler.load(skill.id, body, skillSource(skill)).map((tool) => ({
+    // A withheld tool (src/skills/review) is compiled with the others but neither listed nor callable.
+    return this.compiler
+      .load(skill.id, skillRevision(skill), body, skillSource(skill))
+      .filter((tool) => tool.spec.withheld === undefined)
+      .map((tool) => ({
       executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams, this.quota),
       validator: tool.validator,
     }));

@@ -10,11 +10,12 @@ import { SkillsRepository } from './skills.repository.js';
 import { SkillsService } from './skills.service.js';
 import { McpSkillImporter } from './mcp/mcp-skill-importer.js';
 import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
+import { SkillChangesRepository } from './review/skill-changes.repository.js';
 
 @Module({
   imports: [ProjectAccessModule, WorkspaceModule],
   controllers: [SkillsController, ProjectSkillsController],
-  providers: [SkillsRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer, UpstreamMcpClients, McpSkillImporter],
-  exports: [SkillTools],
+  providers: [SkillsRepository, SkillChangesRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer, UpstreamMcpClients, McpSkillImporter],
+  exports: [SkillTools, SkillsRepository, SkillChangesRepository, SkillCompiler, UpstreamMcpClients],
 })
 export class SkillsModule {}

@@ -4,19 +4,35 @@ import { SecretBox } from '../common/secrets/secret-box.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { orUniqueTaken, UNIQUE_TAKEN, type UniqueTaken } from '../database/unique-violation.js';
-import type { Prisma, Skill } from '../generated/prisma/client.js';
+import { Prisma, type Skill } from '../generated/prisma/client.js';
 import type { SkillToolSpec } from './skill-compiler.js';
-import { openExecutorSecrets, sealExecutorSecrets } from './skill-secrets.js';
+import { openExecutorSecrets, openSourceSecrets, sealExecutorSecrets, sealSourceSecrets } from './skill-secrets.js';
+import type { McpSource } from './mcp/mcp-skill-importer.js';
+import { type NewSkillChange, SkillChangesRepository } from './review/skill-changes.repository.js';
 
 export interface SkillFields {
   name: string;
   version: string;
   description: string;
   tools: SkillToolSpec[];
+  // The MCP server the tools were imported from; null for a tenant's own tools.
+  source: McpSource | null;
 }
 
-// A skill as everything above this class sees it: secrets opened, the tools column parsed into specs.
-export type SkillRecord = Omit<Skill, 'tools'> & { tools: SkillToolSpec[] };
+// A skill as everything above this class sees it: secrets opened, the JSON columns parsed.
+export type SkillRecord = Omit<Skill, 'tools' | 'source'> & { tools: SkillToolSpec[]; source: McpSource | null };
+
+// A skill whose row (and the rows of the projects it is enabled on, locked first) is locked for the rest of a
+// transaction: a review's decision and a refresh of its source run one at a time, on any instance.
+export interface LockedSkill {
+  skill: SkillRecord;
+  projectIds: readonly string[];
+  // The transaction, for SkillChangesRepository.
+  tx: Tx;
+  // Runs `check` on each project the skill is enabled on (name collisions of a tool added to it).
+  checkProjects(check: (project: LockedProject) => Promise<void>): Promise<void>;
+  saveTools(tools: SkillToolSpec[]): Promise<SkillRecord>;
+}
 
 // A project whose row is locked for the rest of a transaction, with what enabling skills on it reads and
 // writes inside that transaction. The lock serialises enables on one project, so two concurrent ones cannot
@@ -31,7 +47,7 @@ export interface LockedProject {
 // What withLockedProject answers when the tenant has no such project.
 export const NO_PROJECT = Symbol('no such project');
 
-type Tx = Prisma.TransactionClient;
+export type Tx = Prisma.TransactionClient;
 
 // Rows come out with their secrets opened and go in with them sealed (skill-secrets.ts): nothing above
 // this class sees a sealed value, and nothing below it a plain one. Prisma's types stay in here too.
@@ -40,13 +56,16 @@ export class SkillsRepository {
   constructor(
     private readonly prisma: PrismaService,
     private readonly box: SecretBox,
+    private readonly changes: SkillChangesRepository,
   ) {}
 
-  // UNIQUE_TAKEN: the tenant already has a skill with this name.
-  async create(tenantId: string, fields: SkillFields, signingSecret: string): Promise<SkillRecord | UniqueTaken> {
+  // UNIQUE_TAKEN: the tenant already has a skill with this name. `pending`: the changes its import left for review.
+  async create(tenantId: string, fields: SkillFields, signingSecret: string, pending: NewSkillChange[] = []): Promise<SkillRecord | UniqueTaken> {
     const row = await orUniqueTaken(
-      this.prisma.skill.create({
-        data: { tenantId, ...this.sealed(fields), signingSecret: this.box.seal(signingSecret) },
+      this.prisma.$transaction(async (tx) => {
+        const created = await tx.skill.create({ data: { tenantId, ...this.sealed(fields), signingSecret: this.box.seal(signingSecret) } });
+        for (const change of pending) await this.changes.create(tenantId, created.id, change, tx);
+        return created;
       }),
     );
     return row === UNIQUE_TAKEN ? row : this.opened(row);
@@ -69,11 +88,13 @@ export class SkillsRepository {
 
   // A new version, in one transaction with `check` run on every project the skill is enabled on, each
   // locked first (a check that throws undoes everything). null when the tenant has no such skill.
+  // The changes waiting for review are superseded by the new version's own (`pending`).
   async updateChecked(
     tenantId: string,
     id: string,
     fields: Omit<SkillFields, 'name'>,
     check: (project: LockedProject) => Promise<void>,
+    pending: NewSkillChange[] = [],
   ): Promise<SkillRecord | null> {
     if (!isUuid(id)) return null;
     return this.prisma.$transaction(async (tx) => {
@@ -81,9 +102,52 @@ export class SkillsRepository {
       for (const { projectId } of projects) {
         if (await this.lockProject(tenantId, projectId, tx)) await check(this.locked(tenantId, projectId, tx));
       }
-      const { count } = await tx.skill.updateMany({ where: { id, tenantId }, data: this.sealed(fields) });
-      return count > 0 ? this.findById(tenantId, id, tx) : null;
+      const { count } = await tx.skill.updateMany({ where: { id, tenantId }, data: { ...this.sealed(fields), sourceCheckedAt: null } });
+      if (count === 0) return null;
+      await this.changes.supersedePending(id, tx);
+      for (const change of pending) await this.changes.create(tenantId, id, change, tx);
+      return this.findById(tenantId, id, tx);
     });
+  }
+
+  // Runs `work` with the skill locked (see LockedSkill); null when the tenant has no such skill.
+  async withLockedSkill<T>(tenantId: string, skillId: string, work: (locked: LockedSkill) => Promise<T>): Promise<T | null> {
+    if (!isUuid(skillId)) return null;
+    return this.prisma.$transaction(async (tx) => {
+      // Projects first, then the skill: the order a new version takes its locks in (updateChecked).
+      const projects = await tx.projectSkill.findMany({ where: { skillId, skill: { tenantId } }, select: { projectId: true }, orderBy: { projectId: 'asc' } });
+      const projectIds: string[] = [];
+      for (const { projectId } of projects) if (await this.lockProject(tenantId, projectId, tx)) projectIds.push(projectId);
+      const rows = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM skills WHERE id = ${skillId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+      if (rows.length === 0) return null;
+      const skill = (await this.findById(tenantId, skillId, tx))!;
+      return work({
+        skill,
+        projectIds,
+        tx,
+        checkProjects: async (check) => {
+          for (const projectId of projectIds) await check(this.locked(tenantId, projectId, tx));
+        },
+        saveTools: async (tools) => {
+          await tx.skill.updateMany({ where: { id: skillId, tenantId }, data: { tools: sealExecutorSecrets(tools, this.box) as unknown as Prisma.InputJsonValue } });
+          return (await this.findById(tenantId, skillId, tx))!;
+        },
+      });
+    });
+  }
+
+  // Skills with an MCP source not read for `intervalMs`, at most `limit`, claimed (marked read now) in one
+  // statement: an instance skips rows another is claiming, so each is read by one instance per interval.
+  async claimDueSources(intervalMs: number, limit: number): Promise<Array<{ id: string; tenantId: string }>> {
+    return this.prisma.$queryRaw<Array<{ id: string; tenantId: string }>>`UPDATE skills SET source_checked_at = now()
+      WHERE id IN (SELECT id FROM skills WHERE source IS NOT NULL
+        AND (source_checked_at IS NULL OR source_checked_at <= now() - make_interval(secs => ${intervalMs / 1000}))
+        ORDER BY source_checked_at ASC NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING id::text AS id, tenant_id::text AS "tenantId"`;
+  }
+
+  async markSourceChecked(tenantId: string, skillId: string): Promise<void> {
+    await this.prisma.skill.updateMany({ where: { id: skillId, tenantId }, data: { sourceCheckedAt: new Date() } });
   }
 
   // Runs `work` in a transaction that holds the project's row lock.
@@ -121,8 +185,9 @@ export class SkillsRepository {
           onUnreadable(row.id, error as Error);
           continue;
         }
+        const source = open.source ? JSON.stringify(sealSourceSecrets(open.source, this.box)) : null;
         resealed += await this.prisma.$executeRaw`UPDATE skills SET signing_secret = ${this.box.seal(open.signingSecret)},
-          tools = ${JSON.stringify(sealExecutorSecrets(open.tools, this.box))}::jsonb
+          tools = ${JSON.stringify(sealExecutorSecrets(open.tools, this.box))}::jsonb, source = ${source}::jsonb
           WHERE id = ${row.id}::uuid AND signing_secret = ${row.signingSecret}`;
       }
       after = rows[rows.length - 1].id;
@@ -165,13 +230,18 @@ export class SkillsRepository {
     return rows.length > 0;
   }
 
-  private sealed<F extends Omit<SkillFields, 'name'>>(fields: F): Omit<F, 'tools'> & { tools: Prisma.InputJsonValue } {
-    return { ...fields, tools: sealExecutorSecrets(fields.tools, this.box) as unknown as Prisma.InputJsonValue };
+  private sealed<F extends Omit<SkillFields, 'name'>>(fields: F): Omit<F, 'tools' | 'source'> & { tools: Prisma.InputJsonValue; source: Prisma.InputJsonValue | typeof Prisma.DbNull } {
+    return {
+      ...fields,
+      tools: sealExecutorSecrets(fields.tools, this.box) as unknown as Prisma.InputJsonValue,
+      source: fields.source ? (sealSourceSecrets(fields.source, this.box) as unknown as Prisma.InputJsonValue) : Prisma.DbNull,
+    };
   }
 
   // The one place the tools column becomes specs: it only ever holds what registration vetted.
   private opened(row: Skill): SkillRecord {
     const tools = row.tools as unknown as SkillToolSpec[];
-    return { ...row, signingSecret: this.box.openOrPlain(row.signingSecret), tools: openExecutorSecrets(tools, this.box) };
+    const source = row.source === null ? null : openSourceSecrets(row.source as unknown as McpSource, this.box);
+    return { ...row, signingSecret: this.box.openOrPlain(row.signingSecret), tools: openExecutorSecrets(tools, this.box), source };
   }
 }

@@ -5,8 +5,11 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { ProjectAccess } from '../projects/project-access.js';
 import { projectNotFound } from '../projects/projects.errors.js';
-import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
-import { type SkillBody, SkillCompiler } from './skill-compiler.js';
+import { type SkillBody, SkillCompiler, type SkillToolSpec } from './skill-compiler.js';
+import { checkToolCollisions } from './tool-collisions.js';
+import { definitionDiff, definitionHash } from './review/definition-pin.js';
+import { reviewDescriptions } from './review/description-rules.js';
+import type { NewSkillChange } from './review/skill-changes.repository.js';
 import {
   type ProjectSkillListResponseDto,
   type ProjectSkillResponseDto,
@@ -14,17 +17,15 @@ import {
   type SkillListResponseDto,
   SkillResponseDto,
 } from './dto/skill.dto.js';
-import { skillSource, SkillTools } from './skill-tools.js';
+import { skillRevision, skillSource, SkillTools } from './skill-tools.js';
 import {
   skillAlreadyEnabled,
   skillNameTaken,
   skillNotEnabled,
   skillNotFound,
   skillVersionExists,
-  type ToolCollision,
-  toolNameCollision,
 } from './skills.errors.js';
-import { type LockedProject, NO_PROJECT, type SkillRecord, SkillsRepository } from './skills.repository.js';
+import { NO_PROJECT, type SkillRecord, SkillsRepository } from './skills.repository.js';
 import { type McpSource, McpSkillImporter } from './mcp/mcp-skill-importer.js';
 import { checkSkillEndpoints } from './skill-endpoints.js';
 import { executorSecrets } from './skill-secrets.js';
@@ -43,13 +44,15 @@ export class SkillsService {
   ) {}
 
   // Vetted and compiled before anything is stored; the signing secret is returned this once.
+  // The tools are pinned as registered; an MCP source's tools the description rules flag are kept withheld,
+  // each with a change waiting for an admin's review (src/skills/review).
   async register(tenantId: string, body: unknown): Promise<RegisteredSkillResponseDto> {
-    const parsed = await this.parse(tenantId, body);
+    const { skill: parsed, source } = await this.parse(tenantId, body);
     const tools = this.compiler.vet(parsed, skillSource(parsed));
     const signingSecret = `tgs_${randomBytes(32).toString('hex')}`;
-    const skill = await this.repository.create(tenantId, fields(parsed), signingSecret);
+    const skill = await this.repository.create(tenantId, fields(parsed, source), signingSecret, flaggedAtImport(parsed.tools));
     if (skill === UNIQUE_TAKEN) throw skillNameTaken(parsed.name);
-    this.compiler.remember(skill.id, skill.version, tools);
+    this.compiler.remember(skill.id, skillRevision(skill), tools);
     return { ...SkillResponseDto.from(skill), signingSecret };
   }
 
@@ -65,15 +68,19 @@ export class SkillsService {
   // A new version: same name, new tools. Every project it is enabled on must still have unique names.
   async update(tenantId: string, skillId: string, body: unknown): Promise<SkillResponseDto> {
     const current = await this.find(tenantId, skillId);
-    const parsed = await this.parse(tenantId, body);
+    const { skill: parsed, source } = await this.parse(tenantId, body);
     if (parsed.name !== current.name) parsed.name = current.name;
     if (parsed.version === current.version) throw skillVersionExists(parsed.version);
     const tools = this.compiler.vet(parsed, skillSource(parsed));
-    const updated = await this.repository.updateChecked(tenantId, skillId, fields(parsed), (project) =>
-      this.checkCollisions(project, skillId, parsed),
+    const updated = await this.repository.updateChecked(
+      tenantId,
+      skillId,
+      fields(parsed, source),
+      (project) => checkToolCollisions(project, skillId, parsed.tools),
+      flaggedAtImport(parsed.tools),
     );
     if (!updated) throw skillNotFound(skillId);
-    this.compiler.remember(updated.id, updated.version, tools);
+    this.compiler.remember(updated.id, skillRevision(updated), tools);
     this.skillTools.forgetTenant(tenantId);
     return SkillResponseDto.from(updated);
   }
@@ -88,7 +95,7 @@ export class SkillsService {
       const skill = await project.findSkill(skillId);
       if (!skill) throw skillNotFound(skillId);
       if (await project.isEnabled(skillId)) throw skillAlreadyEnabled(skillId);
-      await this.checkCollisions(project, skillId, skill);
+      await checkToolCollisions(project, skillId, skill.tools);
       return { skill, enabledAt: await project.enable(skillId) };
     });
     if (result === NO_PROJECT) throw projectNotFound(projectId);
@@ -120,13 +127,17 @@ export class SkillsService {
   // A body with an MCP `source` is checked, its tools imported from the server, and the result checked again.
   // The addresses it names are judged before any is contacted. A refusal may quote what it was given (a URL
   // that does not parse, an upstream's answer): never the credentials of its URLs and headers.
-  private async parse(tenantId: string, body: unknown): Promise<SkillBody> {
+  // The tools come out pinned (their definition's hash): a tenant's own as written, an MCP source's as imported.
+  private async parse(tenantId: string, body: unknown): Promise<{ skill: SkillBody; source: McpSource | null }> {
     try {
       const parsed = this.compiler.parseBody(body);
       await checkSkillEndpoints(parsed, this.config.tools.fetch.allowHosts);
-      const { source } = parsed as SkillBody & { source?: McpSource };
-      if (!source) return parsed;
-      return this.compiler.parseBody(await this.importer.expand(tenantId, { ...parsed, source }));
+      const { source, ...rest } = parsed as SkillBody & { source?: McpSource };
+      if (!source) return { skill: { ...rest, tools: rest.tools.map(pinned) }, source: null };
+      const imported = await this.importer.expand(tenantId, { ...rest, source });
+      // The import's review fields are Toolgate's own: the body check (which refuses them from a client) skips them.
+      const checked = this.compiler.parseBody({ ...imported, tools: imported.tools.map(({ pin: _p, withheld: _w, ...tool }) => tool) });
+      return { skill: { ...checked, tools: imported.tools }, source };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       const secrets = bodySecrets(body);
@@ -134,25 +145,38 @@ export class SkillsService {
     }
   }
 
-  private async checkCollisions(project: LockedProject, skillId: string, skill: Pick<SkillBody, 'tools'>): Promise<void> {
-    const taken = new Map<string, string>(BUILTIN_TOOL_NAMES.map((name) => [name, 'builtin']));
-    for (const other of await project.enabledSkills()) {
-      if (other.id === skillId) continue;
-      for (const tool of other.tools) taken.set(tool.name, skillSource(other));
-    }
-    const collisions: ToolCollision[] = skill.tools
-      .filter((tool) => taken.has(tool.name))
-      .map((tool) => ({ tool: tool.name, conflictsWith: taken.get(tool.name)! }));
-    if (collisions.length > 0) throw toolNameCollision(collisions);
-  }
 }
 
-const fields = (skill: SkillBody) => ({
+const fields = (skill: SkillBody, source: McpSource | null) => ({
   name: skill.name,
   version: skill.version,
   description: skill.description,
   tools: skill.tools,
+  source,
 });
+
+// A tenant's own tool, pinned as its admin wrote it; what the description rules find is recorded, not withheld.
+function pinned(tool: SkillToolSpec): SkillToolSpec {
+  const { name: _name, executor: _executor, ...definition } = tool;
+  const flags = reviewDescriptions(tool);
+  return { ...tool, pin: { hash: definitionHash(definition), reviewedAt: new Date().toISOString(), ...(flags.length > 0 && { flags }) } };
+}
+
+// The tools an import withheld for their descriptions, each as a change for an admin to review.
+function flaggedAtImport(tools: SkillToolSpec[]): NewSkillChange[] {
+  return tools
+    .filter((tool) => tool.withheld === 'flagged' && tool.pin?.upstream)
+    .map((tool) => ({
+      tool: tool.pin!.upstream!.name,
+      kind: 'added',
+      previous: null,
+      proposed: tool.pin!.upstream!,
+      proposedHash: tool.pin!.hash,
+      diff: definitionDiff(undefined, tool.pin!.upstream),
+      flags: tool.pin!.flags ?? [],
+      incompatible: false,
+    }));
+}
 
 // The URL and header credentials a registration body holds, wherever they sit (its MCP source, its executors).
 function bodySecrets(body: unknown): string[] {

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength } from 'class-validator';
 import type { SkillRecord } from '../skills.repository.js';
-import { maskExecutorSecrets } from '../skill-secrets.js';
+import { maskExecutorSecrets, maskSourceSecrets } from '../skill-secrets.js';
 
 export class SkillResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
@@ -12,9 +12,16 @@ export class SkillResponseDto {
     type: 'array',
     items: { type: 'object' },
     description:
-      'The tools as registered; the URLs and header values of http and mcp executors are stored encrypted: header values are shown as "[stored encrypted]", and so are the values of credential-like query parameters of a URL (api_key, token, sig …)',
+      'The tools as registered, each with its `pin` (the SHA-256 `hash` of the reviewed definition, `reviewedAt`, for an MCP source the upstream definition and what the description rules flagged) and, while it is not served, `withheld` ("flagged" or "incompatible_change"); the URLs and header values of http and mcp executors are stored encrypted: header values are shown as "[stored encrypted]", and so are the values of credential-like query parameters of a URL (api_key, token, sig …)',
   })
   tools!: unknown[];
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    description: 'The MCP server the tools were imported from (url and header values masked as in tools), read again every MCP_SOURCE_REFRESH_S; null for a tenant’s own tools',
+  })
+  source!: Record<string, unknown> | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 
@@ -25,6 +32,7 @@ export class SkillResponseDto {
       version: skill.version,
       description: skill.description,
       tools: maskExecutorSecrets(skill.tools),
+      source: skill.source ? { ...maskSourceSecrets(skill.source) } : null,
       createdAt: skill.createdAt.toISOString(),
       updatedAt: skill.updatedAt.toISOString(),
     };

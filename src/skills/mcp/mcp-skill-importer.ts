@@ -4,6 +4,8 @@ import { AppError } from '../../common/errors/app-error.js';
 import type { SkillBody, SkillToolSpec } from '../skill-compiler.js';
 import { mcpImportRefused } from '../skills.errors.js';
 import { UpstreamMcpClients } from './upstream-mcp-clients.js';
+import { definitionHash, type UpstreamDefinition, upstreamDefinition } from '../review/definition-pin.js';
+import { reviewDescriptions } from '../review/description-rules.js';
 
 export interface McpSource {
   type: 'mcp';
@@ -45,17 +47,20 @@ export class McpSkillImporter {
     const picked = upstream.filter((tool) => !wanted || wanted.has(tool.name));
     if (picked.length === 0) throw importRefused('The MCP server offers no tools to import');
     if (picked.length > 128) throw importRefused(`The MCP server offers ${picked.length} tools; name at most 128 in source.tools`);
-    return { ...rest, tools: picked.map((tool) => toSkillTool(tool, source)) };
+    return { ...rest, tools: picked.map((tool) => toSkillTool(upstreamDefinition(tool), source, false)) };
   }
 }
 
-function toSkillTool(tool: Tool, source: McpSource): SkillToolSpec {
+// A tool of an MCP source as a skill tool, pinned: its upstream definition and hash kept, what the description
+// rules flag recorded, and a flagged one withheld until an admin reviews it (src/skills/review).
+export function toSkillTool(tool: UpstreamDefinition, source: Pick<McpSource, 'url' | 'headers' | 'trustAnnotations'>, reviewed: boolean): SkillToolSpec {
   if (!TOOL_NAME.test(tool.name)) {
     throw importRefused(`Tool '${tool.name.slice(0, 128)}': its name is not one model providers accept (^[a-zA-Z0-9_-]{1,64}$)`, { tool: tool.name.slice(0, 128) });
   }
   // An upstream server's hints are claims of a server the tenant does not control (the MCP specification
   // calls them untrusted): served as Toolgate's own statement only when the admin said to trust them.
-  const hints = source.trustAnnotations === true ? (tool.annotations ?? {}) : {};
+  const hints = source.trustAnnotations === true ? ((tool.annotations ?? {}) as McpHints) : {};
+  const flags = reviewDescriptions(tool);
   return {
     name: tool.name,
     ...(tool.title ? { title: tool.title.slice(0, 128) } : {}),
@@ -70,5 +75,14 @@ function toSkillTool(tool: Tool, source: McpSource): SkillToolSpec {
       idempotent: hints.idempotentHint ?? false,
       openWorld: hints.openWorldHint ?? true,
     },
+    pin: { hash: definitionHash(tool), reviewedAt: new Date().toISOString(), upstream: tool, ...(flags.length > 0 && { flags }) },
+    ...(flags.length > 0 && !reviewed && { withheld: 'flagged' as const }),
   };
+}
+
+interface McpHints {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
 }

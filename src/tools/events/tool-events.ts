@@ -5,7 +5,26 @@ import { busTopic, ChangeBus } from '../../common/bus/change-bus.js';
 // tool.pending: parked for approval; tool.denied: denied or expired (never ran); tool.result: an approved call finished.
 export type ToolEventType = 'tool.started' | 'tool.completed' | 'tool.error' | 'tool.pending' | 'tool.denied' | 'tool.result';
 
-export interface ToolEvent {
+export type ToolEvent = CallEvent | DefinitionChangedEvent;
+
+// An MCP source answered a definition other than the reviewed one (src/skills/review), sent to each project
+// the skill is enabled on: the pinned definition is still served (withheld: the tool is not) until an admin decides.
+export interface DefinitionChangedEvent {
+  type: 'tool.definition_changed';
+  tenantId: string;
+  projectId: string;
+  tool: string;
+  skillId: string;
+  changeId: string;
+  kind: 'added' | 'changed' | 'removed';
+  incompatible: boolean;
+  withheld: boolean;
+  // The description rules the new definition raised.
+  flags: string[];
+  at: string;
+}
+
+export interface CallEvent {
   type: ToolEventType;
   tenantId: string;
   projectId: string;
@@ -28,9 +47,8 @@ export interface ServerSentEvent {
   id?: string;
 }
 
-interface StampedEvent extends ToolEvent {
-  id: string;
-}
+type StampedEvent = ToolEvent & { id: string };
+type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
 interface StreamInterest {
   tenantId: string;
@@ -80,7 +98,7 @@ export class ToolEvents implements OnModuleDestroy {
     clearInterval(this.refreshTimer);
   }
 
-  emit(event: Omit<ToolEvent, 'at'>): void {
+  emit(event: DistributiveOmit<ToolEvent, 'at'>): void {
     // Nobody streams this project on any instance (the usual case): nothing to build.
     const expiresAt = this.interest.get(key(event.tenantId, event.projectId));
     if (expiresAt === undefined) return;
@@ -174,6 +192,7 @@ function after(buffer: StampedEvent[], lastEventId: string): StampedEvent[] {
 // A tool name taken from the URL or an error message of any length would not fit a NOTIFY: both are cut,
 // and `truncated` tells the client to read the whole text from the audit row (by invocationId).
 function fitted(event: StampedEvent): StampedEvent {
+  if (event.type === 'tool.definition_changed') return event;
   const longError = event.error !== undefined && event.error.message.length > MAX_ERROR_MESSAGE_CHARS;
   const longTool = event.tool.length > MAX_TOOL_NAME_CHARS;
   if (!longError && !longTool) return event;

@@ -31,6 +31,9 @@ export class UpstreamMcpServer {
   private server: http.Server | null = null;
   port = 0;
 
+  // What tools/list answers; a test may change it to play an upstream that changes its definitions.
+  constructor(public tools: Tool[] = UPSTREAM_TOOLS) {}
+
   get url(): string {
     return `http://127.0.0.1:${this.port}/mcp`;
   }
@@ -75,7 +78,7 @@ export class UpstreamMcpServer {
 
   private mcpServer(): Server {
     const server = new Server({ name: 'upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: UPSTREAM_TOOLS }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       this.calls.push(request.params.name);
       switch (request.params.name) {

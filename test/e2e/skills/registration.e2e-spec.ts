@@ -31,7 +31,9 @@ describe('skill registration', () => {
       name: body.name,
       version: '1.0.0',
       description: 'Prints words',
-      tools: body.tools,
+      // Pinned as registered: the hash of each definition, and when.
+      tools: body.tools.map((tool) => ({ ...tool, pin: { hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), reviewedAt: expect.any(String) } })),
+      source: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       signingSecret: expect.stringMatching(/^tgs_[0-9a-f]{64}$/),
@@ -121,7 +123,8 @@ describe('skill registration', () => {
       name: skill.name,
       version: '1.1.0',
       description: 'Second version',
-      tools: next.tools,
+      tools: next.tools.map((tool) => ({ ...tool, pin: { hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), reviewedAt: expect.any(String) } })),
+      source: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
