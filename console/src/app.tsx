@@ -6,6 +6,7 @@ import { ProjectPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { SignInPage } from './pages/sign-in';
 import { SkillsPage } from './pages/skills';
+import { SkillChangesPage } from './pages/skill-changes';
 import { TenantsPage } from './pages/tenants';
 import { NotForRole, ROLE_LABEL, RoleContext, may, type Capability } from './roles';
 import { Link, navigate, usePath } from './router';
@@ -135,6 +136,8 @@ function Route(props: { path: string; session: Session; signOut: (reason?: strin
   const role = session.role ?? 'admin';
   const project = /^\/projects\/([^/]+)(?:\/([a-z]+))?/.exec(path);
   if (project) return <ProjectPage projectId={decodeURIComponent(project[1]!)} tab={project[2]} />;
+  const review = /^\/skills\/([^/]+)\/changes$/.exec(path);
+  if (review && may(role, 'manage')) return <SkillChangesPage skillId={decodeURIComponent(review[1]!)} />;
   if (path.startsWith('/skills')) return may(role, 'manage') ? <SkillsPage /> : <NotForRole role={role} what="Registering and listing skills" needs="manage" />;
   if (path.startsWith('/keys')) return may(role, 'manage') ? <KeysPage session={session} signOut={props.signOut} /> : <NotForRole role={role} what="Managing API keys" needs="manage" />;
   return <ProjectsPage />;

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
+import { Link } from '../router';
 import { ErrorNote, Field, ShownOnce, Table, asError, formatTime, useAction, useLoad } from '../ui';
 
 const EXAMPLE_SKILL = JSON.stringify(
@@ -74,7 +75,14 @@ export function SkillsPage() {
                 </code>
                 <div class="hint">{skill.description}</div>
               </td>
-              <td>{(skill.tools as Array<{ name?: string }>).map((t) => t.name).join(', ')}</td>
+              <td>
+                {(skill.tools as Array<{ name?: string; withheld?: string }>).map((t) => (t.withheld ? `${t.name} (withheld)` : t.name)).join(', ')}
+                {skill.source ? (
+                  <div>
+                    <Link to={`/skills/${skill.id}/changes`}>Review changes of {skill.name}</Link>
+                  </div>
+                ) : null}
+              </td>
               <td>{formatTime(skill.updatedAt)}</td>
               <td>
                 <button type="button" class="danger" aria-label={`Delete skill ${skill.name}`} onClick={() => void remove(skill.id)}>
