@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import type { DatabaseDriver } from './database-driver.js';
+import type { DatabaseDriver } from './driver.js';
 
 // The embedded database, in its own module so that a service on PostgreSQL never loads it.
 export async function createPgliteDriver(dataDir: string | null): Promise<DatabaseDriver> {

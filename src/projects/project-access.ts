@@ -5,16 +5,10 @@ import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { projectNotFound } from './projects.errors.js';
+import type { ProjectSettings } from './project-settings.js';
 import { ProjectsRepository } from './projects.repository.js';
 
-// What a call inside a project needs to know about it: where its workspace is, what its commands may run,
-// which tools wait for approval.
-export interface ProjectSettings {
-  workspacePath: string | null;
-  shellEnabled: boolean;
-  shellAllowlist: string[];
-  approvalRequired: string[];
-}
+export type { ProjectSettings } from './project-settings.js';
 
 // The one answer to "is this the tenant's project?", for every feature that acts inside a project
 // (workspace, tools, skills, audit, calls). One cached row per project, so the call path stays off the

@@ -4,7 +4,7 @@ import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { orUniqueTaken, UNIQUE_TAKEN, type UniqueTaken } from '../database/unique-violation.js';
 import type { Project } from '../generated/prisma/client.js';
-import type { ProjectSettings } from './project-access.js';
+import type { ProjectSettings } from './project-settings.js';
 
 export interface ProjectFields {
   name: string;

@@ -1,10 +1,5 @@
 import type { ErrorCodec, TaskOutcome } from './worker-error.codec.js';
-import type { TaskTable } from './worker-pool.js';
-
-export interface TaskRequest {
-  task: string;
-  payload: unknown;
-}
+import type { TaskRequest, TaskTable } from './task.js';
 
 // What a pool thread's entry module exports as `runTask`: the task table and error codec of the pool's
 // owner, which this module knows nothing about.

@@ -4,11 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { TaskRequest } from './task-runner.js';
+import type { TaskRequest, TaskTable } from './task.js';
 import type { ErrorCodec, TaskOutcome } from './worker-error.codec.js';
 
-// Tasks by name; payloads and results cross threads by structured clone, so both stay plain data.
-export type TaskTable = Record<string, (payload: never) => Promise<unknown>>;
 type PayloadOf<Task> = Task extends (payload: infer P) => Promise<unknown> ? P : never;
 type ResultOf<Task> = Task extends (payload: never) => Promise<infer R> ? R : never;
 
