@@ -3,10 +3,14 @@
 // compileToolValidator from dist/), and does nothing else: no auth, no database, no file, no audit.
 // LIMIT_FRAMEWORK picks what serves HTTP: node (node:http alone, the default), fastify or express (each
 // bare, with its own JSON body parser), so each Toolgate adapter can be set beside its own framework's floor.
+// On node:http, POST /list answers a recursive listing of LIMIT_TREE_ROOT's {"path", "limit"} walked by
+// bench/lib/bare-walk.mjs on a worker thread (the floor of Toolgate's recursive list_files).
 // Usage: PORT=8080 [LIMIT_FRAMEWORK=fastify] node bench/limit-server.mjs   (after npm run build)
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
 import { ReadFileExecutor } from '../dist/tools/executors/read-file.executor.js';
 import { createToolAjv } from '../dist/execution/validation/ajv-factory.js';
 import { compileToolValidator } from '../dist/execution/validation/tool-validator.js';
@@ -29,6 +33,23 @@ function gate(body) {
   }
 }
 
+// The same thread count and young-generation limit as Toolgate's worker pool.
+let walker = null;
+const TYPES = ['file', 'directory', 'other'];
+async function list(body) {
+  const root = process.env.LIMIT_TREE_ROOT;
+  if (!root) return [404, { error: { code: 'not_found', message: 'LIMIT_TREE_ROOT is not set' } }];
+  walker ??= new Piscina({
+    filename: new URL('./lib/bare-walk.mjs', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: Math.max(1, availableParallelism() - 1),
+    resourceLimits: { maxYoungGenerationSizeMb: 8 },
+  });
+  const { paths, types, truncated } = await walker.run({ root, dir: String(body?.path ?? ''), limit: Number(body?.limit ?? 1000) });
+  const entries = paths.map((entryPath, i) => ({ path: entryPath, type: TYPES[types[i]] }));
+  return [200, { tool: 'list_files', status: 'ok', result: { entries, truncated } }];
+}
+
 const servers = {
   node() {
     const send = (res, status, body) => {
@@ -46,6 +67,13 @@ const servers = {
           body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
         } catch {
           return send(res, 400, { error: { code: 'invalid_json', message: 'The body is not valid JSON' } });
+        }
+        if (req.url === '/list') {
+          list(body).then(
+            (answer) => send(res, ...answer),
+            (error) => send(res, 500, { error: { code: 'internal', message: String(error) } }),
+          );
+          return;
         }
         send(res, ...gate(body));
       });

@@ -8,9 +8,15 @@ import { freePort, spawnLogged, waitUntilReady, watchMemory } from './processes.
 import { REPO_ROOT } from './toolgate.mjs';
 
 // An MCP client as users run it: the SDK Client over Streamable HTTP (fetch, keep-alive connections).
+// The transport passes its one AbortSignal to every fetch, and Node's fetch leaves an abort listener on it
+// per request until that request is garbage-collected: at thousands of calls a second more than 1500 pile
+// up between collections and Node prints a MaxListenersExceededWarning for each one past that. Each fetch
+// gets its own signal that follows the transport's (AbortSignal.any, which the source holds weakly), so
+// the listeners go with each request and closing the client still aborts what is in flight.
 export async function connectMcpHttp(url, headers = {}) {
   const client = new Client({ name: 'toolgate-bench', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  const fetchOwnSignal = (input, init) => fetch(input, init?.signal ? { ...init, signal: AbortSignal.any([init.signal]) } : init);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch: fetchOwnSignal }));
   const undefer = defer(`close the MCP client of ${url}`, () => client.close());
   return {
     client,

@@ -18,7 +18,8 @@ function baseEnv() {
 }
 
 // `env` adds to or overrides the service's settings; BENCH_ENV_<NAME> in the caller's environment overrides both.
-export async function startToolgate({ label, adapter, databaseUrl, adminToken, workspaceRoot, logFile, nodeArgs = [], env: extraEnv = {} }) {
+// `node`: the node binary the service runs on (the bench's own by default).
+export async function startToolgate({ label, adapter, databaseUrl, adminToken, workspaceRoot, logFile, nodeArgs = [], env: extraEnv = {}, node = process.execPath }) {
   const port = await freePort();
   const env = {
     ...baseEnv(),
@@ -38,7 +39,7 @@ export async function startToolgate({ label, adapter, databaseUrl, adminToken, w
   for (const [name, value] of Object.entries(process.env)) {
     if (name.startsWith('BENCH_ENV_') && value !== undefined) env[name.slice('BENCH_ENV_'.length)] = value;
   }
-  const proc = spawnLogged(label, process.execPath, [...nodeArgs, MAIN_JS], { env, cwd: REPO_ROOT, logFile });
+  const proc = spawnLogged(label, node, [...nodeArgs, MAIN_JS], { env, cwd: REPO_ROOT, logFile });
   const memory = watchMemory(proc.pid);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilReady(proc, async () => (await fetch(`${baseUrl}/health/ready`)).ok, { label });
