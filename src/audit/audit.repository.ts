@@ -133,10 +133,13 @@ export class AuditRepository {
     filter: InvocationFilter,
     limit: number,
     afterSeq: bigint | null,
+    tools: readonly string[] | null = null,
   ): Promise<Invocation[]> {
     if (!isUuid(projectId)) return Promise.resolve([]);
+    // A key bound to tools: names and `prefix*` patterns (an empty binding matches nothing).
+    const bound = tools === null ? {} : { OR: tools.map((pattern) => (pattern.endsWith('*') ? { tool: { startsWith: pattern.slice(0, -1) } } : { tool: pattern })) };
     return this.prisma.invocation.findMany({
-      where: { tenantId, projectId, ...filter, ...(afterSeq !== null ? { seq: { gt: afterSeq } } : {}) },
+      where: { tenantId, projectId, ...filter, ...bound, ...(afterSeq !== null ? { seq: { gt: afterSeq } } : {}) },
       orderBy: { seq: 'asc' },
       take: limit + 1,
     });

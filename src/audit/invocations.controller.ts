@@ -27,7 +27,7 @@ export class InvocationsController {
     @Param('projectId') projectId: string,
     @Query() query: ListInvocationsQueryDto,
   ): Promise<InvocationListResponseDto> {
-    return this.invocations.list(tenant.tenantId, projectId, query, tenant.role);
+    return this.invocations.list(tenant.tenantId, projectId, query, tenant.role, tenant.tools);
   }
 
   // Declared before ':invocationId', which would otherwise take 'export' for an id.
@@ -54,6 +54,6 @@ export class InvocationsController {
     @Param('projectId') projectId: string,
     @Param('invocationId') invocationId: string,
   ): Promise<InvocationResponseDto> {
-    return this.invocations.get(tenant.tenantId, projectId, invocationId, tenant.role);
+    return this.invocations.get(tenant.tenantId, projectId, invocationId, tenant.role, tenant.tools);
   }
 }

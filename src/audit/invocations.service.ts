@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ParkedCall } from '../generated/prisma/client.js';
-import type { KeyRole } from '../common/auth/key-roles.js';
+import { keyMayUseTool, type KeyRole } from '../common/auth/key-roles.js';
 import { AuditLogAccess } from './audit-log-access.js';
 import { invocationNotFound } from './audit.errors.js';
 import { AuditRepository } from './audit.repository.js';
@@ -18,7 +18,15 @@ export class InvocationsService {
     private readonly parked: ParkedCallsRepository,
   ) {}
 
-  async list(tenantId: string, projectId: string, query: ListInvocationsQueryDto, role: KeyRole = 'admin'): Promise<InvocationListResponseDto> {
+  // `tools`: a key bound to tools reads the calls of those tools only, as it lists and calls only them; a
+  // list_files key would otherwise read every file written_file wrote, in the arguments of its row.
+  async list(
+    tenantId: string,
+    projectId: string,
+    query: ListInvocationsQueryDto,
+    role: KeyRole = 'admin',
+    tools: readonly string[] | null = null,
+  ): Promise<InvocationListResponseDto> {
     // 404 for a missing or foreign project, not an empty list that would confirm nothing either way.
     await this.access.assertReadable(tenantId, projectId, role);
     const filter = { tool: query.tool, status: query.status };
@@ -26,7 +34,7 @@ export class InvocationsService {
     const after = query.cursor ? decodeSeqCursor(query.cursor) : null;
     // Rows still queued in this process are written first, so a caller reads its own calls.
     await this.writer.drain();
-    const rows = await this.repository.listPage(tenantId, projectId, filter, limit, after);
+    const rows = await this.repository.listPage(tenantId, projectId, filter, limit, after, tools);
     const items = rows.slice(0, limit);
     const last = items.at(-1);
     return { items: items.map((row) => InvocationResponseDto.from(row)), nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
@@ -34,12 +42,18 @@ export class InvocationsService {
 
   // An admin or approver key, who decides the call, sees its arguments as they will run while it waits;
   // an agent key (and every answer after the decision) sees them redacted.
-  async get(tenantId: string, projectId: string, invocationId: string, role: KeyRole = 'admin'): Promise<InvocationResponseDto> {
+  async get(
+    tenantId: string,
+    projectId: string,
+    invocationId: string,
+    role: KeyRole = 'admin',
+    tools: readonly string[] | null = null,
+  ): Promise<InvocationResponseDto> {
     await this.access.assertReadable(tenantId, projectId, role);
     const showPendingArguments = role !== 'agent';
     await this.writer.drain();
     const row = await this.repository.findById(tenantId, projectId, invocationId);
-    if (!row) throw invocationNotFound(invocationId);
+    if (!row || !keyMayUseTool(tools, row.tool)) throw invocationNotFound(invocationId);
     // A call that was parked for approval: its decision, and once decided what it answered.
     const parked = await this.parked.findById(tenantId, projectId, invocationId);
     return { ...InvocationResponseDto.from(row), ...(parked ? approvalOf(parked, showPendingArguments) : {}) };

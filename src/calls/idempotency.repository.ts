@@ -1,11 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE_DRIVER, type DatabaseDriver } from '../database/database-driver.js';
 
+// A key belongs to the API key that sent it: another key of the tenant (a narrower one, say) can neither
+// replay its answers, nor pre-claim a key it expects it to use, nor learn that it used one.
 export interface IdempotencyScope {
   tenantId: string;
   projectId: string;
+  apiKeyId: string;
   key: string;
 }
+
+// The key column holds the sending API key's id before the client's key.
+const storedKey = (scope: IdempotencyScope) => `${scope.apiKeyId}:${scope.key}`;
 
 export interface StoredIdempotencyKey {
   fingerprint: string;
@@ -32,7 +38,7 @@ export class IdempotencyRepository {
             OR (idempotency_keys.state = 'running' AND idempotency_keys.locked_until <= now()
                 AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
        RETURNING key`,
-      [scope.tenantId, scope.projectId, scope.key, fingerprint, ttlMs, leaseMs],
+      [scope.tenantId, scope.projectId, storedKey(scope), fingerprint, ttlMs, leaseMs],
     );
     return rows.length > 0;
   }
@@ -41,7 +47,7 @@ export class IdempotencyRepository {
     const rows = await this.driver.query<{ fingerprint: string; state: 'running' | 'done'; outcome: string | null }>(
       `SELECT fingerprint, state, outcome FROM idempotency_keys
        WHERE tenant_id = $1 AND project_id = $2 AND key = $3 AND expires_at > now()`,
-      [scope.tenantId, scope.projectId, scope.key],
+      [scope.tenantId, scope.projectId, storedKey(scope)],
     );
     const row = rows[0];
     return row ? { fingerprint: row.fingerprint, state: row.state, outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as unknown) } : null;
@@ -51,7 +57,7 @@ export class IdempotencyRepository {
   async complete(scope: IdempotencyScope, outcome: string): Promise<void> {
     await this.driver.query(
       `UPDATE idempotency_keys SET state = 'done', outcome = $4 WHERE tenant_id = $1 AND project_id = $2 AND key = $3`,
-      [scope.tenantId, scope.projectId, scope.key, outcome],
+      [scope.tenantId, scope.projectId, storedKey(scope), outcome],
     );
   }
 
@@ -59,7 +65,7 @@ export class IdempotencyRepository {
     await this.driver.query(`DELETE FROM idempotency_keys WHERE tenant_id = $1 AND project_id = $2 AND key = $3 AND state = 'running'`, [
       scope.tenantId,
       scope.projectId,
-      scope.key,
+      storedKey(scope),
     ]);
   }
 

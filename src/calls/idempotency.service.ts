@@ -166,4 +166,4 @@ function unstorable(outcome: ToolCallOutcome, exceeded: JsonLimitExceeded, limit
   return { invocationId: outcome.invocationId, tool: outcome.tool, status: 'error', error: droppedResult(exceeded, limits), durationMs };
 }
 
-const scopeKey = (s: IdempotencyScope) => `${s.tenantId}\n${s.projectId}\n${s.key}`;
+const scopeKey = (s: IdempotencyScope) => `${s.tenantId}\n${s.projectId}\n${s.apiKeyId}\n${s.key}`;

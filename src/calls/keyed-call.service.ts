@@ -38,7 +38,7 @@ export class KeyedCallService {
       const { tenantId, projectId, toolName, body } = call;
       const through = call.catalogue ? { toolset: call.catalogue.toolset } : {};
       const fingerprinted = { tool: toolName, ...through, ...(typeof body === 'object' && body !== null ? body : { body }) };
-      return await this.idempotency.run({ tenantId, projectId, key }, fingerprinted, () => this.calls.call(call, controller));
+      return await this.idempotency.run({ tenantId, projectId, apiKeyId: call.principal.apiKeyId, key }, fingerprinted, () => this.calls.call(call, controller));
     } finally {
       cancel?.removeEventListener('abort', onCancel);
     }

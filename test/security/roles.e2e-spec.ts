@@ -178,7 +178,8 @@ describe('roles on keys', () => {
     const listedOverMcp = await mcp(readOnlyAgent, p, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     expect(listedOverMcp.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['list_files', 'read_file', 'read_multiple_files']);
     const calledOverMcp = await mcp(readOnlyAgent, p, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'write_file', arguments: { path: 'mcp.txt', content: 'x' } } });
-    expect(JSON.stringify(calledOverMcp.body)).toContain('tool_not_found');
+    // An unknown tool is a JSON-RPC -32602 over MCP.
+    expect(calledOverMcp.body.error).toMatchObject({ code: -32602, message: expect.stringContaining("No tool named 'write_file'") });
     for (const file of ['rest.txt', 'batch.txt', 'mcp.txt']) expect(existsSync(path.join(t.workspaceOf(p), file))).toBe(false);
     // An answer stored under an Idempotency-Key by a key that may use the tool is not replayed to one that
     // may not: it is refused like any other call of that tool, and audited.
@@ -194,6 +195,28 @@ describe('roles on keys', () => {
       .send({ calls: [{ id: 'k', tool: 'write_file', arguments: body.arguments, idempotencyKey: 'shared-78' }] })
       .expect(200);
     expect(keyedBatch.body.results[0]).toMatchObject({ status: 'denied', error: { code: 'tool_not_found' } });
+  });
+
+  it('[sec-78] an agent bound to some tools reads neither the audit rows nor the events of the others', async () => {
+    const readerKey = { ...tenant, auth: readOnlyAgent };
+    const stream = await EventStream.open(await listen(t), p, readerKey);
+    try {
+      const written = await invoke(tenant.auth, p, 'write_file', { path: 'secret-78.txt', content: 'WRITTEN-SECRET-78' }).expect(200);
+      const read = await invoke(readOnlyAgent, p, 'read_file', { path: 'notes.txt' }).expect(200);
+      // Its own tool's event arrives; the write's, sent before it, never did.
+      await stream.next((e) => e.data.invocationId === read.body.invocationId);
+      expect(stream.events.filter((e) => e.data.invocationId === written.body.invocationId)).toEqual([]);
+      const listed = (await t.http.get(`/v1/projects/${p}/invocations`).query({ limit: 100 }).set(readOnlyAgent).expect(200)).body.items as Array<{ id: string; tool: string }>;
+      expect(listed.map((row) => row.id)).toContain(read.body.invocationId);
+      expect(listed.filter((row) => !['read_file', 'read_multiple_files', 'list_files'].includes(row.tool))).toEqual([]);
+      expect((await t.http.get(`/v1/projects/${p}/invocations`).query({ tool: 'write_file' }).set(readOnlyAgent).expect(200)).body.items).toEqual([]);
+      const one = await t.http.get(`/v1/projects/${p}/invocations/${written.body.invocationId as string}`).set(readOnlyAgent);
+      expect([one.status, one.body.error?.code]).toEqual([404, 'invocation_not_found']);
+      // The admin key reads it.
+      await t.http.get(`/v1/projects/${p}/invocations/${written.body.invocationId as string}`).set(tenant.auth).expect(200);
+    } finally {
+      stream.close();
+    }
   });
 
   it('[sec-79] an agent bound to P meets project Q of its own tenant as a 404, on every route', async () => {

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { finalize, Observable, takeUntil } from 'rxjs';
+import { filter, finalize, Observable, takeUntil } from 'rxjs';
 import type { Tenant } from '../../common/auth/auth.decorators.js';
 import { KeyRevocations } from '../../common/auth/key-revocations.js';
+import { keyMayUseTool } from '../../common/auth/key-roles.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolRegistry } from '../tool-registry.js';
 import { StreamSlots } from './stream-slots.js';
@@ -31,6 +32,10 @@ export class ToolEventsService {
     // A key revoked (here or on another instance), deleted with its tenant, or expired while its stream is
     // open is closed then: it hears nothing past its end.
     const keyEnded = new Observable<void>((subscriber) => this.revocations.untilEnded(tenant, () => subscriber.next()));
-    return this.events.stream(tenant.tenantId, projectId, lastEventId).pipe(takeUntil(keyEnded), finalize(release));
+    // A key bound to tools hears of those tools' calls only, as it reads only their audit rows.
+    const bound = tenant.tools;
+    const events = this.events.stream(tenant.tenantId, projectId, lastEventId);
+    const heard = bound === null ? events : events.pipe(filter((event) => !('tool' in event.data) || keyMayUseTool(bound, String(event.data.tool))));
+    return heard.pipe(takeUntil(keyEnded), finalize(release));
   }
 }

@@ -50,6 +50,30 @@ describe('idempotency keys', () => {
     expect(again.body.invocationId).toBe(first.body.invocationId);
   });
 
+  it('keeps each API key its own keys: another key of the tenant neither replays, nor pre-claims, nor sees a 422', async () => {
+    const p = await project();
+    const made = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'narrow', role: 'agent', projectIds: [p.id], tools: ['list_files'] }).expect(201);
+    const narrow = { ...tenant, auth: { Authorization: `Bearer ${made.body.key as string}` } };
+    const list = { arguments: { path: '.' } };
+    const planted = await invoke(p.id, 'list_files', list, 'shared-42', narrow).expect(200);
+    await writeFile(path.join(p.dir, 'later.txt'), 'x');
+    // The admin key's call with the same key runs: it sees the new file, not the narrow key's answer.
+    const own = await invoke(p.id, 'list_files', list, 'shared-42').expect(200);
+    expect(own.headers['idempotent-replayed']).toBeUndefined();
+    expect(own.body.invocationId).not.toBe(planted.body.invocationId);
+    expect(JSON.stringify(own.body.result)).toContain('later.txt');
+    // A different call under a key the other API key used is no reuse either.
+    await invoke(p.id, 'write_file', { arguments: { path: 'b.txt', content: 'y' } }, 'shared-42', narrow).expect(404);
+    const write = await invoke(p.id, 'write_file', { arguments: { path: 'b.txt', content: 'y' } }, 'shared-43').expect(200);
+    const narrowReuse = await invoke(p.id, 'list_files', list, 'shared-43', narrow).expect(200);
+    expect(narrowReuse.headers['idempotent-replayed']).toBeUndefined();
+    expect(narrowReuse.body.invocationId).not.toBe(write.body.invocationId);
+    // Each key still replays its own.
+    const replay = await invoke(p.id, 'list_files', list, 'shared-42', narrow).expect(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.invocationId).toBe(planted.body.invocationId);
+  });
+
   it('refuses the same key with another body (422 idempotency_key_reused) and does not run it', async () => {
     const p = await project();
     await invoke(p.id, 'write_file', { arguments: { path: 'a.txt', content: 'first' } }, 'k').expect(200);
