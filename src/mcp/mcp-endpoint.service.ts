@@ -122,8 +122,16 @@ export class McpEndpointService {
       exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
       return false;
     }
-    const requests = messages.filter((m) => isObject(m) && typeof m.method === 'string' && m.id !== undefined).length;
-    await this.limiter.chargeExtraCalls(caller.tenantId, requests - 1);
+    const requests = messages.filter((m): m is Record<string, unknown> => isObject(m) && typeof m.method === 'string' && m.id !== undefined);
+    // A listing's answer can be a megabyte (hundreds of skill tools): a hundred copies of it in one answer
+    // cost the process memory out of all proportion to the request. A batch asks for each at most once.
+    const repeated = repeatedListing(requests);
+    if (repeated !== null) {
+      const error = { code: ErrorCode.InvalidRequest, message: `A JSON-RPC batch may carry at most one ${repeated} request; send the others separately` };
+      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
+      return false;
+    }
+    await this.limiter.chargeExtraCalls(caller.tenantId, requests.length - 1);
     return true;
   }
 
@@ -333,6 +341,17 @@ function rawArguments(body: unknown): Map<unknown, unknown> {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+// The first listing method (`tools/list`, `resources/list`, …) a batch asks for more than once, if any.
+function repeatedListing(requests: Array<Record<string, unknown>>): string | null {
+  const seen = new Set<string>();
+  for (const { method } of requests) {
+    if (typeof method !== 'string' || !method.endsWith('/list')) continue;
+    if (seen.has(method)) return method;
+    seen.add(method);
+  }
+  return null;
+}
 
 // The revision an initialize request inside a batch asks for, if there is one.
 function initializeVersion(messages: unknown[]): string | undefined {

@@ -58,6 +58,20 @@ describe('[sec-70] charges that add up', () => {
     expect((await readdir(t.workspaceOf(id))).filter((f) => f.startsWith('mcp-over-'))).toEqual([]);
   });
 
+  it('refuses a JSON-RPC batch that asks for the same listing twice (a small request, a huge answer), before anything runs', async () => {
+    const tenant = await t.createTenant();
+    const { id } = await t.createProject(tenant);
+    const list = (i: number) => ({ jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' });
+    const refused = await mcp(tenant, id, [list(0), write('w', 'listed-twice.txt'), list(1)], '2025-03-26');
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { code: -32600, message: expect.stringContaining('at most one tools/list') } });
+    expect((await readdir(t.workspaceOf(id))).filter((f) => f === 'listed-twice.txt')).toEqual([]);
+    // Once is fine, beside other requests.
+    const once = await mcp(tenant, id, [list(0), write('w', 'listed-once.txt')], '2025-03-26');
+    expect(once.status).toBe(200);
+    expect(await once.json()).toHaveLength(2);
+  });
+
   it('runs no more than BATCH_CONCURRENCY calls of an MCP batch at once', async () => {
     const tenant = await t.createTenant();
     const { id } = await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sh'] });
