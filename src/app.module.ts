@@ -26,6 +26,7 @@ import { ProjectsModule } from './projects/projects.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { WorkspaceModule } from './workspace/workspace.module.js';
 import { KeyRevocationsModule } from './common/auth/key-revocations.js';
+import { OAuthModule } from './oauth/oauth.module.js';
 
 @Module({})
 export class AppModule {
@@ -51,6 +52,7 @@ export class AppModule {
         SkillReviewModule,
         McpModule,
         ToolsetsModule,
+        OAuthModule,
         CallsModule,
         RateLimitModule,
         ShutdownModule,

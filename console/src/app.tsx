@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { clearSession, loadSession, onUnauthorized, probeRole, saveSession, type Session } from './api/client';
 import { HealthPage } from './pages/health';
 import { KeysPage } from './pages/keys';
+import { OAuthConsentPage } from './pages/oauth-consent';
 import { ProjectPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { SignInPage } from './pages/sign-in';
@@ -76,7 +77,8 @@ export function App() {
         onSignedIn={(s) => {
           setSession(s);
           setSignedOutReason(undefined);
-          navigate(s.kind === 'admin' ? '/admin/tenants' : '/projects');
+          // Signed in on the way to a consent page: stay there to decide.
+          if (!path.startsWith('/oauth/consent')) navigate(s.kind === 'admin' ? '/admin/tenants' : '/projects');
         }}
       />
     );
@@ -134,6 +136,7 @@ function Route(props: { path: string; session: Session; signOut: (reason?: strin
     return <TenantsPage />;
   }
   const role = session.role ?? 'admin';
+  if (path.startsWith('/oauth/consent')) return may(role, 'decide') ? <OAuthConsentPage /> : <NotForRole role={role} what="Deciding a sign-in request" needs="decide" />;
   const project = /^\/projects\/([^/]+)(?:\/([a-z]+))?/.exec(path);
   if (project) return <ProjectPage projectId={decodeURIComponent(project[1]!)} tab={project[2]} />;
   const review = /^\/skills\/([^/]+)\/changes$/.exec(path);

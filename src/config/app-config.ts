@@ -115,6 +115,7 @@ export interface AppConfig {
   };
   // Transport hygiene: how long a client may take to send a request, which names the MCP endpoint answers
   // to and which browser origins may call it, how many event streams a tenant and a key may hold open.
+  oauth: OAuthConfig;
   transport: {
     // The request line and headers must arrive within this (HTTP_HEADERS_TIMEOUT_MS), the whole request,
     // body included, within requestTimeoutMs (HTTP_REQUEST_TIMEOUT_MS); a slower client gets 408 and is closed.
@@ -161,3 +162,23 @@ export interface CommandSandboxConfig {
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+// MCP sign-in (src/oauth).
+export interface OAuthConfig {
+  // The service's public origin (PUBLIC_URL), e.g. https://toolgate.example.com; null: the origin each
+  // request was sent to (its Host, one of ALLOWED_HOSTS).
+  publicUrl: string | null;
+  accessTokenTtlMs: number;
+  refreshTokenTtlMs: number;
+  // Client ID metadata documents are fetched under the fetch_url address policy, HTTPS only. For tests and
+  // development only: hosts (host:port) opened anyway, and extra CA certificates (a PEM file) to trust.
+  clientMetadataAllowHosts: string[];
+  clientMetadataCaFile: string | null;
+  clientMetadataTimeoutMs: number;
+  // An external authorization server whose JWT access tokens are accepted instead (OAUTH_ISSUER).
+  issuer: string | null;
+  // Where its signing keys are; null: the jwks_uri of its metadata.
+  jwksUrl: string | null;
+  // The claim naming the tenant (its id or name) a token acts for.
+  tenantClaim: string;
+}

@@ -88,6 +88,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
     },
     metrics: parseMetrics(read, problems),
     tracing: parseTracing(read),
+    oauth: parseOAuth(read, production, problems),
     transport: parseTransport(read, problems),
     calls: {
       batchConcurrency: read.integer('BATCH_CONCURRENCY', 8, 1, 32),
@@ -119,6 +120,39 @@ function parseSandbox(read: EnvReader, production: boolean, problems: string[]):
   const tmpSizeBytes = read.integer('SANDBOX_TMP_SIZE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 ** 3);
   const cgroup = read.oneOf('SANDBOX_CGROUP', ['auto', 'off'] as const, 'auto');
   return { mode, bwrapPath, uid, gid, tmpSizeBytes, cgroup };
+}
+
+function parseOAuth(read: EnvReader, production: boolean, problems: string[]): AppConfig['oauth'] {
+  const url = (name: string): string | null => {
+    const value = read.string(name);
+    if (value === null) return null;
+    try {
+      const parsed = new URL(value);
+      if ((parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.search === '' && parsed.hash === '') return parsed.href.replace(/\/$/, '');
+    } catch {
+      // reported below
+    }
+    problems.push(`${name} must be an http(s) URL without a query or fragment, e.g. https://toolgate.example.com, got '${value}'`);
+    return null;
+  };
+  // Opening loopback addresses or trusting a private CA for client documents is for tests and development.
+  const testOnly = <T>(name: string, value: T): T => {
+    if (production && read.string(name) !== null) problems.push(`${name} is for tests and development only; it is refused when NODE_ENV=production`);
+    return value;
+  };
+  const issuer = read.string('OAUTH_ISSUER');
+  return {
+    publicUrl: url('PUBLIC_URL'),
+    accessTokenTtlMs: read.integer('OAUTH_ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400) * 1000,
+    refreshTokenTtlMs: read.integer('OAUTH_REFRESH_TOKEN_TTL_DAYS', 30, 1, 365) * 86_400_000,
+    clientMetadataAllowHosts: testOnly('OAUTH_CLIENT_METADATA_ALLOW_HOSTS', read.list('OAUTH_CLIENT_METADATA_ALLOW_HOSTS') ?? []),
+    clientMetadataCaFile: testOnly('OAUTH_CLIENT_METADATA_CA_FILE', read.string('OAUTH_CLIENT_METADATA_CA_FILE')),
+    clientMetadataTimeoutMs: read.integer('OAUTH_CLIENT_METADATA_TIMEOUT_MS', 5000, 100, 30_000),
+    // Compared with a token's `iss` exactly as written.
+    issuer: url('OAUTH_ISSUER') === null ? null : issuer,
+    jwksUrl: url('OAUTH_JWKS_URL'),
+    tenantClaim: read.string('OAUTH_TENANT_CLAIM') ?? 'toolgate_tenant',
+  };
 }
 
 function parseTransport(read: EnvReader, problems: string[]): AppConfig['transport'] {

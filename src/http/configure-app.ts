@@ -120,6 +120,8 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
     next();
   });
   app.useBodyParser('json', { limit: config.bodyLimitBytes, verify: verifyUtf8Body });
+  // OAuth's token and revocation endpoints take forms (RFC 6749 4.1.3).
+  app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
   const server: Server = app.getHttpServer();
   server.on('clientError', answerParserError);
 }
@@ -127,6 +129,12 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
 function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleFiles: ConsoleFiles): void {
   const fastify = app.getHttpAdapter().getInstance();
   useUtf8JsonParser(fastify);
+  // OAuth's token and revocation endpoints take forms (RFC 6749 4.1.3); a repeated name keeps its first value.
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    const fields: Record<string, string> = {};
+    for (const [name, value] of new URLSearchParams(body as string)) if (!(name in fields)) fields[name] = value;
+    done(null, fields);
+  });
   // GET routes answer HEAD too (Fastify's exposeHeadRoutes), without the body.
   for (const url of ['/console', '/console/*']) {
     fastify.get(url, (request, reply) => {

@@ -5,6 +5,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
 import { ClientAbortController, ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import { KeyRevocations } from '../common/auth/key-revocations.js';
+import { OAuthProtectedResource } from '../common/auth/oauth-resource.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
 import { McpEndpointService } from './mcp-endpoint.service.js';
 import { McpOriginGuard } from './mcp-origin.guard.js';
@@ -39,6 +40,8 @@ const JSON_RPC_REFUSAL = {
 
 @ApiTags('mcp')
 @TenantAuth()
+// The one place an OAuth access token is accepted (for its own project); a 401 names the resource metadata.
+@OAuthProtectedResource()
 @Controller('v1/projects/:projectId/mcp')
 @ApiParam(PROJECT_ID)
 @ApiResponse({ status: 404, type: ErrorResponseDto, description: 'project_not_found (also for another tenant’s project)' })

@@ -23,13 +23,32 @@ export class ApiKeysRepository {
     return this.prisma.apiKey.findFirst({ where: { prefix, revokedAt: null } });
   }
 
-  // Answers the revoked key's prefix, or null when the tenant has no such active key.
-  async revoke(tenantId: string, keyId: string): Promise<string | null> {
+  // Answers the revoked key's prefix and OAuth grant, or null when the tenant has no such active key.
+  async revoke(tenantId: string, keyId: string): Promise<{ prefix: string; oauthGrantId: string | null } | null> {
     if (!isUuid(keyId)) return null;
     const key = await this.prisma.apiKey.findFirst({ where: { id: keyId, tenantId, revokedAt: null } });
     if (!key) return null;
     await this.prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
-    return key.prefix;
+    return { prefix: key.prefix, oauthGrantId: key.oauthGrantId };
+  }
+
+  // Marks the grant revoked and revokes its access tokens; answers the keys that were still active.
+  async revokeGrant(tenantId: string, grantId: string): Promise<Array<{ id: string; prefix: string }>> {
+    const now = new Date();
+    // The grant first: no token is issued under a revoked grant, so none appears after the keys are read.
+    await this.prisma.oAuthGrant.updateMany({ where: { id: grantId, tenantId, revokedAt: null }, data: { revokedAt: now } });
+    const keys = await this.prisma.apiKey.findMany({ where: { oauthGrantId: grantId, tenantId, revokedAt: null }, select: { id: true, prefix: true } });
+    await this.prisma.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) } }, data: { revokedAt: now } });
+    return keys;
+  }
+
+  async revokeGrantKeysExcept(tenantId: string, grantId: string, keepKeyId: string): Promise<Array<{ id: string; prefix: string }>> {
+    const keys = await this.prisma.apiKey.findMany({
+      where: { oauthGrantId: grantId, tenantId, revokedAt: null, id: { not: keepKeyId } },
+      select: { id: true, prefix: true },
+    });
+    await this.prisma.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) } }, data: { revokedAt: new Date() } });
+    return keys;
   }
 
   // Whether the project has a toolset of this slug, for a key bound to it (the project is the tenant's: checked before).

@@ -25,6 +25,9 @@ export interface KeyGrant {
   expiresAt: Date | null;
   // An agent key bound to one toolset of its one project (slug); null: none.
   toolset: string | null;
+  // An OAuth access token: the consent (oauth_grants row) it was issued under and the one resource it serves.
+  oauthGrantId?: string;
+  oauthResource?: string;
 }
 
 // The key's prefix (the public part that finds the row), never the secret; or every key of a deleted tenant.
@@ -99,10 +102,25 @@ export class ApiKeysService {
     return { items: (await this.keys.listForTenant(tenantId)).map((k) => ApiKeyResponseDto.from(k)) };
   }
 
+  // An OAuth access token is revoked with the consent it came from: its refresh tokens and the other
+  // access tokens of that consent stop working too, so revoking it in the key listing ends the client's access.
   async revoke(tenantId: string, keyId: string): Promise<void> {
-    const prefix = await this.keys.revoke(tenantId, keyId);
-    if (prefix === null) throw apiKeyNotFound(keyId);
-    this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: prefix, keyId });
+    const revoked = await this.keys.revoke(tenantId, keyId);
+    if (revoked === null) throw apiKeyNotFound(keyId);
+    if (revoked.oauthGrantId !== null) await this.revokeOAuthGrant(tenantId, revoked.oauthGrantId);
+    this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: revoked.prefix, keyId });
+  }
+
+  // Ends an OAuth consent: every access token issued under it stops at once (open MCP requests included).
+  async revokeOAuthGrant(tenantId: string, grantId: string): Promise<void> {
+    for (const key of await this.keys.revokeGrant(tenantId, grantId)) this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: key.prefix, keyId: key.id });
+  }
+
+  // Access tokens issued under a grant before this one are retired when it is refreshed: one listed token per consent.
+  async retireOAuthAccessTokens(tenantId: string, grantId: string, keepKeyId: string): Promise<void> {
+    for (const key of await this.keys.revokeGrantKeysExcept(tenantId, grantId, keepKeyId)) {
+      this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: key.prefix, keyId: key.id });
+    }
   }
 
   forgetTenant(tenantId: string): void {
@@ -127,6 +145,7 @@ export class ApiKeysService {
         tools: record.tools.length > 0 ? record.tools : null,
         expiresAt: record.expiresAt,
         toolset: record.toolset,
+        oauthResource: record.oauthResource,
         hash: record.keyHash,
         lastTouchedAt: 0,
       };
@@ -135,8 +154,8 @@ export class ApiKeysService {
     if (entry.expiresAt !== null && entry.expiresAt.getTime() <= Date.now()) return { expiredAt: entry.expiresAt };
     this.cache.set(prefix, entry);
     this.touch(entry);
-    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset } = entry;
-    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset };
+    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource } = entry;
+    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource };
   }
 
   private touch(entry: CachedKey): void {

@@ -28,3 +28,7 @@ export const forbiddenForRole = (role: string, allowed: readonly string[]) => {
 };
 
 export const invalidGrant = (why: string) => badRequest('invalid_key_grant', `This key cannot be made: ${why}.`);
+
+// RFC 6750's invalid_token: an OAuth access token shown somewhere other than the resource it was issued for.
+export const tokenNotForThisResource = (resource: string) =>
+  new AppError(401, 'invalid_token', `This OAuth access token is accepted only at ${resource} (the MCP endpoint it was issued for)`);

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Response, Test } from 'supertest';
 import { listen } from '../e2e/tools/tool-test-kit.js';
 import { UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
@@ -367,6 +367,34 @@ describe('the OpenAPI document against the running service', () => {
     await call('rejectSkillChange', 200, { params: { skillId, changeId: refreshed.body.pending[0].id } });
     await call('rejectSkillChange', 404, { params: { skillId, changeId: randomUUID() } });
     await call('refreshSkill', 404, { params: { skillId: randomUUID() } });
+  });
+
+  it('OAuth sign-in: discovery, registration, authorization, consent, token, revocation', async () => {
+    const anonymous = { auth: null };
+    const form = { ...anonymous, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+    const resource = (await call('getProjectResourceMetadata', 200, { ...anonymous, params: { projectId } })).body.resource as string;
+    await call('getProjectResourceMetadata', 404, { ...anonymous, params: { projectId: 'not-a-project' } });
+    await call('getResourceMetadata', 200, anonymous);
+    await call('getAuthorizationServerMetadata', 200, anonymous);
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const clientId = (await call('oauthRegister', 201, { ...anonymous, body: { client_name: 'Contract client', redirect_uris: [redirectUri] } })).body.client_id as string;
+    await call('oauthRegister', 400, { ...anonymous, body: { redirect_uris: ['javascript:alert(1)'] } });
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const query = { response_type: 'code', client_id: clientId, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', resource, state: 's' };
+    const consent = new URL((await call('oauthAuthorize', 302, { ...anonymous, query })).headers.location);
+    await call('oauthAuthorize', 400, { ...anonymous, query: { ...query, client_id: 'tgc_unknown' } });
+    const requestId = consent.searchParams.get('request')!;
+    await call('getOAuthRequest', 200, { params: { requestId } });
+    await call('getOAuthRequest', 404, { params: { requestId: randomUUID() } });
+    const decided = await call('decideOAuthRequest', 200, { params: { requestId }, body: { approve: true, tools: ['read_file'] } });
+    await call('decideOAuthRequest', 409, { params: { requestId }, body: { approve: false } });
+    const code = new URL(decided.body.redirectTo as string).searchParams.get('code')!;
+    const exchange = { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: redirectUri };
+    const tokens = await call('oauthToken', 200, { ...form, body: exchange });
+    await call('oauthToken', 400, { ...form, body: exchange });
+    await call('oauthRevoke', 200, { ...form, body: { token: tokens.body.refresh_token as string, client_id: clientId } });
+    await call('oauthRevoke', 400, { ...form, body: { client_id: clientId } }, { invalidBody: true });
   });
 
   it('health', async () => {

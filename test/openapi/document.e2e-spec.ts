@@ -37,6 +37,8 @@ const EXPLAINED_WARNINGS = [
   // The health routes answer 200 or 503 and nothing in 4xx: they take no input and no credentials.
   'operation-4xx-response #/paths/~1health~1live/get/responses',
   'operation-4xx-response #/paths/~1health~1ready/get/responses',
+  // The service's own protected resource metadata (RFC 9728) takes no input and no credentials either.
+  'operation-4xx-response #/paths/~1.well-known~1oauth-protected-resource/get/responses',
 ];
 
 describe('the OpenAPI document as a client meets it', () => {

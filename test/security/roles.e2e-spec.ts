@@ -60,6 +60,8 @@ const ROUTE_ROLES: Record<string, Array<'admin' | 'agent' | 'approver'>> = {
   enableProjectSkill: ['admin'],
   listProjectSkills: ['admin'],
   disableProjectSkill: ['admin'],
+  getOAuthRequest: ['admin', 'approver'],
+  decideOAuthRequest: ['admin', 'approver'],
 };
 
 describe('roles on keys', () => {

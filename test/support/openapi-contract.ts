@@ -108,8 +108,9 @@ export class OpenApiContract {
   // The problems of a request body against the operation's request schema: what the document lets a client
   // send must be what the service takes (it refuses unknown properties too, so closed schemas fit requests).
   problemsOfRequest(operationId: string, body: unknown): string[] {
-    const media = this.operation(operationId).operation.requestBody?.content['application/json'];
-    if (!media) return ['the operation declares no JSON request body'];
+    const content = this.operation(operationId).operation.requestBody?.content;
+    const media = content?.['application/json'] ?? content?.['application/x-www-form-urlencoded'];
+    if (!media) return ['the operation declares no JSON or form request body'];
     return this.problemsOf(`${operationId} request`, media.schema, body);
   }
 

@@ -45,6 +45,8 @@ export interface Tenant {
   expiresAt: Date | null;
   // The toolset (slug, in its one project) an agent key is bound to: only that toolset's routes; null or absent: none.
   toolset?: string | null;
+  // An OAuth access token: the one resource (a project's MCP URL) it is accepted at. Absent: an API key.
+  oauthResource?: string | null;
 }
 
 export const ALLOWED_ROLES = 'toolgate:allowed-roles';

@@ -101,6 +101,12 @@ export class ApiKeyResponseDto {
   @ApiProperty({ type: [String], description: 'The tools an agent key may use; empty: every tool' }) tools!: string[];
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'The toolset (slug) an agent key is bound to; null: none' }) toolset!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "An OAuth access token (named for its client): the project MCP URL it is accepted at only. Revoking it ends the client's consent. null: an API key",
+  })
+  oauthResource!: string | null;
 
   static from(k: ApiKey): ApiKeyResponseDto {
     return {
@@ -114,6 +120,7 @@ export class ApiKeyResponseDto {
       tools: k.tools,
       expiresAt: k.expiresAt?.toISOString() ?? null,
       toolset: k.toolset,
+      oauthResource: k.oauthResource,
     };
   }
 }

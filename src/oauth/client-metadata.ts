@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { Inject, Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors/app-error.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { safeFetch } from '../execution/net/safe-fetch.js';
+import { invalidClientMetadata, invalidRedirectUri } from './oauth.errors.js';
+
+export interface OAuthClientInfo {
+  clientId: string;
+  name: string;
+  redirectUris: string[];
+  // The origin a Client ID Metadata Document was fetched from (what the person is shown as verified);
+  // null for a client that registered itself, whose name is only its own claim.
+  verifiedOrigin: string | null;
+}
+
+// A client ID metadata document is small; anything larger is refused, not cut.
+export const CLIENT_METADATA_MAX_BYTES = 5 * 1024;
+const NAME_MAX = 200;
+const REFUSED_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:']);
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+// Client ID Metadata Documents (the MCP authorization spec's preferred registration): the client_id is an
+// HTTPS URL and the document there names the client and its redirect URIs. It is fetched like a fetch_url
+// call (no private, loopback or metadata address, the address checked being the one connected to), HTTPS
+// only, at most 5 KiB, within OAUTH_CLIENT_METADATA_TIMEOUT_MS, without following redirects.
+@Injectable()
+export class ClientMetadataDocuments {
+  private readonly allowHosts: string[];
+  private readonly ca: Buffer | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.allowHosts = config.oauth.clientMetadataAllowHosts;
+    this.ca = config.oauth.clientMetadataCaFile === null ? undefined : readFileSync(config.oauth.clientMetadataCaFile);
+    this.timeoutMs = config.oauth.clientMetadataTimeoutMs;
+  }
+
+  static isDocumentUrl(clientId: string): boolean {
+    return clientId.startsWith('https://');
+  }
+
+  async fetch(clientId: string): Promise<OAuthClientInfo> {
+    let url: URL;
+    try {
+      url = new URL(clientId);
+    } catch {
+      throw invalidClientMetadata(`client_id ${clip(clientId)} is not a URL`);
+    }
+    if (url.protocol !== 'https:') throw invalidClientMetadata('a client ID metadata document must be served over https');
+    if (url.pathname === '/' || url.hash !== '' || url.username !== '' || url.password !== '') {
+      throw invalidClientMetadata('a client ID metadata document URL needs a path and no fragment or credentials');
+    }
+    let answer;
+    try {
+      answer = await safeFetch(
+        { url: url.href, method: 'GET', headers: { accept: 'application/json' }, timeoutMs: this.timeoutMs, maxBytes: CLIENT_METADATA_MAX_BYTES },
+        { allowHosts: this.allowHosts, maxRedirects: 0, ca: this.ca },
+      );
+    } catch (error) {
+      const why = error instanceof AppError ? error.message : 'it could not be fetched';
+      throw invalidClientMetadata(`The client ID metadata document at ${url.href} was refused: ${why}`);
+    }
+    if (answer.timedOut) throw invalidClientMetadata(`The client ID metadata document at ${url.href} did not arrive within ${this.timeoutMs} ms`);
+    if (answer.truncated) throw invalidClientMetadata(`The client ID metadata document at ${url.href} is larger than ${CLIENT_METADATA_MAX_BYTES} bytes`);
+    if (answer.status !== 200) throw invalidClientMetadata(`The client ID metadata document at ${url.href} answered HTTP ${answer.status}`);
+    let document: unknown;
+    try {
+      document = JSON.parse(answer.bodyEncoding === 'utf8' ? answer.body : Buffer.from(answer.body, 'base64').toString('utf8'));
+    } catch {
+      throw invalidClientMetadata(`The client ID metadata document at ${url.href} is not JSON`);
+    }
+    if (!isObject(document) || document.client_id !== clientId) {
+      throw invalidClientMetadata(`The document at ${url.href} must be a JSON object whose client_id is its own URL`);
+    }
+    const method = document.token_endpoint_auth_method;
+    if (method !== undefined && method !== 'none') {
+      throw invalidClientMetadata(`token_endpoint_auth_method '${clip(JSON.stringify(method))}' is not supported; clients here are public ('none')`);
+    }
+    return {
+      clientId,
+      name: clientName(document.client_name, url.host),
+      redirectUris: checkRedirectUris(document.redirect_uris),
+      verifiedOrigin: url.origin,
+    };
+  }
+}
+
+// What a registration (RFC 7591) or a metadata document asks for, checked the same way.
+export function checkRedirectUris(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > 10) throw invalidRedirectUri('redirect_uris must list 1 to 10 URIs');
+  return value.map((uri) => {
+    if (typeof uri !== 'string' || uri.length > 2000) throw invalidRedirectUri('each redirect URI must be a string of at most 2000 characters');
+    let parsed: URL;
+    try {
+      parsed = new URL(uri);
+    } catch {
+      throw invalidRedirectUri(`${clip(uri)} is not an absolute URI`);
+    }
+    if (parsed.hash !== '') throw invalidRedirectUri(`${clip(uri)} has a fragment`);
+    if (REFUSED_SCHEMES.has(parsed.protocol)) throw invalidRedirectUri(`${clip(uri)}: the ${parsed.protocol} scheme cannot receive a code`);
+    // Plain http only back to this machine (a native client's loopback listener, RFC 8252 7.3).
+    if (parsed.protocol === 'http:' && !LOOPBACK.has(parsed.hostname)) throw invalidRedirectUri(`${clip(uri)}: http is allowed only for a loopback address; use https`);
+    return uri;
+  });
+}
+
+export function clientName(value: unknown, fallback: string): string {
+  if (typeof value !== 'string') return fallback;
+  // Shown to a person deciding: control and bidirectional characters could disguise it.
+  const name = value.replace(/[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069]/g, '').trim();
+  return name === '' ? fallback : name.slice(0, NAME_MAX);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const clip = (text: string) => (text.length > 100 ? `${text.slice(0, 100)}…` : text);
