@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { safeFetch } from '../execution/net/safe-fetch.js';
+import { ToolError } from '../execution/tool-error.js';
 import { invalidClientMetadata, invalidRedirectUri } from './oauth.errors.js';
 
 export interface OAuthClientInfo {
@@ -58,7 +59,8 @@ export class ClientMetadataDocuments {
         { allowHosts: this.allowHosts, maxRedirects: 0, ca: this.ca },
       );
     } catch (error) {
-      const why = error instanceof AppError ? error.message : 'it could not be fetched';
+      // The fetch_url policy's own refusals (url_blocked…) and network failures, timeouts included, say why.
+      const why = error instanceof AppError || error instanceof ToolError ? error.message : 'it could not be fetched';
       throw invalidClientMetadata(`The client ID metadata document at ${url.href} was refused: ${why}`);
     }
     if (answer.timedOut) throw invalidClientMetadata(`The client ID metadata document at ${url.href} did not arrive within ${this.timeoutMs} ms`);

@@ -1,4 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
+import { EXTERNAL_TOKENS } from '../common/auth/oauth-resource.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ExternalTokenVerifier } from './external-tokens.js';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
 import { TenantsModule } from '../tenants/tenants.module.js';
 import { ClientMetadataDocuments } from './client-metadata.js';
@@ -10,10 +13,24 @@ import { OAuthController } from './oauth.controller.js';
 import { OAuthRepository } from './oauth.repository.js';
 
 // MCP sign-in: each project's MCP URL is an OAuth 2.1 protected resource, and the service its authorization
-// server (or it trusts OAUTH_ISSUER's tokens instead).
+// server (or it trusts OAUTH_ISSUER's tokens instead). Global for the one thing the global AuthGuard asks
+// of it: EXTERNAL_TOKENS (null unless OAUTH_ISSUER is set).
+@Global()
 @Module({
   imports: [TenantsModule, ProjectAccessModule],
   controllers: [OAuthWellKnownController, OAuthController, OAuthRequestsController],
-  providers: [OAuthRepository, ClientMetadataDocuments, OAuthAuthorizationService, OAuthTokensService],
+  providers: [
+    OAuthRepository,
+    ClientMetadataDocuments,
+    OAuthAuthorizationService,
+    OAuthTokensService,
+    ExternalTokenVerifier,
+    {
+      provide: EXTERNAL_TOKENS,
+      inject: [APP_CONFIG, ExternalTokenVerifier],
+      useFactory: (config: AppConfig, verifier: ExternalTokenVerifier) => (config.oauth.issuer === null ? null : verifier),
+    },
+  ],
+  exports: [EXTERNAL_TOKENS],
 })
 export class OAuthModule {}

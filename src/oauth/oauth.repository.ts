@@ -96,6 +96,10 @@ export class OAuthRepository {
     return this.prisma.apiKey.findUnique({ where: { id: apiKeyId }, select: { oauthGrantId: true, tenantId: true } });
   }
 
+  async tenantName(tenantId: string): Promise<string | null> {
+    return (await this.prisma.tenant.findUnique({ where: { id: tenantId }, select: { name: true } }))?.name ?? null;
+  }
+
   async deleteExpiredRequests(before: Date): Promise<void> {
     await this.prisma.oAuthRequest.deleteMany({ where: { expiresAt: { lt: before } } });
   }

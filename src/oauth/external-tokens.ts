@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
+import type { Tenant } from '../common/auth/auth.decorators.js';
+import type { ExternalTokens } from '../common/auth/oauth-resource.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ProjectsRepository } from '../projects/projects.repository.js';
+import { OAuthRepository } from './oauth.repository.js';
+
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+// Asymmetric signatures only: a shared-secret (HS*) token could be forged by anyone holding the secret.
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const TOOLS_CLAIM = 'toolgate_tools';
+
+// OAUTH_ISSUER mode: the access tokens of an external authorization server, as JWTs (RFC 9068) signed by a
+// key of its JWKS (from its metadata's jwks_uri, or OAUTH_JWKS_URL), with `iss` the issuer, `aud` the
+// project's MCP URL, and a claim (OAUTH_TENANT_CLAIM) naming the tenant that owns the project by id or name.
+// Such a token acts as an agent of that one project, with the tools of its toolgate_tools claim (or all).
+@Injectable()
+export class ExternalTokenVerifier implements ExternalTokens {
+  private readonly logger = new Logger('OAuth');
+  private readonly issuer: string;
+  private keys: ReturnType<typeof createRemoteJWKSet> | undefined;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly projects: ProjectsRepository,
+    private readonly oauth: OAuthRepository,
+  ) {
+    this.issuer = config.oauth.issuer ?? '';
+  }
+
+  async authenticate(token: string, resource: string, projectId: string): Promise<Tenant | null> {
+    if (!JWT.test(token)) return null;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, await this.keySet(), { issuer: this.issuer, audience: resource, algorithms: ALGORITHMS, requiredClaims: ['exp'] }));
+    } catch (error) {
+      this.logger.debug(`external token refused: ${String(error)}`);
+      return null;
+    }
+    const project = await this.projects.findByIdAnyTenant(projectId);
+    if (!project) return null;
+    const claimed = payload[this.config.oauth.tenantClaim];
+    if (typeof claimed !== 'string' || (claimed !== project.tenantId && claimed !== (await this.oauth.tenantName(project.tenantId)))) return null;
+    const tools = payload[TOOLS_CLAIM];
+    const who = [payload.client_id, payload.azp, payload.sub].find((v): v is string => typeof v === 'string') ?? 'unknown client';
+    return {
+      tenantId: project.tenantId,
+      // Stable per issuer and subject, so what one token holds open is found again (and closed at its exp).
+      apiKeyId: uuidFrom(`${this.issuer}\n${who}\n${typeof payload.jti === 'string' ? payload.jti : token}`),
+      keyName: `${who} (${this.issuer})`,
+      role: 'agent',
+      projectIds: [projectId],
+      tools: Array.isArray(tools) && tools.length > 0 && tools.every((t) => typeof t === 'string') ? (tools) : null,
+      expiresAt: new Date((payload.exp ?? 0) * 1000),
+      oauthResource: resource,
+    };
+  }
+
+  private async keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    if (this.keys) return this.keys;
+    const url = this.config.oauth.jwksUrl ?? (await this.discoverJwksUri());
+    this.keys = createRemoteJWKSet(new URL(url), { timeoutDuration: 5000, cooldownDuration: 30_000 });
+    return this.keys;
+  }
+
+  // RFC 8414 (well-known inserted before the issuer's path), then OpenID discovery (appended).
+  private async discoverJwksUri(): Promise<string> {
+    const issuer = new URL(this.issuer);
+    const path = issuer.pathname.replace(/\/$/, '');
+    for (const candidate of [`${issuer.origin}/.well-known/oauth-authorization-server${path}`, `${issuer.origin}${path}/.well-known/openid-configuration`]) {
+      try {
+        const res = await fetch(candidate, { signal: AbortSignal.timeout(5000) });
+        if (!res.ok) continue;
+        const metadata = (await res.json()) as { jwks_uri?: unknown };
+        if (typeof metadata.jwks_uri === 'string') return metadata.jwks_uri;
+      } catch {
+        // the next candidate
+      }
+    }
+    throw new Error(`OAUTH_ISSUER ${this.issuer}: no jwks_uri in its metadata; set OAUTH_JWKS_URL`);
+  }
+}
+
+function uuidFrom(text: string): string {
+  const hex = createHash('sha256').update(text).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}

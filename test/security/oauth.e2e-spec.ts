@@ -1,0 +1,261 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type http from 'node:http';
+import type { Response } from 'supertest';
+import { listen } from '../e2e/tools/tool-test-kit.js';
+import { type DocumentServer, LOCALHOST_CERT_FILE, serveJson, startDocumentServer } from '../support/oauth-clients.js';
+import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
+
+// security-cases.md, "MCP sign-in" (87-90): what an outsider who read the README could try with OAuth.
+type Auth = { Authorization: string };
+const REDIRECT = 'http://127.0.0.1:9/callback';
+const MCP_ACCEPT = { accept: 'application/json, text/event-stream' };
+
+describe('MCP sign-in with OAuth: tokens, consent and client documents under attack', () => {
+  let t: TestApp;
+  let documents: DocumentServer;
+  let tenant: TestTenant;
+  let other: TestTenant;
+  let p: string;
+  let q: string;
+  let clientId: string;
+  let resourceOf: (projectId: string) => string;
+
+  const pkce = () => {
+    const verifier = randomBytes(32).toString('base64url');
+    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+  };
+  const authorize = (query: Record<string, string>) => t.http.get('/oauth/authorize').query(query);
+  const goodQuery = (projectId: string, challenge: string, client = clientId) => ({
+    response_type: 'code',
+    client_id: client,
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    resource: resourceOf(projectId),
+    state: 'xyz',
+  });
+  const requestIdOf = (res: Response): string => {
+    expect(res.status).toBe(302);
+    const location = new URL(res.headers.location);
+    expect(location.pathname).toBe('/console/oauth/consent');
+    return location.searchParams.get('request')!;
+  };
+  const token = (body: Record<string, string>) => t.http.post('/oauth/token').type('form').send(body);
+  const decide = (requestId: string, auth: Auth, body: object = { approve: true }) => t.http.post(`/v1/oauth/requests/${requestId}/decision`).set(auth).send(body);
+
+  // The whole protocol as a client and a person go through it; answers the tokens and the code.
+  const signIn = async (projectId: string, decision: object = { approve: true }) => {
+    const { verifier, challenge } = pkce();
+    const requestId = requestIdOf(await authorize(goodQuery(projectId, challenge)));
+    const decided = await decide(requestId, tenant.deciderAuth, decision).expect(200);
+    const code = new URL(decided.body.redirectTo as string).searchParams.get('code')!;
+    const exchange = { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT };
+    const tokens = await token(exchange).expect(200);
+    return { access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string, exchange };
+  };
+  const mcp = (projectId: string, auth: Auth, body: object = { jsonrpc: '2.0', id: 1, method: 'tools/list' }) =>
+    t.http.post(`/v1/projects/${projectId}/mcp`).set(auth).set(MCP_ACCEPT).send(body);
+  const bearer = (access: string): Auth => ({ Authorization: `Bearer ${access}` });
+
+  beforeAll(async () => {
+    documents = await startDocumentServer();
+    t = await createTestApp({
+      env: {
+        OAUTH_CLIENT_METADATA_ALLOW_HOSTS: documents.hostPort,
+        OAUTH_CLIENT_METADATA_CA_FILE: LOCALHOST_CERT_FILE,
+        OAUTH_CLIENT_METADATA_TIMEOUT_MS: '1000',
+      },
+    });
+    // One listening port, so every request names the same origin (the resource URLs are built from it).
+    await listen(t);
+    tenant = await t.createTenant();
+    other = await t.createTenant();
+    p = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sh'] })).id;
+    q = (await t.createProject(tenant)).id;
+    const metadata = await t.http.get(`/.well-known/oauth-protected-resource/v1/projects/${p}/mcp`).expect(200);
+    const base = (metadata.body.resource as string).replace(/\/v1\/projects\/.*$/, '');
+    resourceOf = (projectId) => `${base}/v1/projects/${projectId}/mcp`;
+    clientId = (await t.http.post('/oauth/register').send({ client_name: 'Outsider', redirect_uris: [REDIRECT] }).expect(201)).body.client_id as string;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await documents?.close();
+  });
+
+  it('[sec-87] a token for project P is refused at project Q, at the REST routes, and after revocation', async () => {
+    const { access } = await signIn(p);
+    await mcp(p, bearer(access)).expect(200);
+
+    const atQ = await mcp(q, bearer(access));
+    expect([atQ.status, atQ.body.error?.code]).toEqual([401, 'invalid_token']);
+    expect(atQ.headers['www-authenticate']).toBe(`Bearer error="invalid_token", resource_metadata="${resourceOf(q).replace('/v1/', '/.well-known/oauth-protected-resource/v1/')}"`);
+    for (const [what, attempt] of [
+      ['list projects', () => t.http.get('/v1/projects').set(bearer(access))],
+      ['list tools', () => t.http.get(`/v1/projects/${p}/tools`).set(bearer(access))],
+      ['invoke', () => t.http.post(`/v1/projects/${p}/tools/read_file/invoke`).set(bearer(access)).send({ arguments: { path: 'x' } })],
+      ['events', () => t.http.get(`/v1/projects/${p}/events`).set(bearer(access))],
+      ['consent', () => t.http.get(`/v1/oauth/requests/${p}`).set(bearer(access))],
+    ] as const) {
+      const res = await attempt();
+      expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 401, code: 'invalid_token' });
+    }
+
+    // Revoked in the key listing, while an MCP call of it runs: the call is cut off, the token refused.
+    const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string; name: string; oauthResource: string | null }>;
+    const listed = keys.filter((k) => k.oauthResource === resourceOf(p));
+    expect(listed.map((k) => k.name)).toEqual(['Outsider (OAuth)']);
+    // Another tenant cannot see or revoke it.
+    expect(((await t.http.get('/v1/api-keys').set(other.auth).expect(200)).body.items as Array<{ id: string }>).some((k) => k.id === listed[0].id)).toBe(false);
+    await t.http.delete(`/v1/api-keys/${listed[0].id}`).set(other.auth).expect(404);
+
+    const port = await listen(t);
+    const running = fetch(`http://127.0.0.1:${port}/v1/projects/${p}/mcp`, {
+      method: 'POST',
+      headers: { ...bearer(access), ...MCP_ACCEPT, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sh', '-c', 'sleep 20; echo late > late-87'] } } }),
+    }).then(async (res) => ({ status: res.status, text: await res.text() }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await t.http.delete(`/v1/api-keys/${listed[0].id}`).set(tenant.auth).expect(204);
+    const cut = await running;
+    expect(cut.text).toMatch(/cancel/);
+    expect(existsSync(path.join(t.workspaceOf(p), 'late-87'))).toBe(false);
+    const after = await mcp(p, bearer(access));
+    expect(after.status).toBe(401);
+
+    // Revoked by the client (RFC 7009) with its refresh token: the access token and the refresh token both end.
+    const second = await signIn(p);
+    await t.http.post('/oauth/revoke').type('form').send({ token: second.refresh, client_id: clientId }).expect(200);
+    expect((await mcp(p, bearer(second.access))).status).toBe(401);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: second.refresh, client_id: clientId });
+    expect([refreshed.status, refreshed.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('[sec-87] a token carries only the tools chosen at consent, and its refresh token cannot be replayed', async () => {
+    const { access, refresh } = await signIn(p, { approve: true, tools: ['list_files'] });
+    const listed = await mcp(p, bearer(access)).expect(200);
+    expect((listed.body.result.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['list_files']);
+    const call = await mcp(p, bearer(access), { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'x' } } });
+    expect(call.body.result?.isError).toBe(true);
+    expect(JSON.stringify(call.body.result)).toMatch(/tool_not_found/);
+
+    const rotated = await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId }).expect(200);
+    expect(rotated.body.refresh_token).not.toBe(refresh);
+    await mcp(p, bearer(rotated.body.access_token as string)).expect(200);
+    // The old refresh token again: theft is assumed and the whole grant ends.
+    const replay = await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId });
+    expect([replay.status, replay.body.error]).toEqual([400, 'invalid_grant']);
+    expect((await mcp(p, bearer(rotated.body.access_token as string))).status).toBe(401);
+    const next = await token({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token as string, client_id: clientId });
+    expect([next.status, next.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('[sec-88] an authorization request without PKCE S256, with a foreign resource, or an unregistered redirect URI is refused before any consent page', async () => {
+    const { challenge } = pkce();
+    const good = goodQuery(p, challenge);
+    const cases: Array<[string, Record<string, string>, string]> = [
+      ['no PKCE', { ...good, code_challenge: '', code_challenge_method: '' }, 'invalid_request'],
+      ['plain PKCE', { ...good, code_challenge_method: 'plain' }, 'invalid_request'],
+      ['no resource', { ...good, resource: '' }, 'invalid_target'],
+      ['another service', { ...good, resource: `https://evil.example/v1/projects/${p}/mcp` }, 'invalid_target'],
+      ['a REST route', { ...good, resource: resourceOf(p).replace(/\/mcp$/, '/tools') }, 'invalid_target'],
+      ['the service itself', { ...good, resource: resourceOf(p).replace(/\/v1\/.*$/, '/') }, 'invalid_target'],
+      ['a token response', { ...good, response_type: 'token' }, 'unsupported_response_type'],
+      ['an unknown scope', { ...good, scope: 'mcp admin' }, 'invalid_scope'],
+    ];
+    for (const [what, query, error] of cases) {
+      const res = await authorize(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== '')));
+      const location = res.headers.location as string | undefined;
+      // Sent back to the client with the error, never to the consent page.
+      expect({ what, status: res.status, to: location?.split('?')[0], error: location && new URL(location).searchParams.get('error') }).toEqual({
+        what,
+        status: 302,
+        to: REDIRECT,
+        error,
+      });
+    }
+    for (const [what, query] of [
+      ['an unregistered redirect URI', { ...good, redirect_uri: 'https://attacker.example/steal' }],
+      ['a redirect URI that only starts like one', { ...good, redirect_uri: `${REDIRECT}/../x` }],
+      ['an unknown client', { ...good, client_id: 'tgc_00000000000000000000000000000000' }],
+    ] as const) {
+      const res = await authorize(query);
+      // Refused here, to the person's browser: never redirected anywhere.
+      expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({ what, status: 400, code: 'oauth_request_invalid', location: undefined });
+    }
+  });
+
+  it('[sec-89] a decision by another tenant, by an agent key or twice is refused; a code used twice revokes what it issued', async () => {
+    const { verifier, challenge } = pkce();
+    const requestId = requestIdOf(await authorize(goodQuery(p, challenge)));
+    const foreign = await t.http.get(`/v1/oauth/requests/${requestId}`).set(other.auth);
+    expect([foreign.status, foreign.body.error.code]).toEqual([404, 'oauth_request_not_found']);
+    const foreignDecision = await decide(requestId, other.auth);
+    expect([foreignDecision.status, foreignDecision.body.error.code]).toEqual([404, 'oauth_request_not_found']);
+    const agent = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'agent', role: 'agent', projectIds: [p] }).expect(201);
+    const byAgent = await decide(requestId, bearer(agent.body.key as string));
+    expect([byAgent.status, byAgent.body.error.code]).toEqual([403, 'forbidden_for_role']);
+    const approverOfQ = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'approver-q', role: 'approver', projectIds: [q] }).expect(201);
+    const byQ = await decide(requestId, bearer(approverOfQ.body.key as string));
+    expect([byQ.status, byQ.body.error.code]).toEqual([404, 'oauth_request_not_found']);
+
+    // None of those decided it: the right person still can, once.
+    const view = await t.http.get(`/v1/oauth/requests/${requestId}`).set(tenant.deciderAuth).expect(200);
+    expect(view.body).toMatchObject({ client: { id: clientId, name: 'Outsider', verifiedOrigin: null }, redirectUri: REDIRECT, resource: resourceOf(p), project: { id: p } });
+    const decided = await decide(requestId, tenant.deciderAuth).expect(200);
+    const twice = await decide(requestId, tenant.auth, { approve: false });
+    expect([twice.status, twice.body.error.code]).toEqual([409, 'oauth_request_decided']);
+
+    const code = new URL(decided.body.redirectTo as string).searchParams.get('code')!;
+    const exchange = { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT };
+    const wrongVerifier = await token({ ...exchange, code_verifier: pkce().verifier });
+    expect([wrongVerifier.status, wrongVerifier.body.error]).toEqual([400, 'invalid_grant']);
+
+    const { access, refresh, exchange: used } = await signIn(p);
+    await mcp(p, bearer(access)).expect(200);
+    const again = await token(used);
+    expect([again.status, again.body.error]).toEqual([400, 'invalid_grant']);
+    expect((await mcp(p, bearer(access))).status).toBe(401);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId });
+    expect([refreshed.status, refreshed.body.error]).toEqual([400, 'invalid_grant']);
+
+    // A denial sends the browser back with access_denied and no code.
+    const denied = requestIdOf(await authorize(goodQuery(p, pkce().challenge)));
+    const answer = new URL((await decide(denied, tenant.deciderAuth, { approve: false }).expect(200)).body.redirectTo as string);
+    expect([answer.searchParams.get('error'), answer.searchParams.get('code'), answer.searchParams.get('state')]).toEqual(['access_denied', null, 'xyz']);
+  });
+
+  it('[sec-90] a client ID metadata document at a private or loopback address, over plain HTTP, larger than 5 KiB or slow is refused, in bounded time', async () => {
+    const held: http.ServerResponse[] = [];
+    documents.routes.set('/big.json', serveJson({ client_id: `${documents.origin}/big.json`, redirect_uris: [REDIRECT], padding: 'x'.repeat(6 * 1024) }));
+    documents.routes.set('/slow.json', (res) => void held.push(res));
+    documents.routes.set('/liar.json', serveJson({ client_id: `${documents.origin}/other.json`, redirect_uris: [REDIRECT] }));
+    documents.routes.set('/good.json', serveJson({ client_id: `${documents.origin}/good.json`, client_name: 'Good', redirect_uris: [REDIRECT] }));
+    const port = documents.hostPort.split(':')[1];
+    const cases: Array<[string, string, RegExp]> = [
+      ['loopback (not opened)', `https://localhost:${Number(port) + 1}/client.json`, /not allowed|loopback|blocked/i],
+      ['private', 'https://10.0.0.7/client.json', /private|not allowed|blocked/i],
+      ['metadata service', 'https://169.254.169.254/client.json', /not allowed|blocked|metadata|link-local/i],
+      ['plain http', `http://${documents.hostPort}/good.json`, /not registered|https/i],
+      ['larger than 5 KiB', `${documents.origin}/big.json`, /larger than 5120 bytes/],
+      ['slow', `${documents.origin}/slow.json`, /timed out|1000 ?ms/i],
+      ['not its own client_id', `${documents.origin}/liar.json`, /client_id is its own URL/],
+    ];
+    try {
+      for (const [what, client, why] of cases) {
+        const started = Date.now();
+        const res = await authorize(goodQuery(p, pkce().challenge, client));
+        expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({ what, status: 400, code: 'oauth_request_invalid', location: undefined });
+        expect({ what, message: res.body.error.message as string }).toEqual({ what, message: expect.stringMatching(why) });
+        expect({ what, bounded: Date.now() - started < 4000 }).toEqual({ what, bounded: true });
+      }
+    } finally {
+      for (const res of held) res.destroy();
+    }
+    // The same server's well-formed document is taken, and the consent page is shown its origin as verified.
+    const requestId = requestIdOf(await authorize(goodQuery(p, pkce().challenge, `${documents.origin}/good.json`)));
+    const view = await t.http.get(`/v1/oauth/requests/${requestId}`).set(tenant.deciderAuth).expect(200);
+    expect(view.body.client).toEqual({ id: `${documents.origin}/good.json`, name: 'Good', verifiedOrigin: documents.origin });
+  });
+});
