@@ -137,8 +137,9 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     const listed = await mcp(p, bearer(access)).expect(200);
     expect((listed.body.result.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['list_files']);
     const call = await mcp(p, bearer(access), { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'x' } } });
-    expect(call.body.result?.isError).toBe(true);
-    expect(JSON.stringify(call.body.result)).toMatch(/tool_not_found/);
+    // Refused (as a JSON-RPC error or an error result, as the MCP endpoint words it), never run.
+    expect(call.body.result?.structuredContent).toBeUndefined();
+    expect(JSON.stringify(call.body)).toMatch(/No tool named 'read_file'/);
 
     const rotated = await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId }).expect(200);
     expect(rotated.body.refresh_token).not.toBe(refresh);
