@@ -7,6 +7,7 @@ import { ApprovalsTab } from './approvals';
 import { InvocationsTab } from './invocations';
 import { ProjectSkillsTab } from './project-skills';
 import { ToolsTab } from './tools';
+import { ToolsetsTab } from './toolsets';
 
 // In this order; a key sees the tabs its role may use, and lands on the first of them.
 const TABS: Array<{ id: string; label: string; needs?: Capability }> = [
@@ -14,6 +15,7 @@ const TABS: Array<{ id: string; label: string; needs?: Capability }> = [
   { id: 'approvals', label: 'Approvals', needs: 'decide' },
   { id: 'tools', label: 'Tools' },
   { id: 'skills', label: 'Skills', needs: 'manage' },
+  { id: 'toolsets', label: 'Toolsets', needs: 'manage' },
   { id: 'log', label: 'Invocation log' },
 ];
 
@@ -55,6 +57,8 @@ function Tab(props: { project: Project; tab: string; onSaved: () => void }) {
       return <ToolsTab projectId={props.project.id} />;
     case 'skills':
       return <ProjectSkillsTab projectId={props.project.id} />;
+    case 'toolsets':
+      return <ToolsetsTab projectId={props.project.id} />;
     case 'log':
       return <InvocationsTab projectId={props.project.id} />;
     case 'approvals':

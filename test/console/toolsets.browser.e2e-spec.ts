@@ -1,0 +1,84 @@
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
+import { chromiumPath, listen, NO_BROWSER_REASON } from './browser.js';
+
+const describeBrowser = chromiumPath ? describe : describe.skip;
+if (!chromiumPath) test.skip(`the toolset editor in a browser: ${NO_BROWSER_REASON}`, () => undefined);
+
+describeBrowser('the console: a project’s toolset editor in a real browser', () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+  let tenant: TestTenant;
+  let projectId: string;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    base = await listen(t);
+    tenant = await t.createTenant();
+    projectId = (await t.createProject(tenant, { name: 'Handbook' })).id;
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(10_000);
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`${base}/console/`);
+    await page.getByLabel('API key', { exact: true }).fill(tenant.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  afterEach(() => expect(problems).toEqual([]));
+
+  const toolset = (slug: string) => t.http.get(`/v1/projects/${projectId}/toolsets/${slug}`).set(tenant.auth);
+
+  it('creates a toolset from the form and lists the tools the model can call', async () => {
+    await page.goto(`${base}/console/projects/${projectId}/toolsets`);
+    await page.getByRole('link', { name: 'Toolsets' }).waitFor();
+    await page.getByText('No toolsets yet.').waitFor();
+    await page.getByLabel('Slug').fill('docs-reader');
+    await page.getByLabel('Name').fill('Docs reader');
+    // The form starts with an example: read_file as read_doc over docs/, fetch_url for GET only, the listing tools.
+    await page.getByRole('button', { name: 'Create toolset' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved docs-reader' }).waitFor();
+    const row = page.locator('tr.toolset-row', { hasText: 'docs-reader' });
+    expect(await row.locator('td.exposed-tools').textContent()).toBe('read_doc, fetch_url, list_files');
+    const stored = (await toolset('docs-reader').expect(200)).body;
+    expect(stored).toMatchObject({ name: 'Docs reader', mode: 'direct', exposedTools: ['read_doc', 'fetch_url', 'list_files'] });
+  });
+
+  it('shows a rename that collides with a built-in, and what it collides with', async () => {
+    await page.getByRole('button', { name: 'Edit toolset docs-reader' }).click();
+    await page.getByRole('heading', { name: 'Edit toolset docs-reader' }).waitFor();
+    await page.getByLabel('Tools (JSON)').fill(JSON.stringify([{ select: 'read_file', name: 'write_file' }]));
+    await page.getByRole('button', { name: 'Save toolset' }).click();
+    await page.getByRole('alert').filter({ hasText: 'tool_name_collision' }).waitFor();
+    expect(await page.locator('ul.collisions').textContent()).toContain('write_file is already provided by the built-in tools');
+    expect((await toolset('docs-reader').expect(200)).body.exposedTools).toEqual(['read_doc', 'fetch_url', 'list_files']);
+  });
+
+  it('edits a toolset into search mode and deletes it', async () => {
+    await page.getByLabel('Tools (JSON)').fill(JSON.stringify([{ select: '@all' }]));
+    await page.getByLabel('Mode').selectOption('search');
+    await page.getByRole('button', { name: 'Save toolset' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved docs-reader' }).waitFor();
+    await page.locator('tr.toolset-row', { hasText: 'search' }).waitFor();
+    expect((await toolset('docs-reader').expect(200)).body).toMatchObject({ mode: 'search', tools: [{ select: '@all' }] });
+    const listing = await t.http.get(`/v1/projects/${projectId}/toolsets/docs-reader/tools`).set(tenant.auth).expect(200);
+    expect(listing.body.tools.map((tool: { name: string }) => tool.name)).toEqual(['search_tools', 'call_tool']);
+
+    await page.getByRole('button', { name: 'Delete toolset docs-reader' }).click();
+    await page.getByText('No toolsets yet.').waitFor();
+    await page.getByRole('heading', { name: 'New toolset' }).waitFor();
+    await toolset('docs-reader').expect(404);
+  });
+});
