@@ -49,8 +49,11 @@ export class KeyedCallService {
 // (call_tool is always there in search mode; the tool it names is judged by the gate).
 function offered(project: ProjectTools, call: RawToolCall): boolean {
   if (!call.catalogue) return ToolRegistry.offers(project, call.principal.tools, call.toolName);
+  const view = call.catalogue.view(ToolRegistry.restrict(project, call.principal.tools).tools);
+  // What the model is shown (search mode's search_tools and call_tool), or a tool it may name.
+  if (view.definitions.some((definition) => definition.name === call.toolName)) return true;
   try {
-    call.catalogue.view(ToolRegistry.restrict(project, call.principal.tools).tools).find(call.toolName);
+    view.find(call.toolName);
     return true;
   } catch {
     return false;

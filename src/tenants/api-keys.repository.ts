@@ -23,6 +23,13 @@ export class ApiKeysRepository {
     return this.prisma.apiKey.findFirst({ where: { prefix, revokedAt: null } });
   }
 
+  // Revokes the active keys bound to a project's toolset; answers their ids and prefixes.
+  async revokeBoundToToolset(tenantId: string, projectId: string, slug: string): Promise<Array<{ id: string; prefix: string }>> {
+    const keys = await this.prisma.apiKey.findMany({ where: { tenantId, toolset: slug, projectIds: { has: projectId }, revokedAt: null }, select: { id: true, prefix: true } });
+    if (keys.length > 0) await this.prisma.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) }, revokedAt: null }, data: { revokedAt: new Date() } });
+    return keys;
+  }
+
   // Answers the revoked key's prefix and OAuth grant, or null when the tenant has no such active key.
   async revoke(tenantId: string, keyId: string): Promise<{ prefix: string; oauthGrantId: string | null } | null> {
     if (!isUuid(keyId)) return null;

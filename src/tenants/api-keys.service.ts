@@ -123,6 +123,14 @@ export class ApiKeysService {
     }
   }
 
+  // A toolset deleted: the keys bound to it are revoked with it, so a toolset made later under the same slug
+  // does not hand them whatever it serves. Answers how many were revoked.
+  async revokeBoundToToolset(tenantId: string, projectId: string, slug: string): Promise<number> {
+    const revoked = await this.keys.revokeBoundToToolset(tenantId, projectId, slug);
+    for (const key of revoked) this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: key.prefix, keyId: key.id });
+    return revoked.length;
+  }
+
   forgetTenant(tenantId: string): void {
     this.bus.publish(API_KEYS_CHANGED, { tenantId });
   }

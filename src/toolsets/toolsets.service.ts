@@ -9,6 +9,7 @@ import { createTenantAjv } from '../skills/schema-vetting.js';
 import { TOOL_CLASSES } from '../tools/tool-classes.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { type ToolsetBodyDto, ToolsetListResponseDto, ToolsetResponseDto } from './dto/toolset.dto.js';
+import { ApiKeysService } from '../tenants/api-keys.service.js';
 import { ToolsetCatalogues } from './toolset-catalogues.js';
 import { RESERVED_NAMES, selectsOneTool } from './toolset-view.js';
 import { type ExposedNameCollision, exposedNameCollision, invalidToolset, toolsetNotFound, toolsetSlugTaken } from './toolsets.errors.js';
@@ -30,6 +31,7 @@ export class ToolsetsService {
     private readonly repository: ToolsetsRepository,
     private readonly registry: ToolRegistry,
     private readonly catalogues: ToolsetCatalogues,
+    private readonly keys: ApiKeysService,
   ) {}
 
   async create(tenantId: string, projectId: string, body: ToolsetBodyDto): Promise<ToolsetResponseDto> {
@@ -68,6 +70,7 @@ export class ToolsetsService {
     await this.registry.forProject(tenantId, projectId);
     if (!(await this.repository.delete(tenantId, projectId, slug))) throw toolsetNotFound(slug);
     this.catalogues.changed(tenantId, projectId);
+    await this.keys.revokeBoundToToolset(tenantId, projectId, slug);
   }
 
   private respond(record: ToolsetRecord, tools: readonly RegisteredTool[]): ToolsetResponseDto {

@@ -1,4 +1,4 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
@@ -155,6 +155,18 @@ describe('toolsets: curated tools served over REST and MCP', () => {
       expect(nested.body.error.code).toBe('tool_not_found');
     });
 
+    it('keeps a call_tool under an Idempotency-Key like a direct call: run once, replayed after', async () => {
+      const body = { arguments: { name: 'write_file', arguments: { path: 'keyed-once.txt', content: 'once' } } };
+      const send = () => t.http.post(`${base()}/everything/tools/call_tool/invoke`).set(tenant.auth).set('Idempotency-Key', 'call-tool-1').send(body);
+      const first = await send().expect(200);
+      expect(first.headers['idempotent-replayed']).toBeUndefined();
+      await writeFile(path.join(workspace, 'keyed-once.txt'), 'changed by hand');
+      const again = await send().expect(200);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.invocationId).toBe(first.body.invocationId);
+      expect(await readFile(path.join(workspace, 'keyed-once.txt'), 'utf8')).toBe('changed by hand');
+    });
+
     it('parks a call_tool of a tool that needs approval, as a direct call would be', async () => {
       await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
       try {
@@ -240,11 +252,19 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     await t.http.put(`${base()}/docs-reader`).set(other.auth).send(DOCS_READER).expect(404);
   });
 
-  it('deletes a toolset: its routes answer toolset_not_found at once', async () => {
+  it('deletes a toolset: its routes answer toolset_not_found at once, and the keys bound to it are revoked', async () => {
     await t.http.post(base()).set(tenant.auth).send({ ...DOCS_READER, slug: 'short-lived' }).expect(201);
-    await t.http.get(`${base()}/short-lived/tools`).set(tenant.auth).expect(200);
+    const made = await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'agent', projectIds: [projectId], toolset: 'short-lived' }).expect(201);
+    const bound = { Authorization: `Bearer ${made.body.key as string}` };
+    await t.http.get(`${base()}/short-lived/tools`).set(bound).expect(200);
     await t.http.delete(`${base()}/short-lived`).set(tenant.auth).expect(204);
     const gone = await t.http.get(`${base()}/short-lived/tools`).set(tenant.auth).expect(404);
     expect(gone.body.error.code).toBe('toolset_not_found');
+    // A wider toolset made later under the same slug gives the old key nothing.
+    await t.http.post(base()).set(tenant.auth).send({ slug: 'short-lived', name: 'Everything', mode: 'direct', tools: [{ select: '@all' }] }).expect(201);
+    const refused = await t.http.post(`${base()}/short-lived/tools/read_file/invoke`).set(bound).send({ arguments: { path: 'secret.txt' } });
+    expect(refused.status).toBe(401);
+    const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string }>;
+    expect(keys.map((k) => k.id)).not.toContain(made.body.id);
   });
 });
