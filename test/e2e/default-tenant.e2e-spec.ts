@@ -1,12 +1,12 @@
 import { jest } from '@jest/globals';
-import { PGlite } from '@electric-sql/pglite';
 import { wrapPglite } from '../../src/database/pglite-driver.js';
 import { createTestApp } from '../support/test-app.js';
+import { createPglite } from '../support/test-database.js';
 
 // The quickstart: a first start on an empty embedded database with no ADMIN_TOKEN prints a key once.
 describe('first start on an empty embedded database', () => {
   it('creates tenant default, prints its key once, and the key works; a second start prints nothing', async () => {
-    const db = new PGlite();
+    const db = await createPglite({ migrated: false });
     const database = { driver: wrapPglite(db, 'memory'), url: null, close: () => Promise.resolve() };
     // The app closes the driver on shutdown; keep the PGlite open for the second start.
     database.driver.close = () => Promise.resolve();

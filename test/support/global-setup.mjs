@@ -1,9 +1,9 @@
-// Migrates one template database per test run; each test file then clones it (see test-database.ts).
+// Migrates one template database per test run (PostgreSQL), or finds the migrated PGlite dump of earlier runs
+// (else makes it); each test file then clones it (see test-database.ts).
 // Jest loads global setup outside its module mapper, so this file is plain JS on the compiled sources
 // (`npm test` builds first).
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
@@ -11,7 +11,7 @@ import { createPostgresDriver } from '../../dist/database/database-driver.js';
 import { wrapPglite } from '../../dist/database/pglite-driver.js';
 import { migrate, MIGRATIONS_DIR, readMigrations } from '../../dist/database/migrator.js';
 
-export const TEMPLATE_ENV = { pgTemplate: 'TOOLGATE_TEST_PG_TEMPLATE', pgliteDump: 'TOOLGATE_TEST_PGLITE_DUMP' };
+export const TEMPLATE_ENV = { pgTemplate: 'TOOLGATE_TEST_PG_TEMPLATE', pgliteDump: 'TOOLGATE_TEST_PGLITE_DUMP', pgliteEmptyDump: 'TOOLGATE_TEST_PGLITE_EMPTY_DUMP' };
 
 export default async function globalSetup() {
   const migrations = await readMigrations(MIGRATIONS_DIR);
@@ -27,14 +27,52 @@ export default async function globalSetup() {
     process.env[TEMPLATE_ENV.pgTemplate] = name;
     return;
   }
+  const dumps = await pgliteTemplates(migrations);
+  process.env[TEMPLATE_ENV.pgliteDump] = dumps.migrated;
+  process.env[TEMPLATE_ENV.pgliteEmptyDump] = dumps.empty;
+}
+
+// Two PGlite data directories as tar dumps, an empty cluster and the same migrated, kept between runs in
+// node_modules/.cache under a key of the migrations and the PGlite version: creating a cluster costs PGlite
+// 15-20 s of CPU, loading a dump one to two.
+const PGLITE_CACHE = path.resolve(import.meta.dirname, '../../node_modules/.cache/toolgate-test');
+// Bump when what the dumps hold changes other than through the migrations.
+const TEMPLATE_FORMAT = 2;
+
+async function pgliteTemplates(migrations) {
+  const pgliteVersion = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json'), 'utf8')).version;
+  const key = createHash('sha256')
+    .update(JSON.stringify({ format: TEMPLATE_FORMAT, pgliteVersion, migrations: migrations.map((m) => [m.name, m.checksum]) }))
+    .digest('hex')
+    .slice(0, 16);
+  const files = { empty: path.join(PGLITE_CACHE, `pglite-empty-${key}.tar`), migrated: path.join(PGLITE_CACHE, `pglite-migrated-${key}.tar`) };
+  const cached = async (file) => stat(file).then((s) => s.size > 0, () => false);
+  if ((await cached(files.empty)) && (await cached(files.migrated))) return files;
+  await mkdir(PGLITE_CACHE, { recursive: true });
   const db = new PGlite();
+  // The tests use the postgres database only: template0 and template1 are three fifths of the files every
+  // test database would otherwise unpack.
+  await db.exec(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`);
+  await db.exec('DROP DATABASE template0');
+  await db.exec('DROP DATABASE template1');
+  await db.exec('CHECKPOINT');
+  await keep(files.empty, await db.dumpDataDir('none'));
   await wrapPglite(db, 'template').withSession((session) => migrate(session, migrations));
-  const dump = await db.dumpDataDir('none');
+  await db.exec('CHECKPOINT');
+  await keep(files.migrated, await db.dumpDataDir('none'));
   await db.close();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'toolgate-pglite-'));
-  const file = path.join(dir, 'template.tar');
-  await writeFile(file, Buffer.from(await dump.arrayBuffer()));
-  process.env[TEMPLATE_ENV.pgliteDump] = file;
+  const current = new Set(Object.values(files).map((f) => path.basename(f)));
+  for (const name of await readdir(PGLITE_CACHE)) {
+    if (/^pglite-(empty|migrated)-[0-9a-f]+\.tar$/.test(name) && !current.has(name)) await rm(path.join(PGLITE_CACHE, name), { force: true });
+  }
+  return files;
+}
+
+// Written aside and renamed, so a run in another worktree never reads half a file.
+async function keep(file, dump) {
+  const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
+  await rename(partial, file);
 }
 
 export async function serverQuery(serverUrl, sql) {

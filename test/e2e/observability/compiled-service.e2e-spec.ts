@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { migratedPgliteUrl } from '../../support/test-database.js';
 
 // The compiled service as an operator starts it: its stdout on a pipe or on a terminal, and its traces
 // sent by the real OTLP exporter to a collector on this machine.
@@ -49,7 +50,8 @@ describe('the compiled service (dist/main.js)', () => {
     const port = await freePort();
     const fullEnv = {
       PATH: process.env.PATH ?? '',
-      DATABASE_URL: 'pglite://memory',
+      // Each service gets a database of its own, already migrated.
+      DATABASE_URL: await migratedPgliteUrl(path.join(cwd, `db-${port}`)),
       HOST: '127.0.0.1',
       PORT: String(port),
       ADMIN_TOKEN,
