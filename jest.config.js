@@ -12,6 +12,8 @@ export default {
     // Version 2 (CommonJS, same `create` API) stands in under Jest; plain Node loads version 3.
     '^content-disposition$': '<rootDir>/node_modules/content-disposition',
   },
+  // tsconfig.json sets isolatedModules, so ts-jest transpiles each file on its own (no type check: the
+  // typecheck is `npm run typecheck`, and `npm run check` runs it before the tests).
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
