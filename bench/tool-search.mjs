@@ -106,7 +106,7 @@ export async function runToolSearch() {
   let answerTokens = 0;
   const searchStarted = performance.now();
   for (const [query, expected] of QUERIES) {
-    const { tools } = view.searchTools(query, 5);
+    const { tools } = await view.searchTools(query, 5);
     const rank = tools.findIndex((t) => t.name === expected);
     if (rank === 0) at1++;
     if (rank >= 0) at5++;

@@ -50,21 +50,36 @@ function parameterText(schema: unknown, depth = 0): string {
   return parts.join(' ');
 }
 
-// A full-text index (MiniSearch, BM25) over a toolset's tools: names weigh most, then titles, descriptions,
-// then parameter names and descriptions. Built once per toolset view; a query answers tool names, best first.
-export class ToolSearchIndex {
-  private readonly index: MiniSearch<SearchDocument>;
+// What one tool contributes to the index, per field: a model's query is a few words, so the first
+// kilobytes of a description say what the tool is for; a skill's 300 KB description would only make the
+// index slow to build (on the event loop) and its vocabulary large, for every search of the toolset.
+export const INDEXED_CHARS_PER_FIELD = 4096;
+// Documents indexed between two turns of the event loop while an index builds.
+const BUILD_CHUNK = 25;
 
-  constructor(tools: readonly (ToolDefinition & { title?: string })[]) {
-    this.index = new MiniSearch<SearchDocument>({
+// A full-text index (MiniSearch, BM25) over a toolset's tools: names weigh most, then titles, descriptions,
+// then parameter names and descriptions. Built once per toolset view, in chunks that let other requests
+// run in between; a query answers tool names, best first.
+export class ToolSearchIndex {
+  private constructor(private readonly index: MiniSearch<SearchDocument>) {}
+
+  static async build(tools: readonly (ToolDefinition & { title?: string })[]): Promise<ToolSearchIndex> {
+    const index = new MiniSearch<SearchDocument>({
       fields: ['name', 'title', 'description', 'parameters'],
       tokenize,
       processTerm,
       searchOptions: { boost: { name: 3, title: 2, description: 1.5, parameters: 0.5 }, prefix: (term) => term.length > 3, fuzzy: (term) => (term.length > 5 ? 0.2 : false), combineWith: 'OR' },
     });
-    this.index.addAll(
-      tools.map((t) => ({ id: t.name, name: t.name, title: t.title ?? '', description: t.description, parameters: parameterText(t.inputSchema) })),
-    );
+    const cap = (text: string) => text.slice(0, INDEXED_CHARS_PER_FIELD);
+    const documents = tools.map((t) => ({
+      id: t.name,
+      name: t.name,
+      title: cap(t.title ?? ''),
+      description: cap(t.description),
+      parameters: cap(parameterText(t.inputSchema)),
+    }));
+    await index.addAllAsync(documents, { chunkSize: BUILD_CHUNK });
+    return new ToolSearchIndex(index);
   }
 
   search(query: string): string[] {

@@ -50,7 +50,7 @@ export class ToolsetView implements ToolView {
   private readonly exposed = new Map<string, Exposed>();
   private readonly search: Exposed | null = null;
   private readonly callTool: CompiledToolValidator | null = null;
-  private index: ToolSearchIndex | null = null;
+  private index: Promise<ToolSearchIndex> | null = null;
   // Exposed schemas compile on Ajv instances of this view alone (a skill's on a tenant Ajv, as at registration).
   private builtinAjv: Ajv | null = null;
   private skillAjv: Ajv | null = null;
@@ -103,9 +103,9 @@ export class ToolsetView implements ToolView {
   }
 
   // The best matches of a query among the served tools, with the schemas the model would call them with.
-  searchTools(query: string, limit: number): { tools: Record<string, unknown>[]; total: number } {
-    this.index ??= new ToolSearchIndex(this.served);
-    const hits = this.index.search(query);
+  async searchTools(query: string, limit: number): Promise<{ tools: Record<string, unknown>[]; total: number }> {
+    this.index ??= ToolSearchIndex.build(this.served);
+    const hits = (await this.index).search(query);
     const tools = hits.slice(0, limit).map((name) => {
       const d = this.exposed.get(name)!.definition;
       return { name: d.name, ...(d.title ? { title: d.title } : {}), description: d.description, inputSchema: d.inputSchema };
@@ -154,7 +154,7 @@ export class ToolsetView implements ToolView {
     };
     const executor: ToolExecutor<{ query: string; limit?: number }> = {
       definition,
-      execute: (args) => Promise.resolve(this.searchTools(args.query, args.limit ?? SEARCH_DEFAULT_LIMIT)),
+      execute: (args) => this.searchTools(args.query, args.limit ?? SEARCH_DEFAULT_LIMIT),
     };
     const validator = compileToolValidator((this.builtinAjv ??= createToolAjv()), SEARCH_TOOLS, definition.inputSchema);
     const tool: RegisteredTool = { executor: executor, validator };
