@@ -296,7 +296,8 @@ describe('invalid_arguments messages', () => {
 });
 
 describe('invalid_arguments under load', () => {
-  it('describes 100,000 wrong array items quickly and reports a bounded number of issues', () => {
+  // Its speed is the bench's to measure; here, that the work and the message stay bounded.
+  it('describes 100,000 wrong array items with a bounded number of issues and a bounded message', () => {
     const schema: JsonSchema = {
       type: 'object',
       properties: {
@@ -305,9 +306,7 @@ describe('invalid_arguments under load', () => {
       },
     };
     const numbers = Array.from({ length: 100_000 }, (_, i) => i);
-    const started = performance.now();
     const error = refusal('bulk', schema, { argv: numbers, either: numbers });
-    expect(performance.now() - started).toBeLessThan(2_000);
     expect(issuesOf(error)).toHaveLength(20);
     expect(error.message).toContain('/argv/0 must be string, got number');
     expect(error.message.length).toBeLessThan(1_000);
