@@ -30,6 +30,7 @@ import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
+import { ALL_REVISIONS, DISCOVER_CACHE, HEADER_MISMATCH, headerMismatch, isModernRevision, MODERN_REVISIONS, TOOLS_LIST_CACHE, UNSUPPORTED_PROTOCOL_VERSION } from './mcp-modern.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
 const CAPABILITIES = { tools: { listChanged: false } };
@@ -90,6 +91,8 @@ export class McpEndpointService {
   async handle(caller: McpCaller, exchange: HttpExchange): Promise<void> {
     // The project first, on the REST rules: another tenant's project answers 404 like a missing one.
     await this.registry.forProject(caller.tenantId, caller.projectId);
+    const version = exchange.headers['mcp-protocol-version'];
+    if (version !== undefined && isModernRevision(version)) return this.handleModern(caller, version, exchange);
     const fast = recogniseFastMessage(exchange);
     if (fast !== null) return this.answerFast(caller, fast, exchange);
     if (Array.isArray(exchange.body) && !(await this.admitBatch(caller, exchange.body, exchange))) return;
@@ -106,6 +109,59 @@ export class McpEndpointService {
       exchange.send(response.status, headers, body);
     } finally {
       await server.close();
+    }
+  }
+
+  // Protocol revision 2026-07-28 (mcp-modern.ts), answered here: the 1.x SDK stops at 2025-11-25. One
+  // message per POST; its standard headers are checked against its body before anything else (a mismatch
+  // is refused, nothing runs); then server/discover, tools/list, tools/call (with progress), ping and
+  // notifications, every result marked complete.
+  private async handleModern(caller: McpCaller, version: string, exchange: HttpExchange): Promise<void> {
+    const refuse = (status: number, id: unknown, code: number, message: string, data?: unknown) =>
+      exchange.send(status, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data ? { data } : {}) } })));
+    const message = exchange.body;
+    if (!isObject(message) || message.jsonrpc !== '2.0' || typeof message.method !== 'string') {
+      const what = Array.isArray(message) ? 'JSON-RPC batches are not part of it' : 'the body must be one JSON-RPC request or notification';
+      return refuse(400, null, ErrorCode.InvalidRequest, `Under protocol revision ${version}, ${what}`);
+    }
+    const { id, method } = message;
+    if (!MODERN_REVISIONS.includes(version)) {
+      return refuse(400, id, UNSUPPORTED_PROTOCOL_VERSION, `Protocol revision ${version} is not supported; supported: ${ALL_REVISIONS.join(', ')}`, { supported: ALL_REVISIONS, requested: version });
+    }
+    const mismatch = headerMismatch(exchange.headers, message, version);
+    if (mismatch !== null) return refuse(400, id, HEADER_MISMATCH, mismatch);
+    const params = isObject(message.params) ? message.params : {};
+    if (id === undefined) {
+      const { requestId, reason } = params;
+      if (method === 'notifications/cancelled' && (typeof requestId === 'string' || (typeof requestId === 'number' && Number.isInteger(requestId)))) {
+        this.cancellations.cancel(requestRef(caller, requestId), typeof reason === 'string' ? reason : undefined);
+      }
+      return exchange.send(202, NO_BODY, null);
+    }
+    if (!(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)))) return refuse(400, null, ErrorCode.InvalidRequest, 'The id must be a string or an integer');
+    const invalid = (text: string) => exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: text } })));
+    switch (method) {
+      case 'server/discover':
+        return this.answerFast(caller, { kind: 'discover', id, modern: true }, exchange);
+      case 'ping':
+        return this.answerFast(caller, { kind: 'ping', id, modern: true }, exchange);
+      case 'tools/list':
+        return this.answerFast(caller, { kind: 'list', id, modern: true }, exchange);
+      case 'tools/call': {
+        if (typeof params.name !== 'string') return invalid('tools/call needs params.name, the tool to call');
+        if (params.arguments !== undefined && !isObject(params.arguments)) return invalid('params.arguments must be an object');
+        const meta = isObject(params._meta) ? params._meta : {};
+        const token = meta.progressToken;
+        const progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isInteger(token)) ? token : undefined;
+        const idempotencyKey = meta[IDEMPOTENCY_KEY_META];
+        return this.answerFast(
+          caller,
+          { kind: 'call', id, name: params.name, arguments: params.arguments, modern: true, ...(progressToken !== undefined ? { progressToken } : {}), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) },
+          exchange,
+        );
+      }
+      default:
+        return exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method.slice(0, 128)}` } })));
     }
   }
 
@@ -188,7 +244,17 @@ export class McpEndpointService {
   }
 
   private async fastResult(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>): Promise<unknown> {
+    const result = await this.resultOf(caller, message);
+    if (!('modern' in message) || !message.modern) return result;
+    // Revision 2026-07-28 marks every result complete, and says how long a listing may be cached, by whom.
+    if (message.kind === 'list') return { ...(result as object), resultType: 'complete', ...TOOLS_LIST_CACHE };
+    return { ...(result as object), resultType: 'complete' };
+  }
+
+  private async resultOf(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>): Promise<unknown> {
     switch (message.kind) {
+      case 'discover':
+        return { supportedVersions: ALL_REVISIONS, capabilities: CAPABILITIES, serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
       case 'call':
         return this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey });
       case 'list':

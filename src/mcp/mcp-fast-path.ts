@@ -11,9 +11,11 @@ import { IDEMPOTENCY_KEY_META } from './mcp-tool-results.js';
 // Building the Server, its transport and the Web Request/Response pair, and the SDK's zod parses of the
 // envelope, were most of the endpoint's CPU per call; for these messages they decide nothing.
 export type FastMessage =
-  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown; progressToken?: string | number }
-  | { kind: 'list'; id: string | number }
-  | { kind: 'ping'; id: string | number }
+  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown; progressToken?: string | number; modern?: true }
+  | { kind: 'list'; id: string | number; modern?: true }
+  | { kind: 'ping'; id: string | number; modern?: true }
+  // server/discover, of protocol revision 2026-07-28 (mcp-modern.ts).
+  | { kind: 'discover'; id: string | number; modern: true }
   | { kind: 'initialize'; id: string | number; request: InitializeRequest }
   // notifications/cancelled: it names a request of another POST (McpCancellations finds it).
   | { kind: 'cancel'; requestId: string | number; reason?: string }

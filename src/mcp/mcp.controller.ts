@@ -66,7 +66,8 @@ export class McpController {
       'JSON-RPC 2.0 messages of the Model Context Protocol: initialize, tools/list (the project’s tools, as GET .../tools?format=mcp), ' +
       'tools/call (the same path as POST .../invoke: rate limits, argument validation, workspace confinement, timeouts, audit with channel "mcp"). ' +
       'Send `Accept: application/json, text/event-stream`; answers are application/json, except a tools/call with `_meta.progressToken`, ' +
-      'answered as text/event-stream (progress notifications, then the response). Protocol revisions 2024-11-05 to 2025-11-25. ' +
+      'answered as text/event-stream (progress notifications, then the response). Protocol revisions 2024-11-05 to 2025-11-25 (initialize) ' +
+      'and 2026-07-28 (no initialize: server/discover; the Mcp-Method and Mcp-Name headers must match the body, else 400 with -32020 and nothing runs). ' +
       'Refused arguments come back as a tool result with isError: true and the same message as the REST 422; an unknown tool is the JSON-RPC error -32602. ' +
       'notifications/cancelled stops the named tools/call of the same key, on whichever instance it runs.',
   })
@@ -75,7 +76,7 @@ export class McpController {
   })
   @ApiOkResponse({ schema: JSON_RPC_MESSAGES, description: 'The JSON-RPC response (or responses)' })
   @ApiResponse({ status: 202, description: 'A notification or response was accepted; no body' })
-  @ApiResponse({ status: 400, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: not a JSON-RPC message (a parse or invalid-request error)' })
+  @ApiResponse({ status: 400, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: not a JSON-RPC message (a parse or invalid-request error); under 2026-07-28, -32020 (Mcp-Method or Mcp-Name disagrees with the body) or -32022 (an unsupported revision)' })
   @ApiResponse({ status: 406, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: the Accept header must list application/json and text/event-stream' })
   @ApiResponse({ status: 415, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: the body must be application/json' })
   post(

@@ -1,0 +1,70 @@
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+
+// MCP protocol revision 2026-07-28 over Streamable HTTP, beside the revisions that open with initialize.
+// A client of this revision sends no initialize: every POST names the revision in MCP-Protocol-Version
+// (and may in params._meta), and carries the standard request headers Mcp-Method (the body's method) and,
+// for the methods that address one tool, prompt or resource, Mcp-Name (its name or URI). Proxies, rate
+// limiters and gateways in front route on those headers while the server runs the body, so a request whose
+// headers and body disagree is refused before anything runs (-32020, HTTP 400).
+export const MODERN_REVISIONS: readonly string[] = ['2026-07-28'];
+const FIRST_MODERN_REVISION = '2026-07-28';
+// Every revision this endpoint speaks: the modern one, then those the SDK's initialize negotiates.
+export const ALL_REVISIONS: readonly string[] = [...MODERN_REVISIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
+
+export const HEADER_MISMATCH = -32020;
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+// How long a client may keep a listing, and who may share it. A project's tool list depends on the
+// tenant, the key's binding and the project's skills: private to the caller, and short, since a skill
+// enabled elsewhere changes it. What the server is (discover) is the same for everyone.
+export const TOOLS_LIST_CACHE = { ttlMs: 60_000, cacheScope: 'private' } as const;
+export const DISCOVER_CACHE = { ttlMs: 3_600_000, cacheScope: 'public' } as const;
+
+// The body field Mcp-Name mirrors, by method.
+const NAME_SOURCE = new Map<string, string>([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+  ['resources/subscribe', 'uri'],
+  ['resources/unsubscribe', 'uri'],
+]);
+
+// A revision of the modern era (a date from 2026-07-28 on), which this endpoint answers itself.
+export const isModernRevision = (version: string): boolean => /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= FIRST_MODERN_REVISION;
+
+// A header value as the client meant it: printable ASCII as sent, anything else as =?base64?<value>?=.
+function decodeHeader(value: string): string | null {
+  const encoded = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/.exec(value);
+  if (!encoded) return value;
+  const text = Buffer.from(encoded[1], 'base64').toString('utf8');
+  // Base64 that does not round-trip, or is not UTF-8, was not written by a client.
+  return Buffer.from(text, 'utf8').toString('base64').replace(/=+$/, '') === encoded[1].replace(/=+$/, '') ? text : null;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+// Why the standard headers disagree with the message, or null when they agree. Mcp-Method is required on
+// every message; Mcp-Name whenever the body names its target, and never without one; a protocol version in
+// params._meta must be the header's.
+export function headerMismatch(headers: Record<string, string>, message: Record<string, unknown>, version: string): string | null {
+  const method = message.method as string;
+  const sentMethod = headers['mcp-method'];
+  if (sentMethod === undefined) return `The Mcp-Method header is required under protocol revision ${version}; send Mcp-Method: ${printable(method)}`;
+  if (decodeHeader(sentMethod) !== method) return `The Mcp-Method header (${printable(sentMethod)}) does not match the body's method (${printable(method)})`;
+  const params = isPlainObject(message.params) ? message.params : {};
+  const field = NAME_SOURCE.get(method);
+  const target = field !== undefined && typeof params[field] === 'string' ? (params[field]) : undefined;
+  const sentName = headers['mcp-name'];
+  if (target === undefined && sentName !== undefined) return `The Mcp-Name header (${printable(sentName)}) names a target, but the body of ${printable(method)} names none`;
+  if (target !== undefined && sentName === undefined) return `The Mcp-Name header is required for ${method} under protocol revision ${version}; send the body's ${field}`;
+  if (target !== undefined && decodeHeader(sentName) !== target) return `The Mcp-Name header (${printable(sentName)}) does not match the body's ${field} (${printable(target)})`;
+  const meta = isPlainObject(params._meta) ? params._meta : {};
+  const bodyVersion = meta[PROTOCOL_VERSION_META];
+  if (bodyVersion !== undefined && bodyVersion !== version) {
+    return `The MCP-Protocol-Version header (${printable(version)}) does not match _meta["${PROTOCOL_VERSION_META}"] (${printable(JSON.stringify(bodyVersion))})`;
+  }
+  return null;
+}
+
+const printable = (value: string): string => `'${value.replace(/[^\x20-\x7e]/g, '?').slice(0, 128)}'`;
