@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Tenant } from '../common/auth/auth.decorators.js';
 import { projectOfResource } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -14,6 +14,7 @@ export const OAUTH_SCOPES = ['mcp'];
 // A person has this long to decide; a code this long to be exchanged.
 const REQUEST_TTL_MS = 10 * 60_000;
 export const CODE_TTL_MS = 60_000;
+const REQUEST_RETENTION_MS = 86_400_000;
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 type Params = Record<string, unknown>;
@@ -24,6 +25,7 @@ type Params = Record<string, unknown>;
 // decision answers where to send the browser back (with a code, or access_denied).
 @Injectable()
 export class OAuthAuthorizationService {
+  private readonly logger = new Logger('OAuth');
   private readonly external: boolean;
 
   constructor(
@@ -59,6 +61,10 @@ export class OAuthAuthorizationService {
         state: state ?? null,
         ...request,
         expiresAt: new Date(Date.now() + REQUEST_TTL_MS),
+      });
+      // Requests (and the hashes of their codes) are kept a day past their end, for replay detection, then dropped.
+      this.requests.deleteExpiredRequests(new Date(Date.now() - REQUEST_RETENTION_MS)).catch((error: unknown) => {
+        this.logger.warn(`could not drop expired authorization requests: ${String(error)}`);
       });
       return `${base}/console/oauth/consent?request=${id}`;
     } catch (error) {

@@ -97,6 +97,7 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       ['invoke', () => t.http.post(`/v1/projects/${p}/tools/read_file/invoke`).set(bearer(access)).send({ arguments: { path: 'x' } })],
       ['events', () => t.http.get(`/v1/projects/${p}/events`).set(bearer(access))],
       ['consent', () => t.http.get(`/v1/oauth/requests/${p}`).set(bearer(access))],
+      ['a toolset of P over MCP', () => t.http.post(`/v1/projects/${p}/toolsets/any/mcp`).set(bearer(access)).set(MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })],
     ] as const) {
       const res = await attempt();
       expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 401, code: 'invalid_token' });
