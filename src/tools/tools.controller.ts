@@ -17,7 +17,7 @@ import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/au
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID, TOOL_NAME } from '../common/http/api-params.js';
 import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
-import { ANY_TOOL_SCHEMA, TOOL_FORMAT_MODELS, ToolFormatQueryDto, ToolListResponseDto } from './dto/tool.dto.js';
+import { ANY_TOOL_SCHEMA, TOOL_LIST_MODELS, ToolFormatQueryDto, TOOL_LIST_SCHEMA } from './dto/tool.dto.js';
 import type { ServerSentEvent } from './events/tool-events.js';
 import { ToolsService } from './tools.service.js';
 import { ToolEventsService } from './events/tool-events.service.js';
@@ -26,7 +26,7 @@ import { ToolEventsService } from './events/tool-events.service.js';
 @TenantAuth()
 @Controller('v1/projects/:projectId')
 @ApiParam(PROJECT_ID)
-@ApiExtraModels(...TOOL_FORMAT_MODELS)
+@ApiExtraModels(...TOOL_LIST_MODELS)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or tool_not_found with details.suggestions' })
 export class ToolsController {
   constructor(
@@ -40,7 +40,7 @@ export class ToolsController {
   @UseInterceptors(SerializedJsonInterceptor)
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of a listing already held: 304 while it is current' })
   @ApiOkResponse({
-    type: ToolListResponseDto,
+    schema: TOOL_LIST_SCHEMA,
     headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } },
   })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })

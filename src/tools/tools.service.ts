@@ -24,7 +24,7 @@ export class ToolsService {
     }
     let listing = byFormat.get(format);
     if (!listing) {
-      listing = SerializedJson.of({ tools: tools.map((t) => formatTool(t.executor.definition, format)) });
+      listing = SerializedJson.of({ format, tools: tools.map((t) => formatTool(t.executor.definition, format)) });
       byFormat.set(format, listing);
     }
     return listing;

@@ -20,7 +20,7 @@ import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange
 import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
 import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from '../calls/json-reply.js';
 import { McpOriginGuard } from '../mcp/mcp-origin.guard.js';
-import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto, ToolFormatQueryDto, ToolListResponseDto } from '../tools/dto/tool.dto.js';
+import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto, ToolFormatQueryDto, TOOL_LIST_SCHEMA } from '../tools/dto/tool.dto.js';
 import { type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
 import { ToolsetServingService } from './toolset-serving.service.js';
 
@@ -44,7 +44,7 @@ export class ToolsetServingController {
   @ApiOperation({ operationId: 'listToolsetTools', summary: "List a toolset's tools as the model sees them, in the asked format (search mode: search_tools and call_tool)" })
   @UseInterceptors(SerializedJsonInterceptor)
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of a listing already held: 304 while it is current' })
-  @ApiOkResponse({ type: ToolListResponseDto, headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } } })
+  @ApiOkResponse({ schema: TOOL_LIST_SCHEMA, headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } } })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })
   list(
     @CurrentTenant() tenant: Tenant,

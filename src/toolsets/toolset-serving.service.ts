@@ -32,7 +32,7 @@ export class ToolsetServingService {
     if (!byFormat) this.listings.set(view, (byFormat = new Map<ToolFormat, SerializedJson>()));
     let listing = byFormat.get(format);
     if (!listing) {
-      listing = SerializedJson.of({ tools: view.definitions.map((d) => shaped(d, format)) });
+      listing = SerializedJson.of({ format, tools: view.definitions.map((d) => shaped(d, format)) });
       byFormat.set(format, listing);
     }
     return listing;

@@ -2,6 +2,7 @@ import type { Ajv } from 'ajv';
 import { compileRedactionPlan, type RedactionPlan } from './argument-redaction.js';
 import { parseToolArguments } from './argument-parser.js';
 import { createToolAjv } from './ajv-factory.js';
+import { compileNullPlan, dropAbsentNulls } from './null-as-absent.js';
 import type { JsonSchema } from './schema-type.js';
 import { describeAjvErrors, invalidArguments, usageLine, type ToolRef } from './validation-message.js';
 
@@ -13,7 +14,7 @@ export interface CompiledToolValidator {
   readonly redaction: RedactionPlan | null;
   // Throws the 422 `invalid_arguments` AppError; `args` must come from `parseToolArguments` (or `parse` below).
   validate(args: Record<string, unknown>): void;
-  // The whole gate, in order: JSON object, forbidden keys and depth, then the schema.
+  // The whole gate, in order: JSON object, forbidden keys and depth, nulls of optional parameters dropped, then the schema.
   parse(raw: unknown): Record<string, unknown>;
 }
 
@@ -31,6 +32,7 @@ export function compileToolValidator(ajv: Ajv, toolName: string, inputSchema: Js
     throw new Error(`input schema of tool '${toolName}' does not compile: ${reason}`, { cause });
   }
   const tool: ToolRef = { name: toolName, usage: usageLine(toolName, schema) };
+  const nulls = compileNullPlan(schema);
   const validate = (args: Record<string, unknown>): void => {
     if (check(args)) return;
     const { issues, omitted } = describeAjvErrors(check.errors ?? [], schema);
@@ -43,7 +45,8 @@ export function compileToolValidator(ajv: Ajv, toolName: string, inputSchema: Js
     redaction: compileRedactionPlan(schema),
     validate,
     parse(raw) {
-      const args = parseToolArguments(raw, tool);
+      // A null for an optional parameter that does not take null means "absent" (strict converters send it).
+      const args = dropAbsentNulls(parseToolArguments(raw, tool), nulls);
       validate(args);
       return args;
     },

@@ -37,18 +37,43 @@ class OpenAiFunctionDto {
   @ApiProperty({ description: "true when the schema fits OpenAI's strict mode" }) strict!: boolean;
 }
 
-// format=openai: a Chat Completions / Responses function tool.
+// format=openai: a Chat Completions function tool (openai's ChatCompletionFunctionTool).
 export class OpenAiToolDto {
   @ApiProperty({ enum: ['function'] }) type!: 'function';
   @ApiProperty({ type: OpenAiFunctionDto }) function!: OpenAiFunctionDto;
 }
 
-// format=anthropic: a Messages API tool.
-export class AnthropicToolDto {
+// format=openai-responses: a Responses API function tool (openai's FunctionTool), flat.
+export class OpenAiResponsesToolDto {
+  @ApiProperty({ enum: ['function'] }) type!: 'function';
   @ApiProperty({ example: 'read_file' }) name!: string;
   @ApiProperty() description!: string;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the arguments' })
-  input_schema!: Record<string, unknown>;
+  parameters!: Record<string, unknown>;
+  @ApiProperty({ description: "true when the schema fits OpenAI's strict mode" }) strict!: boolean;
+}
+
+// format=anthropic: a Messages API tool (@anthropic-ai/sdk's Tool); its input schema always has type "object".
+export class AnthropicToolDto {
+  @ApiProperty({ example: 'read_file' }) name!: string;
+  @ApiProperty() description!: string;
+  // One branch, so that the property itself stays required (an inline `required` list would replace that).
+  @ApiProperty({
+    oneOf: [
+      {
+        type: 'object',
+        properties: {
+          type: { type: 'string', enum: ['object'] },
+          properties: { type: 'object', additionalProperties: true },
+          required: { type: 'array', items: { type: 'string' } },
+        },
+        required: ['type'],
+        additionalProperties: true,
+      },
+    ],
+    description: 'JSON Schema of the arguments; its type is always "object"',
+  })
+  input_schema!: { type: 'object'; properties?: Record<string, unknown>; required?: string[]; [key: string]: unknown };
 }
 
 class McpToolAnnotationsDto {
@@ -68,18 +93,40 @@ export class McpToolDto {
   @ApiProperty({ type: McpToolAnnotationsDto }) annotations!: McpToolAnnotationsDto;
 }
 
-export const TOOL_FORMAT_MODELS = [ToolDto, OpenAiToolDto, AnthropicToolDto, McpToolDto];
+export const TOOL_FORMAT_MODELS = [ToolDto, OpenAiToolDto, OpenAiResponsesToolDto, AnthropicToolDto, McpToolDto];
 const ref = (model: { name: string }) => ({ $ref: `#/components/schemas/${model.name}` });
-// anyOf, not oneOf: an empty list fits every format.
+// anyOf, not oneOf: the shapes overlap (a native tool has every field an anthropic one has but input_schema).
 export const ANY_TOOL_SCHEMA = { anyOf: TOOL_FORMAT_MODELS.map(ref) };
 
-export class ToolListResponseDto {
-  @ApiProperty({
-    anyOf: TOOL_FORMAT_MODELS.map((model) => ({ type: 'array', items: ref(model) })),
-    description: 'Each tool in the asked format: native ToolDto, openai OpenAiToolDto, anthropic AnthropicToolDto, mcp McpToolDto',
-  })
-  tools!: Array<ToolDto | OpenAiToolDto | AnthropicToolDto | McpToolDto>;
+// The listing says which format it is in (`format`), so a typed client narrows `tools` by it: one schema
+// per format, told apart by that field (a discriminated union openapi-typescript writes as a TS union).
+export class NativeToolListDto {
+  @ApiProperty({ enum: ['native'] }) format!: 'native';
+  @ApiProperty({ type: [ToolDto] }) tools!: ToolDto[];
 }
+export class OpenAiToolListDto {
+  @ApiProperty({ enum: ['openai'] }) format!: 'openai';
+  @ApiProperty({ type: [OpenAiToolDto] }) tools!: OpenAiToolDto[];
+}
+export class OpenAiResponsesToolListDto {
+  @ApiProperty({ enum: ['openai-responses'] }) format!: 'openai-responses';
+  @ApiProperty({ type: [OpenAiResponsesToolDto] }) tools!: OpenAiResponsesToolDto[];
+}
+export class AnthropicToolListDto {
+  @ApiProperty({ enum: ['anthropic'] }) format!: 'anthropic';
+  @ApiProperty({ type: [AnthropicToolDto] }) tools!: AnthropicToolDto[];
+}
+export class McpToolListDto {
+  @ApiProperty({ enum: ['mcp'] }) format!: 'mcp';
+  @ApiProperty({ type: [McpToolDto] }) tools!: McpToolDto[];
+}
+
+const LISTS = { native: NativeToolListDto, openai: OpenAiToolListDto, 'openai-responses': OpenAiResponsesToolListDto, anthropic: AnthropicToolListDto, mcp: McpToolListDto };
+export const TOOL_LIST_MODELS = [...TOOL_FORMAT_MODELS, ...Object.values(LISTS)];
+export const TOOL_LIST_SCHEMA = {
+  oneOf: Object.values(LISTS).map(ref),
+  discriminator: { propertyName: 'format', mapping: Object.fromEntries(Object.entries(LISTS).map(([format, model]) => [format, ref(model).$ref])) },
+};
 
 export class InvokeToolBodyDto {
   @ApiProperty({

@@ -47,7 +47,7 @@ describe('tool listing served from its cache', () => {
     for (const name of await names(projectId, 'native', who)) {
       tools.push((await t.http.get(`/v1/projects/${projectId}/tools/${name}`).query({ format }).set(who.auth).expect(200)).body);
     }
-    return JSON.stringify({ tools });
+    return JSON.stringify({ format, tools });
   };
 
   it('answers every format with the same JSON bytes as before, with a JSON content type and matching length', async () => {

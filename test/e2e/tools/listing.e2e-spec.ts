@@ -204,17 +204,24 @@ describe('the OpenAPI document for tools', () => {
       ),
     );
     const format = operation('/v1/projects/{projectId}/tools', 'get').parameters?.find((p) => p.name === 'format');
-    expect(format?.schema.enum).toEqual(['native', 'openai', 'anthropic', 'mcp']);
+    expect(format?.schema.enum).toEqual(['native', 'openai', 'openai-responses', 'anthropic', 'mcp']);
   });
 
   it('describes the listing body, its ETag, If-None-Match and the 304 answer', () => {
     const listing = operation('/v1/projects/{projectId}/tools', 'get');
-    const body = jsonBody(listing.responses['200'].content);
-    expect(Object.keys(properties(body))).toEqual(['tools']);
-    // One list shape per format: the native tool, OpenAI's, Anthropic's and MCP's.
-    const shapes = (properties(body).tools as { anyOf?: OpenApiSchema[] }).anyOf ?? [];
-    expect(shapes.map((shape) => [shape.type, shape.items?.$ref])).toEqual(
-      ['ToolDto', 'OpenAiToolDto', 'AnthropicToolDto', 'McpToolDto'].map((name) => ['array', `#/components/schemas/${name}`]),
+    // One listing shape per format, told apart by `format`: the native tool, OpenAI's (Chat Completions and
+    // Responses), Anthropic's and MCP's.
+    const body = listing.responses['200'].content?.['application/json']?.schema as { oneOf: OpenApiSchema[]; discriminator: { propertyName: string; mapping: Record<string, string> } };
+    expect(body.discriminator.propertyName).toBe('format');
+    const lists = body.oneOf.map((branch) => resolve(branch));
+    expect(lists.map((list) => [properties(list).format.enum, (properties(list).tools).items?.$ref])).toEqual(
+      [
+        ['native', 'ToolDto'],
+        ['openai', 'OpenAiToolDto'],
+        ['openai-responses', 'OpenAiResponsesToolDto'],
+        ['anthropic', 'AnthropicToolDto'],
+        ['mcp', 'McpToolDto'],
+      ].map(([format, name]) => [[format], `#/components/schemas/${name}`]),
     );
     expect(Object.keys(listing.responses['200'].headers ?? {})).toEqual(['ETag']);
     expect(listing.responses['304']).toBeDefined();

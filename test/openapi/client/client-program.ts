@@ -26,7 +26,7 @@ const project: Project = expectData(
 
 // Its tools, in each format the listing speaks.
 const toolCounts: Record<string, number> = {};
-for (const format of ['native', 'openai', 'anthropic', 'mcp'] as const) {
+for (const format of ['native', 'openai', 'openai-responses', 'anthropic', 'mcp'] as const) {
   const listing = expectData('listTools', await client.GET('/v1/projects/{projectId}/tools', { params: { path: { projectId: project.id }, query: { format } } }));
   toolCounts[format] = listing.tools.length;
 }
