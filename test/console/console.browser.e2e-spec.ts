@@ -98,7 +98,7 @@ describeBrowser('the console in a real browser', () => {
   it('tries read_file with valid input and with invalid input, and shows both answers', async () => {
     await mkdir(t.workspaceOf(projectId), { recursive: true });
     await writeFile(path.join(t.workspaceOf(projectId), 'README.md'), 'hello from the console test\n');
-    await page.getByRole('link', { name: 'Tools' }).click();
+    await page.getByRole('link', { name: 'Tools', exact: true }).click();
     const card = page.locator('li.card', { has: page.getByRole('heading', { name: 'read_file' }) });
     await card.getByRole('button', { name: 'Try it' }).click();
     await card.getByLabel(/^path/).fill('README.md');

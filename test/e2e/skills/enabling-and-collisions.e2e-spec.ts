@@ -38,7 +38,7 @@ describe('enabling skills on projects, and tool name collisions', () => {
     const res = await enableSkill(t, tenant, projectId, skill.id).expect(201);
     expect(res.body).toEqual({
       projectId,
-      skill: { id: skill.id, name: skill.name, version: '1.0.0', description: expect.any(String), tools: skill.tools, createdAt: expect.any(String), updatedAt: expect.any(String) },
+      skill: { id: skill.id, name: skill.name, version: '1.0.0', description: expect.any(String), source: null, tools: skill.tools, createdAt: expect.any(String), updatedAt: expect.any(String) },
       enabledAt: expect.any(String),
     });
     expect(res.text).not.toContain(skill.signingSecret);
