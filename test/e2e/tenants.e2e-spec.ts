@@ -45,6 +45,7 @@ describe('tenants and API keys', () => {
       tools: [],
       expiresAt: null,
       toolset: null,
+      oauthResource: null,
     });
     expect(JSON.stringify(listed.body)).not.toContain(issued.body.key.split('_')[2]);
     const rows = await t.database.driver.withSession((s) =>

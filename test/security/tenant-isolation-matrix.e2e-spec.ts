@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Test } from 'supertest';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
@@ -30,7 +30,12 @@ describe('[sec-40] tenant isolation matrix', () => {
     'POST /v1/projects/{projectId}/tools/{toolName}/invoke': () => ({ arguments: { path: 'a.txt' } }),
     'POST /v1/projects/{projectId}/skills': () => ({ skillId: ids.skillId }),
     'PUT /v1/skills/{skillId}': () => skillBody('9.9.9'),
+    'POST /v1/projects/{projectId}/toolsets': () => ({ ...TOOLSET, slug: 'matrix-other' }),
+    'PUT /v1/projects/{projectId}/toolsets/{slug}': () => TOOLSET,
+    'POST /v1/projects/{projectId}/toolsets/{slug}/tools/{toolName}/invoke': () => ({ arguments: { path: 'a.txt' } }),
+    'POST /v1/oauth/requests/{requestId}/decision': () => ({ approve: false }),
   };
+  const TOOLSET = { slug: 'matrix-set', name: 'Matrix', mode: 'direct', tools: [{ select: 'read_file' }] };
 
   // Required query parameters, likewise.
   const queries: Record<string, string> = {
@@ -49,6 +54,30 @@ describe('[sec-40] tenant isolation matrix', () => {
     const call = await t.http.post(`/v1/projects/${project.id}/tools/list_files/invoke`).set(owner.auth).send({ arguments: {} }).expect(200);
     ids.invocationId = call.body.invocationId;
     ids.keyId = (await t.http.get('/v1/api-keys').set(owner.auth).expect(200)).body.items[0].id;
+    await t.http.post(`/v1/projects/${project.id}/toolsets`).set(owner.auth).send(TOOLSET).expect(201);
+    ids.slug = TOOLSET.slug;
+    // A definition change waiting for review, as a refresh of an MCP source records one.
+    ids.changeId = randomUUID();
+    await t.database.driver.query(
+      `INSERT INTO skill_tool_changes (id, tenant_id, skill_id, tool, kind, status, diff, flags) VALUES ($1, $2, $3, 'matrix_echo', 'changed', 'pending', '{}', '[]')`,
+      [ids.changeId, owner.id, ids.skillId],
+    );
+    // An authorization request for the owner's project, waiting for its consent.
+    const metadata = await t.http.get(`/.well-known/oauth-protected-resource/v1/projects/${project.id}/mcp`).expect(200);
+    const redirect = 'http://127.0.0.1:9/callback';
+    const client = await t.http.post('/oauth/register').send({ client_name: 'Matrix', redirect_uris: [redirect] }).expect(201);
+    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+    const authorized = await t.http.get('/oauth/authorize').query({
+      response_type: 'code',
+      client_id: client.body.client_id as string,
+      redirect_uri: redirect,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: metadata.body.resource as string,
+      state: 's',
+    });
+    expect(authorized.status).toBe(302);
+    ids.requestId = new URL(authorized.headers.location as string).searchParams.get('request')!;
   });
   afterAll(() => t.close());
 
