@@ -77,7 +77,7 @@ describe('[sec-40] tenant isolation matrix', () => {
       state: 's',
     });
     expect(authorized.status).toBe(302);
-    ids.requestId = new URL(authorized.headers.location as string).searchParams.get('request')!;
+    ids.requestId = new URL(authorized.headers.location).searchParams.get('request')!;
   });
   afterAll(() => t.close());
 
