@@ -57,6 +57,14 @@ export class ParkedCallsRepository {
     return this.opened(await this.prisma.parkedCall.findFirst({ where: { id, tenantId, projectId } }));
   }
 
+  // The key whose consent issued the requesting key, when that is an OAuth access token; else null. That
+  // key is on the caller's side of the call: it may not decide it either.
+  async consentedByKeyId(requestedByKeyId: string): Promise<string | null> {
+    if (!isUuid(requestedByKeyId)) return null;
+    const key = await this.prisma.apiKey.findUnique({ where: { id: requestedByKeyId }, select: { oauthGrant: { select: { decidedByKeyId: true } } } });
+    return key?.oauthGrant?.decidedByKeyId ?? null;
+  }
+
   private opened(call: ParkedCall | null): ParkedCall | null {
     const args = call?.arguments as Record<string, unknown> | null | undefined;
     if (!call || !args || typeof args[SEALED] !== 'string') return call;

@@ -105,11 +105,15 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     return { invocationId: call.id, decision: 'denied', decidedBy: decidedBy(decider), outcome };
   }
 
-  // Separation of duties: whatever its role, the key that made a call never decides it. The requester never
-  // changes, so checking before the conditional update leaves no window.
+  // Separation of duties: whatever its role, the key that made a call never decides it, nor does the key
+  // that consented to the OAuth client whose token made it (else an approver could sign a client in and
+  // approve its own agent's calls). The requester never changes, so checking before the conditional update
+  // leaves no window.
   private async refuseSelfDecision(tenantId: string, projectId: string, invocationId: string, decider: Decider): Promise<void> {
     const call = await this.parked.findById(tenantId, projectId, invocationId);
-    if (call?.requestedByKeyId && call.requestedByKeyId === decider.keyId) throw approvalSelfDecision();
+    if (!call?.requestedByKeyId) return;
+    if (call.requestedByKeyId === decider.keyId) throw approvalSelfDecision();
+    if ((await this.parked.consentedByKeyId(call.requestedByKeyId)) === decider.keyId) throw approvalSelfDecision();
   }
 
   // Expires what is due (each call once, whichever instance gets it), then says why this one was not pending.

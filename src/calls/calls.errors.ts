@@ -28,4 +28,7 @@ export const approvalAlreadyDecided = (status: 'approved' | 'denied') =>
   conflict('approval_already_decided', `This call was already decided (${status}); a decision is taken once`, { status });
 
 export const approvalSelfDecision = () =>
-  forbidden('approval_self_decision', 'The key that made this call cannot decide it: a different person or key (admin or approver) must approve or deny it.');
+  forbidden(
+    'approval_self_decision',
+    'The key that made this call, or that signed in the OAuth client whose token made it, cannot decide it: a different person or key (admin or approver) must approve or deny it.',
+  );

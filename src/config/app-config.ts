@@ -70,6 +70,8 @@ export interface AppConfig {
     requests: number;
     // Calls of shell_exec and command skills per tenant per window.
     commandCalls: number;
+    // OAuth client registrations and authorization requests per client address per window.
+    signIn: number;
     windowMs: number;
     // Shared counters across instances; in memory per instance when unset.
     redisUrl: string | null;

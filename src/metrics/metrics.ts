@@ -9,7 +9,7 @@ export const SKILL_TOOL_LABEL = 'skill';
 export const UNKNOWN_TOOL_LABEL = 'unknown';
 
 export type CallChannel = 'rest' | 'mcp' | 'browse';
-export type RateLimitBucket = 'requests' | 'commands';
+export type RateLimitBucket = 'requests' | 'commands' | 'sign-in';
 
 // The counters a cache keeps (TtlLruCache): read when /metrics is scraped, never pushed per lookup.
 export interface CacheCounters {
@@ -83,7 +83,7 @@ export class Metrics {
       labelNames: ['bucket'],
       registers,
     });
-    this.rateLimits = { requests: rateLimited.labels('requests'), commands: rateLimited.labels('commands') };
+    this.rateLimits = { requests: rateLimited.labels('requests'), commands: rateLimited.labels('commands'), 'sign-in': rateLimited.labels('sign-in') };
     this.sandboxFailures = new Counter({
       name: 'toolgate_sandbox_setup_failures_total',
       help: 'Commands whose sandbox could not be set up (sandbox_failed): the command did not run',

@@ -100,11 +100,20 @@ export function checkRedirectUris(value: unknown): string[] {
       throw invalidRedirectUri(`${clip(uri)} is not an absolute URI`);
     }
     if (parsed.hash !== '') throw invalidRedirectUri(`${clip(uri)} has a fragment`);
+    // user:password@ before a host makes a URI read as one site while it goes to another.
+    if (parsed.username !== '' || parsed.password !== '') throw invalidRedirectUri(`${clip(uri)} carries user information before its host`);
     if (REFUSED_SCHEMES.has(parsed.protocol)) throw invalidRedirectUri(`${clip(uri)}: the ${parsed.protocol} scheme cannot receive a code`);
     // Plain http only back to this machine (a native client's loopback listener, RFC 8252 7.3).
     if (parsed.protocol === 'http:' && !LOOPBACK.has(parsed.hostname)) throw invalidRedirectUri(`${clip(uri)}: http is allowed only for a loopback address; use https`);
     return uri;
   });
+}
+
+// An http(s) URI of this machine's loopback interface: what a native client listens on (RFC 8252 7.3).
+export function isLoopbackUri(uri: string): boolean {
+  if (!URL.canParse(uri)) return false;
+  const parsed = new URL(uri);
+  return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && LOOPBACK.has(parsed.hostname);
 }
 
 export function clientName(value: unknown, fallback: string): string {

@@ -5,7 +5,7 @@ import { projectOfResource } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ProjectsRepository } from '../projects/projects.repository.js';
 import { hashApiKey } from '../tenants/api-key-format.js';
-import { ClientMetadataDocuments, type OAuthClientInfo } from './client-metadata.js';
+import { ClientMetadataDocuments, isLoopbackUri, type OAuthClientInfo } from './client-metadata.js';
 import type { OAuthDecisionDto, OAuthDecisionResponseDto, OAuthRequestViewDto } from './dto/oauth.dto.js';
 import { authorizationRefused, externalIssuerOnly, OAuthProtocolError, oauthRequestDecided, oauthRequestExpired, oauthRequestNotFound } from './oauth.errors.js';
 import { OAuthRepository } from './oauth.repository.js';
@@ -15,6 +15,8 @@ export const OAUTH_SCOPES = ['mcp'];
 const REQUEST_TTL_MS = 10 * 60_000;
 export const CODE_TTL_MS = 60_000;
 const REQUEST_RETENTION_MS = 86_400_000;
+// How long a consent lasts when the person did not say.
+export const DEFAULT_CONSENT_MS = 30 * 86_400_000;
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 type Params = Record<string, unknown>;
@@ -47,7 +49,10 @@ export class OAuthAuthorizationService {
     if (redirectUri === undefined || !client.redirectUris.includes(redirectUri)) {
       throw authorizationRefused(`redirect_uri ${redirectUri === undefined ? '(missing)' : JSON.stringify(redirectUri.slice(0, 200))} is not one the client registered`);
     }
-    // From here on the client is known and its redirect URI its own: errors go back to it (RFC 6749 4.1.2.1).
+    // From here on the client is known and its redirect URI its own. Errors go back to it (RFC 6749 4.1.2.1)
+    // only when that URI is a loopback one (a native client on the person's own machine): anyone may register
+    // a client with any https redirect URI, so sending the browser there on an error would make this service
+    // an open redirector (RFC 9700 4.11.2). Others are shown the error here.
     const state = single(query, 'state');
     try {
       const request = this.checkRequest(base, query);
@@ -69,6 +74,7 @@ export class OAuthAuthorizationService {
       return `${base}/console/oauth/consent?request=${id}`;
     } catch (error) {
       if (!(error instanceof OAuthProtocolError)) throw error;
+      if (!isLoopbackUri(redirectUri)) throw authorizationRefused(`${error.error}: ${error.description}`);
       return withParams(redirectUri, { error: error.error, error_description: error.description, state, iss: base });
     }
   }
@@ -134,7 +140,7 @@ export class OAuthAuthorizationService {
       scope: request.scope,
       tools: [...new Set(decision.tools ?? [])],
       decidedByKeyId: tenant.apiKeyId,
-      expiresAt: decision.expiresIn === undefined ? null : new Date(Date.now() + decision.expiresIn * 1000),
+      expiresAt: consentEnds(decision.expiresIn, tenant.expiresAt),
     });
     const code = `tgc_${randomBytes(32).toString('hex')}`;
     await this.requests.attachCode(request.id, new Uint8Array(hashApiKey(code)), grant.id);
@@ -150,6 +156,13 @@ export class OAuthAuthorizationService {
     if (request.expiresAt.getTime() <= Date.now()) throw oauthRequestExpired(requestId);
     return { request, project };
   }
+}
+
+// A consent is the deciding person's own authority lent to a client: it lasts what they chose (30 days when
+// they did not say) and never past their key's own expiry. Revoking their key ends it too (ApiKeysService).
+function consentEnds(expiresInSeconds: number | undefined, deciderExpiresAt: Date | null): Date {
+  const chosen = Date.now() + (expiresInSeconds === undefined ? DEFAULT_CONSENT_MS : expiresInSeconds * 1000);
+  return new Date(deciderExpiresAt === null ? chosen : Math.min(chosen, deciderExpiresAt.getTime()));
 }
 
 // One value of a query parameter; a repeated one is refused as missing (RFC 6749 3.1).

@@ -1,5 +1,5 @@
-import { Controller, Get, Inject, Param } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Header, Inject, Param, UseGuards } from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
 import { mcpResourceUrl, serviceBaseUrl } from '../common/auth/oauth-resource.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
@@ -7,6 +7,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { projectNotFound } from '../projects/projects.errors.js';
 import { isUuid } from '../common/validation/is-uuid.js';
+import { OAuthHostGuard } from './oauth-host.guard.js';
 import { CurrentOrigin, type RequestOrigin } from './oauth-base-url.js';
 import { externalIssuerOnly } from './oauth.errors.js';
 import { OAUTH_SCOPES } from './oauth-authorization.service.js';
@@ -19,11 +20,14 @@ const OBJECT = { type: 'object', additionalProperties: true } as const;
 // which projects exist.
 @ApiTags('oauth')
 @Public()
+@UseGuards(OAuthHostGuard)
+@ApiResponse({ status: 403, type: ErrorResponseDto, description: 'host_not_allowed: without PUBLIC_URL, a Host that is not one of the service\'s names (ALLOWED_HOSTS)' })
 @Controller('.well-known')
 export class OAuthWellKnownController {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   @Get('oauth-protected-resource/v1/projects/:projectId/mcp')
+  @Header('Vary', 'Host')
   @ApiOperation({ operationId: 'getProjectResourceMetadata', summary: "A project MCP URL's protected resource metadata (RFC 9728)" })
   @ApiParam(PROJECT_ID)
   @ApiOkResponse({ schema: OBJECT, description: '{resource, authorization_servers, scopes_supported, bearer_methods_supported}' })
@@ -35,6 +39,7 @@ export class OAuthWellKnownController {
   }
 
   @Get('oauth-protected-resource')
+  @Header('Vary', 'Host')
   @ApiOperation({ operationId: 'getResourceMetadata', summary: "The service's protected resource metadata (RFC 9728); each project's MCP URL has its own" })
   @ApiOkResponse({ schema: OBJECT, description: '{resource, authorization_servers, scopes_supported, bearer_methods_supported}' })
   rootResource(@CurrentOrigin() origin: RequestOrigin): Record<string, unknown> {
@@ -43,6 +48,7 @@ export class OAuthWellKnownController {
   }
 
   @Get('oauth-authorization-server')
+  @Header('Vary', 'Host')
   @ApiOperation({ operationId: 'getAuthorizationServerMetadata', summary: 'Authorization server metadata (RFC 8414)' })
   @ApiOkResponse({ schema: OBJECT, description: 'Endpoints and what they support: authorization code with PKCE S256, resource indicators, DCR, client ID metadata documents' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'oauth_external_issuer: the service trusts OAUTH_ISSUER and issues no tokens' })
@@ -52,6 +58,7 @@ export class OAuthWellKnownController {
 
   // The same document where OpenID clients look for it; not described twice in the API document.
   @Get('openid-configuration')
+  @Header('Vary', 'Host')
   @ApiExcludeEndpoint()
   openIdConfiguration(@CurrentOrigin() origin: RequestOrigin): Record<string, unknown> {
     return this.serverDocument(this.base(origin));

@@ -1,14 +1,16 @@
-import { Body, Controller, Get, Inject, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
 import { serviceBaseUrl } from '../common/auth/oauth-resource.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { OAuthHostGuard } from './oauth-host.guard.js';
 import { CurrentOrigin, type RequestOrigin } from './oauth-base-url.js';
 import { OAuthAuthorizationService } from './oauth-authorization.service.js';
 import { OAuthProtocolError } from './oauth.errors.js';
 import { OAuthTokensService } from './oauth-tokens.service.js';
+import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 
 const OAUTH_ERROR = {
   type: 'object' as const,
@@ -24,11 +26,14 @@ const NO_STORE = { 'Cache-Control': 'no-store', 'Content-Type': 'application/jso
 // errors are OAuth's own JSON shapes ({error, error_description}), which OAuth clients parse.
 @ApiTags('oauth')
 @Public()
+@UseGuards(OAuthHostGuard)
+@ApiResponse({ status: 403, type: ErrorResponseDto, description: 'host_not_allowed: without PUBLIC_URL, a Host that is not one of the service\'s names (ALLOWED_HOSTS)' })
 @Controller('oauth')
 export class OAuthController {
   constructor(
     private readonly authorization: OAuthAuthorizationService,
     private readonly tokens: OAuthTokensService,
+    private readonly limiter: TenantRateLimiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -38,10 +43,16 @@ export class OAuthController {
     summary: 'Authorization endpoint: checks the request and sends the browser to the consent page',
     description:
       'Authorization code with PKCE (S256) only; resource (RFC 8707) must be a project MCP URL of this service; client_id a registered client or a client ID metadata document URL (https). ' +
-      'A valid request answers 302 to /console/oauth/consent?request=<id>; a request with a bad PKCE, resource or scope goes back to the redirect URI with error=…; an unknown client or redirect URI is refused here (400).',
+      'A valid request answers 302 to /console/oauth/consent?request=<id>. A request with a bad PKCE, resource or scope goes back to a loopback redirect URI with error=…, and is refused here (400) for any other, so the endpoint never redirects to a site on an error; an unknown client or redirect URI is refused here (400).',
   })
   @ApiResponse({ status: 302, description: 'To the consent page, or back to the client with error=…' })
-  @ApiResponse({ status: 400, type: ErrorResponseDto, description: 'oauth_request_invalid: unknown client, a client document that was refused, or a redirect URI the client did not register' })
+  @ApiResponse({
+    status: 400,
+    type: ErrorResponseDto,
+    description:
+      'oauth_request_invalid: unknown client, a client document that was refused, a redirect URI the client did not register, or (for a redirect URI that is not loopback) a bad PKCE, resource, scope or response type',
+  })
+  @ApiResponse({ status: 429, type: ErrorResponseDto, description: 'rate_limited: more than RATE_LIMIT_SIGN_IN registrations and authorization requests from this address in the window' })
   @ApiResponse({ status: 404, type: ErrorResponseDto, description: 'oauth_external_issuer: the service trusts OAUTH_ISSUER and issues no tokens' })
   async authorize(
     @CurrentOrigin() origin: RequestOrigin,
@@ -49,6 +60,7 @@ export class OAuthController {
     @RawHttpExchange() exchange: HttpExchange,
     @Res() _reply: unknown,
   ): Promise<void> {
+    await this.limiter.chargeSignIn(origin.address);
     const location = await this.authorization.authorize(this.base(origin), query);
     // No body: the same empty 302 on Express and Fastify.
     exchange.send(302, { Location: location, 'Cache-Control': 'no-store' }, null);
@@ -91,8 +103,10 @@ export class OAuthController {
   @ApiBody({ schema: { type: 'object', properties: { client_name: { type: 'string' }, redirect_uris: { type: 'array', items: { type: 'string' } } }, required: ['redirect_uris'], additionalProperties: true } })
   @ApiResponse({ status: 201, description: 'The client as registered, with its client_id', schema: { type: 'object', properties: { client_id: { type: 'string' } }, required: ['client_id'], additionalProperties: true } })
   @ApiResponse({ status: 400, schema: OAUTH_ERROR, description: 'invalid_redirect_uri or invalid_client_metadata' })
+  @ApiResponse({ status: 429, type: ErrorResponseDto, description: 'rate_limited: more than RATE_LIMIT_SIGN_IN registrations and authorization requests from this address in the window' })
   @ApiResponse({ status: 404, schema: OAUTH_ERROR, description: 'oauth_external_issuer' })
-  async register(@Body() body: unknown, @RawHttpExchange() exchange: HttpExchange, @Res() _reply: unknown): Promise<void> {
+  async register(@CurrentOrigin() origin: RequestOrigin, @Body() body: unknown, @RawHttpExchange() exchange: HttpExchange, @Res() _reply: unknown): Promise<void> {
+    await this.limiter.chargeSignIn(origin.address);
     await answer(exchange, 201, () => this.tokens.register(body));
   }
 

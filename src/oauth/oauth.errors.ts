@@ -32,6 +32,12 @@ export const invalidClientMetadata = (description: string) => new OAuthProtocolE
 // shown to the person whose browser followed the link, never redirected (RFC 6749 4.1.2.1).
 export const authorizationRefused = (description: string) =>
   new AppError(400, 'oauth_request_invalid', description);
+export const oauthHostNotAllowed = (host: string) =>
+  new AppError(
+    403,
+    'host_not_allowed',
+    `The Host '${host}' is not one of this service's names, and without PUBLIC_URL the OAuth documents and endpoints are built from it; call the service by one of its names (ALLOWED_HOSTS), or the operator sets PUBLIC_URL`,
+  );
 export const externalIssuerOnly = () =>
   notFound('oauth_external_issuer', 'This service does not issue tokens: it accepts those of its OAUTH_ISSUER (see /.well-known/oauth-protected-resource)');
 

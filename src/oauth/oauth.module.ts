@@ -3,6 +3,7 @@ import { EXTERNAL_TOKENS } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ExternalTokenVerifier } from './external-tokens.js';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TenantsModule } from '../tenants/tenants.module.js';
 import { ClientMetadataDocuments } from './client-metadata.js';
 import { OAuthAuthorizationService } from './oauth-authorization.service.js';
@@ -17,7 +18,7 @@ import { OAuthRepository } from './oauth.repository.js';
 // of it: EXTERNAL_TOKENS (null unless OAUTH_ISSUER is set).
 @Global()
 @Module({
-  imports: [TenantsModule, ProjectAccessModule],
+  imports: [TenantsModule, ProjectAccessModule, RateLimitModule],
   controllers: [OAuthWellKnownController, OAuthController, OAuthRequestsController],
   providers: [
     OAuthRepository,

@@ -37,6 +37,13 @@ export class OAuthRepository {
     return this.prisma.oAuthClient.create({ data: { id, name, redirectUris } });
   }
 
+  // Registered clients that hold no live consent are forgotten a while after registering, so the table
+  // does not keep every registration ever made (a forgotten client registers again, as MCP clients do).
+  async deleteStaleClients(registeredBefore: Date): Promise<void> {
+    await this.prisma.$executeRaw`DELETE FROM oauth_clients c WHERE c.created_at < ${registeredBefore}
+      AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id AND g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > now()))`;
+  }
+
   findClient(id: string) {
     return this.prisma.oAuthClient.findUnique({ where: { id } });
   }

@@ -5,18 +5,24 @@ import { rateLimited, rateLimitStoreUnavailable } from './rate-limit.errors.js';
 import { RATE_LIMIT_STORE, type RateLimitStore } from './rate-limit.tokens.js';
 
 interface Bucket {
-  name: 'requests' | 'commands';
+  name: 'requests' | 'commands' | 'sign-in';
   limit: number;
+  // What is counted, and whose count it is, for the 429's message.
+  what: string;
+  whose: string;
 }
 
 // Limits are per tenant, not per IP: agents of many tenants share egress addresses, and one tenant's
 // burst must not throttle another. Every tenant request counts in `requests` (TenantRateLimitGuard);
 // a tool call that spawns a process also counts in the tighter `commands`, charged by the tool-call path
-// once it knows the tool, whichever channel (REST or MCP) the call came through.
+// once it knows the tool, whichever channel (REST or MCP) the call came through. The OAuth sign-in routes
+// have no tenant yet (a client registering itself, a browser sent to authorize): they count per client
+// address in `sign-in`, so nobody can fill the client table or the request table from one machine.
 @Injectable()
 export class TenantRateLimiter implements OnApplicationShutdown {
   private readonly requests: Bucket;
   private readonly commands: Bucket;
+  private readonly signIn: Bucket;
   private readonly windowMs: number;
   private readonly onStoreError: 'deny' | 'allow';
   private readonly storeTimeoutMs: number;
@@ -26,8 +32,9 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: Metrics,
   ) {
-    this.requests = { name: 'requests', limit: config.rateLimit.requests };
-    this.commands = { name: 'commands', limit: config.rateLimit.commandCalls };
+    this.requests = { name: 'requests', limit: config.rateLimit.requests, what: 'requests', whose: 'this tenant' };
+    this.commands = { name: 'commands', limit: config.rateLimit.commandCalls, what: 'command calls', whose: 'this tenant' };
+    this.signIn = { name: 'sign-in', limit: config.rateLimit.signIn, what: 'OAuth registrations and authorization requests', whose: 'this address' };
     this.windowMs = config.rateLimit.windowMs;
     this.onStoreError = config.rateLimit.onStoreError;
     this.storeTimeoutMs = config.rateLimit.storeTimeoutMs;
@@ -48,6 +55,10 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return this.charge(this.commands, tenantId);
   }
 
+  chargeSignIn(clientAddress: string): Promise<void> {
+    return this.charge(this.signIn, clientAddress);
+  }
+
   onApplicationShutdown(): Promise<void> {
     return this.store.close();
   }
@@ -57,10 +68,10 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return this.store.healthy(this.storeTimeoutMs);
   }
 
-  private async charge(bucket: Bucket, tenantId: string, count = 1): Promise<void> {
+  private async charge(bucket: Bucket, counterKey: string, count = 1): Promise<void> {
     let counted: { hits: number; resetInMs: number };
     try {
-      counted = await this.store.hit(`${bucket.name}:${tenantId}`, this.windowMs, count, this.storeTimeoutMs);
+      counted = await this.store.hit(`${bucket.name}:${counterKey}`, this.windowMs, count, this.storeTimeoutMs);
     } catch {
       // The store is down or slow: never a hang or a 500. Refused with 503 and Retry-After, unless the
       // operator chose to let requests through uncounted (RATE_LIMIT_ON_STORE_ERROR=allow).
@@ -72,6 +83,6 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     if (hits <= bucket.limit) return;
     this.metrics.rateLimited(bucket.name);
     const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
-    throw rateLimited(bucket.name === 'commands' ? 'command calls' : 'requests', bucket.limit, Math.round(this.windowMs / 1000), retryAfter);
+    throw rateLimited(bucket.what, bucket.limit, Math.round(this.windowMs / 1000), retryAfter, bucket.whose);
   }
 }

@@ -4,6 +4,9 @@ import { isUuid } from '../common/validation/is-uuid.js';
 import type { ApiKey } from '../generated/prisma/client.js';
 import type { KeyGrant } from './api-keys.service.js';
 
+// A key as listed: an OAuth access token with the key that consented to its client.
+export type ListedApiKey = ApiKey & { oauthGrant?: { decidedByKeyId: string } | null };
+
 @Injectable()
 export class ApiKeysRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -12,9 +15,10 @@ export class ApiKeysRepository {
     return this.prisma.apiKey.create({ data: { tenantId, name, prefix, keyHash: new Uint8Array(keyHash), ...grant } });
   }
 
-  listForTenant(tenantId: string): Promise<ApiKey[]> {
+  listForTenant(tenantId: string): Promise<ListedApiKey[]> {
     return this.prisma.apiKey.findMany({
       where: { tenantId, revokedAt: null },
+      include: { oauthGrant: { select: { decidedByKeyId: true } } },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     });
   }
@@ -37,6 +41,12 @@ export class ApiKeysRepository {
     if (!key) return null;
     await this.prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
     return { prefix: key.prefix, oauthGrantId: key.oauthGrantId };
+  }
+
+  // The active OAuth consents a key gave: they end with it.
+  async grantsConsentedBy(tenantId: string, keyId: string): Promise<string[]> {
+    const grants = await this.prisma.oAuthGrant.findMany({ where: { tenantId, decidedByKeyId: keyId, revokedAt: null }, select: { id: true } });
+    return grants.map((g) => g.id);
   }
 
   // Marks the grant revoked and revokes its access tokens; answers the keys that were still active.

@@ -104,11 +104,14 @@ export class ApiKeysService {
 
   // An OAuth access token is revoked with the consent it came from: its refresh tokens and the other
   // access tokens of that consent stop working too, so revoking it in the key listing ends the client's access.
+  // A person's key revoked ends the consents it gave.
   async revoke(tenantId: string, keyId: string): Promise<void> {
     const revoked = await this.keys.revoke(tenantId, keyId);
     if (revoked === null) throw apiKeyNotFound(keyId);
     if (revoked.oauthGrantId !== null) await this.revokeOAuthGrant(tenantId, revoked.oauthGrantId);
     this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: revoked.prefix, keyId });
+    // A client signed in with this key's consent acts on its authority: it ends with the key.
+    for (const grantId of await this.keys.grantsConsentedBy(tenantId, keyId)) await this.revokeOAuthGrant(tenantId, grantId);
   }
 
   // Ends an OAuth consent: every access token issued under it stops at once (open MCP requests included).

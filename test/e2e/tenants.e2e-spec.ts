@@ -46,6 +46,7 @@ describe('tenants and API keys', () => {
       expiresAt: null,
       toolset: null,
       oauthResource: null,
+      oauthConsentedByKeyId: null,
     });
     expect(JSON.stringify(listed.body)).not.toContain(issued.body.key.split('_')[2]);
     const rows = await t.database.driver.withSession((s) =>

@@ -37,8 +37,6 @@ const EXPLAINED_WARNINGS = [
   // The health routes answer 200 or 503 and nothing in 4xx: they take no input and no credentials.
   'operation-4xx-response #/paths/~1health~1live/get/responses',
   'operation-4xx-response #/paths/~1health~1ready/get/responses',
-  // The service's own protected resource metadata (RFC 9728) takes no input and no credentials either.
-  'operation-4xx-response #/paths/~1.well-known~1oauth-protected-resource/get/responses',
   // Anthropic's input_schema as one oneOf branch: an open object whose `type` is required, while the property
   // itself stays required (Nest writes an inline `required` list over the property's own flag).
   'no-illogical-composition-keywords #/components/schemas/AnthropicToolDto/properties/input_schema/oneOf',

@@ -46,14 +46,14 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
   const decide = (requestId: string, auth: Auth, body: object = { approve: true }) => t.http.post(`/v1/oauth/requests/${requestId}/decision`).set(auth).send(body);
 
   // The whole protocol as a client and a person go through it; answers the tokens and the code.
-  const signIn = async (projectId: string, decision: object = { approve: true }) => {
+  const signIn = async (projectId: string, decision: object = { approve: true }, decider: Auth = tenant.deciderAuth) => {
     const { verifier, challenge } = pkce();
     const requestId = requestIdOf(await authorize(goodQuery(projectId, challenge)));
-    const decided = await decide(requestId, tenant.deciderAuth, decision).expect(200);
+    const decided = await decide(requestId, decider, decision).expect(200);
     const code = new URL(decided.body.redirectTo as string).searchParams.get('code')!;
     const exchange = { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT };
     const tokens = await token(exchange).expect(200);
-    return { access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string, exchange };
+    return { access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string, expiresIn: tokens.body.expires_in as number, exchange };
   };
   const mcp = (projectId: string, auth: Auth, body: object = { jsonrpc: '2.0', id: 1, method: 'tools/list' }) =>
     t.http.post(`/v1/projects/${projectId}/mcp`).set(auth).set(MCP_ACCEPT).send(body);
@@ -226,6 +226,101 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     const denied = requestIdOf(await authorize(goodQuery(p, pkce().challenge)));
     const answer = new URL((await decide(denied, tenant.deciderAuth, { approve: false }).expect(200)).body.redirectTo as string);
     expect([answer.searchParams.get('error'), answer.searchParams.get('code'), answer.searchParams.get('state')]).toEqual(['access_denied', null, 'xyz']);
+  });
+
+  it('a consent lends the deciding key its authority only: that key cannot decide the token\'s calls, and the consent ends with it', async () => {
+    const gated = (await t.createProject(tenant, { approvalRequired: ['write_file'] })).id;
+    // An approver key that expires in two minutes consents to the client, asking for nothing about how long.
+    const approver = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ name: 'short-lived approver', role: 'approver', expiresAt: new Date(Date.now() + 120_000).toISOString() })
+      .expect(201);
+    const approverAuth = bearer(approver.body.key as string);
+    const { access, refresh, expiresIn } = await signIn(gated, { approve: true }, approverAuth);
+    // No token outlives the key whose consent issued it: an access token of two minutes at most, no refresh token.
+    expect([expiresIn <= 120, refresh]).toEqual([true, undefined]);
+    const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string; oauthResource: string | null; oauthConsentedByKeyId: string | null }>;
+    expect(keys.find((k) => k.oauthResource === resourceOf(gated))?.oauthConsentedByKeyId).toBe(approver.body.id);
+    expect(keys.find((k) => k.id === approver.body.id)?.oauthConsentedByKeyId).toBeNull();
+
+    // The client's call parks; the approver who signed it in cannot approve it (nor deny it), another person can.
+    const parked = await mcp(gated, bearer(access), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'write_file', arguments: { path: 'a.txt', content: 'x' } } }).expect(200);
+    expect(JSON.stringify(parked.body)).toMatch(/approv/i);
+    const pending = (await t.http.get(`/v1/projects/${gated}/invocations`).query({ status: 'pending_approval' }).set(tenant.auth).expect(200)).body.items as Array<{ id: string }>;
+    expect(pending).toHaveLength(1);
+    for (const verb of ['approve', 'deny']) {
+      const self = await t.http.post(`/v1/projects/${gated}/invocations/${pending[0].id}/${verb}`).set(approverAuth).send({});
+      expect([verb, self.status, self.body.error?.code]).toEqual([verb, 403, 'approval_self_decision']);
+    }
+    await t.http.post(`/v1/projects/${gated}/invocations/${pending[0].id}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+
+    // The approver's key revoked: the client's token ends with it. So do the access and refresh tokens of a
+    // consent given by a key that never expires.
+    const lasting = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'lasting approver', role: 'approver' }).expect(201);
+    const second = await signIn(gated, { approve: true }, bearer(lasting.body.key as string));
+    await mcp(gated, bearer(second.access)).expect(200);
+    await t.http.delete(`/v1/api-keys/${approver.body.id}`).set(tenant.auth).expect(204);
+    expect((await mcp(gated, bearer(access))).status).toBe(401);
+    await mcp(gated, bearer(second.access)).expect(200);
+    await t.http.delete(`/v1/api-keys/${lasting.body.id}`).set(tenant.auth).expect(204);
+    expect((await mcp(gated, bearer(second.access))).status).toBe(401);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: second.refresh, client_id: clientId });
+    expect([refreshed.status, refreshed.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('the authorization endpoint never redirects to a site on an error, and checks what the token and registration endpoints take', async () => {
+    // Anyone can register a client with a redirect URI of their choosing.
+    const phisher = await t.http.post('/oauth/register').send({ client_name: 'Phisher', redirect_uris: ['https://attacker.example/land'] }).expect(201);
+    const { challenge } = pkce();
+    const bad = { ...goodQuery(p, challenge, phisher.body.client_id as string), redirect_uri: 'https://attacker.example/land' };
+    for (const [what, query] of [
+      ['no PKCE', { ...bad, code_challenge_method: 'plain' }],
+      ['a foreign resource', { ...bad, resource: 'https://evil.example/v1/projects/x/mcp' }],
+      ['a token response', { ...bad, response_type: 'token' }],
+    ] as const) {
+      const res = await authorize(query);
+      expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({ what, status: 400, code: 'oauth_request_invalid', location: undefined });
+    }
+    // Its good request still reaches the consent page, where the person sees where the browser would go.
+    requestIdOf(await authorize(bad));
+
+    for (const [what, uri] of [
+      ['user information before the host', 'https://trusted.example@attacker.example/cb'],
+      ['a password too', 'https://user:pw@attacker.example/cb'],
+    ] as const) {
+      const res = await t.http.post('/oauth/register').send({ redirect_uris: [uri] });
+      expect({ what, status: res.status, error: res.body.error }).toEqual({ what, status: 400, error: 'invalid_redirect_uri' });
+    }
+
+    const requestId = requestIdOf(await authorize(goodQuery(p, pkce().challenge)));
+    const code = new URL((await decide(requestId, tenant.deciderAuth).expect(200)).body.redirectTo as string).searchParams.get('code')!;
+    for (const [what, verifier] of [
+      ['too short', 'abc'],
+      ['a character outside the set', `${'a'.repeat(43)} `],
+      ['too long', 'a'.repeat(129)],
+    ] as const) {
+      const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+      expect({ what, status: res.status, error: res.body.error }).toEqual({ what, status: 400, error: 'invalid_request' });
+    }
+  });
+
+  it('without PUBLIC_URL, a Host that is not one of the service\'s names gets no document, redirect or registration', async () => {
+    for (const [what, attempt] of [
+      ['server metadata', () => t.http.get('/.well-known/oauth-authorization-server').set('Host', 'evil.example')],
+      ['OpenID discovery', () => t.http.get('/.well-known/openid-configuration').set('Host', 'evil.example')],
+      ['resource metadata', () => t.http.get(`/.well-known/oauth-protected-resource/v1/projects/${p}/mcp`).set('Host', 'evil.example:8080')],
+      ['authorize', () => authorize(goodQuery(p, pkce().challenge)).set('Host', 'evil.example')],
+      ['register', () => t.http.post('/oauth/register').set('Host', 'evil.example').send({ redirect_uris: [REDIRECT] })],
+      ['token', () => token({ grant_type: 'refresh_token', refresh_token: 'x', client_id: clientId }).set('Host', 'evil.example')],
+    ] as const) {
+      const res = await attempt();
+      expect({ what, status: res.status, code: res.body.error?.code, body: JSON.stringify(res.body).includes('evil.example/') }).toEqual({ what, status: 403, code: 'host_not_allowed', body: false });
+    }
+    // The service's own names are answered, and a cache is told the document depends on the Host.
+    const own = await t.http.get('/.well-known/oauth-authorization-server').set('Host', 'localhost').expect(200);
+    expect(own.body.issuer).toBe('http://localhost');
+    expect(own.headers.vary).toMatch(/Host/i);
   });
 
   it('[sec-90] a client ID metadata document at a private or loopback address, over plain HTTP, larger than 5 KiB or slow is refused, in bounded time', async () => {

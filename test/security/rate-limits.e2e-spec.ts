@@ -6,7 +6,7 @@ describe('per-tenant rate limits', () => {
   afterEach(() => t?.close());
 
   it("[sec-42] throttles a tenant's burst with 429 and Retry-After, and leaves another tenant alone", async () => {
-    t = await createTestApp({ env: { RATE_LIMIT_REQUESTS: '10', RATE_LIMIT_WINDOW_MS: '60000' } });
+    t = await createTestApp({ env: { RATE_LIMIT_REQUESTS: '10', RATE_LIMIT_WINDOW_MS: '60000', RATE_LIMIT_SIGN_IN: '3' } });
     const [a, b] = [await t.createTenant(), await t.createTenant()];
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) statuses.push((await t.http.get('/v1/projects').set(a.auth)).status);
@@ -17,6 +17,18 @@ describe('per-tenant rate limits', () => {
     await t.http.get('/v1/projects').set(b.auth).expect(200);
     // Health and the docs are not tenant routes and stay open.
     await t.http.get('/health/live').expect(200);
+
+    // The OAuth sign-in routes have no tenant yet: registrations and authorization requests count per address.
+    const register = () => t.http.post('/oauth/register').send({ client_name: 'Flood', redirect_uris: ['http://127.0.0.1:9/cb'] });
+    const clientId = (await register().expect(201)).body.client_id as string;
+    await t.http.get('/oauth/authorize').query({ client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb' }).expect(302);
+    await register().expect(201);
+    const flooded = await register().expect(429);
+    expect([flooded.body.error.code, Number(flooded.headers['retry-after']) > 0]).toEqual(['rate_limited', true]);
+    const authorizeFlooded = await t.http.get('/oauth/authorize').query({ client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb' });
+    expect(authorizeFlooded.status).toBe(429);
+    // Tenant routes count on their own.
+    await t.http.get('/v1/projects').set(b.auth).expect(200);
   });
 
   it('gives shell_exec a tighter bucket than other calls', async () => {

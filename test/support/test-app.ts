@@ -61,6 +61,7 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
       // Suites make many calls per tenant; the rate-limit suite sets its own limits.
       RATE_LIMIT_REQUESTS: '1000000',
       RATE_LIMIT_COMMAND_CALLS: '1000000',
+      RATE_LIMIT_SIGN_IN: '1000000',
       WORKSPACE_ROOT: path.join(tmpDir, 'workspaces'),
       ...sandboxTestEnv,
       ...options.env,

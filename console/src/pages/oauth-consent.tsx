@@ -2,13 +2,15 @@ import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
 import { ErrorNote, Field, formatTime, useAction, useLoad } from '../ui';
 
-// How long a consent may last; the client's tokens never outlive it.
-const DURATIONS: Array<{ label: string; seconds?: number }> = [
-  { label: 'Until I revoke it' },
+// How long a consent may last; the client's tokens never outlive it, nor the signed-in key (revoking that
+// key ends it too).
+const DURATIONS: Array<{ label: string; seconds: number }> = [
   { label: '1 hour', seconds: 3600 },
   { label: '1 day', seconds: 86_400 },
   { label: '30 days', seconds: 30 * 86_400 },
+  { label: '1 year', seconds: 365 * 86_400 },
 ];
+const DEFAULT_DURATION = 2;
 
 // The consent page of the OAuth authorization endpoint (/console/oauth/consent?request=<id>): who asks, for
 // which project, sent back where; the person chooses the tools and how long, then approves or denies, and the
@@ -22,7 +24,7 @@ export function OAuthConsentPage() {
     [projectId],
   );
   const [chosen, setChosen] = useState<Set<string> | null>(null);
-  const [duration, setDuration] = useState(0);
+  const [duration, setDuration] = useState(DEFAULT_DURATION);
   const deciding = useAction();
 
   const decide = (approve: boolean) =>

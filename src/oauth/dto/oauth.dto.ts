@@ -46,7 +46,7 @@ export class OAuthDecisionDto {
   @Matches(/^[A-Za-z0-9_.-]+\*?$|^\*$/, { each: true, message: 'each tool must be a tool name, or a prefix ending in *' })
   tools?: string[];
 
-  @ApiPropertyOptional({ minimum: 60, maximum: 31_536_000, description: 'Seconds the consent lasts (no token outlives it); absent: until revoked' })
+  @ApiPropertyOptional({ minimum: 60, maximum: 31_536_000, description: 'Seconds the consent lasts (no token outlives it); absent: 30 days. Never past the deciding key\'s own expiry, and it ends when that key is revoked' })
   @IsOptional()
   @IsInt()
   @Min(60)

@@ -107,8 +107,15 @@ export class ApiKeyResponseDto {
     description: "An OAuth access token (named for its client): the project MCP URL it is accepted at only. Revoking it ends the client's consent. null: an API key",
   })
   oauthResource!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'uuid',
+    description: "An OAuth access token: the key of the person who consented to its client (revoking that key ends the consent; it cannot decide this token's parked calls). null: an API key",
+  })
+  oauthConsentedByKeyId!: string | null;
 
-  static from(k: ApiKey): ApiKeyResponseDto {
+  static from(k: ApiKey & { oauthGrant?: { decidedByKeyId: string } | null }): ApiKeyResponseDto {
     return {
       id: k.id,
       name: k.name,
@@ -121,6 +128,7 @@ export class ApiKeyResponseDto {
       expiresAt: k.expiresAt?.toISOString() ?? null,
       toolset: k.toolset,
       oauthResource: k.oauthResource,
+      oauthConsentedByKeyId: k.oauthGrant?.decidedByKeyId ?? null,
     };
   }
 }
