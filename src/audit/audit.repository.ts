@@ -28,6 +28,9 @@ export interface InvocationRecord {
   // A call through a toolset: its slug and the name the model used (`tool` is the real tool); else null.
   toolset?: string | null;
   exposedTool?: string | null;
+  // The key that made the call and its name (null: a call parked before its requester was recorded).
+  callerKeyId: string | null;
+  callerName: string | null;
 }
 
 export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired'] as const;
@@ -58,6 +61,8 @@ export interface ExportedInvocationRow {
   decided_by_name: string | null;
   toolset: string | null;
   exposed_tool: string | null;
+  caller_key_id: string | null;
+  caller_name: string | null;
 }
 
 export interface ExportWindow {
@@ -68,6 +73,7 @@ export interface ExportWindow {
 export interface InvocationFilter {
   tool?: string;
   status?: InvocationStatus;
+  callerKeyId?: string;
 }
 
 @Injectable()
@@ -79,18 +85,22 @@ export class AuditRepository {
 
   // One statement for any number of rows: the columns go as arrays and unnest() turns them back into
   // rows, so the statement text never changes. Rows already written by an earlier, interrupted attempt
-  // are skipped, except a call's pending_approval row, which its decision's row replaces. It goes to the driver directly; failures carry PostgreSQL's SQLSTATE in `code`.
+  // are skipped, except a call's pending_approval row, which its decision's row replaces (its caller stays,
+  // filled in if the pending row had none). It goes to the driver directly; failures carry PostgreSQL's SQLSTATE in `code`.
   async insertMany(records: InvocationRecord[]): Promise<void> {
     const column = <T>(pick: (r: InvocationRecord) => T) => records.map(pick);
     await this.driver.query(
       `INSERT INTO invocations (id, tenant_id, project_id, tool, status, event, error_code, error_message, duration_ms,
-         arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel, trace_id, toolset, exposed_tool)
+         arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel, trace_id, toolset, exposed_tool,
+         caller_key_id, caller_name)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::jsonb[], $11::boolean[], $12::jsonb[], $13::timestamptz[], $14::timestamptz[], $15::text[], $16::text[],
-         $17::text[], $18::text[])
+         $17::text[], $18::text[], $19::uuid[], $20::text[])
        ON CONFLICT (id, started_at) DO UPDATE SET status = EXCLUDED.status, event = EXCLUDED.event, error_code = EXCLUDED.error_code,
          error_message = EXCLUDED.error_message, duration_ms = EXCLUDED.duration_ms, finished_at = EXCLUDED.finished_at,
-         trace_id = COALESCE(EXCLUDED.trace_id, invocations.trace_id)
+         trace_id = COALESCE(EXCLUDED.trace_id, invocations.trace_id),
+         caller_key_id = COALESCE(invocations.caller_key_id, EXCLUDED.caller_key_id),
+         caller_name = COALESCE(invocations.caller_name, EXCLUDED.caller_name)
          WHERE invocations.status = 'pending_approval'`,
       [
       column((r) => r.id),
@@ -111,6 +121,8 @@ export class AuditRepository {
       column((r) => r.traceId),
       column((r) => r.toolset ?? null),
       column((r) => r.exposedTool ?? null),
+      column((r) => r.callerKeyId),
+      column((r) => r.callerName),
       ],
       // One text whatever the batch size (arrays, not rows of placeholders): prepared once per connection.
       'audit_insert_many',
@@ -136,6 +148,8 @@ export class AuditRepository {
     tools: readonly string[] | null = null,
   ): Promise<Invocation[]> {
     if (!isUuid(projectId)) return Promise.resolve([]);
+    // callerKeyId has no index of its own (every audit row would pay for one): it is read along the seq order,
+    // quick for a key that made a share of the project's calls, a walk of the retained rows for one that made none.
     // A key bound to tools: names and `prefix*` patterns (an empty binding matches nothing).
     const bound = tools === null ? {} : { OR: tools.map((pattern) => (pattern.endsWith('*') ? { tool: { startsWith: pattern.slice(0, -1) } } : { tool: pattern })) };
     return this.prisma.invocation.findMany({
@@ -155,7 +169,7 @@ export class AuditRepository {
       `SELECT seq::text AS seq, id, project_id, tool, channel, status, event, error_code, error_message, duration_ms,
          arguments::text AS arguments, arguments_truncated, redacted_paths::text AS redacted_paths,
          ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at, decided_by_key_id, decided_by_name,
-         toolset, exposed_tool
+         toolset, exposed_tool, caller_key_id, caller_name
        FROM invocations
        WHERE tenant_id = $1 AND project_id = $2 AND seq > $3
          AND ($4::timestamptz IS NULL OR started_at >= $4) AND ($5::timestamptz IS NULL OR started_at < $5)

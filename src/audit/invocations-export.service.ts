@@ -54,6 +54,7 @@ function exportLine(row: ExportedInvocationRow): string {
     toolset: row.toolset,
     exposedTool: row.exposed_tool,
     channel: row.channel,
+    caller: row.caller_key_id === null ? null : { keyId: row.caller_key_id, name: row.caller_name },
     status: row.status,
     event: row.event,
     errorCode: row.error_code,

@@ -21,7 +21,7 @@ export class InvocationsController {
   @Get()
   @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'listInvocations', summary: "Page through the project's audit log" })
-  @ApiOkResponse({ type: InvocationListResponseDto, description: 'Oldest first; filter by tool and status' })
+  @ApiOkResponse({ type: InvocationListResponseDto, description: 'Oldest first; filter by tool, status and the calling key' })
   list(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,

@@ -29,7 +29,7 @@ export class InvocationsService {
   ): Promise<InvocationListResponseDto> {
     // 404 for a missing or foreign project, not an empty list that would confirm nothing either way.
     await this.access.assertReadable(tenantId, projectId, role);
-    const filter = { tool: query.tool, status: query.status };
+    const filter = { tool: query.tool, status: query.status, callerKeyId: query.callerKeyId };
     const limit = query.limit ?? 50;
     const after = query.cursor ? decodeSeqCursor(query.cursor) : null;
     // Rows still queued in this process are written first, so a caller reads its own calls.

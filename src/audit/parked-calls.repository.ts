@@ -21,6 +21,7 @@ export interface NewParkedCall {
   startedAt: Date;
   expiresAt: Date;
   requestedByKeyId: string;
+  requestedByName: string;
   // Through a toolset that confines the tool to a directory of the workspace: that directory.
   pathPrefix: string | null;
 }

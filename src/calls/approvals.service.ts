@@ -65,7 +65,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
         arguments: call.arguments,
         timeoutMs: call.timeoutMs,
         startedAt: call.startedAt,
-        requestedByKeyId: call.requestedByKeyId ?? '',
+        requestedBy: identity.caller,
         pathPrefix: call.pathPrefix,
       });
       outcome = { ...result };
@@ -163,5 +163,6 @@ export interface Decider {
 const decidedBy = (decider: Decider) => ({ keyId: decider.keyId, name: decider.name });
 
 function identityOf(call: ParkedCall): CallIdentity {
-  return { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.id, tool: call.tool, channel: call.channel as InvocationChannel };
+  const caller = call.requestedByKeyId === null ? null : { keyId: call.requestedByKeyId, name: call.requestedByName };
+  return { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.id, tool: call.tool, channel: call.channel as InvocationChannel, caller };
 }

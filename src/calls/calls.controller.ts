@@ -18,7 +18,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID, TOOL_NAME } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
 import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
-import { type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
+import { principalOf, type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
 import { BatchBodyDto, BatchResponseDto } from './dto/batch.dto.js';
 import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from './json-reply.js';
 import { ToolBatchService } from './tool-batch.service.js';
@@ -89,6 +89,6 @@ export class CallsController {
     @Body() body: unknown,
     @ClientAbortController() controller: AbortController,
   ): Promise<BatchResponseDto> {
-    return this.batches.run(tenant.tenantId, projectId, { apiKeyId: tenant.apiKeyId, tools: tenant.tools }, body, controller);
+    return this.batches.run(tenant.tenantId, projectId, principalOf(tenant), body, controller);
   }
 }

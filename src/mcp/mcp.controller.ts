@@ -7,6 +7,7 @@ import { ClientAbortController, ClientDisconnected } from '../common/http/client
 import { KeyRevocations } from '../common/auth/key-revocations.js';
 import { OAuthProtectedResource } from '../common/auth/oauth-resource.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
+import { principalOf } from '../tools/tool-call.gate.js';
 import { McpEndpointService } from './mcp-endpoint.service.js';
 import { McpOriginGuard } from './mcp-origin.guard.js';
 
@@ -96,7 +97,7 @@ export class McpController {
       controller.abort(new ClientDisconnected());
     });
     return this.endpoint
-      .handle({ tenantId: tenant.tenantId, projectId, principal: { apiKeyId: tenant.apiKeyId, tools: tenant.tools }, controller, keyEnded: keyEnded.signal }, exchange)
+      .handle({ tenantId: tenant.tenantId, projectId, principal: principalOf(tenant), controller, keyEnded: keyEnded.signal }, exchange)
       .finally(stop);
   }
 

@@ -41,9 +41,10 @@ export class CallParking {
       startedAt: call.startedAt,
       expiresAt,
       requestedByKeyId: call.principal.apiKeyId,
+      requestedByName: call.principal.keyName,
       pathPrefix: call.pathPrefix,
     });
-    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel };
+    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel, caller: call.caller };
     if (call.exposedAs) {
       identity.toolset = call.exposedAs.toolset;
       identity.exposedTool = call.exposedAs.name;

@@ -19,6 +19,15 @@ export interface CallIdentity {
   // A call through a toolset: its slug and the name the model used (`tool` is the real tool).
   toolset?: string;
   exposedTool?: string;
+  // The key that made the call; null only for a call parked before its requester was recorded.
+  caller: Caller | null;
+}
+
+// Who made a call: the calling key's id and name (an OAuth access token's is "<client> (OAuth)"). The name
+// is null for a call parked before names were kept whose key is gone.
+export interface Caller {
+  keyId: string;
+  name: string | null;
 }
 
 // Who decided a parked call: the deciding key.
@@ -137,6 +146,8 @@ export class InvocationRecorder {
       channel: call.channel,
       toolset: call.toolset ?? null,
       exposedTool: call.exposedTool ?? null,
+      callerKeyId: call.caller?.keyId ?? null,
+      callerName: call.caller?.name ?? null,
     };
   }
 

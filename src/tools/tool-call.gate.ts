@@ -6,7 +6,7 @@ import { AppError } from '../common/errors/app-error.js';
 import { inSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
-import { type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
+import { type Caller, type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
 import type { ProjectSettings } from '../projects/project-access.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import type { ExposedTool, ToolCatalogue } from './tool-catalogue.js';
@@ -14,12 +14,15 @@ import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
 
-// The key a call came with, as far as the call path needs it: who asked (a parked call records it, and that
-// key may never decide the call) and which tools it may use (null: all).
+// The key a call came with, as far as the call path needs it: who asked (every audit row names it, a parked
+// call records it, and that key may never decide the call) and which tools it may use (null: all).
 export interface CallPrincipal {
   apiKeyId: string;
+  keyName: string;
   tools: readonly string[] | null;
 }
+
+export const principalOf = (tenant: Tenant): CallPrincipal => ({ apiKeyId: tenant.apiKeyId, keyName: tenant.keyName, tools: tenant.tools });
 
 export interface RawToolCall {
   tenantId: string;
@@ -45,6 +48,8 @@ export interface ValidatedToolCall {
   tenantId: string;
   projectId: string;
   principal: CallPrincipal;
+  // Who the audit names as having made the call (a resumed call: whoever parked it).
+  caller: Caller | null;
   tool: RegisteredTool;
   settings: ProjectSettings;
   workspace: string;
@@ -64,7 +69,7 @@ export const RestToolCall = createParamDecorator((_: unknown, ctx: ExecutionCont
   return {
     tenantId: request.tenant.tenantId,
     projectId: request.params.projectId,
-    principal: { apiKeyId: request.tenant.apiKeyId, tools: request.tenant.tools },
+    principal: principalOf(request.tenant),
     toolName: request.params.toolName,
     body: request.body,
     channel: 'rest',
@@ -97,7 +102,8 @@ export class ToolCallGate {
     const invocationId = resume?.invocationId ?? randomUUID();
     const project = await this.registry.forProject(call.tenantId, call.projectId);
     const catalogue = call.catalogue;
-    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel };
+    const caller = resume ? resume.caller : { keyId: call.principal.apiKeyId, name: call.principal.keyName };
+    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel, caller };
     if (catalogue) identity.toolset = catalogue.toolset;
     let body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
     let tool: RegisteredTool | undefined;
@@ -139,6 +145,7 @@ export class ToolCallGate {
         tenantId: call.tenantId,
         projectId: call.projectId,
         principal: call.principal,
+        caller,
         tool,
         settings: project.settings,
         workspace,
@@ -174,10 +181,11 @@ export class ToolCallGate {
   }
 }
 
-// An approved call parked earlier: its id and audit row, and where a toolset had confined it.
+// An approved call parked earlier: its id and audit row, who made it, and where a toolset had confined it.
 export interface Resumed {
   invocationId: string;
   startedAt: Date;
+  caller: Caller | null;
   exposedAs?: ExposedAs | null;
   pathPrefix?: string | null;
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { InvocationChannel } from '../audit/audit.repository.js';
 import { CallParking } from './call-parking.js';
+import type { Caller } from './invocation-recorder.js';
 import type { InvocationResultDto, PendingApprovalDto } from './dto/tool.dto.js';
 import { type RawToolCall, ToolCallGate } from './tool-call.gate.js';
 import { ToolInvocationService } from './tool-invocation.service.js';
@@ -17,8 +18,8 @@ export interface ApprovedCall {
   arguments: unknown;
   timeoutMs: number;
   startedAt: Date;
-  // The key that asked (its tool binding was checked when the call was parked).
-  requestedByKeyId: string;
+  // The key that asked (its tool binding was checked when the call was parked); its rows name it.
+  requestedBy: Caller | null;
   // The directory of the workspace a toolset confined the call's paths to (null: none).
   pathPrefix: string | null;
 }
@@ -49,12 +50,12 @@ export class ToolCallsService {
       {
         tenantId: call.tenantId,
         projectId: call.projectId,
-        principal: { apiKeyId: call.requestedByKeyId, tools: null },
+        principal: { apiKeyId: call.requestedBy?.keyId ?? '', keyName: call.requestedBy?.name ?? '', tools: null },
         toolName: call.tool,
         body: { arguments: call.arguments, timeoutMs: call.timeoutMs },
         channel: call.channel,
       },
-      { invocationId: call.invocationId, startedAt: call.startedAt, pathPrefix: call.pathPrefix },
+      { invocationId: call.invocationId, startedAt: call.startedAt, caller: call.requestedBy, pathPrefix: call.pathPrefix },
     );
     return this.invocations.invoke(admitted, new AbortController());
   }

@@ -35,7 +35,7 @@ export class ToolInvocationService {
   // `controller` is the request's: aborted when the client leaves, and here when the deadline passes.
   async invoke(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
-    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel };
+    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel, caller: call.caller };
     if (call.exposedAs) {
       identity.toolset = call.exposedAs.toolset;
       identity.exposedTool = call.exposedAs.name;

@@ -74,7 +74,7 @@ export class ToolsController {
   @ApiOkResponse({
     schema: { type: 'string' },
     description:
-      'Server-sent events of the calls run on any instance: tool.started, tool.completed, tool.error, tool.pending, tool.denied, tool.result (data: invocationId, tool, status, error; truncated: true when the error message was cut, the audit row has it whole); tool.definition_changed when an MCP source answers a definition other than the reviewed one (data: tool, skillId, changeId, kind, incompatible, withheld, flags). Each event has an id for Last-Event-ID.',
+      'Server-sent events of the calls run on any instance: tool.started, tool.completed, tool.error, tool.pending, tool.denied, tool.result (data: invocationId, tool, status, error, caller: {keyId, name} of the calling key; truncated: true when the error message or a name was cut, the audit row has it whole); tool.definition_changed when an MCP source answers a definition other than the reviewed one (data: tool, skillId, changeId, kind, incompatible, withheld, flags). Each event has an id for Last-Event-ID.',
   })
   // The refusal is JSON, not an event stream (@ApiProduces would say so of a response given only a type).
   @ApiTooManyRequestsResponse({

@@ -4,7 +4,7 @@ import { SerializedJson } from '../common/http/serialized-json.interceptor.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type InvokeAnswer, ToolInvokeService } from '../calls/tool-invoke.service.js';
 import { McpEndpointService } from '../mcp/mcp-endpoint.service.js';
-import type { RawToolCall } from '../tools/tool-call.gate.js';
+import { principalOf, type RawToolCall } from '../tools/tool-call.gate.js';
 import { formatTool, type ToolFormat } from '../tools/tool-formats.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { ToolsetCatalogues } from './toolset-catalogues.js';
@@ -52,8 +52,7 @@ export class ToolsetServingService {
     keyEnded: AbortSignal,
   ): Promise<void> {
     const catalogue = await this.catalogues.catalogue(tenant.tenantId, projectId, slug);
-    const principal = { apiKeyId: tenant.apiKeyId, tools: tenant.tools };
-    return this.mcp.handle({ tenantId: tenant.tenantId, projectId, principal, controller, keyEnded, catalogue }, exchange);
+    return this.mcp.handle({ tenantId: tenant.tenantId, projectId, principal: principalOf(tenant), controller, keyEnded, catalogue }, exchange);
   }
 
   async refuseMcpMethod(tenant: Tenant, projectId: string, slug: string): Promise<never> {

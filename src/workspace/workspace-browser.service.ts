@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
+import type { Tenant } from '../common/auth/auth.decorators.js';
 import { AppError } from '../common/errors/app-error.js';
 import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
@@ -26,9 +27,9 @@ export class WorkspaceBrowserService {
     private readonly audit: AuditService,
   ) {}
 
-  async list(tenantId: string, projectId: string, path = '', recursive = false): Promise<WorkspaceListingDto> {
-    const { path: root } = await this.resolver.resolve(tenantId, projectId);
-    return this.audited(tenantId, projectId, 'list_files', { path, recursive }, () =>
+  async list(tenant: Tenant, projectId: string, path = '', recursive = false): Promise<WorkspaceListingDto> {
+    const { path: root } = await this.resolver.resolve(tenant.tenantId, projectId);
+    return this.audited(tenant, projectId, 'list_files', { path, recursive }, () =>
       asHttpError(() => {
         // The dashboard shows sizes and times.
         if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT, details: true });
@@ -37,24 +38,26 @@ export class WorkspaceBrowserService {
     );
   }
 
-  async read(tenantId: string, projectId: string, path: string, encoding: 'utf8' | 'base64' = 'utf8'): Promise<WorkspaceFileDto> {
-    const { path: root } = await this.resolver.resolve(tenantId, projectId);
-    const file = await this.audited(tenantId, projectId, 'read_file', { path, encoding }, () =>
+  async read(tenant: Tenant, projectId: string, path: string, encoding: 'utf8' | 'base64' = 'utf8'): Promise<WorkspaceFileDto> {
+    const { path: root } = await this.resolver.resolve(tenant.tenantId, projectId);
+    const file = await this.audited(tenant, projectId, 'read_file', { path, encoding }, () =>
       asHttpError(() => this.reads.readFile(root, path, { maxBytes: this.config.workspace.fileMaxBytes, encoding })),
     );
     return { path: file.path, encoding: file.encoding, content: file.content, size: file.size, truncated: file.truncated };
   }
 
   // A person's read of the workspace leaves the same trace as an agent's: one audit row, channel `browse`,
-  // named like the tool that reads the same way, whether it was answered or refused.
-  private async audited<T>(tenantId: string, projectId: string, tool: string, args: Record<string, unknown>, read: () => Promise<T>): Promise<T> {
+  // named like the tool that reads the same way, with the reading key as its caller, whether it was answered or refused.
+  private async audited<T>(tenant: Tenant, projectId: string, tool: string, args: Record<string, unknown>, read: () => Promise<T>): Promise<T> {
     const startedAt = new Date();
     const row = (status: 'ok' | 'error', error: { code: string; message: string } | null) => ({
       id: randomUUID(),
-      tenantId,
+      tenantId: tenant.tenantId,
       projectId,
       tool,
       channel: 'browse' as const,
+      callerKeyId: tenant.apiKeyId,
+      callerName: tenant.keyName,
       status,
       event: null,
       errorCode: error?.code ?? null,

@@ -60,7 +60,7 @@ export class WorkspaceController {
     @Param('projectId') projectId: string,
     @Query() query: ListFilesQueryDto,
   ): Promise<WorkspaceListingDto> {
-    return this.browser.list(tenant.tenantId, projectId, query.path, query.recursive);
+    return this.browser.list(tenant, projectId, query.path, query.recursive);
   }
 
   @Get('file')
@@ -75,6 +75,6 @@ export class WorkspaceController {
     @Param('projectId') projectId: string,
     @Query() query: ReadFileQueryDto,
   ): Promise<WorkspaceFileDto> {
-    return this.browser.read(tenant.tenantId, projectId, query.path, query.encoding);
+    return this.browser.read(tenant, projectId, query.path, query.encoding);
   }
 }

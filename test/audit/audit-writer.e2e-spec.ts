@@ -35,6 +35,8 @@ describe('batched audit writer', () => {
       startedAt: now,
       finishedAt: now,
       traceId: null,
+      callerKeyId: randomUUID(),
+      callerName: 'writer-test',
     };
   };
   const countRows = async (ids: string[]) =>

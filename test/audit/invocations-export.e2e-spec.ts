@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { AuditPartitions } from '../../src/audit/audit-partitions.js';
-import { listen } from '../e2e/tools/tool-test-kit.js';
+import { callTool, listen } from '../e2e/tools/tool-test-kit.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
 const onPostgres = process.env.TEST_DATABASE_URL ? describe : describe.skip;
@@ -87,6 +87,20 @@ describe('the audit export', () => {
 
     const resumed = await streamExport(port, tenant, projectId, `?cursor=${all.kept[999].cursor}`, { keep: true });
     expect(resumed.kept.map((l) => l.id)).toEqual(all.kept.slice(1000).map((l) => l.id));
+  });
+
+  it("writes each row with the listing's fields, the caller included, plus its cursor", async () => {
+    const { id: projectId } = await t.createProject(tenant);
+    await callTool(t, tenant, projectId, 'list_files', {}).expect(200);
+    await callTool(t, tenant, projectId, 'read_file', { path: 3 }).expect(422);
+    const listed = (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as Array<Record<string, unknown>>;
+    const exported = (await streamExport(port, tenant, projectId, '', { keep: true })).kept as unknown as Array<Record<string, unknown>>;
+    const withoutCursor = exported.map(({ cursor: _cursor, ...row }) => row);
+    expect(withoutCursor).toEqual(listed);
+    expect(exported.map((row) => row.caller)).toEqual([
+      { keyId: tenant.keyId, name: 'default' },
+      { keyId: tenant.keyId, name: 'default' },
+    ]);
   });
 
   it('exports only the project asked for, of the tenant asking', async () => {

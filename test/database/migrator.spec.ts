@@ -201,6 +201,45 @@ describe('migrator', () => {
     expect(report).toEqual({ applied: [], alreadyApplied: ['20260101000000_widgets'], unknown: ['20260102000000_gadgets'] });
   });
 
+  it('gives the audit rows of calls parked before callers were recorded the key that parked them', async () => {
+    const migrations = await readMigrations(MIGRATIONS_DIR);
+    const at = migrations.findIndex((m) => m.name.endsWith('_invocation_caller'));
+    await runMigrations(database.driver, migrations.slice(0, at));
+    const [tenant, key, project, parked, plain] = ['10', '20', '30', '40', '50'].map((n) => `00000000-0000-4000-8000-0000000000${n}`);
+    const startedAt = '2026-11-20T10:00:00.000Z';
+    await database.driver.withSession(async (s) => {
+      await s.exec(`CREATE TABLE "invocations_p20261120" PARTITION OF "invocations" FOR VALUES FROM ('2026-11-20') TO ('2026-11-21')`);
+      await s.query(`INSERT INTO tenants (id, name, updated_at) VALUES ($1, 'acme', now())`, [tenant]);
+      await s.query(`INSERT INTO api_keys (id, tenant_id, name, prefix, key_hash, role) VALUES ($1, $2, 'coder', 'abc', '\\x00', 'agent')`, [key, tenant]);
+      await s.query(`INSERT INTO projects (id, tenant_id, name, slug, updated_at) VALUES ($1, $2, 'p', 'p', now())`, [project, tenant]);
+      await s.query(
+        `INSERT INTO parked_calls (id, tenant_id, project_id, tool, channel, timeout_ms, status, started_at, expires_at, requested_by_key_id)
+         VALUES ($1, $2, $3, 'write_file', 'rest', 1000, 'pending', $4, $4::timestamptz + interval '1 hour', $5)`,
+        [parked, tenant, project, startedAt, key],
+      );
+      for (const [id, status] of [[parked, 'pending_approval'], [plain, 'ok']]) {
+        await s.query(
+          `INSERT INTO invocations (id, tenant_id, project_id, tool, status, duration_ms, started_at, finished_at)
+           VALUES ($1, $2, $3, 'write_file', $4, 0, $5, $5)`,
+          [id, tenant, project, status, startedAt],
+        );
+      }
+    });
+
+    expect((await runMigrations(database.driver, migrations)).applied).toEqual(migrations.slice(at).map((m) => m.name));
+
+    const rows = await database.driver.withSession((s) =>
+      s.query<{ id: string; caller_key_id: string | null; caller_name: string | null }>('SELECT id, caller_key_id, caller_name FROM invocations ORDER BY id'),
+    );
+    // A row of a call that was not parked names nobody: who made it was never stored.
+    expect(rows).toEqual([
+      { id: parked, caller_key_id: key, caller_name: 'coder' },
+      { id: plain, caller_key_id: null, caller_name: null },
+    ]);
+    const [call] = await database.driver.withSession((s) => s.query<{ requested_by_name: string }>('SELECT requested_by_name FROM parked_calls'));
+    expect(call.requested_by_name).toBe('coder');
+  });
+
   (onPostgres ? it : it.skip)(
     'two migrators starting together apply each migration exactly once (PostgreSQL only: PGlite is a single in-process connection)',
     async () => {

@@ -188,6 +188,26 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     }
   });
 
+  it("audits every call of a token, refused ones included, under its client's name", async () => {
+    const keys = async () => ((await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string; name: string }>);
+    const before = new Set((await keys()).map((k) => k.id));
+    const { access } = await signIn(q, { approve: true, tools: ['list_files'] });
+    const issued = (await keys()).filter((k) => !before.has(k.id));
+    expect(issued.map((k) => k.name)).toEqual(['Outsider (OAuth)']);
+    await mcp(q, bearer(access), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'list_files', arguments: {} } }).expect(200);
+    await mcp(q, bearer(access), { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'x' } } }).expect(200);
+
+    const rows = (await t.http.get(`/v1/projects/${q}/invocations`).query({ callerKeyId: issued[0].id }).set(tenant.auth).expect(200)).body.items as Array<Record<string, unknown>>;
+    const caller = { keyId: issued[0].id, name: 'Outsider (OAuth)' };
+    expect(rows.map(({ tool, channel, status, errorCode, caller: who }) => ({ tool, channel, status, errorCode, caller: who }))).toEqual([
+      { tool: 'list_files', channel: 'mcp', status: 'ok', errorCode: null, caller },
+      { tool: 'read_file', channel: 'mcp', status: 'denied', errorCode: 'tool_not_found', caller },
+    ]);
+    // The export says the same.
+    const exported = (await t.http.get(`/v1/projects/${q}/invocations/export`).set(tenant.auth).expect(200)).text.trim().split('\n').map((line) => JSON.parse(line) as { caller: unknown });
+    expect(exported.filter((row) => JSON.stringify(row.caller) === JSON.stringify(caller))).toHaveLength(2);
+  });
+
   it('[sec-89] a decision by another tenant, by an agent key or twice is refused; a code used twice revokes what it issued', async () => {
     const { verifier, challenge } = pkce();
     const requestId = requestIdOf(await authorize(goodQuery(p, challenge)));

@@ -19,10 +19,12 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export interface TestTenant {
   id: string;
   key: string;
-  // An admin key of the tenant.
+  // An admin key of the tenant (named "default") and its id, which the audit names as the caller.
   auth: { Authorization: string };
-  // An approver key of the same tenant: the key that made a parked call may never decide it.
+  keyId: string;
+  // An approver key of the same tenant (named "decider"): the key that made a parked call may never decide it.
   deciderAuth: { Authorization: string };
+  deciderKeyId: string;
 }
 
 export interface TestApp {
@@ -115,7 +117,9 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
         id: tenant.body.id as string,
         key: key.body.key as string,
         auth: { Authorization: `Bearer ${key.body.key}` },
+        keyId: key.body.id as string,
         deciderAuth: { Authorization: `Bearer ${decider.body.key}` },
+        deciderKeyId: decider.body.id as string,
       };
     },
     async createProject(tenant, body = {}) {

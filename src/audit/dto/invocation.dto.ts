@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { JSON_VALUE_SCHEMA } from '../../common/http/json-value.schema.js';
 import { PageQueryDto } from '../../common/pagination/cursor.js';
 import type { Invocation } from '../../generated/prisma/client.js';
@@ -16,6 +16,11 @@ export class ListInvocationsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(INVOCATION_STATUSES)
   status?: InvocationStatus;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Only calls made with this API key (an OAuth access token is one too)' })
+  @IsOptional()
+  @IsUUID()
+  callerKeyId?: string;
 }
 
 export class InvocationApprovalDto {
@@ -37,6 +42,17 @@ export class InvocationDecidedByDto {
   @ApiProperty({ nullable: true, type: String, description: "That key's name" }) name!: string | null;
 }
 
+export class InvocationCallerDto {
+  @ApiProperty({ format: 'uuid', description: 'The API key the call was made with (an OAuth access token is one)' }) keyId!: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'Claude (OAuth)',
+    description: "That key's name; an OAuth access token is named after its client, \"<client> (OAuth)\"",
+  })
+  name!: string | null;
+}
+
 export class InvocationResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) projectId!: string;
@@ -44,7 +60,10 @@ export class InvocationResponseDto {
   @ApiProperty({ nullable: true, type: String, description: 'A call through a toolset: its slug; else null' }) toolset!: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'A call through a toolset: the name the model called the tool by; else null' })
   exposedTool!: string | null;
-  @ApiProperty({ enum: INVOCATION_CHANNELS, description: 'rest: POST .../invoke; mcp: tools/call on the project\'s MCP endpoint' }) channel!: string;
+  @ApiProperty({ enum: INVOCATION_CHANNELS, description: "rest: POST .../invoke; mcp: tools/call on the project's MCP endpoint; browse: a read through the workspace browsing routes" })
+  channel!: string;
+  @ApiProperty({ type: () => InvocationCallerDto, nullable: true, description: 'Who made the call: the key it came with (null on rows written before callers were recorded)' })
+  caller!: InvocationCallerDto | null;
   @ApiProperty({ enum: INVOCATION_STATUSES }) status!: string;
   @ApiProperty({ nullable: true, type: String, example: 'TOOL_ARG_VALIDATION_FAILURE' }) event!: string | null;
   @ApiProperty({ nullable: true, type: String }) errorCode!: string | null;
@@ -80,6 +99,7 @@ export class InvocationResponseDto {
       toolset: row.toolset,
       exposedTool: row.exposedTool,
       channel: row.channel,
+      caller: row.callerKeyId === null ? null : { keyId: row.callerKeyId, name: row.callerName },
       status: row.status,
       event: row.event,
       errorCode: row.errorCode,

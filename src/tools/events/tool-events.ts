@@ -36,8 +36,10 @@ export interface CallEvent {
   durationMs?: number;
   // tool.result, tool.denied of a decided call: the key that decided it.
   decidedBy?: { keyId: string; name: string };
+  // The key that made the call, as its audit row names it.
+  caller: { keyId: string; name: string | null } | null;
   at: string;
-  // Set when the error message or tool name was cut to fit the bus; the audit row has them whole.
+  // Set when the error message, the tool name or the caller name was cut to fit the bus; the audit row has them whole.
   truncated?: true;
 }
 
@@ -68,6 +70,8 @@ const RESUME_GRACE_MS = 60_000;
 // Cut to these sizes, every event fits one NOTIFY with room to spare.
 const MAX_ERROR_MESSAGE_CHARS = 1_000;
 const MAX_TOOL_NAME_CHARS = 200;
+// Key names are short; a token of an external issuer is named after claims of any length.
+const MAX_CALLER_NAME_CHARS = 200;
 
 const TOOL_EVENT = busTopic<StampedEvent>('tool.event', { ordered: true });
 const STREAM_INTEREST = busTopic<StreamInterest>('tool.event-interest');
@@ -189,16 +193,19 @@ function after(buffer: StampedEvent[], lastEventId: string): StampedEvent[] {
   return buffer.filter((e) => parseInt(e.id.split('-')[0], 36) > time);
 }
 
-// A tool name taken from the URL or an error message of any length would not fit a NOTIFY: both are cut,
-// and `truncated` tells the client to read the whole text from the audit row (by invocationId).
+// A tool name taken from the URL, an error message or a caller's name of any length would not fit a NOTIFY:
+// each is cut, and `truncated` tells the client to read the whole text from the audit row (by invocationId).
 function fitted(event: StampedEvent): StampedEvent {
   if (event.type === 'tool.definition_changed') return event;
   const longError = event.error !== undefined && event.error.message.length > MAX_ERROR_MESSAGE_CHARS;
   const longTool = event.tool.length > MAX_TOOL_NAME_CHARS;
-  if (!longError && !longTool) return event;
+  const caller = event.caller;
+  const longCaller = caller != null && caller.name !== null && caller.name.length > MAX_CALLER_NAME_CHARS;
+  if (!longError && !longTool && !longCaller) return event;
   return {
     ...event,
     tool: longTool ? `${event.tool.slice(0, MAX_TOOL_NAME_CHARS)}…` : event.tool,
+    ...(longCaller ? { caller: { keyId: caller.keyId, name: `${caller.name!.slice(0, MAX_CALLER_NAME_CHARS)}…` } } : {}),
     ...(longError ? { error: { code: event.error!.code, message: `${event.error!.message.slice(0, MAX_ERROR_MESSAGE_CHARS)}…` } } : {}),
     truncated: true,
   };

@@ -50,18 +50,23 @@ describe('approval of tool calls', () => {
       await stream.next((e) => e.event === 'tool.pending' && e.data.invocationId === id);
       expect(existsSync(path.join(p.dir, 'approved.txt'))).toBe(false);
       const pending = await invocation(p.id, id);
-      expect(pending.body).toMatchObject({ status: 'pending_approval', approval: { status: 'pending', decidedAt: null } });
+      const caller = { keyId: tenant.keyId, name: 'default' };
+      expect(pending.body).toMatchObject({ status: 'pending_approval', caller, approval: { status: 'pending', decidedAt: null } });
       expect(pending.body.arguments).toEqual({ path: 'approved.txt', content: 'hello' });
 
       const approved = await decide(p.id, id, 'approve', { reason: 'looks fine' }).expect(200);
       expect(approved.body).toMatchObject({ invocationId: id, decision: 'approved', outcome: { status: 'ok', invocationId: id } });
       expect(await readFile(path.join(p.dir, 'approved.txt'), 'utf8')).toBe('hello');
-      await stream.next((e) => e.event === 'tool.result' && e.data.invocationId === id && e.data.status === 'ok');
+      const result = await stream.next((e) => e.event === 'tool.result' && e.data.invocationId === id && e.data.status === 'ok');
+      expect(result.data).toMatchObject({ caller, decidedBy: { keyId: tenant.deciderKeyId, name: 'decider' } });
 
+      // The row the approved run wrote still names the key that made the call, beside the one that decided it.
       const after = await invocation(p.id, id);
       expect(after.body).toMatchObject({
         id,
         status: 'ok',
+        caller,
+        decidedBy: { keyId: tenant.deciderKeyId, name: 'decider' },
         approval: { status: 'approved', reason: 'looks fine' },
         outcome: { status: 'ok', result: approved.body.outcome.result },
       });
@@ -92,7 +97,12 @@ describe('approval of tool calls', () => {
       const event = await stream.next((e) => e.event === 'tool.denied' && e.data.invocationId === id);
       expect(event.data.error).toMatchObject({ code: 'approval_denied' });
       const after = await invocation(p.id, id);
-      expect(after.body).toMatchObject({ status: 'denied', errorCode: 'approval_denied', approval: { status: 'denied', reason: 'wrong file' } });
+      expect(after.body).toMatchObject({
+        status: 'denied',
+        errorCode: 'approval_denied',
+        caller: { keyId: tenant.keyId, name: 'default' },
+        approval: { status: 'denied', reason: 'wrong file' },
+      });
       expect(existsSync(path.join(p.dir, 'denied.txt'))).toBe(false);
     } finally {
       stream.close();
@@ -178,9 +188,12 @@ describe('approval of tool calls', () => {
       expect(parked).toMatchObject({ status: 'pending_approval', invocationId: expect.any(String) });
       expect(textOf(result)).toContain(parked.invocationId);
       expect(textOf(result)).toMatch(/awaits approval/);
+      const caller = { keyId: tenant.keyId, name: 'default' };
       const row = await invocation(p.id, parked.invocationId);
-      expect(row.body).toMatchObject({ channel: 'mcp', status: 'pending_approval' });
+      expect(row.body).toMatchObject({ channel: 'mcp', status: 'pending_approval', caller });
       expect(existsSync(path.join(p.dir, 'mcp.txt'))).toBe(false);
+      await decide(p.id, parked.invocationId, 'approve').expect(200);
+      expect((await invocation(p.id, parked.invocationId)).body).toMatchObject({ channel: 'mcp', status: 'ok', caller });
     } finally {
       await client.close();
     }
@@ -198,13 +211,13 @@ describe('approval of tool calls', () => {
       const { id: projectId } = await short.createProject(owner, { approvalRequired: ['write_file'] });
       const parked = await short.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(owner.auth).send({ arguments: { path: 'late.txt', content: 'x' } }).expect(202);
       const id = parked.body.invocationId as string;
-      let row: { status: string; errorCode: string | null; approval: { status: string } } | undefined;
+      let row: { status: string; errorCode: string | null; caller: unknown; approval: { status: string } } | undefined;
       for (let i = 0; i < 100; i++) {
         row = (await short.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(owner.auth).expect(200)).body;
         if (row!.status !== 'pending_approval') break;
         await new Promise((r) => setTimeout(r, 50));
       }
-      expect(row).toMatchObject({ status: 'expired', errorCode: 'approval_expired', approval: { status: 'expired' } });
+      expect(row).toMatchObject({ status: 'expired', errorCode: 'approval_expired', caller: { keyId: owner.keyId, name: 'default' }, approval: { status: 'expired' } });
       const late = await short.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(owner.deciderAuth).send({});
       expect(late.status).toBe(409);
       expect(late.body.error.code).toBe('approval_expired');
@@ -233,6 +246,9 @@ describe('approval of tool calls', () => {
         expect(row.body).toMatchObject({ status: 'pending_approval', approval: { status: 'pending' } });
         await after.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(owner.deciderAuth).send({}).expect(200);
         expect(await readFile(path.join(workspaces, projectId, 'kept.txt'), 'utf8')).toBe('after restart');
+        // Its caller came back from the database with it, not from a key in memory.
+        const done = await after.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(owner.auth).expect(200);
+        expect(done.body).toMatchObject({ status: 'ok', caller: { keyId: owner.keyId, name: 'default' } });
       } finally {
         await after.close();
       }

@@ -105,6 +105,12 @@ describe('MCP sign-in with an external authorization server (OAUTH_ISSUER)', () 
     expect(listed.status).toBe(200);
     const tools = ((await listed.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((tool) => tool.name);
     expect(tools).toEqual(['read_file']);
+
+    // Its calls are audited under the client and the issuer that vouched for it.
+    const call = await mcp(p, token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'none.txt' } } });
+    expect(call.status).toBe(200);
+    const rows = (await t.http.get(`/v1/projects/${p}/invocations`).set(tenant.auth).expect(200)).body.items as Array<{ tool: string; channel: string; caller: unknown }>;
+    expect(rows.at(-1)).toMatchObject({ tool: 'read_file', channel: 'mcp', caller: { keyId: expect.any(String), name: `agent-service (${issuer})` } });
   });
 
   it('refuses it at another project, at the REST routes, for another tenant, and when signed by another key', async () => {

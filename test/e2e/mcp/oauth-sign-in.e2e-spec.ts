@@ -132,6 +132,11 @@ describeBrowser('MCP sign-in with OAuth, as an MCP client does it', () => {
     const keys = await t.http.get('/v1/api-keys').set(tenant.auth).expect(200);
     const listed = (keys.body.items as Array<Record<string, unknown>>).filter((k) => k.oauthResource === mcpUrl.href);
     expect(listed).toEqual([expect.objectContaining({ name: 'Test MCP client (OAuth)', role: 'agent', projectIds: [projectId], tools: ['read_file', 'list_files'] })]);
+    // Its call is audited with the client's name.
+    const audited = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ callerKeyId: listed[0].id }).set(tenant.auth).expect(200);
+    expect(audited.body.items).toEqual([
+      expect.objectContaining({ tool: 'read_file', channel: 'mcp', status: 'ok', caller: { keyId: listed[0].id, name: 'Test MCP client (OAuth)' } }),
+    ]);
 
     // The refresh token rotates: the SDK's auth() refreshes, and the old access token stops working.
     const again = await auth(provider, { serverUrl: mcpUrl });

@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
+import { connectMcp } from '../mcp/mcp-test-kit.js';
 import { callTool, EventStream, listen, SHELL_PROJECT, withoutRequestId } from './tool-test-kit.js';
 
 interface InvocationRow {
   id: string;
   projectId: string;
   tool: string;
+  channel: string;
+  caller: { keyId: string; name: string | null } | null;
   status: string;
   event: string | null;
   errorCode: string | null;
@@ -98,6 +101,12 @@ describe('the invocation audit', () => {
       expect((await invocations(projectId, { status: 'exploded' }).expect(400)).body.error.message).toMatch(/status/);
     });
 
+    it('names the key that made each call on its row, refusals included', async () => {
+      const callers = (await rows(projectId)).map((row) => row.caller);
+      expect(callers).toHaveLength(6);
+      expect(new Set(callers.map((caller) => JSON.stringify(caller)))).toEqual(new Set([JSON.stringify({ keyId: tenant.keyId, name: 'default' })]));
+    });
+
     it('answers 404 invocation_not_found for an id it does not have', async () => {
       const res = await t.http.get(`/v1/projects/${projectId}/invocations/${randomUUID()}`).set(tenant.auth).expect(404);
       expect(res.body.error.code).toBe('invocation_not_found');
@@ -125,6 +134,56 @@ describe('the invocation audit', () => {
     expect(new Set(seen).size).toBe(seen.length);
     expect([...seen].sort()).toEqual([...made].sort());
     expect((await invocations(projectId, { cursor: 'not-a-cursor' }).expect(400)).body.error.code).toBe('invalid_cursor');
+  });
+
+  it('names the calling key on every channel (REST, batch, MCP, browse), and filters the log by it', async () => {
+    const { id: projectId } = await t.createProject(tenant);
+    const agent = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ name: 'nightly-agent', role: 'agent', projectIds: [projectId] })
+      .expect(201);
+    const agentAuth = { Authorization: `Bearer ${agent.body.key}` };
+    const asAgent = { keyId: agent.body.id as string, name: 'nightly-agent' };
+    const asAdmin = { keyId: tenant.keyId, name: 'default' };
+
+    const rest = (await t.http.post(`/v1/projects/${projectId}/tools/list_files/invoke`).set(agentAuth).send({ arguments: {} }).expect(200)).body.invocationId;
+    const batch = await t.http
+      .post(`/v1/projects/${projectId}/tools/batch`)
+      .set(agentAuth)
+      .send({ calls: [{ id: 'a', tool: 'list_files', arguments: {} }, { id: 'b', tool: 'no_such_tool', arguments: {} }] })
+      .expect(200);
+    const mcp = await connectMcp(t, projectId, agentAuth);
+    try {
+      await mcp.callTool({ name: 'list_files', arguments: {} });
+      await mcp.callTool({ name: 'read_file', arguments: { path: 7 } });
+    } finally {
+      await mcp.close();
+    }
+    await t.http.get(`/v1/projects/${projectId}/workspace/files`).set(tenant.auth).expect(200);
+
+    // The batch runs its calls side by side: their rows may come in either order.
+    const listed = await rows(projectId);
+    const summary = listed.map(({ channel, tool, status, caller }) => ({ channel, tool, status, caller }));
+    const expected = [
+      { channel: 'rest', tool: 'list_files', status: 'ok', caller: asAgent },
+      { channel: 'rest', tool: 'list_files', status: 'ok', caller: asAgent },
+      { channel: 'rest', tool: 'no_such_tool', status: 'denied', caller: asAgent },
+      { channel: 'mcp', tool: 'list_files', status: 'ok', caller: asAgent },
+      { channel: 'mcp', tool: 'read_file', status: 'invalid_arguments', caller: asAgent },
+      { channel: 'browse', tool: 'list_files', status: 'ok', caller: asAdmin },
+    ];
+    expect(summary).toHaveLength(expected.length);
+    expect(summary).toEqual(expect.arrayContaining(expected));
+    expect(listed.find((row) => row.id === batch.body.results[0].invocationId)?.caller).toEqual(asAgent);
+    // One by id answers the same caller as the listing.
+    const one = (await t.http.get(`/v1/projects/${projectId}/invocations/${rest}`).set(tenant.auth).expect(200)).body as InvocationRow;
+    expect(one.caller).toEqual(asAgent);
+
+    expect((await rows(projectId, { callerKeyId: asAdmin.keyId })).map((row) => row.channel)).toEqual(['browse']);
+    expect(await rows(projectId, { callerKeyId: asAgent.keyId })).toHaveLength(5);
+    expect(await rows(projectId, { callerKeyId: randomUUID() })).toEqual([]);
+    expect((await invocations(projectId, { callerKeyId: 'not-a-key' }).expect(400)).body.error.message).toMatch(/callerKeyId/);
   });
 
   it('stores the arguments as received, and a preview marked truncated when they are large', async () => {
@@ -235,6 +294,7 @@ describe('the event stream', () => {
         invocationId,
         tool: 'read_file',
         channel: 'rest',
+        caller: { keyId: tenant.keyId, name: 'default' },
         status: 'error',
         error: res.body.error,
         durationMs: expect.any(Number),
