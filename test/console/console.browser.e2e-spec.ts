@@ -128,6 +128,8 @@ describeBrowser('the console in a real browser', () => {
     const tail = page.getByRole('list', { name: 'Tool events, newest first' });
     await tail.getByText('tool.completed').waitFor();
     expect(await tail.textContent()).toContain('list_files');
+    // The tenant's key from createTestApp is named "default": the tail says whose call it was.
+    expect(await tail.textContent()).toContain('by default');
 
     // The audit log is written behind the answers: wait until the curl call is in it.
     const audited = async (query: string) => (await t.http.get(`/v1/projects/${projectId}/invocations?${query}`).set(tenant.auth).expect(200)).body.items as unknown[];
@@ -146,6 +148,8 @@ describeBrowser('the console in a real browser', () => {
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 1);
     expect(await page.locator('table tbody tr').first().textContent()).toContain('list_files');
+    const headers = await page.locator('table thead th').allTextContents();
+    expect(await page.locator('table tbody tr').first().locator('td').nth(headers.indexOf('Caller')).textContent()).toBe('default');
 
     await page.getByLabel('Tool', { exact: true }).fill('');
     await page.getByRole('button', { name: 'Apply filters' }).click();

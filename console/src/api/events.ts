@@ -3,7 +3,16 @@ import { api } from './client';
 export interface ToolEventMessage {
   type: string;
   id?: string;
-  data: { invocationId?: string; tool?: string; status?: string; channel?: string; error?: { code: string; message: string }; durationMs?: number; at?: string };
+  data: {
+    invocationId?: string;
+    tool?: string;
+    status?: string;
+    channel?: string;
+    caller?: { keyId: string; name: string | null } | null;
+    error?: { code: string; message: string };
+    durationMs?: number;
+    at?: string;
+  };
 }
 
 // EventSource cannot send an Authorization header, and the events route authenticates like every tenant
