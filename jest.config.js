@@ -18,6 +18,12 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
   testTimeout: 30000,
+  // Two suites at a time: most of a suite's time is spent waiting on child processes, servers and timers, so
+  // two share these two-core machines well. Each suite loads the whole app into a fresh module registry and
+  // the worker's heap keeps growing from suite to suite (about 35 MB each), until garbage collection takes
+  // over and hooks time out: a worker past this much heap after a suite is replaced by a fresh one.
+  maxWorkers: 2,
+  workerIdleMemoryLimit: '1GB',
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
 };

@@ -38,6 +38,7 @@ export default async function globalSetup() {
 const PGLITE_CACHE = path.resolve(import.meta.dirname, '../../node_modules/.cache/toolgate-test');
 // Bump when what the dumps hold changes other than through the migrations.
 const TEMPLATE_FORMAT = 2;
+const STALE_DUMP_MS = 86_400_000;
 
 async function pgliteTemplates(migrations) {
   const pgliteVersion = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json'), 'utf8')).version;
@@ -61,9 +62,14 @@ async function pgliteTemplates(migrations) {
   await db.exec('CHECKPOINT');
   await keep(files.migrated, await db.dumpDataDir('none'));
   await db.close();
+  // Dumps of other migration sets are dropped once nobody has made one for a day: checkouts of other
+  // branches sharing this cache (worktrees with one node_modules) may be running on theirs right now.
   const current = new Set(Object.values(files).map((f) => path.basename(f)));
   for (const name of await readdir(PGLITE_CACHE)) {
-    if (/^pglite-(empty|migrated)-[0-9a-f]+\.tar$/.test(name) && !current.has(name)) await rm(path.join(PGLITE_CACHE, name), { force: true });
+    if (!/^pglite-(empty|migrated)-[0-9a-f]+\.tar$/.test(name) || current.has(name)) continue;
+    const file = path.join(PGLITE_CACHE, name);
+    const made = await stat(file).then((s) => s.mtimeMs, () => Date.now());
+    if (Date.now() - made > STALE_DUMP_MS) await rm(file, { force: true });
   }
   return files;
 }
