@@ -38,6 +38,15 @@ export interface ToolContext {
   // Aborted at the timeout or when the client goes away; executors pass it to their I/O.
   signal: AbortSignal;
   timeoutMs: number;
+  // Present when the caller listens for progress (an MCP client that sent a progressToken).
+  onProgress?: (report: ToolProgress) => void;
+}
+
+// How far a call has come, in the tool's own numbers (an upstream MCP server's notifications/progress).
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 // One tool: its definition and the code that runs it. Arguments arrive already validated against
@@ -47,5 +56,8 @@ export interface ToolExecutor<Args = Record<string, unknown>> {
   readonly definition: ToolDefinition;
   // Runs a child process: such calls also count against the tighter per-tenant command rate limit.
   readonly spawnsProcesses?: boolean;
+  // Its result is an upstream MCP server's answer: `{ content }` as that server sent it, when it sent no
+  // structuredContent, which the MCP endpoint hands on unchanged (images, audio, embedded resources).
+  readonly relaysMcpContent?: boolean;
   execute(args: Args, context: ToolContext): Promise<unknown>;
 }

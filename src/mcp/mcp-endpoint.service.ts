@@ -23,12 +23,12 @@ import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
 import type { CallPrincipal, RawToolCall } from '../tools/tool-call.gate.js';
 import type { ToolCatalogue, ToolView } from '../tools/tool-catalogue.js';
-import type { ToolDefinition } from '../execution/tool-definition.js';
+import type { ToolDefinition, ToolProgress } from '../execution/tool-definition.js';
 import { invalidIdempotencyKey } from '../calls/calls.errors.js';
 import { KeyedCallService } from '../calls/keyed-call.service.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
-import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, toMcpTool } from './mcp-tool-results.js';
+import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
 import { ALL_REVISIONS, DISCOVER_CACHE, HEADER_MISMATCH, headerMismatch, isModernRevision, MODERN_REVISIONS, TOOLS_LIST_CACHE, UNSUPPORTED_PROTOCOL_VERSION } from './mcp-modern.js';
 
@@ -206,9 +206,9 @@ export class McpEndpointService {
 
   // The JSON-RPC response to a request the fast path takes: its result, or an error with the McpError's
   // code and message.
-  private async answerOf(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>): Promise<unknown> {
+  private async answerOf(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
     try {
-      return { jsonrpc: '2.0', id: message.id, result: await this.fastResult(caller, message) };
+      return { jsonrpc: '2.0', id: message.id, result: await this.fastResult(caller, message, onProgress) };
     } catch (error) {
       // Nothing unexpected reaches a client: it is logged, and answered as an internal error.
       if (!(error instanceof McpError)) this.logger.error(error instanceof Error ? error : String(error));
@@ -219,44 +219,45 @@ export class McpEndpointService {
 
   // A tools/call that sent _meta.progressToken: answered as an event stream (the Streamable HTTP form that
   // may carry notifications before the response), with a progress notification every
-  // MCP_PROGRESS_INTERVAL_MS while the tool runs (a client resets its request timeout on each), then the
-  // response. A tool reports no fraction of its work, so progress counts the notifications and has no total.
+  // MCP_PROGRESS_INTERVAL_MS while the tool runs (a client resets its request timeout on each), one for each
+  // report the tool makes (an upstream MCP server's), then the response. MCP wants each notification's value
+  // above the last: progress counts the notifications, with no total; a report's own numbers are in its message.
   private async callWithProgress(caller: McpCaller, message: Extract<FastMessage, { kind: 'call' }>, exchange: HttpExchange): Promise<void> {
     const stream = new PassThrough();
     const write = (payload: unknown) => stream.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
     exchange.stream(200, SSE_HEADERS, stream);
     const started = Date.now();
     let progress = 0;
-    const timer = setInterval(() => {
-      const seconds = Math.round((Date.now() - started) / 1000);
-      write({
-        jsonrpc: '2.0',
-        method: 'notifications/progress',
-        params: { progressToken: message.progressToken, progress: ++progress, message: `${message.name} is running (${seconds} s)` },
-      });
-    }, this.config.transport.mcpProgressIntervalMs);
+    let ended = false;
+    const notify = (text: string) => {
+      if (ended) return;
+      write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: message.progressToken, progress: ++progress, message: text } });
+    };
+    const timer = setInterval(() => notify(`${message.name} is running (${Math.round((Date.now() - started) / 1000)} s)`), this.config.transport.mcpProgressIntervalMs);
+    const onProgress = (report: ToolProgress) => notify(report.message ?? `${message.name}: ${report.progress}${report.total !== undefined ? ` of ${report.total}` : ''}`);
     try {
-      write(await this.answerOf(caller, message));
+      write(await this.answerOf(caller, message, onProgress));
     } finally {
+      ended = true;
       clearInterval(timer);
       stream.end();
     }
   }
 
-  private async fastResult(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>): Promise<unknown> {
-    const result = await this.resultOf(caller, message);
+  private async fastResult(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
+    const result = await this.resultOf(caller, message, onProgress);
     if (!('modern' in message) || !message.modern) return result;
     // Revision 2026-07-28 marks every result complete, and says how long a listing may be cached, by whom.
     if (message.kind === 'list') return { ...(result as object), resultType: 'complete', ...TOOLS_LIST_CACHE };
     return { ...(result as object), resultType: 'complete' };
   }
 
-  private async resultOf(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>): Promise<unknown> {
+  private async resultOf(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
     switch (message.kind) {
       case 'discover':
         return { supportedVersions: ALL_REVISIONS, capabilities: CAPABILITIES, serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
       case 'call':
-        return this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey });
+        return this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey, onProgress });
       case 'list':
         return this.list(caller);
       case 'ping':
@@ -302,20 +303,22 @@ export class McpEndpointService {
   // instance: McpCancellations). `request.signal`: the SDK's signal for it (a notifications/cancelled in the
   // same batch). `request.idempotencyKey`: params._meta["dev.toolgate/idempotencyKey"], REST's Idempotency-Key.
   // An unknown tool is the request's error (-32602), not a tool result: MCP's answer to a name tools/list
-  // did not offer (the gate has audited the refusal).
-  private async call(caller: McpCaller, name: string, args: unknown, request: CallRequest = {}): Promise<CallToolResult> {
-    const outputSchema = await this.advertisesOutputSchema(caller, name);
+  // did not offer (the gate has audited the refusal). MCP's arguments are optional: none is an empty object.
+  private async call(caller: McpCaller, name: string, sent: unknown, request: CallRequest = {}): Promise<CallToolResult> {
+    const args = sent === undefined ? {} : sent;
+    const shape = await this.resultShape(caller, name);
     const cancel = new AbortController();
     const release = request.id !== undefined ? this.cancellations.track(requestRef(caller, request.id), cancel) : undefined;
     const onSdkCancel = () => cancel.abort(new ClientCancelled());
     if (request.signal?.aborted) onSdkCancel();
     else request.signal?.addEventListener('abort', onSdkCancel, { once: true });
     try {
-      if (request.idempotencyKey !== undefined) return await this.keyedCall(caller, name, args, cancel.signal, request.idempotencyKey, outputSchema);
-      return await this.plainCall(caller, name, args, cancel.signal, outputSchema);
+      const run = { cancelled: cancel.signal, shape, onProgress: request.onProgress };
+      if (request.idempotencyKey !== undefined) return await this.keyedCall(caller, name, args, run, request.idempotencyKey);
+      return await this.plainCall(caller, name, args, run);
     } catch (error) {
       if (error instanceof AppError && error.code === 'tool_not_found') throw new McpError(ErrorCode.InvalidParams, error.message);
-      if (error instanceof AppError) return fromRefusal(error, outputSchema);
+      if (error instanceof AppError) return fromRefusal(error, shape.outputSchema);
       // The SDK would send an error's own message: nothing unexpected reaches a client.
       this.logger.error(error instanceof Error ? error : String(error));
       throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
@@ -326,16 +329,21 @@ export class McpEndpointService {
   }
 
   // Whether tools/list showed this tool with an output schema: then structuredContent is only ever a result
-  // of that schema (checked when the tool answered: ToolInvocationService).
-  private async advertisesOutputSchema(caller: McpCaller, name: string): Promise<boolean> {
+  // of that schema (checked when the tool answered: ToolInvocationService); and whether it relays an
+  // upstream MCP server's content. A name that is no tool is refused by the gate.
+  private async resultShape(caller: McpCaller, name: string): Promise<ResultShape> {
     const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
-    const definitions = caller.catalogue ? caller.catalogue.view(tools).definitions : tools.map((t) => t.executor.definition);
-    return advertisesOutputSchema(definitions.find((d) => d.name === name));
+    if (!caller.catalogue) {
+      const tool = tools.find((t) => t.executor.definition.name === name);
+      return { outputSchema: advertisesOutputSchema(tool?.executor.definition), relaysContent: tool?.executor.relaysMcpContent === true };
+    }
+    const view = caller.catalogue.view(tools);
+    return { outputSchema: advertisesOutputSchema(view.definitions.find((d) => d.name === name)), relaysContent: relaysContentIn(view, name) };
   }
 
   // Each call its own controller: in a JSON-RPC batch, one call's deadline must not stop the others. The
   // client cancelling it, or going away, stops it.
-  private async plainCall(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal, outputSchema: boolean): Promise<CallToolResult> {
+  private async plainCall(caller: McpCaller, name: string, args: unknown, { cancelled, shape, onProgress }: CallRun): Promise<CallToolResult> {
     const controller = new AbortController();
     const onCancel = () => controller.abort(cancelled.reason);
     const onGone = () => controller.abort(caller.controller.signal.reason);
@@ -345,10 +353,10 @@ export class McpEndpointService {
     else caller.controller.signal.addEventListener('abort', onGone, { once: true });
     try {
       const outcome = await this.calls.call(
-        { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp', catalogue: caller.catalogue },
+        { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp', catalogue: caller.catalogue, onProgress },
         controller,
       );
-      return fromInvocation(outcome, outputSchema);
+      return fromInvocation(outcome, shape);
     } finally {
       cancelled.removeEventListener('abort', onCancel);
       caller.controller.signal.removeEventListener('abort', onGone);
@@ -357,7 +365,7 @@ export class McpEndpointService {
 
   // Under an Idempotency-Key, as over REST: the call runs on when the client goes away and its retry gets the
   // stored answer (marked replayed); notifications/cancelled or the key's end stop it, and that answer is kept.
-  private async keyedCall(caller: McpCaller, name: string, args: unknown, cancelled: AbortSignal, key: unknown, outputSchema: boolean): Promise<CallToolResult> {
+  private async keyedCall(caller: McpCaller, name: string, args: unknown, { cancelled, shape, onProgress }: CallRun, key: unknown): Promise<CallToolResult> {
     const call: RawToolCall = {
       tenantId: caller.tenantId,
       projectId: caller.projectId,
@@ -366,10 +374,11 @@ export class McpEndpointService {
       body: { arguments: args },
       channel: 'mcp',
       catalogue: caller.catalogue,
+      onProgress,
     };
     if (typeof key !== 'string') throw invalidIdempotencyKey(`_meta["${IDEMPOTENCY_KEY_META}"] must be a string of 1 to 255 visible ASCII characters`);
     const { outcome, replayed } = await this.keyed.call(call, key, AbortSignal.any([cancelled, caller.keyEnded]));
-    const result = fromInvocation(outcome, outputSchema);
+    const result = fromInvocation(outcome, shape);
     return replayed ? { ...result, _meta: { ...result._meta, [REPLAYED_META]: true } } : result;
   }
 }
@@ -378,6 +387,24 @@ interface CallRequest {
   id?: string | number;
   signal?: AbortSignal;
   idempotencyKey?: unknown;
+  // The client listens for progress (it sent a progressToken): the tool's own reports go there.
+  onProgress?: (report: ToolProgress) => void;
+}
+
+// A tools/call on its way to the tool: what stops it, how its result is shaped, where its progress goes.
+interface CallRun {
+  cancelled: AbortSignal;
+  shape: ResultShape;
+  onProgress?: (report: ToolProgress) => void;
+}
+
+// Through a toolset, the real tool behind a name relays upstream content; a dispatcher (call_tool) does not.
+function relaysContentIn(view: ToolView, name: string): boolean {
+  try {
+    return view.find(name).tool.executor.relaysMcpContent === true;
+  } catch {
+    return false;
+  }
 }
 
 const requestRef = (caller: McpCaller, requestId: string | number): McpRequestRef => ({

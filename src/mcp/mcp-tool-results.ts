@@ -32,16 +32,25 @@ export function toMcpTool(definition: ToolDefinition): Tool {
 // Whether tools/list advertises an output schema for this tool (toMcpTool keeps only object schemas).
 export const advertisesOutputSchema = (definition: ToolDefinition | undefined): boolean => definition?.outputSchema?.type === 'object';
 
+// How a tool's results are shaped for an MCP client: `outputSchema`, whether tools/list showed one (then
+// structuredContent is only ever a result of it); `relaysContent`, whether the tool is an upstream MCP
+// server's, whose content (images, audio, embedded resources, links) is handed on as that server sent it.
+export interface ResultShape {
+  outputSchema: boolean;
+  relaysContent: boolean;
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 // The outcome of a call that ran: the JSON result as structuredContent and as text (checked against the
-// tool's outputSchema before it got here: ToolInvocationService), or isError with the tool's error written
-// for the model (status error or timeout). `outputSchema`: whether the tool declares one, in which case
-// structuredContent is only ever a result of that schema.
-export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto, outputSchema: boolean): CallToolResult {
+// tool's outputSchema before it got here: ToolInvocationService), or an upstream MCP server's content as it
+// came, or isError with the tool's error written for the model (status error or timeout).
+export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto, shape: ResultShape): CallToolResult {
+  const { outputSchema } = shape;
   const _meta = { [INVOCATION_ID_META]: outcome.invocationId };
   if (outcome.status === 'pending_approval') return awaitingApproval(outcome, _meta, outputSchema);
+  if (outcome.status === 'ok' && shape.relaysContent && isUpstreamContent(outcome.result)) return { content: outcome.result.content, _meta };
   if (outcome.status === 'ok') {
     const text = JSON.stringify(outcome.result ?? null);
     // structuredContent is an object in MCP: any other JSON value is carried as { result }.
@@ -50,6 +59,13 @@ export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto
   }
   const error = outcome.error ?? { code: 'internal_error', message: 'The tool failed', retryable: false };
   return errorResult(error.message, { status: outcome.status, error }, _meta, outputSchema);
+}
+
+// An upstream MCP server's answer without structuredContent, as the skill executor returns it: { content }
+// and nothing else, each item a content block.
+function isUpstreamContent(result: unknown): result is { content: CallToolResult['content'] } {
+  if (!isPlainObject(result) || Object.keys(result).length !== 1 || !Array.isArray(result.content)) return false;
+  return result.content.every((item) => isPlainObject(item) && typeof item.type === 'string');
 }
 
 // A call refused before it ran (invalid arguments, a path outside the workspace, a rate limit): the same

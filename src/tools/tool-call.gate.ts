@@ -10,6 +10,7 @@ import { type Caller, type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION
 import type { ProjectSettings } from '../projects/project-access.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import type { ExposedTool, ToolCatalogue } from './tool-catalogue.js';
+import type { ToolContext } from '../execution/tool-definition.js';
 import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
@@ -34,6 +35,8 @@ export interface RawToolCall {
   channel: InvocationChannel;
   // A call through a toolset: the names, schemas and fixed arguments the model was shown (tool-catalogue.ts).
   catalogue?: ToolCatalogue;
+  // Progress the tool reports while it runs (MCP: the client sent a progressToken).
+  onProgress?: ToolContext['onProgress'];
 }
 
 // How a call through a catalogue reached its tool: audited beside the real tool's name.
@@ -61,6 +64,7 @@ export interface ValidatedToolCall {
   // Through a toolset: the name the model used, and the workspace directory the tool's paths are confined to.
   exposedAs: ExposedAs | null;
   pathPrefix: string | null;
+  onProgress?: ToolContext['onProgress'];
 }
 
 // Collects what the gate below needs from the REST route: the tenant, the project, the tool and the body.
@@ -155,6 +159,7 @@ export class ToolCallGate {
         startedAt,
         exposedAs: exposed && catalogue ? { toolset: catalogue.toolset, name: exposed.name } : (resume?.exposedAs ?? null),
         pathPrefix: exposed ? exposed.pathPrefix : (resume?.pathPrefix ?? null),
+        ...(call.onProgress && { onProgress: call.onProgress }),
       };
     } catch (error) {
       throw await this.refused(identity, error, body, tool, startedAt);

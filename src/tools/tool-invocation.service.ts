@@ -106,6 +106,7 @@ export class ToolInvocationService {
         project: call.settings,
         signal,
         timeoutMs: call.timeoutMs,
+        ...(call.onProgress && { onProgress: call.onProgress }),
       });
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));

@@ -20,6 +20,7 @@ import { runSkillTool, type CommandExecutorSpec, type SkillRunRequest } from './
 export class SkillToolExecutor implements ToolExecutor {
   readonly definition: ToolDefinition;
   readonly spawnsProcesses: boolean;
+  readonly relaysMcpContent: boolean;
   private readonly ownSecrets: string[];
 
   constructor(
@@ -33,6 +34,7 @@ export class SkillToolExecutor implements ToolExecutor {
   ) {
     this.definition = tool.definition;
     this.spawnsProcesses = tool.spec.executor.type === 'command';
+    this.relaysMcpContent = tool.spec.executor.type === 'mcp';
     this.ownSecrets = tool.spec.executor.type === 'command' ? [] : executorSecrets(tool.spec.executor);
   }
 
@@ -98,10 +100,12 @@ export class SkillToolExecutor implements ToolExecutor {
     return runSkillTool(request, ctx.signal);
   }
 
-  // Forwarded with tools/call under the call's deadline and signal; the upstream's isError is the tool's error.
+  // Forwarded with tools/call under the call's deadline and signal; the upstream's isError is the tool's error,
+  // its progress reports the call's when the caller listens. The result is its structuredContent, else its
+  // content as it came ({ content }), which the MCP endpoint relays unchanged (relaysMcpContent).
   private async callUpstream(spec: McpExecutorSpec, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     const target = { tenantId: ctx.tenantId, url: spec.url, headers: spec.headers };
-    const result = await this.upstreams.callTool(target, spec.tool, args, ctx.timeoutMs, ctx.signal);
+    const result = await this.upstreams.callTool(target, spec.tool, args, ctx.timeoutMs, ctx.signal, ctx.onProgress);
     capResultContent(result, this.config.tools.mcpResultMaxContentItems);
     const text = result.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n');
     if (result.isError) throw new ToolError('upstream_error', text.slice(0, 8192) || `The tool '${spec.tool}' failed on the MCP server`, false);

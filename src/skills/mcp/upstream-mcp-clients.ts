@@ -6,6 +6,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolError } from '../../execution/tool-error.js';
+import type { ToolContext, ToolProgress } from '../../execution/tool-definition.js';
 import { redactText, scrubWholeValues } from '../../common/secrets/secret-redaction.js';
 import type { SkillWorkerTasks } from '../executors/skill-worker-tasks.js';
 import { executorSecrets } from '../skill-secrets.js';
@@ -70,7 +71,8 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
     }
   }
 
-  async callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<CallToolResult> {
+  // `onProgress`: asks the upstream for progress reports (a progressToken) and receives them.
+  async callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, onProgress?: ToolContext['onProgress']): Promise<CallToolResult> {
     for (let attempt = 0; ; attempt++) {
       const key = keyOf(target);
       let pending = this.clients.get(key);
@@ -81,7 +83,8 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
       try {
         const client = await pending;
         // The SDK's own timeout stays out of the way: the call's deadline is the tool's (ToolInvocationService).
-        return (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs + 1_000 })) as CallToolResult;
+        const progress = onProgress && { onprogress: ({ progress, total, message }: ToolProgress) => onProgress({ progress, total, message }) };
+        return (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs + 1_000, ...progress })) as CallToolResult;
       } catch (error) {
         this.forget(key, pending);
         if (signal.aborted) throw error;

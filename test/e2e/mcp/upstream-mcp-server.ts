@@ -30,6 +30,8 @@ export class UpstreamMcpServer {
   private sessions = new Map<string, StreamableHTTPServerTransport>();
   private server: http.Server | null = null;
   port = 0;
+  // Answers as plain JSON; an upstream that sends notifications while a call runs answers as an event stream.
+  protected readonly jsonResponse: boolean = true;
 
   // What tools/list answers; a test may change it to play an upstream that changes its definitions.
   constructor(public tools: Tool[] = UPSTREAM_TOOLS) {}
@@ -69,14 +71,14 @@ export class UpstreamMcpServer {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
         return;
       }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, enableJsonResponse: true, onsessioninitialized: (id) => void this.sessions.set(id, created) });
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, enableJsonResponse: this.jsonResponse, onsessioninitialized: (id) => void this.sessions.set(id, created) });
       transport = created;
       await this.mcpServer().connect(transport);
     }
     await transport.handleRequest(req, res, body);
   }
 
-  private mcpServer(): Server {
+  protected mcpServer(): Server {
     const server = new Server({ name: 'upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
