@@ -66,6 +66,14 @@ export class ParkedCallsRepository {
     return key?.oauthGrant?.decidedByKeyId ?? null;
   }
 
+  // Whether the key that made a call still works (not revoked, not expired). A requester that is no key of
+  // this service (an external issuer's token, judged by its issuer) is not refused here.
+  async requesterActive(requestedByKeyId: string): Promise<boolean> {
+    if (!isUuid(requestedByKeyId)) return true;
+    const key = await this.prisma.apiKey.findUnique({ where: { id: requestedByKeyId }, select: { revokedAt: true, expiresAt: true } });
+    return key === null || (key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > Date.now()));
+  }
+
   private opened(call: ParkedCall | null): ParkedCall | null {
     const args = call?.arguments as Record<string, unknown> | null | undefined;
     if (!call || !args || typeof args[SEALED] !== 'string') return call;

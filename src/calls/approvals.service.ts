@@ -4,7 +4,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
 import { AppError } from '../common/errors/app-error.js';
 import { redactMessage } from '../common/secrets/secret-redaction.js';
-import { approvalAlreadyDecided, approvalExpired, approvalNotFound, approvalSelfDecision } from './calls.errors.js';
+import { approvalAlreadyDecided, approvalExpired, approvalNotFound, approvalRequesterEnded, approvalSelfDecision } from './calls.errors.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ParkedCall } from '../generated/prisma/client.js';
 import { InFlightCalls } from '../tools/in-flight-calls.js';
@@ -51,7 +51,13 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     await this.registry.forProject(tenantId, projectId);
     // Not while shutting down: an approved call must run, not be refused for a reason the approver cannot fix.
     this.inFlight.admit();
-    await this.refuseSelfDecision(tenantId, projectId, invocationId, decider);
+    const pending = await this.refuseSelfDecision(tenantId, projectId, invocationId, decider);
+    // A revoked or expired credential's calls die with it: revoking a leaked key (or an OAuth consent) must
+    // not leave its queue to be run by the next person who approves.
+    if (pending?.status === 'pending' && pending.requestedByKeyId && !(await this.parked.requesterActive(pending.requestedByKeyId))) {
+      await this.deny(tenantId, projectId, invocationId, 'the key that made it was revoked or has expired', decider);
+      throw approvalRequesterEnded();
+    }
     const call = await this.parked.decide(tenantId, projectId, invocationId, 'approved', reason, decider);
     if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
     // The pending row must be written before the row that replaces it.
@@ -109,11 +115,12 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
   // that consented to the OAuth client whose token made it (else an approver could sign a client in and
   // approve its own agent's calls). The requester never changes, so checking before the conditional update
   // leaves no window.
-  private async refuseSelfDecision(tenantId: string, projectId: string, invocationId: string, decider: Decider): Promise<void> {
+  private async refuseSelfDecision(tenantId: string, projectId: string, invocationId: string, decider: Decider): Promise<ParkedCall | null> {
     const call = await this.parked.findById(tenantId, projectId, invocationId);
-    if (!call?.requestedByKeyId) return;
+    if (!call?.requestedByKeyId) return call;
     if (call.requestedByKeyId === decider.keyId) throw approvalSelfDecision();
     if ((await this.parked.consentedByKeyId(call.requestedByKeyId)) === decider.keyId) throw approvalSelfDecision();
+    return call;
   }
 
   // Expires what is due (each call once, whichever instance gets it), then says why this one was not pending.

@@ -27,6 +27,13 @@ export const approvalExpired = (timeoutMs: number) =>
 export const approvalAlreadyDecided = (status: 'approved' | 'denied') =>
   conflict('approval_already_decided', `This call was already decided (${status}); a decision is taken once`, { status });
 
+export const approvalRequesterEnded = () =>
+  conflict(
+    'approval_requester_ended',
+    'The key that made this call was revoked or has expired since (an OAuth client\'s consent ended with it): the call was denied instead of run',
+    { status: 'denied' },
+  );
+
 export const approvalSelfDecision = () =>
   forbidden(
     'approval_self_decision',

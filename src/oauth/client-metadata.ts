@@ -18,7 +18,14 @@ export interface OAuthClientInfo {
 // A client ID metadata document is small; anything larger is refused, not cut.
 export const CLIENT_METADATA_MAX_BYTES = 5 * 1024;
 const NAME_MAX = 200;
-const REFUSED_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:']);
+// Schemes that cannot receive a code safely: script and browser-internal ones, cleartext network ones, and
+// ones the operating system hands to other programs (mail, calls, Windows handlers). https, http to a
+// loopback address, and a native app's own scheme (RFC 8252 7.1, e.g. com.example.app: or cursor:) remain.
+const REFUSED_SCHEMES = new Set([
+  'javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'view-source:', 'jar:', 'filesystem:', 'chrome:', 'intent:',
+  'ws:', 'wss:', 'ftp:', 'gopher:', 'telnet:', 'ssh:', 'smb:', 'nfs:', 'ldap:', 'dict:',
+  'mailto:', 'tel:', 'sms:', 'callto:', 'sip:', 'news:', 'nntp:', 'irc:', 'search:', 'search-ms:',
+]);
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 // Client ID Metadata Documents (the MCP authorization spec's preferred registration): the client_id is an
@@ -93,6 +100,8 @@ export function checkRedirectUris(value: unknown): string[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > 10) throw invalidRedirectUri('redirect_uris must list 1 to 10 URIs');
   return value.map((uri) => {
     if (typeof uri !== 'string' || uri.length > 2000) throw invalidRedirectUri('each redirect URI must be a string of at most 2000 characters');
+    // Shown to the person deciding as written: it must be the URI the browser is sent to, byte for byte.
+    if (/[\s\u0000-\u001f\u007f]/.test(uri)) throw invalidRedirectUri(`${clip(JSON.stringify(uri))} holds whitespace or control characters`);
     let parsed: URL;
     try {
       parsed = new URL(uri);
@@ -102,11 +111,27 @@ export function checkRedirectUris(value: unknown): string[] {
     if (parsed.hash !== '') throw invalidRedirectUri(`${clip(uri)} has a fragment`);
     // user:password@ before a host makes a URI read as one site while it goes to another.
     if (parsed.username !== '' || parsed.password !== '') throw invalidRedirectUri(`${clip(uri)} carries user information before its host`);
-    if (REFUSED_SCHEMES.has(parsed.protocol)) throw invalidRedirectUri(`${clip(uri)}: the ${parsed.protocol} scheme cannot receive a code`);
+    if (REFUSED_SCHEMES.has(parsed.protocol) || parsed.protocol.startsWith('ms-')) {
+      throw invalidRedirectUri(`${clip(uri)}: the ${parsed.protocol} scheme cannot receive a code; use https, http to a loopback address, or the app's own scheme`);
+    }
     // Plain http only back to this machine (a native client's loopback listener, RFC 8252 7.3).
     if (parsed.protocol === 'http:' && !LOOPBACK.has(parsed.hostname)) throw invalidRedirectUri(`${clip(uri)}: http is allowed only for a loopback address; use https`);
     return uri;
   });
+}
+
+// Whether `asked` is one of the registered redirect URIs: exactly, or for a loopback one with any port,
+// since a native client listens on whichever port it gets (RFC 8252 7.3).
+export function redirectUriRegistered(registered: readonly string[], asked: string): boolean {
+  if (registered.includes(asked)) return true;
+  if (!isLoopbackUri(asked)) return false;
+  const withoutPort = (uri: string) => {
+    const url = new URL(uri);
+    url.port = '';
+    return url.href;
+  };
+  const portless = withoutPort(asked);
+  return registered.some((uri) => isLoopbackUri(uri) && withoutPort(uri) === portless);
 }
 
 // An http(s) URI of this machine's loopback interface: what a native client listens on (RFC 8252 7.3).

@@ -5,7 +5,7 @@ import { projectOfResource } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ProjectsRepository } from '../projects/projects.repository.js';
 import { hashApiKey } from '../tenants/api-key-format.js';
-import { ClientMetadataDocuments, isLoopbackUri, type OAuthClientInfo } from './client-metadata.js';
+import { ClientMetadataDocuments, isLoopbackUri, type OAuthClientInfo, redirectUriRegistered } from './client-metadata.js';
 import type { OAuthDecisionDto, OAuthDecisionResponseDto, OAuthRequestViewDto } from './dto/oauth.dto.js';
 import { authorizationRefused, externalIssuerOnly, OAuthProtocolError, oauthRequestDecided, oauthRequestExpired, oauthRequestNotFound } from './oauth.errors.js';
 import { OAuthRepository } from './oauth.repository.js';
@@ -46,7 +46,7 @@ export class OAuthAuthorizationService {
     const redirectUri = single(query, 'redirect_uri');
     if (clientId === undefined) throw authorizationRefused('client_id is required');
     const client = await this.client(clientId);
-    if (redirectUri === undefined || !client.redirectUris.includes(redirectUri)) {
+    if (redirectUri === undefined || !redirectUriRegistered(client.redirectUris, redirectUri)) {
       throw authorizationRefused(`redirect_uri ${redirectUri === undefined ? '(missing)' : JSON.stringify(redirectUri.slice(0, 200))} is not one the client registered`);
     }
     // From here on the client is known and its redirect URI its own. Errors go back to it (RFC 6749 4.1.2.1)
@@ -121,6 +121,7 @@ export class OAuthAuthorizationService {
       project: { id: project.id, name: project.name, slug: project.slug },
       scopes: request.scope.split(' '),
       expiresAt: request.expiresAt.toISOString(),
+      callsNeedApproval: tenant.role !== 'admin',
     };
   }
 
@@ -140,6 +141,7 @@ export class OAuthAuthorizationService {
       scope: request.scope,
       tools: [...new Set(decision.tools ?? [])],
       decidedByKeyId: tenant.apiKeyId,
+      decidedByRole: tenant.role,
       expiresAt: consentEnds(decision.expiresIn, tenant.expiresAt),
     });
     const code = `tgc_${randomBytes(32).toString('hex')}`;

@@ -143,6 +143,9 @@ export class OAuthTokensService {
       toolset: null,
       oauthGrantId: current.id,
       oauthResource: current.resource,
+      // An approver may decide calls, never make them: what it lends a client is calls that each wait for
+      // another person's approval (and it cannot decide them itself, see ApprovalsService).
+      parksEveryCall: current.decidedByRole !== 'admin',
     });
     await this.keys.retireOAuthAccessTokens(current.tenantId, current.id, key.id);
     const refreshEnds = Math.min(now + this.refreshTtlMs, ends);

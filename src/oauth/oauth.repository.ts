@@ -26,6 +26,7 @@ export interface NewOAuthGrant {
   scope: string;
   tools: string[];
   decidedByKeyId: string;
+  decidedByRole: string;
   expiresAt: Date | null;
 }
 

@@ -28,6 +28,8 @@ export interface KeyGrant {
   // An OAuth access token: the consent (oauth_grants row) it was issued under and the one resource it serves.
   oauthGrantId?: string;
   oauthResource?: string;
+  // Every call of the key parks for approval (an OAuth client an approver signed in).
+  parksEveryCall?: boolean;
 }
 
 // The key's prefix (the public part that finds the row), never the secret; or every key of a deleted tenant.
@@ -157,6 +159,7 @@ export class ApiKeysService {
         expiresAt: record.expiresAt,
         toolset: record.toolset,
         oauthResource: record.oauthResource,
+        parksEveryCall: record.parksEveryCall,
         hash: record.keyHash,
         lastTouchedAt: 0,
       };
@@ -165,8 +168,8 @@ export class ApiKeysService {
     if (entry.expiresAt !== null && entry.expiresAt.getTime() <= Date.now()) return { expiredAt: entry.expiresAt };
     this.cache.set(prefix, entry);
     this.touch(entry);
-    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource } = entry;
-    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource };
+    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall } = entry;
+    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall };
   }
 
   private touch(entry: CachedKey): void {

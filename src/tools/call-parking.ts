@@ -20,8 +20,10 @@ export class CallParking {
   ) {}
 
   // An entry is a tool name, a name ending in `*`, or a class (tool-classes.ts). Each tool is judged on its
-  // own: ["read_file"] does not park read_multiple_files, which reads too; name both, or a class.
+  // own: ["read_file"] does not park read_multiple_files, which reads too; name both, or a class. A key that
+  // parks every call (an OAuth client an approver signed in) parks whatever the tool.
   needsApproval(call: ValidatedToolCall): boolean {
+    if (call.principal.parksEveryCall === true) return true;
     return call.settings.approvalRequired.some((entry) => approvalEntryCovers(entry, call.tool.executor));
   }
 

@@ -21,9 +21,16 @@ export interface CallPrincipal {
   apiKeyId: string;
   keyName: string;
   tools: readonly string[] | null;
+  // Every call parks for a person's approval, whatever the project says.
+  parksEveryCall?: boolean;
 }
 
-export const principalOf = (tenant: Tenant): CallPrincipal => ({ apiKeyId: tenant.apiKeyId, keyName: tenant.keyName, tools: tenant.tools });
+export const principalOf = (tenant: Tenant): CallPrincipal => ({
+  apiKeyId: tenant.apiKeyId,
+  keyName: tenant.keyName,
+  tools: tenant.tools,
+  parksEveryCall: tenant.parksEveryCall === true,
+});
 
 export interface RawToolCall {
   tenantId: string;

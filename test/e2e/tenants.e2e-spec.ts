@@ -47,6 +47,7 @@ describe('tenants and API keys', () => {
       toolset: null,
       oauthResource: null,
       oauthConsentedByKeyId: null,
+      parksEveryCall: false,
     });
     expect(JSON.stringify(listed.body)).not.toContain(issued.body.key.split('_')[2]);
     const rows = await t.database.driver.withSession((s) =>

@@ -46,7 +46,8 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
   const decide = (requestId: string, auth: Auth, body: object = { approve: true }) => t.http.post(`/v1/oauth/requests/${requestId}/decision`).set(auth).send(body);
 
   // The whole protocol as a client and a person go through it; answers the tokens and the code.
-  const signIn = async (projectId: string, decision: object = { approve: true }, decider: Auth = tenant.deciderAuth) => {
+  // An admin consents unless told otherwise: its client calls tools itself.
+  const signIn = async (projectId: string, decision: object = { approve: true }, decider: Auth = tenant.auth) => {
     const { verifier, challenge } = pkce();
     const requestId = requestIdOf(await authorize(goodQuery(projectId, challenge)));
     const decided = await decide(requestId, decider, decision).expect(200);
@@ -248,7 +249,7 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     expect([answer.searchParams.get('error'), answer.searchParams.get('code'), answer.searchParams.get('state')]).toEqual(['access_denied', null, 'xyz']);
   });
 
-  it('a consent lends the deciding key its authority only: that key cannot decide the token\'s calls, and the consent ends with it', async () => {
+  it("a consent lends the deciding key's authority only: an approver's client has every call wait for another person, and its calls and consent end with the key", async () => {
     const gated = (await t.createProject(tenant, { approvalRequired: ['write_file'] })).id;
     // An approver key that expires in two minutes consents to the client, asking for nothing about how long.
     const approver = await t.http
@@ -257,31 +258,50 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       .send({ name: 'short-lived approver', role: 'approver', expiresAt: new Date(Date.now() + 120_000).toISOString() })
       .expect(201);
     const approverAuth = bearer(approver.body.key as string);
+    const shown = requestIdOf(await authorize(goodQuery(gated, pkce().challenge)));
+    expect((await t.http.get(`/v1/oauth/requests/${shown}`).set(approverAuth).expect(200)).body.callsNeedApproval).toBe(true);
+    expect((await t.http.get(`/v1/oauth/requests/${shown}`).set(tenant.auth).expect(200)).body.callsNeedApproval).toBe(false);
     const { access, refresh, expiresIn } = await signIn(gated, { approve: true }, approverAuth);
     // No token outlives the key whose consent issued it: an access token of two minutes at most, no refresh token.
     expect([expiresIn <= 120, refresh]).toEqual([true, undefined]);
-    const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string; oauthResource: string | null; oauthConsentedByKeyId: string | null }>;
-    expect(keys.find((k) => k.oauthResource === resourceOf(gated))?.oauthConsentedByKeyId).toBe(approver.body.id);
-    expect(keys.find((k) => k.id === approver.body.id)?.oauthConsentedByKeyId).toBeNull();
+    const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{
+      id: string;
+      oauthResource: string | null;
+      oauthConsentedByKeyId: string | null;
+      parksEveryCall: boolean;
+    }>;
+    expect(keys.find((k) => k.oauthResource === resourceOf(gated))).toMatchObject({ oauthConsentedByKeyId: approver.body.id, parksEveryCall: true });
+    expect(keys.find((k) => k.id === approver.body.id)).toMatchObject({ oauthConsentedByKeyId: null, parksEveryCall: false });
 
-    // The client's call parks; the approver who signed it in cannot approve it (nor deny it), another person can.
-    const parked = await mcp(gated, bearer(access), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'write_file', arguments: { path: 'a.txt', content: 'x' } } }).expect(200);
-    expect(JSON.stringify(parked.body)).toMatch(/approv/i);
-    const pending = (await t.http.get(`/v1/projects/${gated}/invocations`).query({ status: 'pending_approval' }).set(tenant.auth).expect(200)).body.items as Array<{ id: string }>;
-    expect(pending).toHaveLength(1);
+    // An approver calls no tools, so neither does its client on its own: a gated tool and an ungated one both
+    // park, nothing is written, and the approver who signed it in can decide neither.
+    const write = { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'write_file', arguments: { path: 'a.txt', content: 'x' } } };
+    const list = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'list_files', arguments: {} } };
+    for (const body of [write, list]) expect(JSON.stringify((await mcp(gated, bearer(access), body).expect(200)).body)).toMatch(/approv/i);
+    expect(existsSync(path.join(t.workspaceOf(gated), 'a.txt'))).toBe(false);
+    const pending = (await t.http.get(`/v1/projects/${gated}/invocations`).query({ status: 'pending_approval' }).set(tenant.auth).expect(200)).body.items as Array<{
+      id: string;
+      tool: string;
+    }>;
+    expect(pending.map((call) => call.tool).sort()).toEqual(['list_files', 'write_file']);
+    const [written, listed] = [pending.find((call) => call.tool === 'write_file')!.id, pending.find((call) => call.tool === 'list_files')!.id];
     for (const verb of ['approve', 'deny']) {
-      const self = await t.http.post(`/v1/projects/${gated}/invocations/${pending[0].id}/${verb}`).set(approverAuth).send({});
+      const self = await t.http.post(`/v1/projects/${gated}/invocations/${written}/${verb}`).set(approverAuth).send({});
       expect([verb, self.status, self.body.error?.code]).toEqual([verb, 403, 'approval_self_decision']);
     }
-    await t.http.post(`/v1/projects/${gated}/invocations/${pending[0].id}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+    await t.http.post(`/v1/projects/${gated}/invocations/${written}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+    expect(existsSync(path.join(t.workspaceOf(gated), 'a.txt'))).toBe(true);
 
-    // The approver's key revoked: the client's token ends with it. So do the access and refresh tokens of a
-    // consent given by a key that never expires.
+    // The approver's key revoked: the client's token ends with it, and what it parked is denied, never run.
     const lasting = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'lasting approver', role: 'approver' }).expect(201);
     const second = await signIn(gated, { approve: true }, bearer(lasting.body.key as string));
     await mcp(gated, bearer(second.access)).expect(200);
     await t.http.delete(`/v1/api-keys/${approver.body.id}`).set(tenant.auth).expect(204);
     expect((await mcp(gated, bearer(access))).status).toBe(401);
+    const late = await t.http.post(`/v1/projects/${gated}/invocations/${listed}/approve`).set(tenant.deciderAuth).send({});
+    expect([late.status, late.body.error?.code]).toEqual([409, 'approval_requester_ended']);
+    expect((await t.http.get(`/v1/projects/${gated}/invocations/${listed}`).set(tenant.auth).expect(200)).body.status).toBe('denied');
+    // A consent given by a key that never expires ends with it too, access and refresh tokens alike.
     await mcp(gated, bearer(second.access)).expect(200);
     await t.http.delete(`/v1/api-keys/${lasting.body.id}`).set(tenant.auth).expect(204);
     expect((await mcp(gated, bearer(second.access))).status).toBe(401);
@@ -308,9 +328,30 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     for (const [what, uri] of [
       ['user information before the host', 'https://trusted.example@attacker.example/cb'],
       ['a password too', 'https://user:pw@attacker.example/cb'],
+      ['a cleartext websocket', 'ws://attacker.example/cb'],
+      ['ftp', 'ftp://attacker.example/cb'],
+      ['a Windows handler', 'ms-msdt:/id x'],
+      ['a Windows search handler', 'search-ms:query=x'],
+      ['mail', 'mailto:someone@example.com'],
+      ['view-source', 'view-source:https://attacker.example/'],
+      ['a header smuggled in', 'http://127.0.0.1:8765/cb\r\nSet-Cookie: x=1'],
+      ['leading whitespace', ' https://attacker.example/cb'],
+      ['a trailing tab', 'https://attacker.example/cb\t'],
     ] as const) {
       const res = await t.http.post('/oauth/register').send({ redirect_uris: [uri] });
       expect({ what, status: res.status, error: res.body.error }).toEqual({ what, status: 400, error: 'invalid_redirect_uri' });
+    }
+    // A native app's own scheme is taken, with or without a reverse domain name (RFC 8252 7.1).
+    for (const uri of ['com.example.app:/oauth/callback', 'cursor://anysphere.cursor-mcp/oauth/callback']) {
+      await t.http.post('/oauth/register').send({ redirect_uris: [uri] }).expect(201);
+    }
+
+    // A loopback redirect URI matches on any port (a native client listens where it can, RFC 8252 7.3), never
+    // on another host name.
+    requestIdOf(await authorize({ ...goodQuery(p, pkce().challenge), redirect_uri: 'http://127.0.0.1:53123/callback' }));
+    for (const uri of ['http://localhost:9/callback', 'http://127.0.0.1:9/callback/other', 'https://127.0.0.1:9/callback']) {
+      const res = await authorize({ ...goodQuery(p, pkce().challenge), redirect_uri: uri });
+      expect({ uri, status: res.status, location: res.headers.location }).toEqual({ uri, status: 400, location: undefined });
     }
 
     const requestId = requestIdOf(await authorize(goodQuery(p, pkce().challenge)));

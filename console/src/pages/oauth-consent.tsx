@@ -80,6 +80,11 @@ export function OAuthConsentPage() {
         <dt>Decide before</dt>
         <dd>{formatTime(r.expiresAt)}</dd>
       </dl>
+      {r.callsNeedApproval ? (
+        <p role="note" data-testid="calls-need-approval">
+          You sign in with an approver key: each call this client makes will wait for another person's approval.
+        </p>
+      ) : null}
       <fieldset>
         <legend>Tools it may list and call</legend>
         <ErrorNote error={tools.error} label="The project's tools could not be listed" />

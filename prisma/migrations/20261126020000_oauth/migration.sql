@@ -42,6 +42,8 @@ CREATE TABLE "oauth_grants" (
     "scope" TEXT NOT NULL,
     "tools" TEXT[] DEFAULT ARRAY[]::TEXT[],
     "decided_by_key_id" UUID NOT NULL,
+    -- admin or approver: an approver lends no power to call tools, so every call of its client parks.
+    "decided_by_role" TEXT NOT NULL,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "expires_at" TIMESTAMPTZ(3),
     "revoked_at" TIMESTAMPTZ(3),
@@ -70,5 +72,7 @@ ALTER TABLE "oauth_refresh_tokens" ADD CONSTRAINT "oauth_refresh_tokens_grant_id
 -- An access token is an agent key issued under a grant, accepted only at its resource (a project's MCP URL).
 ALTER TABLE "api_keys" ADD COLUMN "oauth_grant_id" UUID;
 ALTER TABLE "api_keys" ADD COLUMN "oauth_resource" TEXT;
+-- Every call of this key waits for a person's approval, whatever the project's approvalRequired says.
+ALTER TABLE "api_keys" ADD COLUMN "parks_every_call" BOOLEAN NOT NULL DEFAULT false;
 CREATE INDEX "api_keys_oauth_grant_id_idx" ON "api_keys"("oauth_grant_id");
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_oauth_grant_id_fkey" FOREIGN KEY ("oauth_grant_id") REFERENCES "oauth_grants"("id") ON DELETE CASCADE ON UPDATE CASCADE;

@@ -47,6 +47,8 @@ export interface Tenant {
   toolset?: string | null;
   // An OAuth access token: the one resource (a project's MCP URL) it is accepted at. Absent: an API key.
   oauthResource?: string | null;
+  // Every call of the key waits for a person's approval (an OAuth client signed in by an approver).
+  parksEveryCall?: boolean;
 }
 
 export const ALLOWED_ROLES = 'toolgate:allowed-roles';

@@ -26,6 +26,10 @@ export class OAuthRequestViewDto {
   @ApiProperty({ type: OAuthRequestProjectDto }) project!: OAuthRequestProjectDto;
   @ApiProperty({ type: [String] }) scopes!: string[];
   @ApiProperty({ format: 'date-time', description: 'A decision after this is refused; the client starts again' }) expiresAt!: string;
+  @ApiProperty({
+    description: "true when the key reading this is an approver's: an approver lends no power to call tools, so each call of a client it signs in waits for another person's approval",
+  })
+  callsNeedApproval!: boolean;
 }
 
 export class OAuthDecisionDto {

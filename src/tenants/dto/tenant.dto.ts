@@ -114,6 +114,8 @@ export class ApiKeyResponseDto {
     description: "An OAuth access token: the key of the person who consented to its client (revoking that key ends the consent; it cannot decide this token's parked calls). null: an API key",
   })
   oauthConsentedByKeyId!: string | null;
+  @ApiProperty({ description: "Every call of the key waits for a person's approval, whatever the project says: an OAuth client signed in by an approver key" })
+  parksEveryCall!: boolean;
 
   static from(k: ApiKey & { oauthGrant?: { decidedByKeyId: string } | null }): ApiKeyResponseDto {
     return {
@@ -129,6 +131,7 @@ export class ApiKeyResponseDto {
       toolset: k.toolset,
       oauthResource: k.oauthResource,
       oauthConsentedByKeyId: k.oauthGrant?.decidedByKeyId ?? null,
+      parksEveryCall: k.parksEveryCall,
     };
   }
 }

@@ -64,7 +64,8 @@ describeBrowser('MCP sign-in with OAuth, as an MCP client does it', () => {
     try {
       await page.goto(authorizationUrl.href);
       expect(new URL(page.url()).pathname).toBe('/console/oauth/consent');
-      await page.getByLabel('API key', { exact: true }).fill(tenant.deciderAuth.Authorization.slice('Bearer '.length));
+      // An admin's consent: the client calls tools itself (an approver's would have each call wait for approval).
+      await page.getByLabel('API key', { exact: true }).fill(tenant.auth.Authorization.slice('Bearer '.length));
       await page.getByRole('button', { name: 'Sign in' }).click();
       await expect(page.getByTestId('client-name').textContent()).resolves.toBe(expectedName);
       if (expectedOrigin) await expect(page.getByTestId('client-origin').textContent()).resolves.toBe(expectedOrigin);
