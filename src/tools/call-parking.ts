@@ -52,6 +52,7 @@ export class CallParking {
       identity.exposedTool = call.exposedAs.name;
     }
     await this.recorder.parked(identity, call.redacted, call.startedAt);
-    return { invocationId: call.invocationId, tool, status: 'pending_approval', expiresAt: expiresAt.toISOString() };
+    // Through a toolset, the name the model called it by (the audit row names both).
+    return { invocationId: call.invocationId, tool: call.exposedAs?.name ?? tool, status: 'pending_approval', expiresAt: expiresAt.toISOString() };
   }
 }

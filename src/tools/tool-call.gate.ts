@@ -13,6 +13,8 @@ import type { ExposedTool, ToolCatalogue } from './tool-catalogue.js';
 import type { ToolContext } from '../execution/tool-definition.js';
 import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
+import { retoldAs } from '../execution/validation/validation-message.js';
+import type { ToolRenames } from './exposed-texts.js';
 import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
 
 // The key a call came with, as far as the call path needs it: who asked (every audit row names it, a parked
@@ -46,10 +48,12 @@ export interface RawToolCall {
   onProgress?: ToolContext['onProgress'];
 }
 
-// How a call through a catalogue reached its tool: audited beside the real tool's name.
+// How a call through a catalogue reached its tool: audited beside the real tool's name, and answered under
+// the shown names (`renames`: the real tools the model knows by other names, this one among them).
 export interface ExposedAs {
   toolset: string;
   name: string;
+  renames: ToolRenames;
 }
 
 export interface ValidatedToolCall {
@@ -119,6 +123,7 @@ export class ToolCallGate {
     let body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
     let tool: RegisteredTool | undefined;
     let exposed: ExposedTool | null = null;
+    let renames: ToolRenames = NO_RENAMES;
     try {
       // A tool outside the key's binding is not there, for this key: refused like a missing one.
       const tools = ToolRegistry.restrict(project, call.principal.tools);
@@ -131,6 +136,7 @@ export class ToolCallGate {
         identity.tool = identity.exposedTool = name.slice(0, 128);
         exposed = view.find(name);
         tool = exposed.tool;
+        renames = renamesFor(view.renames, exposed);
         identity.tool = tool.executor.definition.name;
         identity.exposedTool = exposed.name;
       } else {
@@ -143,9 +149,8 @@ export class ToolCallGate {
     try {
       checkEnvelope(call.body);
       const timeoutMs = callTimeout(body.timeoutMs, tool.executor.definition.timeoutMs);
-      // Through a toolset: the model's arguments against what it was shown, then the fixed ones added, then the
-      // real tool's own check. An approved call comes back with the arguments as they ran.
-      const args = exposed && !resume ? tool.validator.parse(withFixed(exposed.validator.parse(body.arguments), exposed.fixedArguments)) : tool.validator.parse(body.arguments);
+      // An approved call comes back with the arguments as they ran.
+      const args = exposed && !resume ? exposedArguments(exposed, body.arguments) : tool.validator.parse(body.arguments);
       const { path: workspace } = await this.workspaces.resolve(call.tenantId, call.projectId);
       // Text arguments (OpenAI style) stay text in the audit, redacted as their value.
       const redacted = redactArguments(args, tool.validator.redaction);
@@ -164,7 +169,7 @@ export class ToolCallGate {
         redacted,
         timeoutMs,
         startedAt,
-        exposedAs: exposed && catalogue ? { toolset: catalogue.toolset, name: exposed.name } : (resume?.exposedAs ?? null),
+        exposedAs: exposed && catalogue ? { toolset: catalogue.toolset, name: exposed.name, renames } : (resume?.exposedAs ?? null),
         pathPrefix: exposed ? exposed.pathPrefix : (resume?.pathPrefix ?? null),
         ...(call.onProgress && { onProgress: call.onProgress }),
       };
@@ -200,6 +205,28 @@ export interface Resumed {
   caller: Caller | null;
   exposedAs?: ExposedAs | null;
   pathPrefix?: string | null;
+}
+
+const NO_RENAMES: ToolRenames = new Map();
+
+// The view's renames, with the called tool under the name it was called by (a tool shown under two names).
+function renamesFor(renames: ToolRenames, exposed: ExposedTool): ToolRenames {
+  const real = exposed.tool.executor.definition.name;
+  if (real === exposed.name || renames.get(real) === exposed.name) return renames;
+  return new Map([...renames, [real, exposed.name]]);
+}
+
+// Through a toolset: the model's arguments against what it was shown, then the fixed ones added, then the
+// real tool's own check, whose refusal is told as the model saw the tool (its name and usage, and nothing
+// of the fixed arguments it never saw: a schema may tie a fixed value to what the model sends).
+function exposedArguments(exposed: ExposedTool, raw: unknown): Record<string, unknown> {
+  const args = withFixed(exposed.validator.parse(raw), exposed.fixedArguments);
+  try {
+    return exposed.tool.validator.parse(args);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    throw retoldAs(error, { name: exposed.name, usage: exposed.validator.usage }, Object.keys(exposed.fixedArguments ?? {}));
+  }
 }
 
 // The fixed arguments win over anything the model sent under their names.

@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../execution/tool-definition.js';
 import type { CompiledToolValidator } from '../execution/validation/tool-validator.js';
+import type { ToolRenames } from './exposed-texts.js';
 import type { RegisteredTool } from './tool-registry.js';
 
 // A tool as a catalogue shows it to the model: another name, description or schema over a real tool.
@@ -19,6 +20,9 @@ export interface ExposedTool {
 // One catalogue over one tool list: what the model is shown and how a name it calls resolves.
 export interface ToolView {
   readonly definitions: readonly ToolDefinition[];
+  // The real tools the model knows by another name (real -> shown), for the texts a run answers it: a
+  // tool shown under its own name too, or under two names, is left as it is.
+  readonly renames: ToolRenames;
   // The exposed tool of that name, or an AppError (tool_not_found with suggestions).
   find(name: string): ExposedTool;
   // A call of a dispatching tool (search mode's call_tool): the tool it names and its arguments, or null

@@ -7,6 +7,7 @@ import { inSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import { ClientCancelled, ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import { oneLine } from '../execution/validation/json-preview.js';
 import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
+import { renameInResult, renameTools } from './exposed-texts.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { checkToolOutput } from './tool-output-check.js';
 import { InvocationRecorder } from './invocation-recorder.js';
@@ -17,6 +18,9 @@ import { ToolError } from '../execution/tool-error.js';
 import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
 
 const TIMED_OUT = Symbol('timed out');
+
+// What a run comes to: a refusal from the executor, or what the call answers.
+type Outcome = AppError | { status: 'ok' | 'error' | 'timeout'; result?: unknown; error?: Required<CallOutcome>['error'] & { retryable: boolean } };
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown; aborted: boolean } | typeof TIMED_OUT;
 
@@ -46,7 +50,7 @@ export class ToolInvocationService {
     const settled = tracingEnabled()
       ? await inSpan('toolgate.execute', { 'toolgate.tool': name, 'toolgate.channel': call.channel }, () => this.runWithDeadline(call, controller))
       : await this.runWithDeadline(call, controller);
-    const outcome = this.toOutcome(settled, call, controller.signal, call.redacted.secrets);
+    const outcome = asShown(this.toOutcome(settled, call, controller.signal, call.redacted.secrets), call);
     if (outcome instanceof AppError) {
       // The executor's refusal reaches the caller, an MCP client and a stored outcome as the audit has it.
       const refusal = redactAppError(outcome, (text) => redactMessage(text, call.redacted.secrets));
@@ -66,7 +70,8 @@ export class ToolInvocationService {
     });
     return {
       invocationId: call.invocationId,
-      tool: name,
+      // Through a toolset, the name the model called it by (the audit row names both).
+      tool: call.exposedAs?.name ?? name,
       status: outcome.status,
       ...(outcome.status === 'ok' ? { result: outcome.result } : { error: outcome.error }),
       durationMs,
@@ -126,7 +131,7 @@ export class ToolInvocationService {
     call: ValidatedToolCall,
     signal: AbortSignal,
     secrets: readonly string[],
-  ): AppError | { status: 'ok' | 'error' | 'timeout'; result?: unknown; error?: Required<CallOutcome>['error'] & { retryable: boolean } } {
+  ): Outcome {
     if (settled === TIMED_OUT) {
       return {
         status: 'timeout',
@@ -167,4 +172,18 @@ export class ToolInvocationService {
     else this.logger.error(redactMessage(error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error), secrets));
     return { status: 'error', error: { code: 'internal_error', message: 'The tool failed unexpectedly; the failure has been logged', retryable: false } };
   }
+}
+
+// Through a toolset, what the run answers the model names tools as the toolset shows them: an error's
+// message, and a built-in's hints (a skill's result is its own data, left as it is).
+function asShown(outcome: Outcome, call: ValidatedToolCall): Outcome {
+  const renames = call.exposedAs?.renames;
+  if (!renames || renames.size === 0) return outcome;
+  if (outcome instanceof AppError) {
+    const message = renameTools(outcome.message, renames);
+    return message === outcome.message ? outcome : new AppError(outcome.status, outcome.code, message, { details: outcome.details, extra: outcome.extra, headers: outcome.headers });
+  }
+  const error = outcome.error && { ...outcome.error, message: renameTools(outcome.error.message, renames) };
+  const builtin = call.tool.executor.definition.source === 'builtin';
+  return { ...outcome, ...(error && { error }), ...(outcome.status === 'ok' && builtin && { result: renameInResult(outcome.result, renames) }) };
 }

@@ -12,6 +12,7 @@ import { ListFilesExecutor } from './executors/list-files.executor.js';
 import { ReadFileExecutor } from './executors/read-file.executor.js';
 import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
+import { FILE_TOOL_PATH_PARAMETERS } from './builtin-file-paths.js';
 import { BUILTIN_TOOL_NAMES } from './builtin-tool-names.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
 import { toolNotFound } from '../execution/validation/name-suggestions.js';
@@ -63,6 +64,11 @@ export class ToolRegistry implements OnModuleInit {
     const names = this.builtins.map((b) => b.definition.name);
     if (names.join() !== BUILTIN_TOOL_NAMES.join()) {
       throw new Error(`BUILTIN_TOOL_NAMES (${BUILTIN_TOOL_NAMES.join(', ')}) does not match the executors (${names.join(', ')})`);
+    }
+    for (const [tool, parameters] of Object.entries(FILE_TOOL_PATH_PARAMETERS)) {
+      const properties = this.builtins.find((b) => b.definition.name === tool)?.definition.inputSchema.properties as Record<string, unknown> | undefined;
+      const missing = parameters.filter((name) => !properties?.[name]);
+      if (missing.length > 0) throw new Error(`FILE_TOOL_PATH_PARAMETERS names ${missing.join(', ')} of ${tool}, which it does not take`);
     }
     this.compiled = this.builtins.map((executor) => ({
       executor,

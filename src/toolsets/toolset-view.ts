@@ -5,6 +5,8 @@ import type { JsonSchema } from '../execution/validation/schema-type.js';
 import { type CompiledToolValidator, compileToolValidator } from '../execution/validation/tool-validator.js';
 import { toolNotFound } from '../execution/validation/name-suggestions.js';
 import { createTenantAjv } from '../skills/schema-vetting.js';
+import { FILE_TOOL_PATH_PARAMETERS } from '../tools/builtin-file-paths.js';
+import type { ToolRenames } from '../tools/exposed-texts.js';
 import { approvalEntryCovers, TOOLSET_SOURCE } from '../tools/tool-classes.js';
 import type { ExposedTool, ToolView } from '../tools/tool-catalogue.js';
 import type { RegisteredTool } from '../tools/tool-registry.js';
@@ -41,12 +43,34 @@ export function withoutFixed(schema: JsonSchema, fixed: Readonly<Record<string, 
   return { ...rest, properties, ...(required.length > 0 ? { required } : {}) };
 }
 
+// Under a pathPrefix the model's paths are relative to that directory, not to the workspace: the path
+// parameters' descriptions say so (the directory itself is not named, lest the model repeat it in its paths).
+export function withPrefixedPaths(schema: JsonSchema, tool: string): JsonSchema {
+  const names = FILE_TOOL_PATH_PARAMETERS[tool] ?? [];
+  const properties = (schema.properties as Record<string, JsonSchema> | undefined) ?? {};
+  const described = { ...properties };
+  for (const name of names) {
+    const property = properties[name];
+    if (!property) continue;
+    described[name] = relativeToPrefix(property);
+    const items = property.items as JsonSchema | undefined;
+    if (items && typeof items === 'object' && !Array.isArray(items)) described[name] = { ...described[name], items: relativeToPrefix(items) };
+  }
+  return { ...schema, properties: described };
+}
+
+const relativeToPrefix = (property: JsonSchema): JsonSchema =>
+  typeof property.description === 'string'
+    ? { ...property, description: property.description.replace(/\bthe (?:project )?workspace\b/g, "the tool's root directory") }
+    : property;
+
 const isSkillTool = (tool: RegisteredTool) => tool.executor.definition.source.startsWith('skill:');
 
 // One toolset over one tool list (the project's, as the asking key may see it): built once per pair and
 // kept with them (ToolsetCatalogues), so validators compile and the search index builds once per change.
 export class ToolsetView implements ToolView {
   readonly definitions: readonly ExposedDefinition[];
+  readonly renames: ToolRenames;
   private readonly exposed = new Map<string, Exposed>();
   private readonly search: Exposed | null = null;
   private readonly callTool: CompiledToolValidator | null = null;
@@ -75,6 +99,7 @@ export class ToolsetView implements ToolView {
         if (!named.has(name) && approvalEntryCovers(entry.select, tool.executor)) this.add(name, tool, null);
       }
     }
+    this.renames = renamesOf([...this.exposed.values()]);
     if (record.mode === 'search') {
       this.search = this.searchTool();
       this.callTool = createCallToolValidator();
@@ -92,7 +117,7 @@ export class ToolsetView implements ToolView {
   find(name: string): ExposedTool {
     if (this.search && name === SEARCH_TOOLS) return this.search;
     const exposed = this.exposed.get(name);
-    if (!exposed) throw toolNotFound(name, [...this.definitions.map((d) => d.name), ...(this.search ? this.exposed.keys() : [])]);
+    if (!exposed) throw toolNotFound(name, [...this.definitions.map((d) => d.name), ...(this.search ? this.exposed.keys() : [])], 'this toolset');
     return exposed;
   }
 
@@ -118,7 +143,8 @@ export class ToolsetView implements ToolView {
     if (this.exposed.has(name) || RESERVED_NAMES.includes(name)) return;
     const real = tool.executor.definition;
     const fixed = entry?.fixedArguments ?? null;
-    const inputSchema = withoutFixed(real.inputSchema, fixed);
+    const prefix = entry?.pathPrefix ?? null;
+    const inputSchema = prefix === null ? withoutFixed(real.inputSchema, fixed) : withPrefixedPaths(withoutFixed(real.inputSchema, fixed), real.name);
     const definition: ExposedDefinition = {
       ...real,
       name,
@@ -126,8 +152,10 @@ export class ToolsetView implements ToolView {
       inputSchema,
       ...(entry?.title !== undefined ? { title: entry.title } : {}),
     };
+    // A tool shown under its own name with all its parameters validates as itself (descriptions aside, which
+    // a pathPrefix changes, the schema is its own).
     const validator = name === real.name && fixed === null ? tool.validator : this.compile(tool, name, inputSchema);
-    this.exposed.set(name, { name, tool, validator, fixedArguments: fixed, pathPrefix: entry?.pathPrefix ?? null, definition });
+    this.exposed.set(name, { name, tool, validator, fixedArguments: fixed, pathPrefix: prefix, definition });
   }
 
   private compile(tool: RegisteredTool, name: string, schema: JsonSchema): CompiledToolValidator {
@@ -160,6 +188,18 @@ export class ToolsetView implements ToolView {
     const tool: RegisteredTool = { executor: executor, validator };
     return { name: SEARCH_TOOLS, tool, validator, fixedArguments: null, pathPrefix: null, definition };
   }
+}
+
+// Each real tool the toolset shows under one name only, and not its own.
+function renamesOf(exposed: readonly Exposed[]): ToolRenames {
+  const shownAs = new Map<string, string[]>();
+  for (const { name, tool } of exposed) {
+    const real = tool.executor.definition.name;
+    shownAs.set(real, [...(shownAs.get(real) ?? []), name]);
+  }
+  const renames = new Map<string, string>();
+  for (const [real, names] of shownAs) if (names.length === 1 && names[0] !== real) renames.set(real, names[0]);
+  return renames;
 }
 
 const CALL_TOOL_DEFINITION: ExposedDefinition = {

@@ -6,6 +6,7 @@ import type { JsonSchema } from '../execution/validation/schema-type.js';
 import { toolNotFound } from '../execution/validation/name-suggestions.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { createTenantAjv } from '../skills/schema-vetting.js';
+import { FILE_TOOLS } from '../tools/builtin-file-paths.js';
 import { TOOL_CLASSES } from '../tools/tool-classes.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { type ToolsetBodyDto, ToolsetListResponseDto, ToolsetResponseDto } from './dto/toolset.dto.js';
@@ -18,8 +19,6 @@ import { type ToolsetEntry, type ToolsetFields, type ToolsetRecord, ToolsetsRepo
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const TOOL_PREFIX = /^[a-zA-Z0-9_-]{0,64}\*$/;
 const ENTRY_FIELDS = ['select', 'name', 'title', 'description', 'fixedArguments', 'pathPrefix'];
-// The tools whose path arguments a pathPrefix confines (every path they take is resolved in that directory).
-const FILE_TOOLS = new Set(['read_file', 'read_multiple_files', 'write_file', 'edit_file', 'search_files', 'list_files', 'move_file', 'delete_file']);
 const MAX_DESCRIPTION = 4096;
 const MAX_TITLE = 200;
 
@@ -110,8 +109,9 @@ function checkEntry(raw: ToolsetEntry, index: number, tools: readonly Registered
   if (raw.description !== undefined) entry.description = checkText(raw.description, `${at}.description`, MAX_DESCRIPTION);
   if (raw.fixedArguments !== undefined) entry.fixedArguments = checkFixed(raw.fixedArguments, `${at}.fixedArguments`, tool);
   if (raw.pathPrefix !== undefined) {
-    if (!FILE_TOOLS.has(select) || tool.executor.definition.source !== 'builtin') {
-      throw invalidToolset(`${at}.pathPrefix confines a file tool's paths; ${select} is not one (${[...FILE_TOOLS].join(', ')})`);
+    // The tools whose path arguments a pathPrefix confines (every path they take is resolved in that directory).
+    if (!FILE_TOOLS.includes(select) || tool.executor.definition.source !== 'builtin') {
+      throw invalidToolset(`${at}.pathPrefix confines a file tool's paths; ${select} is not one (${FILE_TOOLS.join(', ')})`);
     }
     entry.pathPrefix = checkPrefix(raw.pathPrefix, `${at}.pathPrefix`);
   }

@@ -51,9 +51,10 @@ export function suggestNames(input: string, candidates: readonly string[], max =
   return ranked.slice(0, max).map((entry) => entry.name);
 }
 
-export function toolNotFound(name: string, available: readonly string[]): AppError {
+// `where`: what offers the tools (a toolset offers its own, under the names it shows).
+export function toolNotFound(name: string, available: readonly string[], where = 'this project'): AppError {
   const suggestions = suggestNames(name, available);
-  let message = `No tool named ${quoteValue(name, 60)} in this project.`;
+  let message = `No tool named ${quoteValue(name, 60)} in ${where}.`;
   if (suggestions.length > 0) {
     message += ` Did you mean ${orList(suggestions.map((s) => `'${s}'`))}?`;
   } else if (available.length > 0) {
@@ -61,7 +62,7 @@ export function toolNotFound(name: string, available: readonly string[]): AppErr
     const more = available.length > LISTED_TOOLS ? `, and ${available.length - LISTED_TOOLS} more` : '';
     message += ` Available tools: ${listed}${more}.`;
   } else {
-    message += ' This project has no tools enabled.';
+    message += where === 'this project' ? ' This project has no tools enabled.' : ' It offers no tools now.';
   }
   return new AppError(404, 'tool_not_found', message, { details: { suggestions } });
 }

@@ -56,6 +56,19 @@ export function invalidArguments(tool: ToolRef, issues: readonly ToolArgumentIss
   return new AppError(422, 'invalid_arguments', message, { extra: { tool: tool.name, issues: kept, usage: tool.usage } });
 }
 
+// A refusal of arguments told as another tool (the name and usage a model was shown for it), leaving out the
+// issues of parameters the model was not shown (`hidden`): it could not have set them. When only those
+// remain, what it sent does not fit what was set for it, and it is told so.
+export function retoldAs(error: AppError, tool: ToolRef, hidden: readonly string[]): AppError {
+  if (error.code !== 'invalid_arguments') return error;
+  const issues = ((error.extra?.issues ?? []) as ToolArgumentIssue[]).filter((issue) => !hidden.includes(decodeToken(issue.path.split('/')[1] ?? '')));
+  const shown: ToolArgumentIssue[] =
+    issues.length > 0
+      ? issues
+      : [{ path: '', keyword: 'fixed', message: `these arguments do not fit the settings ${tool.name} has here, which it does not show; try other values or another tool` }];
+  return invalidArguments(tool, shown);
+}
+
 function dedupe(issues: readonly ToolArgumentIssue[]): ToolArgumentIssue[] {
   const seen = new Set<string>();
   return issues.filter((issue) => {

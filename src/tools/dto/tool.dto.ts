@@ -146,9 +146,11 @@ class InvocationErrorDto {
   @ApiProperty({ description: 'Trying the same call again may work' }) retryable!: boolean;
 }
 
+const TOOL_CALLED = 'The tool called; through a toolset, the name the toolset shows it by (its audit row names the real tool in tool, this one in exposedTool)';
+
 export class InvocationResultDto {
   @ApiProperty({ format: 'uuid' }) invocationId!: string;
-  @ApiProperty() tool!: string;
+  @ApiProperty({ description: TOOL_CALLED }) tool!: string;
   @ApiProperty({ enum: ['ok', 'error', 'timeout'] }) status!: 'ok' | 'error' | 'timeout';
   @ApiPropertyOptional({ ...JSON_VALUE_SCHEMA, description: "The tool's result when status is ok" }) result?: unknown;
   @ApiPropertyOptional({ type: InvocationErrorDto }) error?: InvocationErrorDto;
@@ -158,7 +160,7 @@ export class InvocationResultDto {
 // A call the project requires a person to approve: validated, audited as pending_approval, not run.
 export class PendingApprovalDto {
   @ApiProperty({ format: 'uuid', description: 'Approve or deny it at POST .../invocations/{invocationId}/approve or /deny' }) invocationId!: string;
-  @ApiProperty() tool!: string;
+  @ApiProperty({ description: TOOL_CALLED }) tool!: string;
   @ApiProperty({ enum: ['pending_approval'] }) status!: 'pending_approval';
   @ApiProperty({ format: 'date-time', description: 'Not decided by then, it expires and never runs' }) expiresAt!: string;
 }

@@ -41,6 +41,7 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     workspace = t.workspaceOf(projectId);
     await mkdir(path.join(workspace, 'docs'));
     await writeFile(path.join(workspace, 'docs', 'intro.md'), 'hello from the docs\n');
+    await writeFile(path.join(workspace, 'docs', 'guide.md'), 'one\ntwo\nthree\n');
     await writeFile(path.join(workspace, 'secret.txt'), 'not for the docs reader\n');
     await symlink('../secret.txt', path.join(workspace, 'docs', 'leak.md'));
   });
@@ -96,7 +97,7 @@ describe('toolsets: curated tools served over REST and MCP', () => {
 
   it('confines a prefixed tool to its directory: paths relative to it, no way out by .., absolute paths or symlinks', async () => {
     const ok = await invoke('docs-reader', 'read_doc', { path: 'intro.md' }).expect(200);
-    expect(ok.body).toMatchObject({ tool: 'read_file', status: 'ok', result: { path: 'intro.md', content: 'hello from the docs\n' } });
+    expect(ok.body).toMatchObject({ tool: 'read_doc', status: 'ok', result: { path: 'intro.md', content: 'hello from the docs\n' } });
     const row = await audit(ok.body.invocationId);
     expect(row).toMatchObject({ tool: 'read_file', toolset: 'docs-reader', exposedTool: 'read_doc', status: 'ok' });
     for (const escape of ['../secret.txt', 'leak.md', path.join(workspace, 'secret.txt')]) {
@@ -118,6 +119,92 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     // A tool the toolset does not offer is not there.
     const absent = await invoke('docs-reader', 'write_file', { path: 'x', content: 'y' }).expect(404);
     expect(absent.body.error.code).toBe('tool_not_found');
+  });
+
+  describe('names every tool as the toolset shows it, in what the model reads', () => {
+    // A tool whose schema ties one parameter to another: a task (kind fixed by the toolset) needs a due date.
+    const TRACK_SCHEMA = {
+      type: 'object',
+      properties: { kind: { type: 'string', enum: ['note', 'task'] }, text: { type: 'string' }, due: { type: 'string' } },
+      required: ['kind', 'text'],
+      additionalProperties: false,
+      if: { properties: { kind: { const: 'task' } }, required: ['kind', 'text'] },
+      then: { required: ['due'] },
+    };
+    let client: Client;
+    beforeAll(async () => {
+      await installSkill(t, tenant, projectId, skillOf([commandTool('track', ['printf', '%s', '{{text}}'], TRACK_SCHEMA)]));
+      const tools = [
+        { select: 'read_file', name: 'read_doc', pathPrefix: 'docs' },
+        { select: 'track', name: 'add_task', fixedArguments: { kind: 'task' } },
+        { select: 'write_file', name: 'save_doc', pathPrefix: 'docs' },
+      ];
+      await t.http.post(base()).set(tenant.auth).send({ slug: 'curated', name: 'Curated', mode: 'direct', tools }).expect(201);
+      await t.http.post(base()).set(tenant.auth).send({ slug: 'curated-search', name: 'Curated, searched', mode: 'search', tools }).expect(201);
+      client = await connectMcp(t, projectId, tenant.auth, '/toolsets/curated/mcp');
+    });
+    afterAll(() => client?.close());
+
+    it('refuses arguments the real schema rejects under the exposed name and usage, without the fixed arguments', async () => {
+      const shown = 'Invalid arguments for add_task: missing required parameter: due. Usage: add_task(text: string, due?: string)';
+      const rest = await invoke('curated', 'add_task', { text: 'ship it' }).expect(422);
+      expect(rest.body.error).toMatchObject({ code: 'invalid_arguments', message: shown, tool: 'add_task', usage: 'add_task(text: string, due?: string)' });
+      const searched = await invoke('curated-search', 'call_tool', { name: 'add_task', arguments: { text: 'ship it' } }).expect(422);
+      expect(searched.body.error.message).toBe(shown);
+      const mcp = (await client.callTool({ name: 'add_task', arguments: { text: 'ship it' } })) as TextResult;
+      expect(mcp.isError).toBe(true);
+      expect(textOf(mcp)).toBe(shown);
+      for (const text of [JSON.stringify(rest.body), JSON.stringify(searched.body), JSON.stringify(mcp)]) {
+        expect(text).not.toMatch(/\btrack\b|kind/);
+      }
+      // The audit row still names the real tool beside the one the model called.
+      const page = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'track' }).set(tenant.auth).expect(200);
+      expect(page.body.items.at(-1)).toMatchObject({ tool: 'track', toolset: 'curated', exposedTool: 'add_task', status: 'invalid_arguments' });
+    });
+
+    it('answers a run under the exposed name, with hints that name the exposed tools', async () => {
+      const rest = await invoke('curated', 'read_doc', { path: 'guide.md', limit: 1 }).expect(200);
+      expect(rest.body).toMatchObject({ tool: 'read_doc', status: 'ok', result: { content: 'one\n', truncated: true, nextOffset: 2 } });
+      expect(rest.body.result.hint).toBe('Showing lines 1-1 of 3; call read_doc again with offset: 2 to read on');
+      const mcp = (await client.callTool({ name: 'read_doc', arguments: { path: 'guide.md', limit: 1 } })) as TextResult;
+      expect(textOf(mcp)).toContain('call read_doc again with offset: 2');
+      expect(JSON.stringify(mcp)).not.toContain('read_file');
+      expect(await audit(rest.body.invocationId)).toMatchObject({ tool: 'read_file', toolset: 'curated', exposedTool: 'read_doc' });
+      // A file named like a tool is data, not a name to change.
+      await writeFile(path.join(workspace, 'docs', 'read_file.md'), 'a\nb\n');
+      const named = await invoke('curated', 'read_doc', { path: 'read_file.md', limit: 1 }).expect(200);
+      expect(named.body.result.path).toBe('read_file.md');
+    });
+
+    it('suggests only the names the toolset shows for a tool it does not have', async () => {
+      const rest = await invoke('curated', 'read_dco', { path: 'guide.md' }).expect(404);
+      expect(rest.body.error.message).toBe("No tool named 'read_dco' in this toolset. Did you mean 'read_doc'?");
+      const real = await invoke('curated', 'read_file', { path: 'guide.md' }).expect(404);
+      expect(real.body.error.details.suggestions).not.toContain('read_file');
+      expect(real.body.error.message).toContain('in this toolset');
+      await expect(client.callTool({ name: 'read_dco', arguments: {} })).rejects.toThrow("No tool named 'read_dco' in this toolset. Did you mean 'read_doc'?");
+    });
+
+    it('tells the model of a parked call by the exposed name, over REST and MCP', async () => {
+      await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
+      try {
+        const rest = await invoke('curated', 'save_doc', { path: 'draft.md', content: 'draft' }).expect(202);
+        expect(rest.body).toMatchObject({ tool: 'save_doc', status: 'pending_approval' });
+        const mcp = (await client.callTool({ name: 'save_doc', arguments: { path: 'draft.md', content: 'draft' } })) as TextResult;
+        expect(textOf(mcp)).toMatch(/^This call of save_doc awaits approval/);
+        expect(JSON.stringify(mcp)).not.toContain('write_file');
+        expect(await audit(rest.body.invocationId)).toMatchObject({ tool: 'write_file', exposedTool: 'save_doc', status: 'pending_approval' });
+      } finally {
+        await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
+      }
+    });
+
+    it("describes a confined tool's paths as relative to its directory, not to the workspace", async () => {
+      const listed = await t.http.get(`${base()}/curated/tools`).set(tenant.auth).expect(200);
+      const readDoc = listed.body.tools.find((tool: { name: string }) => tool.name === 'read_doc');
+      expect(readDoc.inputSchema.properties.path.description).toBe("Path relative to the tool's root directory (an absolute path must lie inside it)");
+      expect(JSON.stringify(listed.body.tools)).not.toContain('relative to the project workspace');
+    });
   });
 
   describe('in search mode', () => {
