@@ -9,16 +9,22 @@ export const skillAlreadyEnabled = (skillId: string) => conflict('skill_already_
 
 export interface ToolCollision {
   tool: string;
-  // 'builtin' or 'skill:<name>@<version>'
+  // 'builtin', 'skill:<name>@<version>', or 'toolset:<slug>' (a toolset that shows another tool under the name)
   conflictsWith: string;
+  // With a toolset: the tool it shows under the name.
+  renamed?: string;
+}
+
+const TOOLSET = 'toolset:';
+
+function holder(c: ToolCollision): string {
+  if (c.conflictsWith === 'builtin') return 'provided by the built-in tools';
+  if (c.conflictsWith.startsWith(TOOLSET)) return `the name toolset '${c.conflictsWith.slice(TOOLSET.length)}' shows ${c.renamed ?? 'a tool'} under`;
+  return `provided by ${c.conflictsWith}`;
 }
 
 export const toolNameCollision = (collisions: ToolCollision[]) =>
-  conflict(
-    'tool_name_collision',
-    `Tool names must be unique in a project: ${collisions.map((c) => `'${c.tool}' is already provided by ${c.conflictsWith === 'builtin' ? 'the built-in tools' : c.conflictsWith}`).join('; ')}`,
-    { collisions },
-  );
+  conflict('tool_name_collision', `Tool names must be unique in a project: ${collisions.map((c) => `'${c.tool}' is already ${holder(c)}`).join('; ')}`, { collisions });
 
 export const schemaRefused = (tool: string, schema: 'inputSchema' | 'outputSchema' | 'executor', location: string, reason: string) =>
   new AppError(422, 'schema_refused', `Tool '${tool}': ${schema}${location} refused: ${reason}`, {

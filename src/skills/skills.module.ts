@@ -11,11 +11,12 @@ import { SkillsService } from './skills.service.js';
 import { McpSkillImporter } from './mcp/mcp-skill-importer.js';
 import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
 import { SkillChangesRepository } from './review/skill-changes.repository.js';
+import { ToolNameClaims } from './tool-name-claims.js';
 
 @Module({
   imports: [ProjectAccessModule, WorkspaceModule],
   controllers: [SkillsController, ProjectSkillsController],
-  providers: [SkillsRepository, SkillChangesRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer, UpstreamMcpClients, McpSkillImporter],
-  exports: [SkillTools, SkillsRepository, SkillChangesRepository, SkillCompiler, UpstreamMcpClients],
+  providers: [SkillsRepository, SkillChangesRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer, UpstreamMcpClients, McpSkillImporter, ToolNameClaims],
+  exports: [SkillTools, SkillsRepository, SkillChangesRepository, SkillCompiler, UpstreamMcpClients, ToolNameClaims],
 })
 export class SkillsModule {}

@@ -9,6 +9,7 @@ import type { SkillToolSpec } from './skill-compiler.js';
 import { openExecutorSecrets, openSourceSecrets, sealExecutorSecrets, sealSourceSecrets } from './skill-secrets.js';
 import type { McpSource } from './mcp/mcp-skill-importer.js';
 import { type NewSkillChange, SkillChangesRepository } from './review/skill-changes.repository.js';
+import { type ToolNameClaim, ToolNameClaims } from './tool-name-claims.js';
 
 export interface SkillFields {
   name: string;
@@ -35,10 +36,14 @@ export interface LockedSkill {
 }
 
 // A project whose row is locked for the rest of a transaction, with what enabling skills on it reads and
-// writes inside that transaction. The lock serialises enables on one project, so two concurrent ones cannot
-// both pass the name-collision check.
+// writes inside that transaction. The lock serialises enables on one project (and the writes of its
+// toolsets, which take it too), so two concurrent ones cannot both pass the name-collision check.
 export interface LockedProject {
+  // The transaction, for a feature that writes under the same lock (ToolsetsRepository).
+  tx: Tx;
   enabledSkills(): Promise<SkillRecord[]>;
+  // The names the project's toolsets give tools (ToolNameClaims).
+  claimedNames(): Promise<ToolNameClaim[]>;
   findSkill(skillId: string): Promise<SkillRecord | null>;
   isEnabled(skillId: string): Promise<boolean>;
   enable(skillId: string): Promise<Date>;
@@ -57,6 +62,7 @@ export class SkillsRepository {
     private readonly prisma: PrismaService,
     private readonly box: SecretBox,
     private readonly changes: SkillChangesRepository,
+    private readonly claims: ToolNameClaims,
   ) {}
 
   // UNIQUE_TAKEN: the tenant already has a skill with this name. `pending`: the changes its import left for review.
@@ -218,7 +224,9 @@ export class SkillsRepository {
 
   private locked(tenantId: string, projectId: string, tx: Tx): LockedProject {
     return {
+      tx,
       enabledSkills: () => this.enabledOnProject(tenantId, projectId, tx),
+      claimedNames: () => this.claims.on(tx, tenantId, projectId),
       findSkill: (skillId) => this.findById(tenantId, skillId, tx),
       isEnabled: (skillId) => tx.projectSkill.count({ where: { projectId, skillId } }).then((n) => n > 0),
       enable: async (skillId) => (await tx.projectSkill.create({ data: { projectId, skillId } })).createdAt,

@@ -4,6 +4,8 @@ import { PrismaService } from '../database/prisma.service.js';
 import { orUniqueTaken, type UniqueTaken } from '../database/unique-violation.js';
 import type { Prisma, Toolset } from '../generated/prisma/client.js';
 
+type Tx = Prisma.TransactionClient;
+
 export type ToolsetMode = 'direct' | 'search';
 
 // One entry of a toolset as given: which tools, and (for a single tool) how the model sees it.
@@ -37,33 +39,34 @@ export interface ToolsetFields {
 
 const toRecord = (row: Toolset): ToolsetRecord => ({ ...row, mode: row.mode as ToolsetMode, tools: row.tools as unknown as ToolsetEntry[] });
 
-// Every query is scoped by tenant and project; a toolset is found by its slug within its project.
+// Every query is scoped by tenant and project; a toolset is found by its slug within its project. Writes
+// take the transaction that holds the project's lock (`tx`), as enabling a skill does.
 @Injectable()
 export class ToolsetsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async create(tenantId: string, projectId: string, fields: ToolsetFields): Promise<ToolsetRecord | UniqueTaken> {
-    const row = await orUniqueTaken(this.prisma.toolset.create({ data: { tenantId, projectId, ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }));
+  async create(tenantId: string, projectId: string, fields: ToolsetFields, tx: Tx): Promise<ToolsetRecord | UniqueTaken> {
+    const row = await orUniqueTaken(tx.toolset.create({ data: { tenantId, projectId, ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }));
     return typeof row === 'symbol' ? row : toRecord(row);
   }
 
-  async listForProject(tenantId: string, projectId: string): Promise<ToolsetRecord[]> {
+  async listForProject(tenantId: string, projectId: string, tx: Tx = this.prisma): Promise<ToolsetRecord[]> {
     if (!isUuid(projectId)) return [];
-    const rows = await this.prisma.toolset.findMany({ where: { tenantId, projectId }, orderBy: [{ slug: 'asc' }] });
+    const rows = await tx.toolset.findMany({ where: { tenantId, projectId }, orderBy: [{ slug: 'asc' }] });
     return rows.map(toRecord);
   }
 
-  async findBySlug(tenantId: string, projectId: string, slug: string): Promise<ToolsetRecord | null> {
+  async findBySlug(tenantId: string, projectId: string, slug: string, tx: Tx = this.prisma): Promise<ToolsetRecord | null> {
     if (!isUuid(projectId)) return null;
-    const row = await this.prisma.toolset.findFirst({ where: { tenantId, projectId, slug } });
+    const row = await tx.toolset.findFirst({ where: { tenantId, projectId, slug } });
     return row ? toRecord(row) : null;
   }
 
   // Null when the tenant has no such toolset in the project.
-  async replace(tenantId: string, projectId: string, slug: string, fields: ToolsetFields): Promise<ToolsetRecord | null | UniqueTaken> {
-    const existing = await this.findBySlug(tenantId, projectId, slug);
+  async replace(tenantId: string, projectId: string, slug: string, fields: ToolsetFields, tx: Tx): Promise<ToolsetRecord | null | UniqueTaken> {
+    const existing = await this.findBySlug(tenantId, projectId, slug, tx);
     if (!existing) return null;
-    const row = await orUniqueTaken(this.prisma.toolset.update({ where: { id: existing.id }, data: { ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }));
+    const row = await orUniqueTaken(tx.toolset.update({ where: { id: existing.id }, data: { ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }));
     return typeof row === 'symbol' ? row : toRecord(row);
   }
 

@@ -5,8 +5,14 @@ import { describeAjvErrors } from '../execution/validation/validation-message.js
 import type { JsonSchema } from '../execution/validation/schema-type.js';
 import { toolNotFound } from '../execution/validation/name-suggestions.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { projectNotFound } from '../projects/projects.errors.js';
 import { createTenantAjv } from '../skills/schema-vetting.js';
+import { skillSource } from '../skills/skill-tools.js';
+import { type LockedProject, NO_PROJECT, SkillsRepository } from '../skills/skills.repository.js';
+import { type ToolNameClaim, ToolNameClaims } from '../skills/tool-name-claims.js';
 import { FILE_TOOLS } from '../tools/builtin-file-paths.js';
+import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
 import { TOOL_CLASSES } from '../tools/tool-classes.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { type ToolsetBodyDto, ToolsetListResponseDto, ToolsetResponseDto } from './dto/toolset.dto.js';
@@ -23,7 +29,10 @@ const MAX_DESCRIPTION = 4096;
 const MAX_TITLE = 200;
 
 // Toolsets of a project, managed by admin keys: each entry is checked against the project's tools as they
-// are now, so a rename cannot take a name the project already uses and fixed arguments fit the tool.
+// are now, so a rename cannot take a name the project already uses and fixed arguments fit the tool. A
+// toolset is written under the project's lock, which enabling a skill takes too, and the names it gives by
+// renaming are claims a skill's tool may not take later (ToolNameClaims): a rename and a skill's tool never
+// come to share a name, whichever comes first.
 @Injectable()
 export class ToolsetsService {
   constructor(
@@ -31,13 +40,20 @@ export class ToolsetsService {
     private readonly registry: ToolRegistry,
     private readonly catalogues: ToolsetCatalogues,
     private readonly keys: ApiKeysService,
-  ) {}
+    private readonly skills: SkillsRepository,
+    claims: ToolNameClaims,
+  ) {
+    claims.register(async (tx, tenantId, projectId) => (await this.repository.listForProject(tenantId, projectId, tx)).flatMap(claimsOf));
+  }
 
   async create(tenantId: string, projectId: string, body: ToolsetBodyDto): Promise<ToolsetResponseDto> {
     const { tools } = await this.registry.forProject(tenantId, projectId);
     const fields = checkToolset(body, tools);
-    const record = await this.repository.create(tenantId, projectId, fields);
-    if (record === UNIQUE_TAKEN) throw toolsetSlugTaken(fields.slug);
+    const record = await this.locked(tenantId, projectId, fields, async (tx) => {
+      const created = await this.repository.create(tenantId, projectId, fields, tx);
+      if (created === UNIQUE_TAKEN) throw toolsetSlugTaken(fields.slug);
+      return created;
+    });
     this.catalogues.changed(tenantId, projectId);
     return this.respond(record, tools);
   }
@@ -58,9 +74,12 @@ export class ToolsetsService {
   async replace(tenantId: string, projectId: string, slug: string, body: ToolsetBodyDto): Promise<ToolsetResponseDto> {
     const { tools } = await this.registry.forProject(tenantId, projectId);
     const fields = checkToolset(body, tools);
-    const record = await this.repository.replace(tenantId, projectId, slug, fields);
-    if (record === null) throw toolsetNotFound(slug);
-    if (record === UNIQUE_TAKEN) throw toolsetSlugTaken(fields.slug);
+    const record = await this.locked(tenantId, projectId, fields, async (tx) => {
+      const replaced = await this.repository.replace(tenantId, projectId, slug, fields, tx);
+      if (replaced === null) throw toolsetNotFound(slug);
+      if (replaced === UNIQUE_TAKEN) throw toolsetSlugTaken(fields.slug);
+      return replaced;
+    });
     this.catalogues.changed(tenantId, projectId);
     return this.respond(record, tools);
   }
@@ -72,6 +91,17 @@ export class ToolsetsService {
     await this.keys.revokeBoundToToolset(tenantId, projectId, slug);
   }
 
+  // Writes the toolset holding the project's lock, once its renames are checked against the names the project
+  // uses then (the built-ins, every tool of its enabled skills, withheld ones included).
+  private async locked(tenantId: string, projectId: string, fields: ToolsetFields, write: (tx: Prisma.TransactionClient) => Promise<ToolsetRecord>): Promise<ToolsetRecord> {
+    const record = await this.skills.withLockedProject(tenantId, projectId, async (project) => {
+      checkNames(fields.tools, await namesInUse(project));
+      return write(project.tx);
+    });
+    if (record === NO_PROJECT) throw projectNotFound(projectId);
+    return record;
+  }
+
   private respond(record: ToolsetRecord, tools: readonly RegisteredTool[]): ToolsetResponseDto {
     return ToolsetResponseDto.from(record, this.catalogues.view(record, tools).served.map((d) => d.name));
   }
@@ -81,7 +111,6 @@ export class ToolsetsService {
 function checkToolset(body: ToolsetBodyDto, tools: readonly RegisteredTool[]): ToolsetFields {
   if (body.tools.length === 0) throw invalidToolset('tools must select at least one tool');
   const entries = body.tools.map((entry, index) => checkEntry(entry, index, tools));
-  checkNames(entries, tools);
   return { slug: body.slug, name: body.name, mode: body.mode, tools: entries };
 }
 
@@ -159,20 +188,34 @@ function checkPrefix(value: unknown, at: string): string {
   return trimmed;
 }
 
+// What a name of the project is taken by: the built-ins, or the skill whose tool it is.
+async function namesInUse(project: LockedProject): Promise<Map<string, string>> {
+  const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, 'the built-in tools']));
+  for (const skill of await project.enabledSkills()) for (const tool of skill.tools) taken.set(tool.name, skillSource(skill));
+  return taken;
+}
+
 // The names the model will see must be unique, and a rename must not take a name the project already uses
 // for another tool (a built-in or a skill's), as a skill's tool may not (tool_name_collision).
-function checkNames(entries: ToolsetEntry[], tools: readonly RegisteredTool[]): void {
+function checkNames(entries: readonly ToolsetEntry[], taken: ReadonlyMap<string, string>): void {
   const collisions: ExposedNameCollision[] = [];
   const seen = new Map<string, number>();
   entries.forEach((entry, index) => {
     if (!selectsOneTool(entry.select)) return;
     const name = entry.name ?? entry.select;
     if (RESERVED_NAMES.includes(name)) collisions.push({ tool: name, conflictsWith: "one of a toolset's own tools (search mode)" });
-    const other = tools.find((t) => t.executor.definition.name === name && name !== entry.select);
-    if (other) collisions.push({ tool: name, conflictsWith: `provided by ${other.executor.definition.source === 'builtin' ? 'the built-in tools' : other.executor.definition.source}` });
+    const holder = name !== entry.select ? taken.get(name) : undefined;
+    if (holder) collisions.push({ tool: name, conflictsWith: `provided by ${holder}` });
     const earlier = seen.get(name);
     if (earlier !== undefined) collisions.push({ tool: name, conflictsWith: `the name of tools[${earlier}]` });
     else seen.set(name, index);
   });
   if (collisions.length > 0) throw exposedNameCollision(collisions);
+}
+
+// The names a toolset holds: each one it shows a tool under instead of the tool's own.
+function claimsOf(record: ToolsetRecord): ToolNameClaim[] {
+  return record.tools
+    .filter((entry) => selectsOneTool(entry.select) && entry.name !== undefined && entry.name !== entry.select)
+    .map((entry) => ({ name: entry.name!, heldBy: `toolset:${record.slug}`, tool: entry.select }));
 }

@@ -5,7 +5,28 @@ import { ErrorNote, Field, formatTime, useAction, useLoad } from '../ui';
 
 interface Collision {
   tool: string;
+  // 'builtin', 'skill:<name>@<version>', or 'toolset:<slug>' with the tool it shows under the name (renamed)
   conflictsWith: string;
+  renamed?: string;
+}
+
+const TOOLSET = 'toolset:';
+
+function Holder(props: { collision: Collision }) {
+  const { conflictsWith, renamed } = props.collision;
+  if (conflictsWith === 'builtin') return <>provided by the built-in tools</>;
+  if (conflictsWith.startsWith(TOOLSET)) {
+    return (
+      <>
+        the name toolset <code>{conflictsWith.slice(TOOLSET.length)}</code> shows <code>{renamed}</code> under (rename it there to free the name)
+      </>
+    );
+  }
+  return (
+    <>
+      provided by <code>{conflictsWith}</code>
+    </>
+  );
 }
 
 export function ProjectSkillsTab(props: { projectId: string }) {
@@ -63,7 +84,7 @@ export function ProjectSkillsTab(props: { projectId: string }) {
           <ul class="collisions">
             {collisions.map((c) => (
               <li key={c.tool}>
-                <code>{c.tool}</code> is already provided by {c.conflictsWith === 'builtin' ? 'the built-in tools' : <code>{c.conflictsWith}</code>}
+                <code>{c.tool}</code> is already <Holder collision={c} />
               </li>
             ))}
           </ul>
