@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ParkedCall } from '../generated/prisma/client.js';
 import { keyMayUseTool, type KeyRole } from '../common/auth/key-roles.js';
+import { argumentsInWorkspace } from '../tools/builtin-file-paths.js';
 import { AuditLogAccess } from './audit-log-access.js';
 import { invocationNotFound } from './audit.errors.js';
 import { AuditRepository } from './audit.repository.js';
@@ -68,8 +69,18 @@ function approvalOf(call: ParkedCall, showPendingArguments: boolean): Pick<Invoc
       decidedAt: call.decidedAt?.toISOString() ?? null,
       expiresAt: call.expiresAt.toISOString(),
       decidedBy: call.decidedByKeyId === null ? null : { keyId: call.decidedByKeyId, name: call.decidedByName },
-      ...(showPendingArguments && call.status === 'pending' ? { pendingArguments: call.arguments } : {}),
+      pathPrefix: call.pathPrefix,
+      ...(showPendingArguments && call.status === 'pending' ? { pendingArguments: asTheyWillRun(call) } : {}),
     },
     ...(call.outcome !== null ? { outcome: call.outcome as Record<string, unknown> } : {}),
   };
+}
+
+// What a person approves is what will run: through a toolset that confines the tool to a directory, the
+// paths as the workspace sees them (the model's are relative to that directory), the fixed arguments
+// included (they were added when the call was admitted).
+function asTheyWillRun(call: ParkedCall): unknown {
+  const args = call.arguments;
+  if (call.pathPrefix === null || typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  return argumentsInWorkspace(call.tool, args, call.pathPrefix);
 }

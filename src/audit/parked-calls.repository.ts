@@ -24,6 +24,9 @@ export interface NewParkedCall {
   requestedByName: string;
   // Through a toolset that confines the tool to a directory of the workspace: that directory.
   pathPrefix: string | null;
+  // Through a toolset: its slug and the name the model called the tool by.
+  toolset: string | null;
+  exposedTool: string | null;
 }
 
 // The key under which a parked call's arguments rest sealed.

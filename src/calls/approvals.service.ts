@@ -73,17 +73,18 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
         startedAt: call.startedAt,
         requestedBy: identity.caller,
         pathPrefix: call.pathPrefix,
+        exposed: call.toolset !== null && call.exposedTool !== null ? { toolset: call.toolset, name: call.exposedTool } : null,
       });
       outcome = { ...result };
       this.recorder.result(identity, result.status, result.durationMs, result.error, decidedBy(decider));
     } catch (error) {
       if (!(error instanceof AppError)) {
-        await this.parked.finish(call.id, { invocationId: call.id, tool: call.tool, status: 'error', error: { code: 'internal_error', message: 'The call failed unexpectedly' } });
+        await this.parked.finish(call.id, { invocationId: call.id, tool: shownName(call), status: 'error', error: { code: 'internal_error', message: 'The call failed unexpectedly' } });
         throw error;
       }
       // Refused when admitted again (the tool was removed, the workspace moved): it did not run.
       const refusal = { code: error.code, message: error.message };
-      outcome = { invocationId: call.id, tool: call.tool, status: error.code === 'invalid_arguments' ? 'invalid_arguments' : 'denied', error: refusal };
+      outcome = { invocationId: call.id, tool: shownName(call), status: error.code === 'invalid_arguments' ? 'invalid_arguments' : 'denied', error: refusal };
       this.recorder.result(identity, outcome.status as string, 0, refusal, decidedBy(decider));
     }
     // As stored: finish cannot fail on what the tool answered, and a run is answered with its outcome.
@@ -106,7 +107,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     await this.recorder.refusedParked(identityOf(call), 'denied', error, call.startedAt, decidedBy(decider));
     await this.audit.flush();
     await this.audit.markDecided(call.tenantId, call.id, call.startedAt, decider);
-    const outcome = { invocationId: call.id, tool: call.tool, status: 'denied', error };
+    const outcome = { invocationId: call.id, tool: shownName(call), status: 'denied', error };
     await this.parked.setOutcome(call.id, outcome);
     return { invocationId: call.id, decision: 'denied', decidedBy: decidedBy(decider), outcome };
   }
@@ -143,7 +144,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
         for (const call of expired) {
           const error = { code: 'approval_expired', message: `Nobody approved this call within ${this.config.calls.approvalTimeoutMs} ms; it expired and did not run.` };
           await this.recorder.refusedParked(identityOf(call), 'expired', error, call.startedAt);
-          await this.parked.setOutcome(call.id, { invocationId: call.id, tool: call.tool, status: 'expired', error });
+          await this.parked.setOutcome(call.id, { invocationId: call.id, tool: shownName(call), status: 'expired', error });
         }
         if (expired.length < EXPIRE_BATCH) return;
       }
@@ -171,5 +172,12 @@ const decidedBy = (decider: Decider) => ({ keyId: decider.keyId, name: decider.n
 
 function identityOf(call: ParkedCall): CallIdentity {
   const caller = call.requestedByKeyId === null ? null : { keyId: call.requestedByKeyId, name: call.requestedByName };
-  return { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.id, tool: call.tool, channel: call.channel as InvocationChannel, caller };
+  const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.id, tool: call.tool, channel: call.channel as InvocationChannel, caller };
+  // Through a toolset, its events name it and the name the model used, as the pending one did.
+  if (call.toolset !== null) identity.toolset = call.toolset;
+  if (call.exposedTool !== null) identity.exposedTool = call.exposedTool;
+  return identity;
 }
+
+// The tool as the caller named it: a stored outcome is what the call answers (through a toolset, the exposed name).
+const shownName = (call: ParkedCall) => call.exposedTool ?? call.tool;

@@ -45,6 +45,8 @@ export class CallParking {
       requestedByKeyId: call.principal.apiKeyId,
       requestedByName: call.principal.keyName,
       pathPrefix: call.pathPrefix,
+      toolset: call.exposedAs?.toolset ?? null,
+      exposedTool: call.exposedAs?.name ?? null,
     });
     const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel, caller: call.caller };
     if (call.exposedAs) {

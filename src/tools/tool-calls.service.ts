@@ -3,7 +3,7 @@ import type { InvocationChannel } from '../audit/audit.repository.js';
 import { CallParking } from './call-parking.js';
 import type { Caller } from './invocation-recorder.js';
 import type { InvocationResultDto, PendingApprovalDto } from './dto/tool.dto.js';
-import { type RawToolCall, ToolCallGate } from './tool-call.gate.js';
+import { type ExposedAs, type RawToolCall, ToolCallGate } from './tool-call.gate.js';
 import { ToolInvocationService } from './tool-invocation.service.js';
 
 // What a call that was admitted answers: the outcome of its run, or its parking for approval.
@@ -22,6 +22,8 @@ export interface ApprovedCall {
   requestedBy: Caller | null;
   // The directory of the workspace a toolset confined the call's paths to (null: none).
   pathPrefix: string | null;
+  // The toolset the call was made through and the name the model called the tool by (null: none).
+  exposed: { toolset: string; name: string } | null;
 }
 
 // The one path a tool call takes, whichever channel brought it (REST invoke, batch, MCP tools/call): the
@@ -55,8 +57,16 @@ export class ToolCallsService {
         body: { arguments: call.arguments, timeoutMs: call.timeoutMs },
         channel: call.channel,
       },
-      { invocationId: call.invocationId, startedAt: call.startedAt, caller: call.requestedBy, pathPrefix: call.pathPrefix },
+      { invocationId: call.invocationId, startedAt: call.startedAt, caller: call.requestedBy, pathPrefix: call.pathPrefix, exposedAs: exposedAs(call) },
     );
     return this.invocations.invoke(admitted, new AbortController());
   }
+}
+
+// An approved call answers as it was made: under the name the model called it by, with that name in its texts
+// (the other names the toolset gave are not known now, and not needed: the call names one tool).
+function exposedAs(call: ApprovedCall): ExposedAs | null {
+  if (!call.exposed) return null;
+  const renames = call.exposed.name === call.tool ? new Map<string, string>() : new Map([[call.tool, call.exposed.name]]);
+  return { ...call.exposed, renames };
 }

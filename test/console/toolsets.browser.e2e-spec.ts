@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { chromiumPath, listen, NO_BROWSER_REASON } from './browser.js';
@@ -80,5 +82,24 @@ describeBrowser('the console: a project’s toolset editor in a real browser', (
     await page.getByText('No toolsets yet.').waitFor();
     await page.getByRole('heading', { name: 'New toolset' }).waitFor();
     await toolset('docs-reader').expect(404);
+  });
+
+  it('shows an approver a call made through a toolset: the toolset, the name the model used, and the paths that will be written', async () => {
+    await mkdir(path.join(t.workspaceOf(projectId), 'notes'), { recursive: true });
+    await t.http
+      .post(`/v1/projects/${projectId}/toolsets`)
+      .set(tenant.auth)
+      .send({ slug: 'filing', name: 'Filing', mode: 'direct', tools: [{ select: 'write_file', name: 'file_note', pathPrefix: 'notes', fixedArguments: { createDirs: true } }] })
+      .expect(201);
+    await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
+    await t.http.post(`/v1/projects/${projectId}/toolsets/filing/tools/file_note/invoke`).set(tenant.auth).send({ arguments: { path: 'today.md', content: 'hi' } }).expect(202);
+
+    await page.goto(`${base}/console/projects/${projectId}/approvals`);
+    const card = page.locator('li.card', { has: page.getByRole('heading', { name: 'write_file' }) });
+    const args = card.getByTestId('pending-arguments');
+    await args.waitFor();
+    expect(await card.locator('.tool-head .hint').textContent()).toMatch(/^through toolset filing as file_note, asked /);
+    expect(await card.locator('p.hint', { hasText: 'Arguments exactly as they will run' }).textContent()).toContain('the toolset confines this tool to notes/');
+    expect(JSON.parse((await args.textContent())!)).toEqual({ path: 'notes/today.md', content: 'hi', createDirs: true });
   });
 });

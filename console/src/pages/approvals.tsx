@@ -6,7 +6,8 @@ const PAGE = 20;
 
 // The project's parked calls, oldest first. The log lists them with their arguments as stored (redacted and
 // size-capped); each is opened on its own, because GET .../invocations/{id} gives an admin or approver key
-// the arguments exactly as they will run, which is what a person approves.
+// the arguments exactly as they will run (a toolset's directory joined into the paths), which is what a
+// person approves.
 export function ApprovalsTab(props: { projectId: string }) {
   const queue = useLoad(
     () => call(api.GET('/v1/projects/{projectId}/invocations', { params: { path: { projectId: props.projectId }, query: { status: 'pending_approval', limit: PAGE } } })),
@@ -69,6 +70,18 @@ function PendingCall(props: { projectId: string; item: Invocation }) {
           <code>{item.tool}</code>
         </h3>
         <span class="hint">
+          {item.toolset ? (
+            <>
+              through toolset <code>{item.toolset}</code>
+              {item.exposedTool && item.exposedTool !== item.tool ? (
+                <>
+                  {' '}
+                  as <code>{item.exposedTool}</code>
+                </>
+              ) : null}
+              ,{' '}
+            </>
+          ) : null}
           asked {formatTime(item.startedAt)} over {item.channel}
           {approval ? <> · expires {formatTime(approval.expiresAt)}</> : null}
         </span>
@@ -76,7 +89,16 @@ function PendingCall(props: { projectId: string; item: Invocation }) {
       <ErrorNote error={detail.error} />
       {approval?.pendingArguments !== undefined ? (
         <>
-          <p class="hint">Arguments exactly as they will run, secrets included:</p>
+          <p class="hint">
+            Arguments exactly as they will run, secrets included
+            {approval.pathPrefix ? (
+              <>
+                {' '}
+                (the toolset confines this tool to <code>{approval.pathPrefix}/</code>: the paths below are in the workspace, that directory joined in)
+              </>
+            ) : null}
+            :
+          </p>
           <pre data-testid="pending-arguments">{JSON.stringify(approval.pendingArguments, null, 2)}</pre>
         </>
       ) : null}

@@ -30,9 +30,17 @@ export class InvocationApprovalDto {
   @ApiProperty({ format: 'date-time' }) expiresAt!: string;
   @ApiProperty({ type: () => InvocationDecidedByDto, nullable: true, description: 'Who decided (null while pending or once expired)' })
   decidedBy!: InvocationDecidedByDto | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'docs',
+    description: "A call through a toolset that confines the tool to a directory of the workspace: that directory (the model's paths were relative to it); else null",
+  })
+  pathPrefix!: string | null;
   @ApiPropertyOptional({
     ...JSON_VALUE_SCHEMA,
-    description: 'While pending, to admin and approver keys only: the arguments exactly as they will run, secrets included',
+    description:
+      'While pending, to admin and approver keys only: the arguments exactly as they will run, secrets included; through a toolset, its fixed arguments included and, under a pathPrefix, the paths relative to the workspace (the directory joined in)',
   })
   pendingArguments?: unknown;
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { connectMcp, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
+import { EventStream, listen } from '../tools/tool-test-kit.js';
 import { commandTool, installSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
 
 interface AuditRow {
@@ -204,6 +205,69 @@ describe('toolsets: curated tools served over REST and MCP', () => {
       const readDoc = listed.body.tools.find((tool: { name: string }) => tool.name === 'read_doc');
       expect(readDoc.inputSchema.properties.path.description).toBe("Path relative to the tool's root directory (an absolute path must lie inside it)");
       expect(JSON.stringify(listed.body.tools)).not.toContain('relative to the project workspace');
+    });
+  });
+
+  describe('a call parked through a toolset', () => {
+    const FILING = {
+      slug: 'filing',
+      name: 'Filing',
+      mode: 'direct',
+      tools: [
+        { select: 'write_file', name: 'file_note', pathPrefix: 'docs/notes', fixedArguments: { createDirs: true } },
+        { select: 'move_file', name: 'refile', pathPrefix: 'docs' },
+      ],
+    };
+    let events: EventStream;
+    beforeAll(async () => {
+      await mkdir(path.join(workspace, 'docs', 'notes'));
+      await t.http.post(base()).set(tenant.auth).send(FILING).expect(201);
+      await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
+      events = await EventStream.open(await listen(t), projectId, tenant);
+    });
+    afterAll(async () => {
+      events?.close();
+      await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
+    });
+    const invocation = async (id: string, auth = tenant.auth) => (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(auth).expect(200)).body;
+
+    it('shows the approver the arguments that will run: paths in the workspace, fixed arguments included', async () => {
+      const parked = await invoke('filing', 'file_note', { path: 'today.md', content: 'call the printer' }).expect(202);
+      const id = parked.body.invocationId as string;
+      const willRun = { path: 'docs/notes/today.md', content: 'call the printer', createDirs: true };
+      for (const auth of [tenant.auth, tenant.deciderAuth]) {
+        expect(await invocation(id, auth)).toMatchObject({
+          tool: 'write_file',
+          toolset: 'filing',
+          exposedTool: 'file_note',
+          approval: { status: 'pending', pathPrefix: 'docs/notes', pendingArguments: willRun },
+        });
+      }
+
+      // Approved, it runs there, and answers as the call was made.
+      const approved = await t.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+      expect(approved.body.outcome).toMatchObject({ tool: 'file_note', status: 'ok', result: { path: 'today.md', created: true } });
+      expect(await readFile(path.join(workspace, 'docs', 'notes', 'today.md'), 'utf8')).toBe('call the printer');
+      const result = await events.next((e) => e.event === 'tool.result' && e.data.invocationId === id);
+      expect(result.data).toMatchObject({ tool: 'write_file', toolset: 'filing', exposedTool: 'file_note', status: 'ok' });
+      const after = await invocation(id);
+      expect(after).toMatchObject({ tool: 'write_file', toolset: 'filing', exposedTool: 'file_note', status: 'ok', approval: { status: 'approved', pathPrefix: 'docs/notes' } });
+      expect(after.approval.pendingArguments).toBeUndefined();
+    });
+
+    it('shows a path that climbs out of the directory as asked, and a denial answers under the exposed name', async () => {
+      const parked = await invoke('filing', 'refile', { source: 'intro.md', destination: '../escaped.md' }).expect(202);
+      const id = parked.body.invocationId as string;
+      expect((await invocation(id)).approval.pendingArguments).toEqual({ source: 'docs/intro.md', destination: 'docs/../escaped.md' });
+      const denied = await t.http.post(`/v1/projects/${projectId}/invocations/${id}/deny`).set(tenant.deciderAuth).send({ reason: 'leaves the docs' }).expect(200);
+      expect(denied.body.outcome).toMatchObject({ tool: 'refile', status: 'denied' });
+      const event = await events.next((e) => e.event === 'tool.denied' && e.data.invocationId === id);
+      expect(event.data).toMatchObject({ tool: 'move_file', toolset: 'filing', exposedTool: 'refile' });
+    });
+
+    it('gives a call not made through a toolset no directory', async () => {
+      const parked = await t.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(tenant.auth).send({ arguments: { path: 'plain.md', content: 'x' } }).expect(202);
+      expect((await invocation(parked.body.invocationId as string)).approval).toMatchObject({ pathPrefix: null, pendingArguments: { path: 'plain.md', content: 'x' } });
     });
   });
 
