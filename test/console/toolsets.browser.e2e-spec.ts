@@ -102,4 +102,24 @@ describeBrowser('the console: a project’s toolset editor in a real browser', (
     expect(await card.locator('p.hint', { hasText: 'Arguments exactly as they will run' }).textContent()).toContain('the toolset confines this tool to notes/');
     expect(JSON.parse((await args.textContent())!)).toEqual({ path: 'notes/today.md', content: 'hi', createDirs: true });
   });
+
+  it('names the toolset when a skill is refused for a name the toolset gives', async () => {
+    await t.http
+      .post(`/v1/projects/${projectId}/toolsets`)
+      .set(tenant.auth)
+      .send({ slug: 'lookups', name: 'Lookups', mode: 'direct', tools: [{ select: 'read_file', name: 'lookup' }] })
+      .expect(201);
+    const skill = {
+      name: 'finder',
+      version: '1.0.0',
+      description: 'Finds things',
+      tools: [{ name: 'lookup', description: 'Looks a word up', inputSchema: { type: 'object', properties: {} }, executor: { type: 'http', url: 'https://example.com/lookup' } }],
+    };
+    await t.http.post('/v1/skills').set(tenant.auth).send(skill).expect(201);
+    await page.goto(`${base}/console/projects/${projectId}/skills`);
+    await page.getByLabel('Skill to enable').selectOption({ label: 'finder@1.0.0' });
+    await page.getByRole('button', { name: 'Enable skill' }).click();
+    await page.getByText('tool_name_collision').waitFor();
+    expect(await page.locator('.collisions').textContent()).toBe('lookup is already the name toolset lookups shows read_file under (rename it there to free the name)');
+  });
 });
