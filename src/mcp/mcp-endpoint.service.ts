@@ -4,7 +4,12 @@ import type * as SdkServer from './mcp-sdk-server.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  CompleteRequestSchema,
   ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema,
+  type ServerCapabilities,
   ListToolsRequestSchema,
   type ListToolsResult,
   type InitializeResult,
@@ -30,10 +35,14 @@ import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
+import { McpWorkspaceResources } from './mcp-workspace-resources.js';
 import { ALL_REVISIONS, DISCOVER_CACHE, HEADER_MISMATCH, headerMismatch, isModernRevision, MODERN_REVISIONS, TOOLS_LIST_CACHE, UNSUPPORTED_PROTOCOL_VERSION } from './mcp-modern.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
-const CAPABILITIES = { tools: { listChanged: false } };
+const TOOLS_ONLY: ServerCapabilities = { tools: { listChanged: false } };
+// Where the key may read the workspace (McpWorkspaceResources): its files as resources, and completion of
+// the file template's path. No subscriptions: a stateless endpoint holds no stream to notify on.
+const WITH_RESOURCES: ServerCapabilities = { ...TOOLS_ONLY, resources: { subscribe: false, listChanged: false }, completions: {} };
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
 // JSON-RPC batching was removed from MCP in this revision; revisions are dates, so they compare as strings.
@@ -78,6 +87,7 @@ export class McpEndpointService {
     private readonly keyed: KeyedCallService,
     private readonly limiter: TenantRateLimiter,
     private readonly cancellations: McpCancellations,
+    private readonly resources: McpWorkspaceResources,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -97,7 +107,8 @@ export class McpEndpointService {
     if (fast !== null) return this.answerFast(caller, fast, exchange);
     if (Array.isArray(exchange.body) && !(await this.admitBatch(caller, exchange.body, exchange))) return;
     const sdk = await loadSdkServer();
-    const server = this.serverFor(sdk, caller, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
+    const capabilities = await this.capabilities(caller);
+    const server = this.serverFor(sdk, caller, capabilities, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
@@ -160,9 +171,17 @@ export class McpEndpointService {
           exchange,
         );
       }
-      default:
-        return exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method.slice(0, 128)}` } })));
+      case 'resources/list':
+      case 'resources/templates/list':
+      case 'resources/read':
+      case 'completion/complete': {
+        if (!(await this.capabilities(caller)).resources) break;
+        const resource = resourceMessage(method, params);
+        if (typeof resource === 'string') return invalid(resource);
+        return this.answerFast(caller, { kind: 'resource', id, modern: true, request: resource }, exchange);
+      }
     }
+    return exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method.slice(0, 128)}` } })));
   }
 
   // A JSON-RPC batch: refused under the revisions that removed batches (2025-06-18 and later: the
@@ -193,7 +212,7 @@ export class McpEndpointService {
 
   // The answers the SDK's Server would give to these messages, as its Protocol shapes them: a result, or
   // an error with the McpError's code and message.
-  private async answerFast(caller: McpCaller, message: FastMessage, exchange: HttpExchange): Promise<void> {
+  private async answerFast(caller: McpCaller, message: EndpointMessage, exchange: HttpExchange): Promise<void> {
     if (message.kind === 'notification') return exchange.send(202, NO_BODY, null);
     if (message.kind === 'cancel') {
       this.cancellations.cancel(requestRef(caller, message.requestId), message.reason);
@@ -206,7 +225,7 @@ export class McpEndpointService {
 
   // The JSON-RPC response to a request the fast path takes: its result, or an error with the McpError's
   // code and message.
-  private async answerOf(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
+  private async answerOf(caller: McpCaller, message: EndpointRequest, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
     try {
       return { jsonrpc: '2.0', id: message.id, result: await this.fastResult(caller, message, onProgress) };
     } catch (error) {
@@ -244,18 +263,19 @@ export class McpEndpointService {
     }
   }
 
-  private async fastResult(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
+  private async fastResult(caller: McpCaller, message: EndpointRequest, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
     const result = await this.resultOf(caller, message, onProgress);
     if (!('modern' in message) || !message.modern) return result;
     // Revision 2026-07-28 marks every result complete, and says how long a listing may be cached, by whom.
-    if (message.kind === 'list') return { ...(result as object), resultType: 'complete', ...TOOLS_LIST_CACHE };
+    const listing = message.kind === 'list' || (message.kind === 'resource' && message.request.method.endsWith('/list'));
+    if (listing) return { ...(result as object), resultType: 'complete', ...TOOLS_LIST_CACHE };
     return { ...(result as object), resultType: 'complete' };
   }
 
-  private async resultOf(caller: McpCaller, message: Exclude<FastMessage, { kind: 'notification' | 'cancel' }>, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
+  private async resultOf(caller: McpCaller, message: EndpointRequest, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
     switch (message.kind) {
       case 'discover':
-        return { supportedVersions: ALL_REVISIONS, capabilities: CAPABILITIES, serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
+        return { supportedVersions: ALL_REVISIONS, capabilities: await this.capabilities(caller), serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
       case 'call':
         return this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey, onProgress });
       case 'list':
@@ -263,14 +283,41 @@ export class McpEndpointService {
       case 'ping':
         return {};
       case 'initialize':
-        return initializeResult(message.request.params.protocolVersion);
+        return initializeResult(message.request.params.protocolVersion, await this.capabilities(caller));
+      case 'resource':
+        return this.resourceResult(caller, message.request);
+    }
+  }
+
+  // Resources where the key may call read_file, on the project's own endpoint only (McpWorkspaceResources).
+  private async capabilities(caller: McpCaller): Promise<ServerCapabilities> {
+    return (await this.resources.offered(caller)) ? WITH_RESOURCES : TOOLS_ONLY;
+  }
+
+  private resourceResult(caller: McpCaller, request: ResourceRequest): Promise<unknown> {
+    switch (request.method) {
+      case 'resources/list':
+        return this.resources.list(caller, request.cursor);
+      case 'resources/templates/list':
+        return this.resources.templates(caller);
+      case 'resources/read':
+        return this.resources.read(caller, request.uri);
+      case 'completion/complete':
+        return this.resources.complete(caller, request.ref, request.argument);
     }
   }
 
   // `bounded`: the SDK runs the calls of a JSON-RPC batch all at once; they take turns, BATCH_CONCURRENCY
   // at a time, as in a REST batch.
-  private serverFor(sdk: typeof SdkServer, caller: McpCaller, raw: Map<unknown, unknown>, bounded: ReturnType<typeof concurrencyLimit>): Server {
-    const server = new sdk.Server(SERVER_INFO, { capabilities: CAPABILITIES, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
+  private serverFor(sdk: typeof SdkServer, caller: McpCaller, capabilities: ServerCapabilities, raw: Map<unknown, unknown>, bounded: ReturnType<typeof concurrencyLimit>): Server {
+    const server = new sdk.Server(SERVER_INFO, { capabilities, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
+    // The SDK answers -32601 to what is not declared, as it did before resources existed.
+    if (capabilities.resources) {
+      server.setRequestHandler(ListResourcesRequestSchema, (request) => this.resources.list(caller, request.params?.cursor));
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.resources.templates(caller));
+      server.setRequestHandler(ReadResourceRequestSchema, (request) => bounded(() => this.resources.read(caller, request.params.uri)));
+      server.setRequestHandler(CompleteRequestSchema, (request) => this.resources.complete(caller, request.params.ref, request.params.argument));
+    }
     server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       bounded(() =>
@@ -416,9 +463,38 @@ const requestRef = (caller: McpCaller, requestId: string | number): McpRequestRe
 
 // What the SDK's Server answers to initialize (Server._oninitialize): the client's revision when
 // supported, else the latest, with the same capabilities and server info as the Servers built above.
-function initializeResult(requested: string): InitializeResult {
+function initializeResult(requested: string, capabilities: ServerCapabilities): InitializeResult {
   const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-  return { protocolVersion, capabilities: CAPABILITIES, serverInfo: SERVER_INFO };
+  return { protocolVersion, capabilities, serverInfo: SERVER_INFO };
+}
+
+// A resource or completion request of revision 2026-07-28, answered beside the fast path's messages.
+type ResourceRequest =
+  | { method: 'resources/list'; cursor?: string }
+  | { method: 'resources/templates/list' }
+  | { method: 'resources/read'; uri: string }
+  | { method: 'completion/complete'; ref: { type: string; uri?: string }; argument: { name: string; value: string } };
+
+type EndpointMessage = FastMessage | { kind: 'resource'; id: string | number; modern: true; request: ResourceRequest };
+type EndpointRequest = Exclude<EndpointMessage, { kind: 'notification' | 'cancel' }>;
+
+// The request, or why its params are not what the method takes (-32602).
+function resourceMessage(method: ResourceRequest['method'], params: Record<string, unknown>): ResourceRequest | string {
+  switch (method) {
+    case 'resources/list':
+      if (params.cursor !== undefined && typeof params.cursor !== 'string') return 'params.cursor must be a string';
+      return { method, ...(typeof params.cursor === 'string' ? { cursor: params.cursor } : {}) };
+    case 'resources/templates/list':
+      return { method };
+    case 'resources/read':
+      return typeof params.uri === 'string' ? { method, uri: params.uri } : 'resources/read needs params.uri, the resource to read';
+    case 'completion/complete': {
+      const { ref, argument } = params;
+      if (!isObject(ref) || typeof ref.type !== 'string' || (ref.uri !== undefined && typeof ref.uri !== 'string')) return 'params.ref must be { type, uri } or { type, name }';
+      if (!isObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string') return 'params.argument must be { name, value }, both strings';
+      return { method, ref: { type: ref.type, ...(typeof ref.uri === 'string' ? { uri: ref.uri } : {}) }, argument: { name: argument.name, value: argument.value } };
+    }
+  }
 }
 
 // The arguments of each tools/call as the JSON parser produced them, by JSON-RPC id. The SDK's schema

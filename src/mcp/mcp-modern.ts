@@ -15,11 +15,12 @@ export const HEADER_MISMATCH = -32020;
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
-// How long a client may keep a listing, and who may share it. A project's tool list depends on the
-// tenant, the key's binding and the project's skills: private to the caller, and short, since a skill
-// enabled elsewhere changes it. What the server is (discover) is the same for everyone.
+// How long a client may keep a listing, and who may share it. A project's tool and resource lists depend
+// on the tenant, the key's binding and the project's skills: private to the caller, and short, since a
+// skill enabled elsewhere changes them. What the server offers (discover) depends on the key too (resources
+// where it may call read_file), so it is private as well, but rarely changes.
 export const TOOLS_LIST_CACHE = { ttlMs: 60_000, cacheScope: 'private' } as const;
-export const DISCOVER_CACHE = { ttlMs: 3_600_000, cacheScope: 'public' } as const;
+export const DISCOVER_CACHE = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
 
 // The body field Mcp-Name mirrors, by method.
 const NAME_SOURCE = new Map<string, string>([

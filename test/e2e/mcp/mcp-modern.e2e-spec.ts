@@ -42,13 +42,13 @@ describe('MCP protocol revision 2026-07-28', () => {
   const call = (id: number, name: string, args: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: meta } });
   const audited = async () => (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items.length as number;
 
-  it('answers server/discover without initialize: the revisions it speaks, its capabilities and identity, cacheable by anyone', async () => {
+  it('answers server/discover without initialize: the revisions it speaks, its capabilities (resources where the key may read files) and identity, cacheable by the caller only', async () => {
     const res = await post({ jsonrpc: '2.0', id: 'd1', method: 'server/discover', params: { _meta: meta } }, { 'mcp-method': 'server/discover' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       jsonrpc: '2.0',
       id: 'd1',
-      result: { resultType: 'complete', capabilities: { tools: {} }, serverInfo: { name: 'toolgate' }, ttlMs: expect.any(Number), cacheScope: 'public' },
+      result: { resultType: 'complete', capabilities: { tools: {}, resources: { subscribe: false }, completions: {} }, serverInfo: { name: 'toolgate' }, ttlMs: expect.any(Number), cacheScope: 'private' },
     });
     expect(res.body.result.supportedVersions).toEqual(expect.arrayContaining([MODERN, '2025-11-25', '2025-03-26']));
   });
