@@ -35,6 +35,7 @@ const PASSES = [
   'tools-call-mixed-content',
   'tools-call-error',
   'tools-call-with-progress',
+  'resources-list',
   'dns-rebinding-protection',
 ];
 
@@ -43,7 +44,10 @@ const PASSES = [
 // for another reason, fails this suite until it is listed again. The README lists the same.
 const TO_THE_CLIENT_MID_CALL = 'a request from the server to the client in the middle of a call needs the answer on another POST, which a stateless endpoint cannot wait for; Toolgate offers no such tool (-32602)';
 const NO_LOG_LEVEL = 'a level set by one POST cannot hold for the next on a stateless endpoint (revision 2026-07-28 sends it with each request instead); no logging capability (-32601)';
-const NO_RESOURCES = 'Toolgate serves tools, not resources; no resources capability (-32601)';
+// Toolgate's resources are the project's workspace files (file:///{path}); the suite's are its own fixtures.
+const FIXTURE_RESOURCES =
+  'the scenario reads its own fixtures (test://…), which Toolgate would serve only by relaying an upstream MCP server’s resources (not yet); its resources are the workspace’s files, file:///{path} (-32602)';
+const NO_SUBSCRIPTIONS = 'no subscriptions: a stateless endpoint on several instances holds no stream to notify on (-32601)';
 const NO_PROMPTS = 'Toolgate serves tools, not prompts; no prompts capability (-32601)';
 const DOES_NOT_PASS: Record<string, { why: string; shows: RegExp }> = {
   'tools-call-sampling': { why: `sampling: ${TO_THE_CLIENT_MID_CALL}`, shows: /-32602/ },
@@ -52,13 +56,15 @@ const DOES_NOT_PASS: Record<string, { why: string; shows: RegExp }> = {
   'elicitation-sep1330-enums': { why: `elicitation: ${TO_THE_CLIENT_MID_CALL}`, shows: /-32602/ },
   'logging-set-level': { why: NO_LOG_LEVEL, shows: /-32601/ },
   'tools-call-with-logging': { why: NO_LOG_LEVEL, shows: /-32601/ },
-  'completion-complete': { why: 'no prompts or resource templates to complete; no completions capability (-32601)', shows: /-32601/ },
-  'resources-list': { why: NO_RESOURCES, shows: /-32601/ },
-  'resources-read-text': { why: NO_RESOURCES, shows: /-32601/ },
-  'resources-read-binary': { why: NO_RESOURCES, shows: /-32601/ },
-  'resources-templates-read': { why: NO_RESOURCES, shows: /-32601/ },
-  'resources-subscribe': { why: `${NO_RESOURCES}; a subscription also needs a stream held open per session`, shows: /-32601/ },
-  'resources-unsubscribe': { why: `${NO_RESOURCES}; a subscription also needs a stream held open per session`, shows: /-32601/ },
+  'completion-complete': {
+    why: 'the scenario completes an argument of its own fixture; Toolgate completes only the path of its file:///{path} template (-32602)',
+    shows: /-32602.*file:\/\/\/\{path\}/,
+  },
+  'resources-read-text': { why: FIXTURE_RESOURCES, shows: /-32602.*is not a workspace file/ },
+  'resources-read-binary': { why: FIXTURE_RESOURCES, shows: /-32602.*is not a workspace file/ },
+  'resources-templates-read': { why: FIXTURE_RESOURCES, shows: /-32602.*is not a workspace file/ },
+  'resources-subscribe': { why: NO_SUBSCRIPTIONS, shows: /-32601/ },
+  'resources-unsubscribe': { why: NO_SUBSCRIPTIONS, shows: /-32601/ },
   'prompts-list': { why: NO_PROMPTS, shows: /-32601/ },
   'prompts-get-simple': { why: NO_PROMPTS, shows: /-32601/ },
   'prompts-get-with-args': { why: NO_PROMPTS, shows: /-32601/ },
