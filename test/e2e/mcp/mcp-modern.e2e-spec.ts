@@ -64,7 +64,7 @@ describe('MCP protocol revision 2026-07-28', () => {
     // A name sent base64-encoded (as clients send names that are not plain ASCII) is decoded before it is compared.
     const encoded = await post(call(3, 'read_file', { path: 'modern.txt' }), { 'mcp-method': 'tools/call', 'mcp-name': `=?base64?${Buffer.from('read_file').toString('base64')}?=` });
     expect(encoded.body.result).toMatchObject({ structuredContent: { content: 'hi' } });
-    const unknown = await post({ jsonrpc: '2.0', id: 4, method: 'resources/templates/list', params: { _meta: meta } }, { 'mcp-method': 'resources/templates/list' });
+    const unknown = await post({ jsonrpc: '2.0', id: 4, method: 'prompts/list', params: { _meta: meta } }, { 'mcp-method': 'prompts/list' });
     expect(unknown.body).toMatchObject({ id: 4, error: { code: -32601 } });
   });
 

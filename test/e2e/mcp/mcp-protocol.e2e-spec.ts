@@ -71,7 +71,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     expect(supported.body).toEqual({
       jsonrpc: '2.0',
       id: 1,
-      result: { protocolVersion: '2025-03-26', capabilities: { tools: { listChanged: false } }, serverInfo: { name: 'toolgate', version: '1' } },
+      result: { protocolVersion: '2025-03-26', capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {} }, serverInfo: { name: 'toolgate', version: '1' } },
     });
     const unknown = await post(request('init-2', 'initialize', params('1999-01-01')));
     expect(unknown.body).toMatchObject({ id: 'init-2', result: { protocolVersion: LATEST_PROTOCOL_VERSION } });
@@ -126,7 +126,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
   });
 
   it('answers JSON-RPC errors through the SDK: an unknown method, invalid params, a batch mixing both', async () => {
-    expect((await post(request(1, 'resources/list'))).body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32601 } });
+    expect((await post(request(1, 'prompts/list'))).body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32601 } });
     const arrayArguments = await post(request(2, 'tools/call', { name: 'read_file', arguments: ['a.txt'] }));
     expect(arrayArguments.body).toEqual(refusedBySdk(2));
     const noName = await post(request(3, 'tools/call', { arguments: { path: 'a.txt' } }));
