@@ -200,6 +200,19 @@ describe('workspace files as MCP resources', () => {
     }
   });
 
+  it('makes a read wait for a person where the project has read_file approved first: refused, naming the parked invocation', async () => {
+    await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['read_file'] }).expect(200);
+    try {
+      const refused = await refusedWith(client.readResource({ uri: 'file:///README.md' }));
+      expect(refused).toMatchObject({ code: ErrorCode.InvalidRequest, message: expect.stringMatching(/awaits approval.*has not run/) });
+      const id = /invocation ([0-9a-f-]{36})/.exec(refused.message)?.[1];
+      const row = (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body as AuditRow;
+      expect(row).toMatchObject({ tool: 'read_file', channel: 'mcp', status: 'pending_approval' });
+    } finally {
+      await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
+    }
+  });
+
   it('offers no resources on a toolset endpoint, even one that exposes read_file', async () => {
     await t.http
       .post(`/v1/projects/${projectId}/toolsets`)
