@@ -36,7 +36,18 @@ import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
 import { McpWorkspaceResources } from './mcp-workspace-resources.js';
-import { ALL_REVISIONS, DISCOVER_CACHE, HEADER_MISMATCH, headerMismatch, isModernRevision, MODERN_REVISIONS, TOOLS_LIST_CACHE, UNSUPPORTED_PROTOCOL_VERSION } from './mcp-modern.js';
+import {
+  ALL_REVISIONS,
+  DISCOVER_CACHE,
+  HEADER_MISMATCH,
+  headerMismatch,
+  isModernRevision,
+  MODERN_REVISIONS,
+  type ResourceRequest,
+  resourceMessage,
+  TOOLS_LIST_CACHE,
+  UNSUPPORTED_PROTOCOL_VERSION,
+} from './mcp-modern.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
 const TOOLS_ONLY: ServerCapabilities = { tools: { listChanged: false } };
@@ -313,10 +324,10 @@ export class McpEndpointService {
     const server = new sdk.Server(SERVER_INFO, { capabilities, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
     // The SDK answers -32601 to what is not declared, as it did before resources existed.
     if (capabilities.resources) {
-      server.setRequestHandler(ListResourcesRequestSchema, (request) => this.resources.list(caller, request.params?.cursor));
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.resources.templates(caller));
-      server.setRequestHandler(ReadResourceRequestSchema, (request) => bounded(() => this.resources.read(caller, request.params.uri)));
-      server.setRequestHandler(CompleteRequestSchema, (request) => this.resources.complete(caller, request.params.ref, request.params.argument));
+      server.setRequestHandler(ListResourcesRequestSchema, (request) => this.unexpectedLogged(this.resources.list(caller, request.params?.cursor)));
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.unexpectedLogged(this.resources.templates(caller)));
+      server.setRequestHandler(ReadResourceRequestSchema, (request) => bounded(() => this.unexpectedLogged(this.resources.read(caller, request.params.uri))));
+      server.setRequestHandler(CompleteRequestSchema, (request) => this.unexpectedLogged(this.resources.complete(caller, request.params.ref, request.params.argument)));
     }
     server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
@@ -329,6 +340,17 @@ export class McpEndpointService {
       ),
     );
     return server;
+  }
+
+  // The SDK would send an error's own message: nothing unexpected reaches a client (as answerOf does).
+  private async unexpectedLogged<T>(answer: Promise<T>): Promise<T> {
+    try {
+      return await answer;
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      this.logger.error(error instanceof Error ? error : String(error));
+      throw new McpError(ErrorCode.InternalError, 'An unexpected error occurred; it has been logged');
+    }
   }
 
   private async list(caller: McpCaller): Promise<ListToolsResult> {
@@ -468,34 +490,9 @@ function initializeResult(requested: string, capabilities: ServerCapabilities): 
   return { protocolVersion, capabilities, serverInfo: SERVER_INFO };
 }
 
-// A resource or completion request of revision 2026-07-28, answered beside the fast path's messages.
-type ResourceRequest =
-  | { method: 'resources/list'; cursor?: string }
-  | { method: 'resources/templates/list' }
-  | { method: 'resources/read'; uri: string }
-  | { method: 'completion/complete'; ref: { type: string; uri?: string }; argument: { name: string; value: string } };
-
 type EndpointMessage = FastMessage | { kind: 'resource'; id: string | number; modern: true; request: ResourceRequest };
 type EndpointRequest = Exclude<EndpointMessage, { kind: 'notification' | 'cancel' }>;
 
-// The request, or why its params are not what the method takes (-32602).
-function resourceMessage(method: ResourceRequest['method'], params: Record<string, unknown>): ResourceRequest | string {
-  switch (method) {
-    case 'resources/list':
-      if (params.cursor !== undefined && typeof params.cursor !== 'string') return 'params.cursor must be a string';
-      return { method, ...(typeof params.cursor === 'string' ? { cursor: params.cursor } : {}) };
-    case 'resources/templates/list':
-      return { method };
-    case 'resources/read':
-      return typeof params.uri === 'string' ? { method, uri: params.uri } : 'resources/read needs params.uri, the resource to read';
-    case 'completion/complete': {
-      const { ref, argument } = params;
-      if (!isObject(ref) || typeof ref.type !== 'string' || (ref.uri !== undefined && typeof ref.uri !== 'string')) return 'params.ref must be { type, uri } or { type, name }';
-      if (!isObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string') return 'params.argument must be { name, value }, both strings';
-      return { method, ref: { type: ref.type, ...(typeof ref.uri === 'string' ? { uri: ref.uri } : {}) }, argument: { name: argument.name, value: argument.value } };
-    }
-  }
-}
 
 // The arguments of each tools/call as the JSON parser produced them, by JSON-RPC id. The SDK's schema
 // parse rebuilds objects key by key, which silently turns a "__proto__" key into a prototype; the gate

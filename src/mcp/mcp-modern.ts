@@ -69,3 +69,29 @@ export function headerMismatch(headers: Record<string, string>, message: Record<
 }
 
 const printable = (value: string): string => `'${value.replace(/[^\x20-\x7e]/g, '?').slice(0, 128)}'`;
+
+// A resource or completion request of revision 2026-07-28, answered beside the fast path's messages.
+export type ResourceRequest =
+  | { method: 'resources/list'; cursor?: string }
+  | { method: 'resources/templates/list' }
+  | { method: 'resources/read'; uri: string }
+  | { method: 'completion/complete'; ref: { type: string; uri?: string }; argument: { name: string; value: string } };
+
+// The request, or why its params are not what the method takes (-32602).
+export function resourceMessage(method: ResourceRequest['method'], params: Record<string, unknown>): ResourceRequest | string {
+  switch (method) {
+    case 'resources/list':
+      if (params.cursor !== undefined && typeof params.cursor !== 'string') return 'params.cursor must be a string';
+      return { method, ...(typeof params.cursor === 'string' ? { cursor: params.cursor } : {}) };
+    case 'resources/templates/list':
+      return { method };
+    case 'resources/read':
+      return typeof params.uri === 'string' ? { method, uri: params.uri } : 'resources/read needs params.uri, the resource to read';
+    case 'completion/complete': {
+      const { ref, argument } = params;
+      if (!isPlainObject(ref) || typeof ref.type !== 'string' || (ref.uri !== undefined && typeof ref.uri !== 'string')) return 'params.ref must be { type, uri } or { type, name }';
+      if (!isPlainObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string') return 'params.argument must be { name, value }, both strings';
+      return { method, ref: { type: ref.type, ...(typeof ref.uri === 'string' ? { uri: ref.uri } : {}) }, argument: { name: argument.name, value: argument.value } };
+    }
+  }
+}

@@ -258,6 +258,12 @@ describe('workspace files as MCP resources', () => {
       expect(completion.body.result.completion.values).toEqual(['logo.png']);
     });
 
+    it('answers params the method does not take with -32602', async () => {
+      expect((await post('resources/read', {})).body.error).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringMatching(/params\.uri/) });
+      expect((await post('resources/list', { cursor: 3 })).body.error).toMatchObject({ code: ErrorCode.InvalidParams });
+      expect((await post('completion/complete', { ref: { type: 'ref/resource', uri: 'file:///{path}' } })).body.error).toMatchObject({ code: ErrorCode.InvalidParams });
+    });
+
     it('refuses a read whose Mcp-Name is not its URI before anything is read', async () => {
       const before = (await readRows()).length;
       const res = await post('resources/read', { uri: 'file:///README.md' }, 'file:///logo.png');
