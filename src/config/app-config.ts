@@ -177,6 +177,8 @@ export interface OAuthConfig {
   clientMetadataAllowHosts: string[];
   clientMetadataCaFile: string | null;
   clientMetadataTimeoutMs: number;
+  // Native apps' own redirect URI schemes without a reverse domain name that clients may register (OAUTH_APP_SCHEMES).
+  appSchemes: string[];
   // An external authorization server whose JWT access tokens are accepted instead (OAUTH_ISSUER).
   issuer: string | null;
   // Where its signing keys are; null: the jwks_uri of its metadata.

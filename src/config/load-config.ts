@@ -149,6 +149,7 @@ function parseOAuth(read: EnvReader, production: boolean, problems: string[]): A
     clientMetadataAllowHosts: testOnly('OAUTH_CLIENT_METADATA_ALLOW_HOSTS', read.list('OAUTH_CLIENT_METADATA_ALLOW_HOSTS') ?? []),
     clientMetadataCaFile: testOnly('OAUTH_CLIENT_METADATA_CA_FILE', read.string('OAUTH_CLIENT_METADATA_CA_FILE')),
     clientMetadataTimeoutMs: read.integer('OAUTH_CLIENT_METADATA_TIMEOUT_MS', 5000, 100, 30_000),
+    appSchemes: appSchemes(read, problems),
     // Compared with a token's `iss` exactly as written.
     issuer: url('OAUTH_ISSUER') === null ? null : issuer,
     jwksUrl: url('OAUTH_JWKS_URL'),
@@ -329,3 +330,21 @@ class EnvReader {
     return (this.list(name) ?? []).map((p) => path.resolve(cwd, p));
   }
 }
+
+// Redirect URI schemes of MCP clients that name theirs without a reverse domain (RFC 8252 prefers one).
+const DEFAULT_APP_SCHEMES = ['cursor', 'vscode', 'vscode-insiders', 'windsurf'];
+const APP_SCHEME = /^[a-z][a-z0-9+.-]*$/;
+// Schemes no list may open: they run script, reach the network in the clear, or hand the browser to the
+// operating system's handlers.
+const NEVER_APP_SCHEMES = new Set(['http', 'javascript', 'data', 'file', 'vbscript', 'about', 'blob', 'ws', 'wss', 'ftp', 'mailto', 'tel', 'sms', 'shell']);
+
+function appSchemes(read: EnvReader, problems: string[]): string[] {
+  const listed = read.list('OAUTH_APP_SCHEMES')?.map((s) => s.toLowerCase().replace(/:$/, '')) ?? DEFAULT_APP_SCHEMES;
+  for (const scheme of listed) {
+    if (!APP_SCHEME.test(scheme) || NEVER_APP_SCHEMES.has(scheme) || scheme.startsWith('ms-')) {
+      problems.push(`OAUTH_APP_SCHEMES lists scheme names of native MCP clients (e.g. cursor,vscode); '${scheme}' cannot be one`);
+    }
+  }
+  return listed;
+}
+

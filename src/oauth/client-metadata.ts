@@ -18,14 +18,14 @@ export interface OAuthClientInfo {
 // A client ID metadata document is small; anything larger is refused, not cut.
 export const CLIENT_METADATA_MAX_BYTES = 5 * 1024;
 const NAME_MAX = 200;
-// Schemes that cannot receive a code safely: script and browser-internal ones, cleartext network ones, and
-// ones the operating system hands to other programs (mail, calls, Windows handlers). https, http to a
-// loopback address, and a native app's own scheme (RFC 8252 7.1, e.g. com.example.app: or cursor:) remain.
-const REFUSED_SCHEMES = new Set([
-  'javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'view-source:', 'jar:', 'filesystem:', 'chrome:', 'intent:',
-  'ws:', 'wss:', 'ftp:', 'gopher:', 'telnet:', 'ssh:', 'smb:', 'nfs:', 'ldap:', 'dict:',
-  'mailto:', 'tel:', 'sms:', 'callto:', 'sip:', 'news:', 'nntp:', 'irc:', 'search:', 'search-ms:',
-]);
+// A redirect URI is https, http to a loopback address, or a native app's own scheme (RFC 8252 7.1): a
+// reverse domain name such as com.example.app, or one the operator lists in OAUTH_APP_SCHEMES (cursor,
+// vscode…). Anything else (script, browser-internal, cleartext network, mail and telephone schemes, the
+// operating system's protocol handlers) is refused: an allowlist, because the handlers are too many to list.
+const REVERSE_DNS_SCHEME = /^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$/;
+// The written form: printable ASCII only (an IDN host as punycode, a path percent-encoded), no backslash, so
+// the person deciding reads exactly where the browser goes (no bidi or zero-width tricks, no homographs).
+const PRINTABLE_URI = /^[\x21-\x5b\x5d-\x7e]+$/;
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 // Client ID Metadata Documents (the MCP authorization spec's preferred registration): the client_id is an
@@ -37,8 +37,10 @@ export class ClientMetadataDocuments {
   private readonly allowHosts: string[];
   private readonly ca: Buffer | undefined;
   private readonly timeoutMs: number;
+  private readonly appSchemes: readonly string[];
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.appSchemes = config.oauth.appSchemes;
     this.allowHosts = config.oauth.clientMetadataAllowHosts;
     this.ca = config.oauth.clientMetadataCaFile === null ? undefined : readFileSync(config.oauth.clientMetadataCaFile);
     this.timeoutMs = config.oauth.clientMetadataTimeoutMs;
@@ -89,19 +91,21 @@ export class ClientMetadataDocuments {
     return {
       clientId,
       name: clientName(document.client_name, url.host),
-      redirectUris: checkRedirectUris(document.redirect_uris),
+      redirectUris: checkRedirectUris(document.redirect_uris, this.appSchemes),
       verifiedOrigin: url.origin,
     };
   }
 }
 
 // What a registration (RFC 7591) or a metadata document asks for, checked the same way.
-export function checkRedirectUris(value: unknown): string[] {
+export function checkRedirectUris(value: unknown, appSchemes: readonly string[]): string[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > 10) throw invalidRedirectUri('redirect_uris must list 1 to 10 URIs');
   return value.map((uri) => {
     if (typeof uri !== 'string' || uri.length > 2000) throw invalidRedirectUri('each redirect URI must be a string of at most 2000 characters');
     // Shown to the person deciding as written: it must be the URI the browser is sent to, byte for byte.
-    if (/[\s\u0000-\u001f\u007f]/.test(uri)) throw invalidRedirectUri(`${clip(JSON.stringify(uri))} holds whitespace or control characters`);
+    if (!PRINTABLE_URI.test(uri)) {
+      throw invalidRedirectUri(`${clip(JSON.stringify(uri))} must be printable ASCII without spaces or backslashes (a host in punycode, a path percent-encoded)`);
+    }
     let parsed: URL;
     try {
       parsed = new URL(uri);
@@ -111,11 +115,14 @@ export function checkRedirectUris(value: unknown): string[] {
     if (parsed.hash !== '') throw invalidRedirectUri(`${clip(uri)} has a fragment`);
     // user:password@ before a host makes a URI read as one site while it goes to another.
     if (parsed.username !== '' || parsed.password !== '') throw invalidRedirectUri(`${clip(uri)} carries user information before its host`);
-    if (REFUSED_SCHEMES.has(parsed.protocol) || parsed.protocol.startsWith('ms-')) {
-      throw invalidRedirectUri(`${clip(uri)}: the ${parsed.protocol} scheme cannot receive a code; use https, http to a loopback address, or the app's own scheme`);
-    }
+    const scheme = parsed.protocol.slice(0, -1);
     // Plain http only back to this machine (a native client's loopback listener, RFC 8252 7.3).
-    if (parsed.protocol === 'http:' && !LOOPBACK.has(parsed.hostname)) throw invalidRedirectUri(`${clip(uri)}: http is allowed only for a loopback address; use https`);
+    if (scheme === 'http' && !LOOPBACK.has(parsed.hostname)) throw invalidRedirectUri(`${clip(uri)}: http is allowed only for a loopback address; use https`);
+    if (scheme !== 'https' && scheme !== 'http' && !REVERSE_DNS_SCHEME.test(scheme) && !appSchemes.includes(scheme)) {
+      throw invalidRedirectUri(
+        `${clip(uri)}: the ${scheme}: scheme cannot receive a code; use https, http to a loopback address, or an app's own scheme named by reverse domain (com.example.app:) or listed by the operator (OAUTH_APP_SCHEMES)`,
+      );
+    }
     return uri;
   });
 }

@@ -33,6 +33,7 @@ export class OAuthTokensService {
   private readonly accessTtlMs: number;
   private readonly refreshTtlMs: number;
   private readonly external: boolean;
+  private readonly appSchemes: readonly string[];
 
   constructor(
     private readonly oauth: OAuthRepository,
@@ -42,13 +43,14 @@ export class OAuthTokensService {
     this.accessTtlMs = config.oauth.accessTokenTtlMs;
     this.refreshTtlMs = config.oauth.refreshTokenTtlMs;
     this.external = config.oauth.issuer !== null;
+    this.appSchemes = config.oauth.appSchemes;
   }
 
   async register(body: unknown): Promise<Record<string, unknown>> {
     if (this.external) throw externalIssuerOnly();
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidClientMetadata('the body must be a JSON object of client metadata');
     const metadata = body as Record<string, unknown>;
-    const redirectUris = checkRedirectUris(metadata.redirect_uris);
+    const redirectUris = checkRedirectUris(metadata.redirect_uris, this.appSchemes);
     const grantTypes = metadata.grant_types ?? ['authorization_code', 'refresh_token'];
     if (!Array.isArray(grantTypes) || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
       throw invalidClientMetadata('grant_types may hold only authorization_code and refresh_token');

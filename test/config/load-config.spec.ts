@@ -292,6 +292,17 @@ describe('loadConfig: metrics, traces and log format', () => {
   });
 });
 
+describe('OAUTH_APP_SCHEMES', () => {
+  it('lists the native MCP clients\' own redirect schemes, and refuses one that runs script, reaches the network or hands off to the system', () => {
+    expect(loadConfig({}, CWD).oauth.appSchemes).toEqual(['cursor', 'vscode', 'vscode-insiders', 'windsurf']);
+    expect(loadConfig({ OAUTH_APP_SCHEMES: 'Zed:, myclient' }, CWD).oauth.appSchemes).toEqual(['zed', 'myclient']);
+    const error = configError({ OAUTH_APP_SCHEMES: 'cursor,javascript,ms-msdt,http,not a scheme' });
+    expect([...error.problems].sort()).toEqual(
+      ['http', 'javascript', 'ms-msdt', 'not a scheme'].map((s) => `OAUTH_APP_SCHEMES lists scheme names of native MCP clients (e.g. cursor,vscode); '${s}' cannot be one`),
+    );
+  });
+});
+
 describe('the compiled service (dist/main.js) with a bad configuration', () => {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   const main = path.join(root, 'dist/main.js');

@@ -337,6 +337,17 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       ['a header smuggled in', 'http://127.0.0.1:8765/cb\r\nSet-Cookie: x=1'],
       ['leading whitespace', ' https://attacker.example/cb'],
       ['a trailing tab', 'https://attacker.example/cb\t'],
+      ['a C1 control character', 'https://x.example/a\u0085b'],
+      ['a right-to-left override', 'https://x.example/\u202ecb'],
+      ['a zero-width space', 'https://x.example/\u200bcb'],
+      ['a homograph host', 'https://\u0430pple.com/cb'],
+      ['a backslash before an @', 'https://x.example\\@evil.example/cb'],
+      ['a Windows help handler', 'its:x.chm::/x'],
+      ['the Windows shell', 'shell:startup'],
+      ['another browser', 'microsoft-edge:https://attacker.example/'],
+      ['a browser-internal page', 'edge://settings'],
+      ['cleartext file transfer', 'tftp://attacker.example/cb'],
+      ['a messenger', 'skype:someone'],
     ] as const) {
       const res = await t.http.post('/oauth/register').send({ redirect_uris: [uri] });
       expect({ what, status: res.status, error: res.body.error }).toEqual({ what, status: 400, error: 'invalid_redirect_uri' });
