@@ -2,23 +2,13 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
-import { mcpClientFor } from '../e2e/mcp/mcp-test-kit.js';
+import { mcpClientFor, refusedWith as refusal } from '../e2e/mcp/mcp-test-kit.js';
 import { listen } from '../e2e/tools/tool-test-kit.js';
 
 const SECRET = 'outside-secret-5b02';
 const THEIRS = 'other-tenant-9d41';
-
-async function refusal(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof McpError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('expected a JSON-RPC error, got a result');
-}
 
 // Workspace files as MCP resources (file:///{path}) are confined exactly like read_file: the URI is
 // decoded once, then judged by the same path checks on the same workspace, and nothing outside it is

@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { listen } from '../tools/tool-test-kit.js';
-import { connectMcp, mcpClientFor } from './mcp-test-kit.js';
+import { connectMcp, mcpClientFor, refusedWith } from './mcp-test-kit.js';
 
 interface AuditRow {
   tool: string;
@@ -21,17 +21,6 @@ const PNG_BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0
 const FILES_IN_BULK = 450;
 const MODERN = '2026-07-28';
 const SECRET = 'kept-outside-7c1e';
-
-// Refused with this JSON-RPC error code (the SDK client throws an McpError).
-async function refusedWith(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof McpError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('expected a JSON-RPC error, got a result');
-}
 
 describe('workspace files as MCP resources', () => {
   let t: TestApp;

@@ -1,3 +1,4 @@
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestApp, TestTenant } from '../../support/test-app.js';
@@ -25,3 +26,15 @@ export interface TextResult {
 }
 
 export const textOf = (result: TextResult) => result.content.map((c) => c.text ?? '').join('');
+
+// What a JSON-RPC call was refused with (the SDK client throws an McpError); a result fails the test.
+export async function refusedWith(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof McpError) return { code: error.code, message: error.message };
+    throw error;
+  }
+  throw new Error('expected a JSON-RPC error, got a result');
+}
+
