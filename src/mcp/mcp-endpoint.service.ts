@@ -22,11 +22,13 @@ import { concurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { PassThrough } from 'node:stream';
-import { ClientCancelled } from '../common/http/client-abort-controller.decorator.js';
+import type { Tenant } from '../common/auth/auth.decorators.js';
+import { KeyRevocations } from '../common/auth/key-revocations.js';
+import { ClientCancelled, ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
-import type { CallPrincipal, RawToolCall } from '../tools/tool-call.gate.js';
+import { type CallPrincipal, principalOf, type RawToolCall } from '../tools/tool-call.gate.js';
 import type { ToolCatalogue, ToolView } from '../tools/tool-catalogue.js';
 import type { ToolDefinition, ToolProgress } from '../execution/tool-definition.js';
 import { invalidIdempotencyKey } from '../calls/calls.errors.js';
@@ -68,7 +70,15 @@ const NO_BODY: Record<string, string> = {};
 let sdkServer: Promise<typeof SdkServer> | null = null;
 const loadSdkServer = () => (sdkServer ??= import('./mcp-sdk-server.js'));
 
-export interface McpCaller {
+// One POST as a route has it: the key, the project, the client's abort, and a toolset's view if any.
+export interface McpRequest {
+  tenant: Tenant;
+  projectId: string;
+  controller: AbortController;
+  catalogue?: ToolCatalogue;
+}
+
+interface McpCaller {
   tenantId: string;
   projectId: string;
   // The key: tools/list shows and tools/call takes only the tools it is bound to.
@@ -99,6 +109,7 @@ export class McpEndpointService {
     private readonly limiter: TenantRateLimiter,
     private readonly cancellations: McpCancellations,
     private readonly resources: McpWorkspaceResources,
+    private readonly revocations: KeyRevocations,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -109,7 +120,24 @@ export class McpEndpointService {
     throw mcpMethodNotAllowed();
   }
 
-  async handle(caller: McpCaller, exchange: HttpExchange): Promise<void> {
+  async handle(request: McpRequest, exchange: HttpExchange): Promise<void> {
+    const { tenant, projectId, controller, catalogue } = request;
+    // A key revoked or expired while its request runs stops the request's calls, as a client leaving would,
+    // and those under an Idempotency-Key too, which a client leaving does not stop.
+    const keyEnded = new AbortController();
+    const stop = this.revocations.untilEnded(tenant, () => {
+      keyEnded.abort();
+      controller.abort(new ClientDisconnected());
+    });
+    const caller: McpCaller = { tenantId: tenant.tenantId, projectId, principal: principalOf(tenant), controller, keyEnded: keyEnded.signal, catalogue };
+    try {
+      await this.answer(caller, exchange);
+    } finally {
+      stop();
+    }
+  }
+
+  private async answer(caller: McpCaller, exchange: HttpExchange): Promise<void> {
     // The project first, on the REST rules: another tenant's project answers 404 like a missing one.
     await this.registry.forProject(caller.tenantId, caller.projectId);
     const version = exchange.headers['mcp-protocol-version'];

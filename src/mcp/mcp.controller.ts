@@ -3,11 +3,9 @@ import { ApiBody, type ApiResponseSchemaHost, ApiForbiddenResponse, ApiOkRespons
 import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
-import { ClientAbortController, ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
-import { KeyRevocations } from '../common/auth/key-revocations.js';
+import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
 import { OAuthProtectedResource } from '../common/auth/oauth-resource.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
-import { principalOf } from '../tools/tool-call.gate.js';
 import { McpEndpointService } from './mcp-endpoint.service.js';
 import { McpOriginGuard } from './mcp-origin.guard.js';
 
@@ -53,10 +51,7 @@ const JSON_RPC_REFUSAL = {
     'host_not_allowed: the Host is not one of the service’s names (ALLOWED_HOSTS); origin_not_allowed: a browser Origin other than the service’s own or MCP_ALLOWED_ORIGINS. Nothing ran.',
 })
 export class McpController {
-  constructor(
-    private readonly endpoint: McpEndpointService,
-    private readonly revocations: KeyRevocations,
-  ) {}
+  constructor(private readonly endpoint: McpEndpointService) {}
 
   @Post()
   @AllowRoles('agent')
@@ -90,16 +85,7 @@ export class McpController {
     // which Fastify refuses by building an "already sent" error (a stack trace) on every call.
     @Res() _reply: unknown,
   ): Promise<void> {
-    // A key revoked or expired while its request runs stops the request's calls, as a client leaving would,
-    // and those under an Idempotency-Key too, which a client leaving does not stop.
-    const keyEnded = new AbortController();
-    const stop = this.revocations.untilEnded(tenant, () => {
-      keyEnded.abort();
-      controller.abort(new ClientDisconnected());
-    });
-    return this.endpoint
-      .handle({ tenantId: tenant.tenantId, projectId, principal: principalOf(tenant), controller, keyEnded: keyEnded.signal }, exchange)
-      .finally(stop);
+    return this.endpoint.handle({ tenant, projectId, controller }, exchange);
   }
 
   // Stateless: no server-initiated stream to open and no session to end; the transport allows a 405.

@@ -12,10 +12,9 @@ import {
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { AllowRoles, CurrentTenant, TenantAuth, type Tenant, ToolsetRoute } from '../common/auth/auth.decorators.js';
-import { KeyRevocations } from '../common/auth/key-revocations.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { EXPOSED_TOOL_NAME, PROJECT_ID, TOOLSET_SLUG } from '../common/http/api-params.js';
-import { ClientAbortController, ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
+import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
 import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from '../calls/json-reply.js';
@@ -34,10 +33,7 @@ import { ToolsetServingService } from './toolset-serving.service.js';
 @ApiParam(TOOLSET_SLUG)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, toolset_not_found, or tool_not_found with details.suggestions' })
 export class ToolsetServingController {
-  constructor(
-    private readonly serving: ToolsetServingService,
-    private readonly revocations: KeyRevocations,
-  ) {}
+  constructor(private readonly serving: ToolsetServingService) {}
 
   @Get('tools')
   @AllowRoles('agent', 'approver')
@@ -98,12 +94,7 @@ export class ToolsetServingController {
     @ClientAbortController() controller: AbortController,
     @Res() _reply: unknown,
   ): Promise<void> {
-    const keyEnded = new AbortController();
-    const stop = this.revocations.untilEnded(tenant, () => {
-      keyEnded.abort();
-      controller.abort(new ClientDisconnected());
-    });
-    return this.serving.mcpMessage(tenant, projectId, slug, exchange, controller, keyEnded.signal).finally(stop);
+    return this.serving.mcpMessage(tenant, projectId, slug, exchange, controller);
   }
 
   @Get('mcp')

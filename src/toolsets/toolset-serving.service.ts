@@ -4,7 +4,7 @@ import { SerializedJson } from '../common/http/serialized-json.interceptor.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type InvokeAnswer, ToolInvokeService } from '../calls/tool-invoke.service.js';
 import { McpEndpointService } from '../mcp/mcp-endpoint.service.js';
-import { principalOf, type RawToolCall } from '../tools/tool-call.gate.js';
+import type { RawToolCall } from '../tools/tool-call.gate.js';
 import { formatTool, type ToolFormat } from '../tools/tool-formats.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { ToolsetCatalogues } from './toolset-catalogues.js';
@@ -43,16 +43,9 @@ export class ToolsetServingService {
     return this.invoker.invoke({ ...call, catalogue }, idempotencyKey, controller);
   }
 
-  async mcpMessage(
-    tenant: Tenant,
-    projectId: string,
-    slug: string,
-    exchange: HttpExchange,
-    controller: AbortController,
-    keyEnded: AbortSignal,
-  ): Promise<void> {
+  async mcpMessage(tenant: Tenant, projectId: string, slug: string, exchange: HttpExchange, controller: AbortController): Promise<void> {
     const catalogue = await this.catalogues.catalogue(tenant.tenantId, projectId, slug);
-    return this.mcp.handle({ tenantId: tenant.tenantId, projectId, principal: principalOf(tenant), controller, keyEnded, catalogue }, exchange);
+    return this.mcp.handle({ tenant, projectId, controller, catalogue }, exchange);
   }
 
   async refuseMcpMethod(tenant: Tenant, projectId: string, slug: string): Promise<never> {
