@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { keyToolsWhere } from '../common/auth/key-roles.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { DATABASE_DRIVER, type DatabaseDriver } from '../database/database-driver.js';
 import { PrismaService } from '../database/prisma.service.js';
@@ -150,10 +151,8 @@ export class AuditRepository {
     if (!isUuid(projectId)) return Promise.resolve([]);
     // callerKeyId has no index of its own (every audit row would pay for one): it is read along the seq order,
     // quick for a key that made a share of the project's calls, a walk of the retained rows for one that made none.
-    // A key bound to tools: names and `prefix*` patterns (an empty binding matches nothing).
-    const bound = tools === null ? {} : { OR: tools.map((pattern) => (pattern.endsWith('*') ? { tool: { startsWith: pattern.slice(0, -1) } } : { tool: pattern })) };
     return this.prisma.invocation.findMany({
-      where: { tenantId, projectId, ...filter, ...bound, ...(afterSeq !== null ? { seq: { gt: afterSeq } } : {}) },
+      where: { tenantId, projectId, ...filter, ...keyToolsWhere(tools), ...(afterSeq !== null ? { seq: { gt: afterSeq } } : {}) },
       orderBy: { seq: 'asc' },
       take: limit + 1,
     });

@@ -8,7 +8,25 @@ export type KeyRole = (typeof KEY_ROLES)[number];
 
 // A tool name, or a prefix ending in `*` (`github_*`).
 export function toolMatches(pattern: string, name: string): boolean {
-  return pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
+  const prefix = prefixOf(pattern);
+  return prefix === null ? pattern === name : name.startsWith(prefix);
+}
+
+// The same patterns as a database filter on a `tool` column (the audit reads a bound key's rows with it):
+// null (unbound) filters nothing; an empty binding matches no row, as it matches no tool.
+export type ToolColumnFilter = { tool: string } | { tool: { startsWith: string } };
+export function keyToolsWhere(tools: readonly string[] | null): { OR: ToolColumnFilter[] } | Record<string, never> {
+  if (tools === null) return {};
+  return {
+    OR: tools.map((pattern): ToolColumnFilter => {
+      const prefix = prefixOf(pattern);
+      return prefix === null ? { tool: pattern } : { tool: { startsWith: prefix } };
+    }),
+  };
+}
+
+function prefixOf(pattern: string): string | null {
+  return pattern.endsWith('*') ? pattern.slice(0, -1) : null;
 }
 
 // Whether a key bound to `tools` (null: unbound) may list and call `name`.
