@@ -82,7 +82,7 @@ class ReadinessResponseDto {
 // attacker map the deployment (versions, instance ids, queue depths, the bus's last error, which can name the
 // database host) is for the operator's token, and for /metrics.
 @ApiTags('health')
-@Public()
+@Public('For load balancers and orchestrators, which hold no key; the details are for the operator token')
 @Controller('health')
 export class HealthController {
   private readonly operator: OperatorToken;

@@ -21,7 +21,7 @@ export class MetricsController {
     this.access = config.metrics.token !== null && config.metrics.port === null ? new MetricsAccess(config.metrics.token) : null;
   }
 
-  @Public()
+  @Public('Scraped with METRICS_TOKEN, checked by the handler rather than the key guards')
   @Get()
   @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
   async scrape(@Headers('authorization') authorization: string | undefined): Promise<string> {

@@ -19,7 +19,7 @@ const OBJECT = { type: 'object', additionalProperties: true } as const;
 // Public and the same for every caller; a project id is not looked up, so the documents say nothing about
 // which projects exist.
 @ApiTags('oauth')
-@Public()
+@Public('OAuth discovery (RFC 9728, RFC 8414): read by clients before they have credentials; the same for every caller')
 @UseGuards(OAuthHostGuard)
 @ApiResponse({ status: 403, type: ErrorResponseDto, description: 'host_not_allowed: without PUBLIC_URL, a Host that is not one of the service\'s names (ALLOWED_HOSTS)' })
 @Controller('.well-known')

@@ -25,7 +25,7 @@ const NO_STORE = { 'Cache-Control': 'no-store', 'Content-Type': 'application/jso
 // The OAuth 2.1 protocol endpoints, public by nature (a client has no credentials yet). Their answers and
 // errors are OAuth's own JSON shapes ({error, error_description}), which OAuth clients parse.
 @ApiTags('oauth')
-@Public()
+@Public('OAuth 2.1: a client has no credentials yet; it proves itself with its code, PKCE verifier or refresh token')
 @UseGuards(OAuthHostGuard)
 @ApiResponse({ status: 403, type: ErrorResponseDto, description: 'host_not_allowed: without PUBLIC_URL, a Host that is not one of the service\'s names (ALLOWED_HOSTS)' })
 @Controller('oauth')

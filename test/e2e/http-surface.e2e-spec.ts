@@ -90,15 +90,16 @@ describe('the HTTP surface', () => {
         'GET /health/ready',
       ]),
     );
-    // Every route but health and the docs declares its security and at least one error response. The OAuth
-    // metadata and endpoints are public by their protocol (a client authenticates with its code, verifier or token).
-    const publicByProtocol = (p: string) => p.startsWith('/.well-known/') || p.startsWith('/oauth/');
-    for (const [p, ops] of Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>)) {
-      if (p.startsWith('/health')) continue;
+    // Every route declares its security: a scheme, or none together with why it is public (the OAuth routes
+    // by their protocol, health for load balancers). Every route but health declares at least one refusal.
+    type Operation = { security?: unknown[]; 'x-toolgate-public'?: unknown; responses: Record<string, unknown> };
+    for (const [p, ops] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
       for (const [method, op] of Object.entries(ops)) {
-        const secured = (op.security ?? []).length > 0 || publicByProtocol(p);
-        expect({ route: `${method} ${p}`, secured }).toEqual({ route: `${method} ${p}`, secured: true });
-        if (!p.startsWith('/.well-known/')) expect({ route: `${method} ${p}`, errors: Object.keys(op.responses).some((s) => s.startsWith('4')) }).toEqual({ route: `${method} ${p}`, errors: true });
+        const route = `${method} ${p}`;
+        const publicWhy = op['x-toolgate-public'];
+        const secured = op.security !== undefined && (op.security.length > 0 ? publicWhy === undefined : typeof publicWhy === 'string' && publicWhy.length > 0);
+        expect({ route, secured }).toEqual({ route, secured: true });
+        if (!p.startsWith('/health')) expect({ route, errors: Object.keys(op.responses).some((s) => s.startsWith('4')) }).toEqual({ route, errors: true });
       }
     }
     await t.http.get('/docs').redirects(1).expect(200);

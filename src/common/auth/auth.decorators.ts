@@ -10,8 +10,10 @@ export const TENANT_SECURITY = 'tenant-api-key';
 export const ADMIN_SECURITY = 'admin-token';
 
 // Routes are tenant routes unless they say otherwise: forgetting a decorator fails closed.
-// The empty requirement says "no credentials" in the document (src/http/openapi.ts writes it as `security: []`).
-export const Public = () => applyDecorators(SetMetadata(AUTH_KIND, 'public' satisfies AuthKind), ApiSecurity({}));
+// The empty requirement says "no credentials" in the document (src/http/openapi.ts writes it as `security: []`);
+// `why` goes beside it as `x-toolgate-public`, so a route without credentials says so on purpose.
+export const Public = (why: string) =>
+  applyDecorators(SetMetadata(AUTH_KIND, 'public' satisfies AuthKind), ApiSecurity({}), ApiExtension('x-toolgate-public', why));
 
 export const AdminAuth = () =>
   applyDecorators(
