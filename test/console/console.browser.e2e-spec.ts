@@ -4,18 +4,15 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { describeInBrowser, launchChromium, listen, signInToConsole, watchPage } from '../support/console-browser.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
-import { chromiumPath, listen, NO_BROWSER_REASON } from './browser.js';
 
 const run = promisify(execFile);
 // CONSOLE_SCREENSHOTS=1 writes the pages this walk passes through to docs/console/ (the README shows them).
 const SHOTS = process.env.CONSOLE_SCREENSHOTS ? path.resolve('docs/console') : undefined;
 
-const describeBrowser = chromiumPath ? describe : describe.skip;
-if (!chromiumPath) test.skip(`the console in a browser: ${NO_BROWSER_REASON}`, () => undefined);
-
-describeBrowser('the console in a real browser', () => {
+describeInBrowser('the console in a real browser', 'the console in a browser', () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -31,29 +28,14 @@ describeBrowser('the console in a real browser', () => {
     await on.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
   };
 
-  // A CSP violation or a script error is a failure of the page, whatever the test goes on to see.
-  const watch = (on: Page) => {
-    // A step that does not happen fails within the test's own time, with the step named.
-    on.setDefaultTimeout(10_000);
-    on.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
-    });
-    on.on('pageerror', (error) => problems.push(error.message));
-  };
-
-  const signIn = async (on: Page, key: string) => {
-    await on.goto(`${base}/console/`);
-    await on.getByLabel('API key', { exact: true }).fill(key);
-    await on.getByRole('button', { name: 'Sign in' }).click();
-    await on.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
-  };
+  const watch = (on: Page) => watchPage(on, problems);
+  const signIn = (on: Page, key: string) => signInToConsole(on, base, key);
 
   beforeAll(async () => {
     t = await createTestApp();
     base = await listen(t);
     tenant = await t.createTenant('acme');
-    // Running as root in CI: Chromium's own sandbox needs an unprivileged user.
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     watch(page);
   }, 60_000);

@@ -1,15 +1,12 @@
 /// <reference lib="dom" />
 // page.evaluate callbacks run in the browser.
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { describeInBrowser, launchChromium, listen } from '../support/console-browser.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { chromiumPath, listen, NO_BROWSER_REASON } from './browser.js';
-
-const describeBrowser = chromiumPath ? describe : describe.skip;
-if (!chromiumPath) test.skip(`the API docs in a browser: ${NO_BROWSER_REASON}`, () => undefined);
 
 // /docs is sent with the console's protections (a CSP that loads only this origin's scripts, no framing, no
 // sniffing); Swagger UI must still work under them.
-describeBrowser('the interactive API docs in a real browser', () => {
+describeInBrowser('the interactive API docs in a real browser', 'the API docs in a browser', () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -17,7 +14,7 @@ describeBrowser('the interactive API docs in a real browser', () => {
   beforeAll(async () => {
     t = await createTestApp();
     base = await listen(t);
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

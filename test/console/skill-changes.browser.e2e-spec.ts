@@ -1,15 +1,12 @@
 /// <reference lib="dom" />
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
+import { describeInBrowser, launchChromium, listen, signInToConsole, watchPage } from '../support/console-browser.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
-import { chromiumPath, listen, NO_BROWSER_REASON } from './browser.js';
-
-const describeBrowser = chromiumPath ? describe : describe.skip;
-if (!chromiumPath) test.skip(`the pending-changes view in a browser: ${NO_BROWSER_REASON}`, () => undefined);
 
 // An admin reviews an MCP skill's pinned definitions in the console: a tool withheld at import for its
 // description, then a description the server changed, read on demand from the page.
-describeBrowser('the pending-changes view of an MCP skill in a real browser', () => {
+describeInBrowser('the pending-changes view of an MCP skill in a real browser', 'the pending-changes view in a browser', () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -33,17 +30,9 @@ describeBrowser('the pending-changes view of an MCP skill in a real browser', ()
       .send({ name: 'dictionary', version: '1.0.0', description: 'An upstream dictionary', source: { type: 'mcp', url: upstream.url } })
       .expect(201);
     skillId = skill.body.id as string;
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    page.setDefaultTimeout(10_000);
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${base}/console/`);
-    await page.getByLabel('API key', { exact: true }).fill(tenant.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    browser = await launchChromium();
+    page = watchPage(await browser.newPage({ viewport: { width: 1280, height: 860 } }), problems);
+    await signInToConsole(page, base, tenant.key);
   }, 60_000);
 
   afterAll(async () => {

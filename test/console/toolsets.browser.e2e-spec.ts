@@ -1,13 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { describeInBrowser, launchChromium, listen, signInToConsole, watchPage } from '../support/console-browser.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
-import { chromiumPath, listen, NO_BROWSER_REASON } from './browser.js';
 
-const describeBrowser = chromiumPath ? describe : describe.skip;
-if (!chromiumPath) test.skip(`the toolset editor in a browser: ${NO_BROWSER_REASON}`, () => undefined);
-
-describeBrowser('the console: a project’s toolset editor in a real browser', () => {
+describeInBrowser('the console: a project’s toolset editor in a real browser', 'the toolset editor in a browser', () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -21,17 +18,9 @@ describeBrowser('the console: a project’s toolset editor in a real browser', (
     base = await listen(t);
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant, { name: 'Handbook' })).id;
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${base}/console/`);
-    await page.getByLabel('API key', { exact: true }).fill(tenant.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    browser = await launchChromium();
+    page = watchPage(await browser.newPage({ viewport: { width: 1280, height: 900 } }), problems);
+    await signInToConsole(page, base, tenant.key);
   }, 60_000);
 
   afterAll(async () => {

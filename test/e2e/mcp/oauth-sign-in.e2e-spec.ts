@@ -1,8 +1,8 @@
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { chromium, type Browser } from 'playwright-core';
-import { chromiumPath, listen, NO_BROWSER_REASON } from '../../console/browser.js';
+import type { Browser } from 'playwright-core';
+import { describeInBrowser, launchChromium, listen } from '../../support/console-browser.js';
 import {
   type CallbackServer,
   type DocumentServer,
@@ -14,13 +14,10 @@ import {
 } from '../../support/oauth-clients.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 
-const describeBrowser = chromiumPath ? describe : describe.skip;
-if (!chromiumPath) test.skip(`MCP sign-in in a browser: ${NO_BROWSER_REASON}`, () => undefined);
-
 // The official SDK client's own auth() against the service: discovery from the MCP URL, registration (RFC
 // 7591, or a client ID metadata document on a local HTTPS server), consent by a person on the console page
 // in a real browser, the code exchanged, and a tool called with the token.
-describeBrowser('MCP sign-in with OAuth, as an MCP client does it', () => {
+describeInBrowser('MCP sign-in with OAuth, as an MCP client does it', 'MCP sign-in in a browser', () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -45,7 +42,7 @@ describeBrowser('MCP sign-in with OAuth, as an MCP client does it', () => {
       .send({ arguments: { path: 'notes.txt', content: 'signed in\n' } })
       .expect(200);
     mcpUrl = new URL(`${base}/v1/projects/${projectId}/mcp`);
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
