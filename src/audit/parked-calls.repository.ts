@@ -61,20 +61,21 @@ export class ParkedCallsRepository {
     return this.opened(await this.prisma.parkedCall.findFirst({ where: { id, tenantId, projectId } }));
   }
 
-  // The key whose consent issued the requesting key, when that is an OAuth access token; else null. That
-  // key is on the caller's side of the call: it may not decide it either.
-  async consentedByKeyId(requestedByKeyId: string): Promise<string | null> {
-    if (!isUuid(requestedByKeyId)) return null;
-    const key = await this.prisma.apiKey.findUnique({ where: { id: requestedByKeyId }, select: { oauthGrant: { select: { decidedByKeyId: true } } } });
-    return key?.oauthGrant?.decidedByKeyId ?? null;
-  }
-
-  // Whether the key that made a call still works (not revoked, not expired). A requester that is no key of
-  // this service (an external issuer's token, judged by its issuer) is not refused here.
-  async requesterActive(requestedByKeyId: string): Promise<boolean> {
-    if (!isUuid(requestedByKeyId)) return true;
-    const key = await this.prisma.apiKey.findUnique({ where: { id: requestedByKeyId }, select: { revokedAt: true, expiresAt: true } });
-    return key === null || (key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > Date.now()));
+  // What a decision needs to know of the key that made a call, in one read: the key whose consent issued it
+  // (an OAuth access token's; null otherwise), which is on the caller's side of the call and may not decide it
+  // either; and whether it still works (not revoked, not expired). A requester that is no key of this
+  // service (an external issuer's token, judged by its issuer) consented to nothing and is not refused here.
+  async requester(requestedByKeyId: string): Promise<{ consentedByKeyId: string | null; active: boolean }> {
+    if (!isUuid(requestedByKeyId)) return { consentedByKeyId: null, active: true };
+    const key = await this.prisma.apiKey.findUnique({
+      where: { id: requestedByKeyId },
+      select: { revokedAt: true, expiresAt: true, oauthGrant: { select: { decidedByKeyId: true } } },
+    });
+    if (key === null) return { consentedByKeyId: null, active: true };
+    return {
+      consentedByKeyId: key.oauthGrant?.decidedByKeyId ?? null,
+      active: key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > Date.now()),
+    };
   }
 
   private opened(call: ParkedCall | null): ParkedCall | null {

@@ -51,11 +51,11 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     await this.registry.forProject(tenantId, projectId);
     // Not while shutting down: an approved call must run, not be refused for a reason the approver cannot fix.
     this.inFlight.admit();
-    const pending = await this.refuseSelfDecision(tenantId, projectId, invocationId, decider);
+    const { call: pending, requesterActive } = await this.checkDecider(tenantId, projectId, invocationId, decider);
     // A revoked or expired credential's calls die with it: revoking a leaked key (or an OAuth consent) must
     // not leave its queue to be run by the next person who approves.
-    if (pending?.status === 'pending' && pending.requestedByKeyId && !(await this.parked.requesterActive(pending.requestedByKeyId))) {
-      await this.deny(tenantId, projectId, invocationId, 'the key that made it was revoked or has expired', decider);
+    if (pending?.status === 'pending' && !requesterActive) {
+      await this.refuse(tenantId, projectId, invocationId, 'the key that made it was revoked or has expired', decider);
       throw approvalRequesterEnded();
     }
     const call = await this.parked.decide(tenantId, projectId, invocationId, 'approved', reason, decider);
@@ -94,7 +94,12 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
 
   async deny(tenantId: string, projectId: string, invocationId: string, reason: string | null, decider: Decider): Promise<DecisionResponseDto> {
     await this.registry.forProject(tenantId, projectId);
-    await this.refuseSelfDecision(tenantId, projectId, invocationId, decider);
+    await this.checkDecider(tenantId, projectId, invocationId, decider);
+    return this.refuse(tenantId, projectId, invocationId, reason, decider);
+  }
+
+  // The denial itself, once the decider may decide.
+  private async refuse(tenantId: string, projectId: string, invocationId: string, reason: string | null, decider: Decider): Promise<DecisionResponseDto> {
     const call = await this.parked.decide(tenantId, projectId, invocationId, 'denied', reason, decider);
     if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
     // The reason is a person's text: a credential pasted into it is redacted in the answer, the stored
@@ -116,12 +121,19 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
   // that consented to the OAuth client whose token made it (else an approver could sign a client in and
   // approve its own agent's calls). The requester never changes, so checking before the conditional update
   // leaves no window.
-  private async refuseSelfDecision(tenantId: string, projectId: string, invocationId: string, decider: Decider): Promise<ParkedCall | null> {
+  // Answers the call and whether the key that made it still works.
+  private async checkDecider(
+    tenantId: string,
+    projectId: string,
+    invocationId: string,
+    decider: Decider,
+  ): Promise<{ call: ParkedCall | null; requesterActive: boolean }> {
     const call = await this.parked.findById(tenantId, projectId, invocationId);
-    if (!call?.requestedByKeyId) return call;
+    if (!call?.requestedByKeyId) return { call, requesterActive: true };
     if (call.requestedByKeyId === decider.keyId) throw approvalSelfDecision();
-    if ((await this.parked.consentedByKeyId(call.requestedByKeyId)) === decider.keyId) throw approvalSelfDecision();
-    return call;
+    const requester = await this.parked.requester(call.requestedByKeyId);
+    if (requester.consentedByKeyId === decider.keyId) throw approvalSelfDecision();
+    return { call, requesterActive: requester.active };
   }
 
   // Expires what is due (each call once, whichever instance gets it), then says why this one was not pending.
