@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { EventStream, listen, SHELL_PROJECT } from '../tools/tool-test-kit.js';
 
@@ -91,7 +92,6 @@ describe('tool batches', () => {
   it('runs a JSON-RPC batch of tools/call over MCP concurrently, answering each by its id', async () => {
     const p = await project(SHELL_PROJECT);
     const call = (id: number, argv: string[]) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'shell_exec', arguments: { argv } } });
-    const started = Date.now();
     const res = await t.http
       .post(`/v1/projects/${p.id}/mcp`)
       .set(tenant.auth)
@@ -99,7 +99,19 @@ describe('tool batches', () => {
       .set('mcp-protocol-version', '2025-03-26')
       .send([call(1, ['sleep', '1']), call(2, ['sleep', '1']), call(3, ['sh', '-c', 'exit 3']), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope', arguments: {} } }])
       .expect(200);
-    expect(Date.now() - started).toBeLessThan(1900);
+    // Concurrently, as the audit log times them: the two sleeps ran at the same time (one started before
+    // the other finished), whatever else the machine was doing.
+    const sleeps = await eventually(async () => {
+      const rows = (await t.http.get(`/v1/projects/${p.id}/invocations`).query({ tool: 'shell_exec', status: 'ok' }).set(tenant.auth).expect(200)).body.items as Array<{
+        arguments: { argv: string[] };
+        startedAt: string;
+        finishedAt: string;
+      }>;
+      const slept = rows.filter((row) => row.arguments.argv[0] === 'sleep');
+      expect(slept).toHaveLength(2);
+      return slept.map((row) => ({ start: Date.parse(row.startedAt), end: Date.parse(row.finishedAt) }));
+    });
+    expect(Math.max(...sleeps.map((r) => r.start))).toBeLessThan(Math.min(...sleeps.map((r) => r.end)));
     const answers = res.body as Array<{ id: number; result: { isError?: boolean; structuredContent?: Record<string, unknown> }; error?: { code: number } }>;
     const byId = new Map(answers.map((m) => [m.id, m.result]));
     expect([...byId.keys()].sort()).toEqual([1, 2, 3, 4]);
