@@ -14,6 +14,8 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import type { DecisionResponseDto } from './dto/approval.dto.js';
 
 const EXPIRE_BATCH = 100;
+// The reason a withdrawn call keeps (its decider is the key that made it).
+const WITHDRAWN = 'withdrawn by the key that made it';
 // An approved call still unfinished this long after its decision is past any deadline (120 s at most) and
 // any retried write of its outcome: its instance stopped.
 const ABANDONED_AFTER_MS = 10 * 60_000;
@@ -98,6 +100,17 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     return this.refuse(tenantId, projectId, invocationId, reason, decider);
   }
 
+  // The key that made a parked call takes it back before anyone decides it (MCP tasks/cancel): denied by
+  // that key itself, audited and announced as a denial, with its own code. Null when it was not pending.
+  async withdraw(tenantId: string, projectId: string, invocationId: string, requester: Decider): Promise<DecisionResponseDto | null> {
+    const pending = await this.parked.findById(tenantId, projectId, invocationId);
+    if (pending?.status !== 'pending' || pending.requestedByKeyId !== requester.keyId) return null;
+    const call = await this.parked.decide(tenantId, projectId, invocationId, 'denied', WITHDRAWN, requester);
+    if (!call) return null;
+    const error = { code: 'approval_withdrawn', message: 'The key that made this call withdrew it before anyone decided. It did not run.' };
+    return this.recordDenial(call, error, requester);
+  }
+
   // The denial itself, once the decider may decide.
   private async refuse(tenantId: string, projectId: string, invocationId: string, reason: string | null, decider: Decider): Promise<DecisionResponseDto> {
     const call = await this.parked.decide(tenantId, projectId, invocationId, 'denied', reason, decider);
@@ -108,6 +121,10 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       code: 'approval_denied',
       message: reason ? redactMessage(`A person denied this call: ${reason}. It did not run.`) : 'A person denied this call. It did not run.',
     };
+    return this.recordDenial(call, error, decider);
+  }
+
+  private async recordDenial(call: ParkedCall, error: { code: string; message: string }, decider: Decider): Promise<DecisionResponseDto> {
     await this.audit.flush();
     await this.recorder.refusedParked(identityOf(call), 'denied', error, call.startedAt, decidedBy(decider));
     await this.audit.flush();

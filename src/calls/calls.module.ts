@@ -16,7 +16,7 @@ import { ToolInvokeService } from './tool-invoke.service.js';
   imports: [ToolsModule, AuditModule, RateLimitModule],
   controllers: [CallsController, ApprovalsController],
   providers: [ApprovalsService, IdempotencyRepository, IdempotencyService, KeyedCallService, ToolInvokeService, ToolBatchService],
-  // MCP tools/call takes Idempotency-Keys too.
-  exports: [KeyedCallService, ToolInvokeService],
+  // MCP tools/call takes Idempotency-Keys too; MCP tasks/cancel withdraws a parked call.
+  exports: [KeyedCallService, ToolInvokeService, ApprovalsService],
 })
 export class CallsModule {}
