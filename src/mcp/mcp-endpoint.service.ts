@@ -6,6 +6,10 @@ import {
   type CallToolResult,
   CompleteRequestSchema,
   ErrorCode,
+  CancelTaskRequestSchema,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
@@ -38,6 +42,7 @@ import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
 import { McpWorkspaceResources } from './mcp-workspace-resources.js';
+import { declaresTasks, LEGACY_TASKS_CAPABILITY, McpTasks, MISSING_CLIENT_CAPABILITY, MODERN_TASKS_CAPABILITY, TASKS_EXTENSION, type TaskCaller } from './mcp-tasks.service.js';
 import {
   ALL_REVISIONS,
   DISCOVER_CACHE,
@@ -99,8 +104,9 @@ interface McpCaller {
 @Injectable()
 export class McpEndpointService {
   private readonly logger = new Logger('Mcp');
-  // One listing per registry tool array, which keeps its identity until the project's skills change.
-  private readonly listings = new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>();
+  // One listing per registry tool array, which keeps its identity until the project's skills change; under
+  // 2026-07-28 and before it, which marks every tool as one a client may call as a task (mcp-tasks.service.ts).
+  private readonly listings = { legacy: new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>(), modern: new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>() };
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -110,6 +116,7 @@ export class McpEndpointService {
     private readonly cancellations: McpCancellations,
     private readonly resources: McpWorkspaceResources,
     private readonly revocations: KeyRevocations,
+    private readonly tasks: McpTasks,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -146,7 +153,7 @@ export class McpEndpointService {
     if (fast !== null) return this.answerFast(caller, fast, exchange);
     if (Array.isArray(exchange.body) && !(await this.admitBatch(caller, exchange.body, exchange))) return;
     const sdk = await loadSdkServer();
-    const capabilities = await this.capabilities(caller);
+    const capabilities = { ...(await this.capabilities(caller)), tasks: LEGACY_TASKS_CAPABILITY };
     const server = this.serverFor(sdk, caller, capabilities, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
@@ -204,12 +211,19 @@ export class McpEndpointService {
         const token = meta.progressToken;
         const progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isInteger(token)) ? token : undefined;
         const idempotencyKey = meta[IDEMPOTENCY_KEY_META];
+        const tasks = declaresTasks(params) ? { tasks: true as const } : {};
         return this.answerFast(
           caller,
-          { kind: 'call', id, name: params.name, arguments: params.arguments, modern: true, ...(progressToken !== undefined ? { progressToken } : {}), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) },
+          { kind: 'call', id, name: params.name, arguments: params.arguments, modern: true, ...tasks, ...(progressToken !== undefined ? { progressToken } : {}), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) },
           exchange,
         );
       }
+      case 'tasks/get':
+      case 'tasks/update':
+      case 'tasks/cancel':
+        // The extension's methods answer only a client that declares it on the request.
+        if (!declaresTasks(params)) return refuse(200, id, MISSING_CLIENT_CAPABILITY, 'Missing required client capability', { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+        return this.answerFast(caller, { kind: 'task', id, modern: true, method, taskId: params.taskId }, exchange);
       case 'resources/list':
       case 'resources/templates/list':
       case 'resources/read':
@@ -308,23 +322,39 @@ export class McpEndpointService {
     // Revision 2026-07-28 marks every result complete, and says how long a listing may be cached, by whom.
     const listing = message.kind === 'list' || (message.kind === 'resource' && message.request.method.endsWith('/list'));
     if (listing) return { ...(result as object), resultType: 'complete', ...TOOLS_LIST_CACHE };
-    return { ...(result as object), resultType: 'complete' };
+    // A tools/call answered with a task says so itself (resultType "task").
+    return { resultType: 'complete', ...(result as object) };
   }
 
   private async resultOf(caller: McpCaller, message: EndpointRequest, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
     switch (message.kind) {
       case 'discover':
-        return { supportedVersions: ALL_REVISIONS, capabilities: await this.capabilities(caller), serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
-      case 'call':
-        return this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey, onProgress });
+        return { supportedVersions: ALL_REVISIONS, capabilities: { ...(await this.capabilities(caller)), extensions: MODERN_TASKS_CAPABILITY }, serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
+      case 'call': {
+        const result = await this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey, onProgress });
+        return message.tasks ? this.tasks.answerModern(taskCaller(caller), result, await this.resultShape(caller, message.name)) : result;
+      }
+      case 'task':
+        return this.taskResult(caller, message.method, message.taskId);
       case 'list':
-        return this.list(caller);
+        return this.list(caller, message.modern === true);
       case 'ping':
         return {};
       case 'initialize':
-        return initializeResult(message.request.params.protocolVersion, await this.capabilities(caller));
+        return initializeResult(message.request.params.protocolVersion, { ...(await this.capabilities(caller)), tasks: LEGACY_TASKS_CAPABILITY });
       case 'resource':
         return this.resourceResult(caller, message.request);
+    }
+  }
+
+  private taskResult(caller: McpCaller, method: 'tasks/get' | 'tasks/update' | 'tasks/cancel', taskId: unknown): Promise<unknown> {
+    switch (method) {
+      case 'tasks/get':
+        return this.tasks.getModern(taskCaller(caller), taskId);
+      case 'tasks/update':
+        return this.tasks.updateModern(taskCaller(caller), taskId);
+      case 'tasks/cancel':
+        return this.tasks.cancelModern(taskCaller(caller), taskId);
     }
   }
 
@@ -357,16 +387,28 @@ export class McpEndpointService {
       server.setRequestHandler(ReadResourceRequestSchema, (request) => bounded(() => this.unexpectedLogged(this.resources.read(caller, request.params.uri))));
       server.setRequestHandler(CompleteRequestSchema, (request) => this.unexpectedLogged(this.resources.complete(caller, request.params.ref, request.params.argument)));
     }
-    server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
+    server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller, false));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      bounded(() =>
-        this.call(caller, request.params.name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, {
+      bounded(async () => {
+        const { name, task, _meta } = request.params;
+        const result = await this.call(caller, name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, {
           id: extra.requestId,
           signal: extra.signal,
-          idempotencyKey: request.params._meta?.[IDEMPOTENCY_KEY_META],
-        }),
-      ),
+          idempotencyKey: _meta?.[IDEMPOTENCY_KEY_META],
+        });
+        // Task-augmented (params.task): the call has run or parked; the client polls for its result.
+        if (task === undefined) return result;
+        return this.unexpectedLogged(this.tasks.createLegacy(taskCaller(caller), result, await this.resultShape(caller, name))) as unknown as CallToolResult;
+      }),
     );
+    if (capabilities.tasks) {
+      server.setRequestHandler(GetTaskRequestSchema, (request) => this.unexpectedLogged(this.tasks.getLegacy(taskCaller(caller), request.params.taskId)) as never);
+      server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) =>
+        this.unexpectedLogged(this.tasks.resultLegacy(taskCaller(caller), request.params.taskId, AbortSignal.any([extra.signal, caller.controller.signal]))),
+      );
+      server.setRequestHandler(ListTasksRequestSchema, (request) => this.unexpectedLogged(this.tasks.listLegacy(taskCaller(caller), request.params?.cursor)) as never);
+      server.setRequestHandler(CancelTaskRequestSchema, (request) => this.unexpectedLogged(this.tasks.cancelLegacy(taskCaller(caller), request.params.taskId)) as never);
+    }
     return server;
   }
 
@@ -381,17 +423,19 @@ export class McpEndpointService {
     }
   }
 
-  private async list(caller: McpCaller): Promise<ListToolsResult> {
+  private async list(caller: McpCaller, modern: boolean): Promise<ListToolsResult> {
     const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
     const shown = caller.catalogue ? caller.catalogue.view(tools) : tools;
-    let listing = this.listings.get(shown);
+    const listings = modern ? this.listings.modern : this.listings.legacy;
+    let listing = listings.get(shown);
     if (!listing) {
-      listing = {
-        tools: caller.catalogue
-          ? (shown as ToolView).definitions.map((d: ToolDefinition & { title?: string }) => ({ ...toMcpTool(d), ...(d.title ? { title: d.title } : {}) }))
-          : tools.map((t) => toMcpTool(t.executor.definition)),
-      };
-      this.listings.set(shown, listing);
+      const listed = caller.catalogue
+        ? (shown as ToolView).definitions.map((d: ToolDefinition & { title?: string }) => ({ ...toMcpTool(d), ...(d.title ? { title: d.title } : {}) }))
+        : tools.map((t) => toMcpTool(t.executor.definition));
+      // 2025-11-25: a client may ask for any call as a task (a call that may park for a person is any call:
+      // the project's approval list and the key decide); 2026-07-28 has the server decide, per call.
+      listing = { tools: modern ? listed : listed.map((tool) => ({ ...tool, execution: { taskSupport: 'optional' as const } })) };
+      listings.set(shown, listing);
     }
     return listing;
   }
@@ -504,6 +548,13 @@ function relaysContentIn(view: ToolView, name: string): boolean {
   }
 }
 
+const taskCaller = (caller: McpCaller): TaskCaller => ({
+  tenantId: caller.tenantId,
+  projectId: caller.projectId,
+  apiKeyId: caller.principal.apiKeyId,
+  keyName: caller.principal.keyName,
+});
+
 const requestRef = (caller: McpCaller, requestId: string | number): McpRequestRef => ({
   tenantId: caller.tenantId,
   projectId: caller.projectId,
@@ -518,7 +569,10 @@ function initializeResult(requested: string, capabilities: ServerCapabilities): 
   return { protocolVersion, capabilities, serverInfo: SERVER_INFO };
 }
 
-type EndpointMessage = FastMessage | { kind: 'resource'; id: string | number; modern: true; request: ResourceRequest };
+type EndpointMessage =
+  | FastMessage
+  | { kind: 'resource'; id: string | number; modern: true; request: ResourceRequest }
+  | { kind: 'task'; id: string | number; modern: true; method: 'tasks/get' | 'tasks/update' | 'tasks/cancel'; taskId: unknown };
 type EndpointRequest = Exclude<EndpointMessage, { kind: 'notification' | 'cancel' }>;
 
 

@@ -11,7 +11,8 @@ import { IDEMPOTENCY_KEY_META } from './mcp-tool-results.js';
 // Building the Server, its transport and the Web Request/Response pair, and the SDK's zod parses of the
 // envelope, were most of the endpoint's CPU per call; for these messages they decide nothing.
 export type FastMessage =
-  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown; progressToken?: string | number; modern?: true }
+  // `tasks`: a 2026-07-28 client that declared the tasks extension (mcp-tasks.service.ts).
+  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown; progressToken?: string | number; modern?: true; tasks?: true }
   | { kind: 'list'; id: string | number; modern?: true }
   | { kind: 'ping'; id: string | number; modern?: true }
   // server/discover, of protocol revision 2026-07-28 (mcp-modern.ts).

@@ -29,6 +29,10 @@ const NAME_SOURCE = new Map<string, string>([
   ['resources/read', 'uri'],
   ['resources/subscribe', 'uri'],
   ['resources/unsubscribe', 'uri'],
+  // The tasks extension: the task a request addresses, so that a balancer can route it.
+  ['tasks/get', 'taskId'],
+  ['tasks/update', 'taskId'],
+  ['tasks/cancel', 'taskId'],
 ]);
 
 // A revision of the modern era (a date from 2026-07-28 on), which this endpoint answers itself.
