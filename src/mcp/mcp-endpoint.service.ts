@@ -6,10 +6,6 @@ import {
   type CallToolResult,
   CompleteRequestSchema,
   ErrorCode,
-  CancelTaskRequestSchema,
-  GetTaskPayloadRequestSchema,
-  GetTaskRequestSchema,
-  ListTasksRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
@@ -65,6 +61,7 @@ const JSON_HEADERS = { 'Content-Type': 'application/json' };
 const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
 // JSON-RPC batching was removed from MCP in this revision; revisions are dates, so they compare as strings.
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
+const FIRST_REVISION_WITH_TASKS = '2025-11-25';
 // A notification or response accepted: 202, no body (as the SDK transport answers).
 const NO_BODY: Record<string, string> = {};
 
@@ -153,7 +150,8 @@ export class McpEndpointService {
     if (fast !== null) return this.answerFast(caller, fast, exchange);
     if (Array.isArray(exchange.body) && !(await this.admitBatch(caller, exchange.body, exchange))) return;
     const sdk = await loadSdkServer();
-    const capabilities = { ...(await this.capabilities(caller)), tasks: LEGACY_TASKS_CAPABILITY };
+    const revision = exchange.headers['mcp-protocol-version'] ?? initializeVersion(Array.isArray(exchange.body) ? exchange.body : [exchange.body]);
+    const capabilities = withLegacyTasks(await this.capabilities(caller), revision);
     const server = this.serverFor(sdk, caller, capabilities, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
@@ -335,26 +333,15 @@ export class McpEndpointService {
         return message.tasks ? this.tasks.answerModern(taskCaller(caller), result, await this.resultShape(caller, message.name)) : result;
       }
       case 'task':
-        return this.taskResult(caller, message.method, message.taskId);
+        return this.tasks.answerModernMethod(taskCaller(caller), message.method, message.taskId);
       case 'list':
         return this.list(caller, message.modern === true);
       case 'ping':
         return {};
       case 'initialize':
-        return initializeResult(message.request.params.protocolVersion, { ...(await this.capabilities(caller)), tasks: LEGACY_TASKS_CAPABILITY });
+        return initializeResult(message.request.params.protocolVersion, await this.capabilities(caller));
       case 'resource':
         return this.resourceResult(caller, message.request);
-    }
-  }
-
-  private taskResult(caller: McpCaller, method: 'tasks/get' | 'tasks/update' | 'tasks/cancel', taskId: unknown): Promise<unknown> {
-    switch (method) {
-      case 'tasks/get':
-        return this.tasks.getModern(taskCaller(caller), taskId);
-      case 'tasks/update':
-        return this.tasks.updateModern(taskCaller(caller), taskId);
-      case 'tasks/cancel':
-        return this.tasks.cancelModern(taskCaller(caller), taskId);
     }
   }
 
@@ -401,14 +388,7 @@ export class McpEndpointService {
         return this.unexpectedLogged(this.tasks.createLegacy(taskCaller(caller), result, await this.resultShape(caller, name))) as unknown as CallToolResult;
       }),
     );
-    if (capabilities.tasks) {
-      server.setRequestHandler(GetTaskRequestSchema, (request) => this.unexpectedLogged(this.tasks.getLegacy(taskCaller(caller), request.params.taskId)) as never);
-      server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) =>
-        this.unexpectedLogged(this.tasks.resultLegacy(taskCaller(caller), request.params.taskId, AbortSignal.any([extra.signal, caller.controller.signal]))),
-      );
-      server.setRequestHandler(ListTasksRequestSchema, (request) => this.unexpectedLogged(this.tasks.listLegacy(taskCaller(caller), request.params?.cursor)) as never);
-      server.setRequestHandler(CancelTaskRequestSchema, (request) => this.unexpectedLogged(this.tasks.cancelLegacy(taskCaller(caller), request.params.taskId)) as never);
-    }
+    if (capabilities.tasks) this.tasks.serveLegacy(server, taskCaller(caller), caller.controller.signal, (answer) => this.unexpectedLogged(answer));
     return server;
   }
 
@@ -566,8 +546,12 @@ const requestRef = (caller: McpCaller, requestId: string | number): McpRequestRe
 // supported, else the latest, with the same capabilities and server info as the Servers built above.
 function initializeResult(requested: string, capabilities: ServerCapabilities): InitializeResult {
   const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-  return { protocolVersion, capabilities, serverInfo: SERVER_INFO };
+  return { protocolVersion, capabilities: withLegacyTasks(capabilities, protocolVersion), serverInfo: SERVER_INFO };
 }
+
+// Tasks are declared to the revision that defines them (2025-11-25), not to the older ones.
+const withLegacyTasks = (capabilities: ServerCapabilities, revision: string | undefined): ServerCapabilities =>
+  revision !== undefined && revision >= FIRST_REVISION_WITH_TASKS ? { ...capabilities, tasks: LEGACY_TASKS_CAPABILITY } : capabilities;
 
 type EndpointMessage =
   | FastMessage

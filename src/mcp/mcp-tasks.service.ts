@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CancelTaskRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { ApprovalsService } from '../calls/approvals.service.js';
 import type { InvocationResultDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -62,6 +71,8 @@ const notFound = () => new McpError(ErrorCode.InvalidParams, 'Failed to retrieve
 export class McpTasks implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('McpTasks');
   private sweeper: NodeJS.Timeout | undefined;
+  // Aborted when the instance stops: a tasks/result still waiting answers then, so the server can close.
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly tasks: McpTasksRepository,
@@ -75,6 +86,7 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.sweeper);
+    this.stopping.abort();
   }
 
   // 2025-11-25, a tools/call with params.task: the call has run or parked (`result`); its CreateTaskResult.
@@ -92,12 +104,33 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
     return { resultType: 'task', ...modernTask(task, this.state(task)) };
   }
 
-  async getLegacy(caller: TaskCaller, taskId: unknown): Promise<Record<string, unknown>> {
+  // 2025-11-25: the task methods on the POST's SDK Server. `gone`: the client went away or its key ended;
+  // `guarded`: the endpoint's own wrapper (nothing unexpected reaches a client).
+  serveLegacy(server: Server, caller: TaskCaller, gone: AbortSignal, guarded: <T>(answer: Promise<T>) => Promise<T>): void {
+    server.setRequestHandler(GetTaskRequestSchema, (request) => guarded(this.getLegacy(caller, request.params.taskId)) as never);
+    server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => guarded(this.resultLegacy(caller, request.params.taskId, AbortSignal.any([extra.signal, gone]))));
+    server.setRequestHandler(ListTasksRequestSchema, (request) => guarded(this.listLegacy(caller, request.params?.cursor)) as never);
+    server.setRequestHandler(CancelTaskRequestSchema, (request) => guarded(this.cancelLegacy(caller, request.params.taskId)) as never);
+  }
+
+  // 2026-07-28: the extension's methods (the endpoint has checked the client declares it).
+  answerModernMethod(caller: TaskCaller, method: 'tasks/get' | 'tasks/update' | 'tasks/cancel', taskId: unknown): Promise<Record<string, unknown>> {
+    switch (method) {
+      case 'tasks/get':
+        return this.getModern(caller, taskId);
+      case 'tasks/update':
+        return this.updateModern(caller, taskId);
+      case 'tasks/cancel':
+        return this.cancelModern(caller, taskId);
+    }
+  }
+
+  private async getLegacy(caller: TaskCaller, taskId: unknown): Promise<Record<string, unknown>> {
     const task = await this.find(caller, taskId);
     return legacyTask(task, this.state(task));
   }
 
-  async getModern(caller: TaskCaller, taskId: unknown): Promise<Record<string, unknown>> {
+  private async getModern(caller: TaskCaller, taskId: unknown): Promise<Record<string, unknown>> {
     const task = await this.find(caller, taskId);
     return modernTask(task, this.state(task));
   }
@@ -105,18 +138,24 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   // 2025-11-25 tasks/result: waits until the task ends (a person decides, the call runs, or it expires and
   // the sweeper says so), then answers what tools/call would have: the result, or the refusal as an error
   // result; marked with the task it belongs to. `signal`: the client went away.
-  async resultLegacy(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<CallToolResult> {
+  private async resultLegacy(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<CallToolResult> {
+    const waited = AbortSignal.any([signal, this.stopping.signal]);
     for (;;) {
       const task = await this.find(caller, taskId);
       const state = this.state(task);
       if (state.phase !== 'working' && state.result) {
         return { ...state.result, _meta: { ...state.result._meta, [RELATED_TASK_META]: { taskId: task.id } } };
       }
-      await sleep(RESULT_RECHECK_MS, undefined, { signal });
+      try {
+        await sleep(RESULT_RECHECK_MS, undefined, { signal: waited });
+      } catch {
+        if (this.stopping.signal.aborted) throw new McpError(ErrorCode.InternalError, 'This instance is stopping; send tasks/result again (any instance answers it)');
+        throw new McpError(ErrorCode.ConnectionClosed, 'The client went away');
+      }
     }
   }
 
-  async listLegacy(caller: TaskCaller, cursor: unknown): Promise<Record<string, unknown>> {
+  private async listLegacy(caller: TaskCaller, cursor: unknown): Promise<Record<string, unknown>> {
     const before = cursor === undefined ? null : parseCursor(cursor);
     const page = await this.tasks.list(ownerOf(caller), LIST_PAGE + 1, before);
     const shown = page.slice(0, LIST_PAGE);
@@ -130,7 +169,7 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   // 2025-11-25 tasks/cancel: a call still waiting for a person is withdrawn (denied by its own key, audited)
   // and the task answered cancelled. One that has ended cannot be (-32602, as the revision says); nor can
   // one approved and running, which Toolgate does not stop halfway (-32602, saying so).
-  async cancelLegacy(caller: TaskCaller, taskId: unknown): Promise<Record<string, unknown>> {
+  private async cancelLegacy(caller: TaskCaller, taskId: unknown): Promise<Record<string, unknown>> {
     const task = await this.find(caller, taskId);
     if (!(await this.withdraw(caller, task))) {
       const now = this.state(await this.find(caller, taskId));
@@ -143,14 +182,14 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   }
 
   // 2026-07-28 tasks/cancel: cooperative, acknowledged whatever happens; a call still waiting is withdrawn.
-  async cancelModern(caller: TaskCaller, taskId: unknown): Promise<Record<string, never>> {
+  private async cancelModern(caller: TaskCaller, taskId: unknown): Promise<Record<string, never>> {
     await this.withdraw(caller, await this.find(caller, taskId));
     return {};
   }
 
   // 2026-07-28 tasks/update: a Toolgate task never asks the client for input (a person decides elsewhere),
   // so every response is to a key that is not outstanding, which the extension says to ignore.
-  async updateModern(caller: TaskCaller, taskId: unknown): Promise<Record<string, never>> {
+  private async updateModern(caller: TaskCaller, taskId: unknown): Promise<Record<string, never>> {
     await this.find(caller, taskId);
     return {};
   }
@@ -200,7 +239,8 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
     if (call.status === 'pending') {
       return { phase: 'working', message: `Awaits approval by a person (invocation ${call.id}); it has not run. Undecided by ${call.expiresAt.toISOString()}, it expires.`, updatedAt };
     }
-    if (call.status === 'approved' || !result) return { phase: 'working', message: 'Approved by a person; running.', updatedAt };
+    // Decided, its outcome not written yet (a denial's is written just after the decision).
+    if (!result) return { phase: 'working', message: call.status === 'approved' ? 'Approved by a person; running.' : 'Decided; its outcome is being recorded.', updatedAt };
     const message = outcome?.status === 'ok' ? 'Approved and run.' : outcome?.error?.message;
     return { phase: 'done', result, updatedAt, ...(message ? { message } : {}) };
   }

@@ -59,7 +59,7 @@ describe('workspace files as MCP resources', () => {
     (await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'bound', role: 'agent', projectIds: [projectId], ...(tools ? { tools } : {}) }).expect(201)).body as { id: string; key: string };
 
   it('declares resources (without subscriptions) and completions beside tools', () => {
-    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {} });
+    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } });
   });
 
   it('lists the workspace files page by page, in walk order, skipping hidden names, directories and symlinks', async () => {
@@ -171,7 +171,7 @@ describe('workspace files as MCP resources', () => {
     const lister = await agentKey(['list_files']);
     const listerClient = await connectMcp(t, projectId, { Authorization: `Bearer ${lister.key}` });
     try {
-      expect(listerClient.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+      expect(listerClient.getServerCapabilities()).toEqual({ tools: { listChanged: false }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } });
       const before = (await readRows()).length;
       // The SDK client checks the capability itself; a raw request shows what the server answers.
       const port = await listen(t);
@@ -210,7 +210,7 @@ describe('workspace files as MCP resources', () => {
       .expect(201);
     const toolset = await connectMcp(t, projectId, tenant.auth, '/toolsets/reader/mcp');
     try {
-      expect(toolset.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+      expect(toolset.getServerCapabilities()).toEqual({ tools: { listChanged: false }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } });
     } finally {
       await toolset.close();
     }
