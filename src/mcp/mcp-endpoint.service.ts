@@ -91,6 +91,8 @@ interface McpCaller {
   keyEnded: AbortSignal;
   // Another view of the project's tools (a toolset): tools/list shows it and tools/call goes through it.
   catalogue?: ToolCatalogue;
+  // The MCP-Protocol-Version the POST names, if any: tools/list marks tools for tasks where it defines them.
+  revision?: string;
 }
 
 // A project's MCP server over the Streamable HTTP transport, stateless (nothing to share between instances
@@ -101,9 +103,9 @@ interface McpCaller {
 @Injectable()
 export class McpEndpointService {
   private readonly logger = new Logger('Mcp');
-  // One listing per registry tool array, which keeps its identity until the project's skills change; under
-  // 2026-07-28 and before it, which marks every tool as one a client may call as a task (mcp-tasks.service.ts).
-  private readonly listings = { legacy: new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>(), modern: new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>() };
+  // One listing per registry tool array, which keeps its identity until the project's skills change; and
+  // one of them for revision 2025-11-25, which marks every tool as one a client may call as a task.
+  private readonly listings = { plain: new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>(), tasks: new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>() };
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -133,7 +135,8 @@ export class McpEndpointService {
       keyEnded.abort();
       controller.abort(new ClientDisconnected());
     });
-    const caller: McpCaller = { tenantId: tenant.tenantId, projectId, principal: principalOf(tenant), controller, keyEnded: keyEnded.signal, catalogue };
+    const revision = exchange.headers['mcp-protocol-version'];
+    const caller: McpCaller = { tenantId: tenant.tenantId, projectId, principal: principalOf(tenant), controller, keyEnded: keyEnded.signal, catalogue, revision };
     try {
       await this.answer(caller, exchange);
     } finally {
@@ -335,7 +338,7 @@ export class McpEndpointService {
       case 'task':
         return this.tasks.answerModernMethod(taskCaller(caller), message.method, message.taskId);
       case 'list':
-        return this.list(caller, message.modern === true);
+        return this.list(caller);
       case 'ping':
         return {};
       case 'initialize':
@@ -374,7 +377,7 @@ export class McpEndpointService {
       server.setRequestHandler(ReadResourceRequestSchema, (request) => bounded(() => this.unexpectedLogged(this.resources.read(caller, request.params.uri))));
       server.setRequestHandler(CompleteRequestSchema, (request) => this.unexpectedLogged(this.resources.complete(caller, request.params.ref, request.params.argument)));
     }
-    server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller, false));
+    server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       bounded(async () => {
         const { name, task, _meta } = request.params;
@@ -403,10 +406,11 @@ export class McpEndpointService {
     }
   }
 
-  private async list(caller: McpCaller, modern: boolean): Promise<ListToolsResult> {
+  private async list(caller: McpCaller): Promise<ListToolsResult> {
+    const tasks = caller.revision !== undefined && !isModernRevision(caller.revision) && caller.revision >= FIRST_REVISION_WITH_TASKS;
     const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
     const shown = caller.catalogue ? caller.catalogue.view(tools) : tools;
-    const listings = modern ? this.listings.modern : this.listings.legacy;
+    const listings = tasks ? this.listings.tasks : this.listings.plain;
     let listing = listings.get(shown);
     if (!listing) {
       const listed = caller.catalogue
@@ -414,7 +418,7 @@ export class McpEndpointService {
         : tools.map((t) => toMcpTool(t.executor.definition));
       // 2025-11-25: a client may ask for any call as a task (a call that may park for a person is any call:
       // the project's approval list and the key decide); 2026-07-28 has the server decide, per call.
-      listing = { tools: modern ? listed : listed.map((tool) => ({ ...tool, execution: { taskSupport: 'optional' as const } })) };
+      listing = { tools: tasks ? listed.map((tool) => ({ ...tool, execution: { taskSupport: 'optional' as const } })) : listed };
       listings.set(shown, listing);
     }
     return listing;

@@ -101,9 +101,12 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     expect({ ...single.body, result: withoutInvocationId(single.body.result) }).toEqual({ ...sdk.body, result: withoutInvocationId(sdk.body.result) });
     expect(single.body.result._meta['dev.toolgate/invocationId']).toEqual(expect.any(String));
     expect(single.body.result._meta['dev.toolgate/invocationId']).not.toBe(sdk.body.result._meta['dev.toolgate/invocationId']);
-    const listed = await post(request(0, 'tools/list'));
+    // At the batch's revision: revision 2025-11-25 also marks each tool as one that may be called as a task.
+    const listed = await post(request(0, 'tools/list'), BATCH_REVISION);
     expect(listed.body.result.tools.map((tool: { name: string }) => tool.name)).toContain('read_file');
     expect(listed.body).toEqual((await throughSdk(request(0, 'tools/list'))).body);
+    const withTasks = await post(request(0, 'tools/list'));
+    expect(withTasks.body.result.tools[0].execution).toEqual({ taskSupport: 'optional' });
     // A batch of two gets an array of two answers.
     const two = await post([request(1, 'ping'), message], BATCH_REVISION);
     expect(two.body).toHaveLength(2);
