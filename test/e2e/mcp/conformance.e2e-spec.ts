@@ -43,7 +43,8 @@ const PASSES = [
 // finds nothing to judge), so that the reason stays the true one: a scenario that starts to pass, or fails
 // for another reason, fails this suite until it is listed again. The README lists the same.
 const TO_THE_CLIENT_MID_CALL = 'a request from the server to the client in the middle of a call needs the answer on another POST, which a stateless endpoint cannot wait for; Toolgate offers no such tool (-32602)';
-const NO_LOG_LEVEL = 'a level set by one POST cannot hold for the next on a stateless endpoint (revision 2026-07-28 sends it with each request instead); no logging capability (-32601)';
+const NO_LOG_LEVEL =
+  'the scenario sets the level with logging/setLevel on one POST (revision 2025-11-25) and expects it to hold for a tools/call on the next, which needs a session a stateless endpoint does not keep; revision 2026-07-28 carries the level in each request’s _meta but deprecates logging (SEP-2577: new implementations should not adopt it); no logging capability (-32601)';
 // Toolgate's resources are the project's workspace files (file:///{path}); the suite's are its own fixtures.
 const FIXTURE_RESOURCES =
   'the scenario reads its own fixtures (test://…), which Toolgate would serve only by relaying an upstream MCP server’s resources (not yet); its resources are the workspace’s files, file:///{path} (-32602)';
