@@ -66,7 +66,9 @@ export class McpController {
       'answered as text/event-stream (progress notifications, then the response). Protocol revisions 2024-11-05 to 2025-11-25 (initialize) ' +
       'and 2026-07-28 (no initialize: server/discover; the Mcp-Method and Mcp-Name headers must match the body, else 400 with -32020 and nothing runs). ' +
       'Refused arguments come back as a tool result with isError: true and the same message as the REST 422; an unknown tool is the JSON-RPC error -32602. ' +
-      'notifications/cancelled stops the named tools/call of the same key, on whichever instance it runs.',
+      'notifications/cancelled stops the named tools/call of the same key, on whichever instance it runs. ' +
+      'A call parked for approval comes back as a task where the client asks for one (2025-11-25: params.task, then tasks/get, tasks/result, tasks/list, tasks/cancel; ' +
+      '2026-07-28: the io.modelcontextprotocol/tasks extension declared in _meta, then tasks/get, tasks/update, tasks/cancel); a task answers only to the key that made the call (-32602 to anyone else, as for an unknown id); tasks/cancel withdraws the waiting call.',
   })
   @ApiBody({
     schema: { ...JSON_RPC_MESSAGES, description: 'A JSON-RPC request or notification (or a batch of them)', examples: [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }] },
