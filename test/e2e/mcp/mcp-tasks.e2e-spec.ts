@@ -146,6 +146,25 @@ describe('MCP tasks for calls parked for approval', () => {
         await other.close();
       }
       expect(await refusedWith(client.experimental.tasks.listTasks('bm90LWEtY3Vyc29y'))).toMatchObject({ code: ErrorCode.InvalidParams });
+
+      // 51 tasks of a key of their own: a page of 50, then the one left, none twice.
+      const pager = await connectMcp(t, projectId, await agentKey(tenant, [projectId]));
+      try {
+        await pager.listTools();
+        for (let i = 0; i < 51; i++) {
+          const stream = pager.experimental.tasks.callToolStream({ name: 'list_files', arguments: { path: '.' } }, CallToolResultSchema, { task: {} });
+          expect((await stream.next()).value).toMatchObject({ type: 'taskCreated' });
+          await stream.return(undefined);
+        }
+        const first = await pager.experimental.tasks.listTasks();
+        expect(first.tasks).toHaveLength(50);
+        const second = await pager.experimental.tasks.listTasks(first.nextCursor);
+        expect(second.tasks).toHaveLength(1);
+        expect(second.nextCursor).toBeUndefined();
+        expect(new Set([...first.tasks, ...second.tasks].map((task) => task.taskId)).size).toBe(51);
+      } finally {
+        await pager.close();
+      }
     });
 
     it('answers another key, another project and another tenant as for an unknown task id, and lets none of them cancel it', async () => {
@@ -171,6 +190,31 @@ describe('MCP tasks for calls parked for approval', () => {
       }
       expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
       expect((await auditRow(id)).status).toBe('pending_approval');
+    });
+  });
+
+  describe('with a short approval timeout', () => {
+    let short: TestApp;
+    beforeAll(async () => {
+      short = await createTestApp({ env: { APPROVAL_TIMEOUT_MS: '300' } });
+    });
+    afterAll(() => short.close());
+
+    it('fails the task of a call nobody decided: tasks/result waits for the expiry and answers it as an error result', async () => {
+      const owner = await short.createTenant();
+      const { id } = await short.createProject(owner, { approvalRequired: ['write_file'] });
+      const expiring = await connectMcp(short, id, owner.auth);
+      try {
+        await expiring.listTools();
+        const task = await parkAsTask('late.txt', expiring);
+        const result = (await expiring.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as TextResult;
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toMatch(/expired and did not run/);
+        expect(await expiring.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'failed' });
+        expect(existsSync(path.join(short.workspaceOf(id), 'late.txt'))).toBe(false);
+      } finally {
+        await expiring.close();
+      }
     });
   });
 
