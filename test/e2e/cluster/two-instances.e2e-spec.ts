@@ -2,6 +2,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
 import { createPostgresDriver } from '../../../src/database/database-driver.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
@@ -11,6 +12,7 @@ import { TcpProxy } from '../../support/tcp-proxy.js';
 import { expectNoProcess, uniqueSleep, waitForProcess } from '../../support/processes.js';
 import { callTool, EventStream, listen } from '../tools/tool-test-kit.js';
 import { commandTool, enableSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
+import { connectMcp } from '../mcp/mcp-test-kit.js';
 
 // Two real instances of the service on one PostgreSQL database, as behind a load balancer: a change made
 // through A must reach B's caches through the change bus, not their TTLs (set to ten minutes here).
@@ -221,6 +223,34 @@ describeOnPostgres(title, () => {
       } finally {
         resumed.close();
       }
+    }
+  });
+
+  it('an MCP task made on A is polled, waited on and cancelled on B; A answers what B decided', async () => {
+    const project = await a.createProject(tenant, { approvalRequired: ['write_file'] });
+    const onA = await connectMcp(a, project.id, tenant.auth);
+    const onB = await connectMcp(b, project.id, tenant.auth);
+    try {
+      await onA.listTools();
+      const park = async (file: string) => {
+        const stream = onA.experimental.tasks.callToolStream({ name: 'write_file', arguments: { path: file, content: file } }, CallToolResultSchema, { task: {} });
+        const first = (await stream.next()).value as { type: string; task: { taskId: string; statusMessage?: string } };
+        await stream.return(undefined);
+        expect(first.type).toBe('taskCreated');
+        return { taskId: first.task.taskId, invocationId: /invocation ([0-9a-f-]{36})/.exec(first.task.statusMessage ?? '')![1] };
+      };
+      const approved = await park('across.txt');
+      expect((await onB.experimental.tasks.getTask(approved.taskId)).status).toBe('working');
+      const waiting = onB.experimental.tasks.getTaskResult(approved.taskId, CallToolResultSchema);
+      await a.http.post(`/v1/projects/${project.id}/invocations/${approved.invocationId}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+      expect(((await waiting) as { structuredContent?: unknown }).structuredContent).toMatchObject({ path: 'across.txt' });
+
+      const withdrawn = await park('withdrawn.txt');
+      expect(await onB.experimental.tasks.cancelTask(withdrawn.taskId)).toMatchObject({ status: 'cancelled' });
+      expect((await onA.experimental.tasks.getTask(withdrawn.taskId)).status).toBe('cancelled');
+    } finally {
+      await onA.close();
+      await onB.close();
     }
   });
 
