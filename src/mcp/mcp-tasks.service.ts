@@ -38,6 +38,9 @@ const RESULT_RECHECK_MS = 500;
 // the result; a call that ran at once keeps its result this long.
 const RETAINED_MS = 60 * 60_000;
 const LIST_PAGE = 50;
+// Each waiting tasks/result reads the database twice a second and holds a connection open: a key may keep
+// this many waiting on one instance; past that it is told to poll with tasks/get.
+const WAITING_PER_KEY = 8;
 const SWEEP_EVERY_MS = 10 * 60_000;
 
 export interface TaskCaller extends TaskOwner {
@@ -73,6 +76,8 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   private sweeper: NodeJS.Timeout | undefined;
   // Aborted when the instance stops: a tasks/result still waiting answers then, so the server can close.
   private readonly stopping = new AbortController();
+  // Waiting tasks/result requests on this instance, by key.
+  private readonly waiting = new Map<string, number>();
 
   constructor(
     private readonly tasks: McpTasksRepository,
@@ -139,7 +144,21 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   // the sweeper says so), then answers what tools/call would have: the result, or the refusal as an error
   // result; marked with the task it belongs to. `signal`: the client went away.
   private async resultLegacy(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<CallToolResult> {
-    const waited = AbortSignal.any([signal, this.stopping.signal]);
+    const waiting = this.waiting.get(caller.apiKeyId) ?? 0;
+    if (waiting >= WAITING_PER_KEY) {
+      throw new McpError(ErrorCode.InvalidRequest, `This key already has ${WAITING_PER_KEY} tasks/result requests waiting; poll with tasks/get, then ask for the result once the task has ended`);
+    }
+    this.waiting.set(caller.apiKeyId, waiting + 1);
+    try {
+      return await this.waitForResult(caller, taskId, AbortSignal.any([signal, this.stopping.signal]));
+    } finally {
+      const left = (this.waiting.get(caller.apiKeyId) ?? 1) - 1;
+      if (left === 0) this.waiting.delete(caller.apiKeyId);
+      else this.waiting.set(caller.apiKeyId, left);
+    }
+  }
+
+  private async waitForResult(caller: TaskCaller, taskId: unknown, waited: AbortSignal): Promise<CallToolResult> {
     for (;;) {
       const task = await this.find(caller, taskId);
       const state = this.state(task);

@@ -85,6 +85,25 @@ describe('MCP tasks for calls parked for approval', () => {
       expect(done.pollInterval).toBeUndefined();
     });
 
+    it('lets a key keep 8 tasks/result requests waiting on an instance; the 9th is told to poll', async () => {
+      const tasks = [];
+      for (let i = 0; i < 9; i++) tasks.push(await parkAsTask(`waited-${i}.txt`));
+      // Nine at once: whichever arrives ninth is refused at once; the others wait for their decisions.
+      const answers = tasks.map((task) =>
+        client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema).then(
+          (result) => ({ result: result }),
+          (error: { code: number; message: string }) => ({ error }),
+        ),
+      );
+      expect(await Promise.race(answers)).toMatchObject({ error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/poll with tasks\/get/) } });
+      for (const task of tasks) await decide(invocationOf(task.statusMessage), 'deny').expect(200);
+      const settled = await Promise.all(answers);
+      expect(settled.filter((answer) => 'error' in answer)).toHaveLength(1);
+      expect(settled.filter((answer) => 'result' in answer && answer.result.isError === true)).toHaveLength(8);
+      const refused = tasks[settled.findIndex((answer) => 'error' in answer)];
+      expect(((await client.experimental.tasks.getTaskResult(refused.taskId, CallToolResultSchema)) as TextResult).isError).toBe(true);
+    });
+
     it('drives a parked call to its result through callToolStream while a person approves', async () => {
       const stream = client.experimental.tasks.callToolStream({ name: 'write_file', arguments: { path: 'streamed.txt', content: 's' } }, CallToolResultSchema, { task: {} });
       const seen: string[] = [];
