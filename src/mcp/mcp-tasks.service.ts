@@ -16,6 +16,7 @@ import type { InvocationResultDto, PendingApprovalDto } from '../tools/dto/tool.
 import type { Prisma } from '../generated/prisma/client.js';
 import { fromInvocation, PENDING_APPROVAL_META, type ResultShape } from './mcp-tool-results.js';
 import { McpTasksRepository, type TaskOwner, type TaskWithCall } from './mcp-tasks.repository.js';
+import { legacyStatus, legacyTask, modernTask, parseCursor, type TaskState } from './mcp-task-shapes.js';
 
 // The tasks of MCP: a tools/call answered with a handle the client polls instead of its result. Revision
 // 2025-11-25 (experimental there): the client asks for one with params.task on a tool tools/list marks
@@ -30,8 +31,6 @@ export const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilit
 export const MISSING_CLIENT_CAPABILITY = -32021;
 export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
 const IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
-// A person decides a parked call: seconds at best, so polling faster buys nothing.
-const POLL_INTERVAL_MS = 2_000;
 // How often a waiting tasks/result looks again (the decision may be taken on another instance).
 const RESULT_RECHECK_MS = 500;
 // A task is kept this long after its call's own deadline (the approval's expiry), for the client to fetch
@@ -45,15 +44,6 @@ const SWEEP_EVERY_MS = 10 * 60_000;
 
 export interface TaskCaller extends TaskOwner {
   keyName: string;
-}
-
-type Phase = 'working' | 'done' | 'cancelled';
-// A task's state, whichever revision shows it: what it does now, the result once there is one.
-interface TaskState {
-  phase: Phase;
-  message?: string;
-  result?: CallToolResult;
-  updatedAt: Date;
 }
 
 // What the endpoint declares. 2025-11-25: tools/call may be augmented, tasks are listed and cancelled.
@@ -277,43 +267,3 @@ const ownerOf = (caller: TaskCaller): TaskOwner => ({ tenantId: caller.tenantId,
 
 // The pending approval a call answered, if it parked (mcp-tool-results.ts puts it in _meta).
 const pendingOf = (result: CallToolResult): PendingApprovalDto | undefined => result._meta?.[PENDING_APPROVAL_META] as PendingApprovalDto | undefined;
-
-// 2025-11-25 counts a tool result with isError as a failed task.
-const legacyStatus = (state: TaskState) => (state.phase === 'done' ? (state.result?.isError === true ? 'failed' : 'completed') : state.phase);
-
-function legacyTask(task: TaskWithCall, state: TaskState): Record<string, unknown> {
-  return {
-    taskId: task.id,
-    status: legacyStatus(state),
-    ...(state.message ? { statusMessage: state.message } : {}),
-    createdAt: task.createdAt.toISOString(),
-    lastUpdatedAt: state.updatedAt.toISOString(),
-    ttl: task.expiresAt.getTime() - task.createdAt.getTime(),
-    ...(state.phase === 'working' ? { pollInterval: POLL_INTERVAL_MS } : {}),
-  };
-}
-
-// 2026-07-28: a tool result with isError is a completed task; `failed` is for JSON-RPC errors only.
-function modernTask(task: TaskWithCall, state: TaskState): Record<string, unknown> {
-  const status = state.phase === 'done' ? 'completed' : state.phase;
-  return {
-    taskId: task.id,
-    status,
-    ...(state.message ? { statusMessage: state.message } : {}),
-    createdAt: task.createdAt.toISOString(),
-    lastUpdatedAt: state.updatedAt.toISOString(),
-    ttlMs: task.expiresAt.getTime() - task.createdAt.getTime(),
-    ...(state.phase === 'working' ? { pollIntervalMs: POLL_INTERVAL_MS } : {}),
-    ...(status === 'completed' && state.result ? { result: state.result } : {}),
-  };
-}
-
-// A tasks/list cursor: the (createdAt, id) of the last task shown, opaque to the client.
-function parseCursor(cursor: unknown): { createdAt: Date; id: string } {
-  const invalid = () => new McpError(ErrorCode.InvalidParams, 'Invalid cursor for tasks/list');
-  if (typeof cursor !== 'string' || cursor.length > 200) throw invalid();
-  const [at, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(at ?? '');
-  if (rest.length > 0 || !id || Number.isNaN(createdAt.getTime())) throw invalid();
-  return { createdAt, id };
-}
