@@ -148,6 +148,29 @@ describe('MCP tasks for calls parked for approval', () => {
       expect(messages.at(-1)).toMatchObject({ type: 'result', result: { structuredContent: expect.any(Object) } });
     });
 
+    it('answers a call parked through a toolset (under the name the toolset gives) as a task too', async () => {
+      await t.http
+        .post(`/v1/projects/${projectId}/toolsets`)
+        .set(tenant.auth)
+        .send({ slug: 'saver', name: 'Saver', mode: 'direct', tools: [{ select: 'write_file', name: 'save' }] })
+        .expect(201);
+      const toolset = await connectMcp(t, projectId, tenant.auth, '/toolsets/saver/mcp');
+      try {
+        await toolset.listTools();
+        const stream = toolset.experimental.tasks.callToolStream({ name: 'save', arguments: { path: 'saved.txt', content: 'kept' } }, CallToolResultSchema, { task: {} });
+        const first = await stream.next();
+        await stream.return(undefined);
+        if (first.done || first.value.type !== 'taskCreated') throw new Error('expected a task');
+        const { task } = first.value;
+        await decide(invocationOf(task.statusMessage), 'approve').expect(200);
+        const result = (await toolset.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as TextResult;
+        expect(result.structuredContent).toMatchObject({ path: 'saved.txt' });
+        expect(await readFile(path.join(t.workspaceOf(projectId), 'saved.txt'), 'utf8')).toBe('kept');
+      } finally {
+        await toolset.close();
+      }
+    });
+
     it('keeps the parked answer for a client that does not ask for a task', async () => {
       const result = (await client.callTool({ name: 'write_file', arguments: { path: 'plain.txt', content: 'p' } })) as TextResult;
       expect(textOf(result)).toMatch(/awaits approval by a person and has not run yet/);
