@@ -1,7 +1,6 @@
-import type { Ajv } from 'ajv';
 import { compileRedactionPlan, type RedactionPlan } from './argument-redaction.js';
 import { parseToolArguments } from './argument-parser.js';
-import { createToolAjv } from './ajv-factory.js';
+import { createToolAjv, type ToolAjv } from './ajv-factory.js';
 import { compileNullPlan, dropAbsentNulls } from './null-as-absent.js';
 import type { JsonSchema } from './schema-type.js';
 import { describeAjvErrors, invalidArguments, usageLine, type ToolRef } from './validation-message.js';
@@ -18,13 +17,13 @@ export interface CompiledToolValidator {
   parse(raw: unknown): Record<string, unknown>;
 }
 
-export function compileToolValidator(ajv: Ajv, toolName: string, inputSchema: JsonSchema): CompiledToolValidator {
+export function compileToolValidator(ajv: ToolAjv, toolName: string, inputSchema: JsonSchema): CompiledToolValidator {
   if (inputSchema.type !== 'object') {
     throw new Error(`input schema of tool '${toolName}' must have "type": "object"`);
   }
   // A private copy: a caller mutating its schema later cannot desynchronise the validator and the usage line.
   const schema = deepFreeze(structuredClone(inputSchema));
-  let check: ReturnType<Ajv['compile']>;
+  let check: ReturnType<ToolAjv['compile']>;
   try {
     check = ajv.compile(schema);
   } catch (cause) {
@@ -75,7 +74,7 @@ interface CacheEntry {
 export class ToolValidatorCache {
   private readonly entries = new Map<string, CacheEntry>();
 
-  constructor(private readonly ajv: Ajv = createToolAjv()) {}
+  constructor(private readonly ajv: ToolAjv = createToolAjv()) {}
 
   getOrCompile(key: string, toolName: string, inputSchema: JsonSchema): CompiledToolValidator {
     const fingerprint = JSON.stringify([toolName, inputSchema]);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { enableSkill, postSkill, uniqueName } from '../skills/skill-test-kit.js';
 import { listen } from '../tools/tool-test-kit.js';
-import { CONFORMANCE_TOOLS, ConformanceUpstream, SCHEMA_2020_12_TOOL } from './conformance-upstream.js';
+import { CONFORMANCE_TOOLS, ConformanceUpstream } from './conformance-upstream.js';
 import { KeyAddingProxy } from './key-adding-proxy.js';
 
 // The official MCP conformance suite (@modelcontextprotocol/conformance, a dev dependency) run as a child
@@ -37,6 +37,7 @@ const PASSES = [
   'tools-call-with-progress',
   'resources-list',
   'dns-rebinding-protection',
+  'json-schema-2020-12',
 ];
 
 // Scenarios that do not pass, why, and what each must show instead (its failures, or warnings where it
@@ -72,10 +73,6 @@ const DOES_NOT_PASS: Record<string, { why: string; shows: RegExp }> = {
   'prompts-get-with-image': { why: NO_PROMPTS, shows: /-32601/ },
   'server-sse-polling': { why: 'SSE polling and resumption need a session and stored events: a stateless endpoint has neither (warnings, nothing judged)', shows: /session/i },
   'server-sse-multiple-streams': { why: 'several streams of one session: a stateless endpoint has no session (warnings, nothing judged)', shows: /session/i },
-  'json-schema-2020-12': {
-    why: 'not yet: tool schemas are JSON Schema draft-07, so an upstream tool declaring 2020-12 is refused at import (schema_refused) and not offered',
-    shows: /not found/,
-  },
 };
 
 const RESULT_DIR = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
@@ -102,7 +99,6 @@ describeWithNode('the official MCP conformance suite against a project’s MCP e
   let proxy: KeyAddingProxy;
   let outputDir: string;
   let stdout = '';
-  let schemaRefusal: unknown;
   const results = new Map<string, Check[]>();
 
   beforeAll(async () => {
@@ -110,12 +106,10 @@ describeWithNode('the official MCP conformance suite against a project’s MCP e
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}` } });
     const tenant = await t.createTenant();
     const projectId = (await t.createProject(tenant)).id;
-    const tools = CONFORMANCE_TOOLS.map((tool) => tool.name).filter((name) => name !== SCHEMA_2020_12_TOOL);
+    const tools = CONFORMANCE_TOOLS.map((tool) => tool.name);
     const imported = await postSkill(t, tenant, { name: uniqueName('conformance'), version: '1.0.0', description: 'The conformance fixtures', source: { type: 'mcp', url: upstream.url, tools } });
     expect({ status: imported.status, body: imported.status === 201 ? 'imported' : imported.body }).toEqual({ status: 201, body: 'imported' });
     expect((await enableSkill(t, tenant, projectId, imported.body.id as string)).status).toBe(201);
-    const refused = await postSkill(t, tenant, { name: uniqueName('conformance'), version: '1.0.0', description: 'A 2020-12 schema', source: { type: 'mcp', url: upstream.url, tools: [SCHEMA_2020_12_TOOL] } });
-    schemaRefusal = refused.body.error;
     const agent = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'conformance', role: 'agent', projectIds: [projectId] }).expect(201);
     proxy = new KeyAddingProxy(await listen(t), { Authorization: `Bearer ${agent.body.key as string}` });
     const url = `http://127.0.0.1:${await proxy.start()}/v1/projects/${projectId}/mcp`;
@@ -163,10 +157,6 @@ describeWithNode('the official MCP conformance suite against a project’s MCP e
     const findings = failures.length > 0 ? failures : shown(scenario, 'WARNING');
     expect(findings.length).toBeGreaterThan(0);
     for (const finding of findings) expect(finding).toMatch(DOES_NOT_PASS[scenario].shows);
-  });
-
-  it('refuses at import the upstream tool whose schema declares JSON Schema 2020-12, naming why', () => {
-    expect(schemaRefusal).toMatchObject({ code: 'schema_refused', details: { tool: SCHEMA_2020_12_TOOL, location: '/$schema' } });
   });
 
   it('relayed the upstream tools’ calls: the fixtures ran on the upstream server', () => {
