@@ -39,7 +39,7 @@ const JSON_RPC_REFUSAL = {
 
 @ApiTags('mcp')
 @TenantAuth()
-// The one place an OAuth access token is accepted (for its own project); a 401 names the resource metadata.
+// Where an OAuth access token is accepted (for its own project; toolsets' MCP routes are the others); a 401 names the resource metadata.
 @OAuthProtectedResource()
 @Controller('v1/projects/:projectId/mcp')
 @ApiParam(PROJECT_ID)
