@@ -22,12 +22,13 @@ describe('the Node flags the service starts with', () => {
     expect(imageCommand).toEqual(startScript);
   });
 
-  it('keep the young generation at two 4 MB semi-spaces under allocation, where V8 alone grows them to 16 MB or more', () => {
+  it('keep the young generation at two 4 MB semi-spaces under allocation, where V8 alone grows it past that', () => {
     const flags = startScript.slice(1, -1);
     expect(flags).toContain('--max-semi-space-size=4');
     const capped = Number(execFileSync(process.execPath, [...flags, '-e', GROW_NEW_SPACE], { encoding: 'utf8' }));
     const unbounded = Number(execFileSync(process.execPath, ['-e', GROW_NEW_SPACE], { encoding: 'utf8' }));
     expect(capped).toBeLessThanOrEqual(8);
-    expect(unbounded).toBeGreaterThanOrEqual(32);
+    // 32 MB on Node 20 and 64 MB on Node 24 on these machines; V8 scales it down on a small heap limit.
+    expect(unbounded).toBeGreaterThan(8);
   });
 });
