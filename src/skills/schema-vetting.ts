@@ -1,4 +1,6 @@
 import { RE2JS } from 're2js';
+import { linearRegExp } from '../execution/validation/linear-patterns.js';
+import { SchemaExpansionError, schemaExpansion } from '../execution/validation/schema-expansion.js';
 import { createToolAjv, JSON_SCHEMA_2020_12, JSON_SCHEMA_DRAFT_07, type ToolAjv } from '../execution/validation/ajv-factory.js';
 import type { JsonSchema } from '../execution/validation/schema-type.js';
 
@@ -8,6 +10,8 @@ export const SCHEMA_LIMITS = {
   // Nesting of objects and arrays in one schema.
   maxDepth: 32,
   maxPatternLength: 1024,
+  // Subschemas applied to one value once $refs are followed (schema-expansion.ts).
+  maxExpansion: 10_000,
 } as const;
 
 // Why a tenant's schema was refused, and where in it (a JSON pointer).
@@ -21,9 +25,6 @@ export class SchemaRefusal extends Error {
   }
 }
 
-// `pattern` and `patternProperties` run on RE2 (linear time in the input): a pattern that would backtrack
-// catastrophically on RegExp cannot here, and one that needs backtracking features does not compile.
-const linearRegExp = Object.assign((pattern: string) => RE2JS.compile(pattern), { code: 're2js.RE2JS.compile' });
 
 // One Ajv per tenant skill version: a tenant's `$id`s can never be seen from another's schemas.
 export function createTenantAjv(): ToolAjv {
@@ -48,6 +49,12 @@ export function vetSchema(schema: unknown, ajv: ToolAjv, kind: 'input' | 'output
   }
   if (kind === 'input' && (schema as JsonSchema).type !== 'object') {
     throw new SchemaRefusal('/type', 'an input schema must have "type": "object" (tool arguments are an object)');
+  }
+  try {
+    schemaExpansion(schema, SCHEMA_LIMITS.maxExpansion);
+  } catch (error) {
+    if (error instanceof SchemaExpansionError) throw new SchemaRefusal('', error.reason);
+    throw error;
   }
   try {
     ajv.compile(schema);

@@ -179,6 +179,20 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     expect((await t.http.get(`/v1/oauth/requests/${missing}`).set(tenant.auth)).status).toBe(404);
     expect((await decide(missing, tenant.auth)).status).toBe(404);
 
+    // Renaming the toolset ends a token of its old URL and that consent, as deleting does.
+    const renamedFrom = await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v1' }).expect(201);
+    expect(renamedFrom.body.slug).toBe('docs-v1');
+    const second = pkce();
+    const secondRequest = requestIdOf(await authorize({ ...goodQuery(p, second.challenge), resource: toolsetUrl('docs-v1') }));
+    const secondCode = new URL((await decide(secondRequest, tenant.auth).expect(200)).body.redirectTo as string).searchParams.get('code')!;
+    const v1Tokens = await token({ grant_type: 'authorization_code', code: secondCode, code_verifier: second.verifier, client_id: clientId, redirect_uri: REDIRECT }).expect(200);
+    await t.http.put(`/v1/projects/${p}/toolsets/docs-v1`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v2' }).expect(200);
+    await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v1', tools: [{ select: '@all' }] }).expect(201);
+    expect((await toolsetMcp('docs-v1', bearer(v1Tokens.body.access_token as string))).status).toBe(401);
+    const v1Refresh = await token({ grant_type: 'refresh_token', refresh_token: v1Tokens.body.refresh_token as string, client_id: clientId });
+    expect([v1Refresh.status, v1Refresh.body.error]).toEqual([400, 'invalid_grant']);
+    for (const slug of ['docs-v1', 'docs-v2']) await t.http.delete(`/v1/projects/${p}/toolsets/${slug}`).set(tenant.auth).expect(204);
+
     // Deleting the toolset ends the token and its consent: a toolset made again under the slug is not reached with them.
     await t.http.delete(`/v1/projects/${p}/toolsets/docs`).set(tenant.auth).expect(204);
     await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, tools: [{ select: '@all' }] }).expect(201);

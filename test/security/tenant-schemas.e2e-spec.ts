@@ -128,6 +128,20 @@ describe('tenant schemas at registration', () => {
       expect(ok.body).toMatchObject({ status: 'ok', result: { stdout: 'a'.repeat(50) } });
     });
 
+    it('[sec-33] refuses a value too long to match against its pattern in bounded time, naming why; shorter ones are matched', async () => {
+      // A thousand-instruction program: matching a megabyte would hold the service for seconds.
+      const tool = printTool('match_long', { ...STRING_ARG('word', { pattern: '[abc]*a[abc]{999}c$' }), properties: { word: { type: 'string', pattern: '[abc]*a[abc]{999}c$' } } });
+      await installSkill(t, tenant, projectId, skillOf([tool]));
+      const long = `${'abc'.repeat(300_000)}a`;
+      const started = Date.now();
+      const error = expectError(await callTool(t, tenant, projectId, 'match_long', { word: long }), 422, 'invalid_arguments');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(error.message).toMatch(/a value of 900001 characters is too long to check against the pattern "\[abc\]\*a\[abc\]\{999\}c\$" \(at most \d+ characters for it\); send a shorter value/);
+      const near = `a${'b'.repeat(999)}c`;
+      await callTool(t, tenant, projectId, 'match_long', { word: near }).expect(200);
+      expectError(await callTool(t, tenant, projectId, 'match_long', { word: `${near}a` }), 422, 'invalid_arguments');
+    });
+
     it('[sec-33] refuses at registration a pattern with a backreference or a lookahead, naming where it is', async () => {
       const cases: Array<[Record<string, unknown>, string]> = [
         [STRING_ARG('word', { pattern: '^(a)\\1$' }), '/properties/word/pattern'],
@@ -247,6 +261,22 @@ describe('tenant schemas at registration', () => {
         const error = await expectRefusedAndNotStored(skillOf([schemaTool('modern', inputSchema)]), 422, 'schema_refused');
         expect(error.details).toMatchObject({ tool: 'modern', schema: 'inputSchema', location });
       }
+    });
+
+    it('[sec-34] refuses a small schema whose $refs apply exponentially many subschemas to one value, or cycle on one value', async () => {
+      const doubling = (n: number, keyword: string) => {
+        const defs: Record<string, unknown> = { d0: { type: 'object', required: ['z'] } };
+        for (let i = 1; i <= n; i++) defs[`d${i}`] = { allOf: [{ $ref: `#/${keyword}/d${i - 1}` }, { $ref: `#/${keyword}/d${i - 1}` }] };
+        return { type: 'object', [keyword]: defs, allOf: [{ $ref: `#/${keyword}/d${n}` }] };
+      };
+      for (const inputSchema of [doubling(29, 'definitions'), { $schema: 'https://json-schema.org/draft/2020-12/schema', ...doubling(40, '$defs') }]) {
+        expect(JSON.stringify(inputSchema).length).toBeLessThan(4_000);
+        const error = await expectRefusedAndNotStored(skillOf([schemaTool('doubling', inputSchema)]), 422, 'schema_refused');
+        expect(error.details).toMatchObject({ tool: 'doubling', location: '/', reason: expect.stringMatching(/more than 10000 subschemas/) });
+      }
+      const cycle = { type: 'object', definitions: { a: { anyOf: [{ $ref: '#/definitions/a' }] } }, allOf: [{ $ref: '#/definitions/a' }] };
+      const error = await expectRefusedAndNotStored(skillOf([schemaTool('cycle', cycle)]), 422, 'schema_refused');
+      expect(error.details).toMatchObject({ tool: 'cycle', reason: expect.stringMatching(/same value/) });
     });
 
     it('[sec-35] refuses a $schema other than draft-07 or 2020-12, naming both', async () => {

@@ -68,29 +68,43 @@ export interface ToolAjvOptions {
 
 // The two dialects cannot share one Ajv instance (2020-12 changes the meaning of `items`), so a ToolAjv holds
 // one of each, the 2020-12 one made on first use, and sends each schema to its dialect's.
+// The validators stop at the first error when made by `compileFirstError`, for values too large to collect
+// every error of (see tool-validator.ts).
 export class ToolAjv {
   private readonly draft07: Ajv;
   private draft2020: Ajv2020 | null = null;
+  private firstErrorDraft07: Ajv | null = null;
+  private firstErrorDraft2020: Ajv2020 | null = null;
 
   constructor(private readonly options: ToolAjvOptions = {}) {
-    this.draft07 = withFormats(new Ajv(this.ajvOptions()));
+    this.draft07 = withFormats(new Ajv(this.ajvOptions(true)));
   }
 
   compile<T = unknown>(schema: AnySchema): ValidateFunction<T> {
     return this.instanceFor(schema).compile<T>(schema);
   }
 
+  compileFirstError<T = unknown>(schema: AnySchema): ValidateFunction<T> {
+    const ajv =
+      schemaDialect(schema) === 'draft-07'
+        ? (this.firstErrorDraft07 ??= withFormats(new Ajv(this.ajvOptions(false))))
+        : (this.firstErrorDraft2020 ??= withFormats(new Ajv2020(this.ajvOptions(false))));
+    return ajv.compile<T>(schema);
+  }
+
   removeSchema(schema: AnySchema): void {
     this.instanceFor(schema).removeSchema(schema);
+    if (schemaDialect(schema) === 'draft-07') this.firstErrorDraft07?.removeSchema(schema);
+    else this.firstErrorDraft2020?.removeSchema(schema);
   }
 
   private instanceFor(schema: AnySchema): Ajv {
     if (schemaDialect(schema) === 'draft-07') return this.draft07;
-    return (this.draft2020 ??= withFormats(new Ajv2020(this.ajvOptions())));
+    return (this.draft2020 ??= withFormats(new Ajv2020(this.ajvOptions(true))));
   }
 
-  private ajvOptions(): Options {
-    return { ...TOOL_AJV_OPTIONS, ...(this.options.regExp ? { code: { regExp: this.options.regExp } } : {}) };
+  private ajvOptions(allErrors: boolean): Options {
+    return { ...TOOL_AJV_OPTIONS, allErrors, ...(this.options.regExp ? { code: { regExp: this.options.regExp } } : {}) };
   }
 }
 
