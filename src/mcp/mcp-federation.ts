@@ -117,9 +117,12 @@ export class McpFederation {
     ]);
     const source = this.onlyOne([...offering], `The resource ${printable(uri)}`, () => new McpError(RESOURCE_NOT_FOUND, `No resource ${printable(uri)}: neither the workspace nor an MCP source this key may use offers it`, { uri }));
     const result = await this.audited(caller, source, 'resources/read', { uri }, (client, options) => client.readResource({ uri }, options));
-    // A source answers for its own URIs: contents claiming to be workspace files are not handed on.
-    const contents = (result.contents ?? []).filter((item) => typeof item.uri === 'string' && !isWorkspaceUri(item.uri)).slice(0, FEDERATED_ITEMS_LIMIT);
-    return { contents };
+    // A source answers for its own URIs only: contents claiming to be workspace files, or a URI another
+    // source offers, are not handed on.
+    const elsewhere = (other: string) =>
+      resources.some((r) => r.source !== source && r.item.uri === other) || templates.some((t) => t.source !== source && templateMatches(t.item.uriTemplate, other));
+    const contents = (result.contents ?? []).filter((item) => typeof item.uri === 'string' && !isWorkspaceUri(item.uri) && !elsewhere(item.uri));
+    return { contents: contents.slice(0, FEDERATED_ITEMS_LIMIT) };
   }
 
   async getPrompt(caller: ResourceCaller, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
