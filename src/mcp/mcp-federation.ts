@@ -247,7 +247,7 @@ export class McpFederation {
       return result;
     } catch (error) {
       const failure = asMcpFailure(error, caller);
-      await this.recorder.finished(identity, { status: failure.status, error: { code: failure.code, message: failure.error.message }, arguments: redacted, startedAt });
+      await this.recorder.finished(identity, { status: failure.status, error: { code: failure.code, message: failure.message }, arguments: redacted, startedAt });
       throw failure.error;
     }
   }
@@ -286,20 +286,25 @@ function unique<T>(listed: Array<Listed<T>>, keyOf: (item: T) => string): Array<
 }
 
 // The JSON-RPC error a client gets, the audit's status and code for it.
-function asMcpFailure(error: unknown, caller: ResourceCaller): { error: McpError; status: 'error' | 'timeout'; code: string } {
+function asMcpFailure(error: unknown, caller: ResourceCaller): { error: unknown; status: 'error' | 'timeout'; code: string; message: string } {
   if (error instanceof McpError) {
     const timedOut = error.code === (ErrorCode.RequestTimeout as number);
-    return { error, status: timedOut ? 'timeout' : 'error', code: timedOut ? 'upstream_timeout' : `upstream_rpc_${error.code}` };
+    return { error, status: timedOut ? 'timeout' : 'error', code: timedOut ? 'upstream_timeout' : `upstream_rpc_${error.code}`, message: error.message };
   }
-  if (caller.controller.signal.aborted) return { error: new McpError(ErrorCode.InternalError, 'The request was abandoned: the client went away'), status: 'error', code: 'client_gone' };
+  if (caller.controller.signal.aborted) {
+    const message = 'The request was abandoned: the client went away';
+    return { error: new McpError(ErrorCode.InternalError, message), status: 'error', code: 'client_gone', message };
+  }
   if (error instanceof ToolError || error instanceof AppError) {
     const timedOut = error.code === 'upstream_timeout' || error.code === 'timeout' || (error instanceof Error && error.name === 'TimeoutError');
-    return { error: new McpError(ErrorCode.InternalError, error.message, { code: error.code }), status: timedOut ? 'timeout' : 'error', code: error.code };
+    return { error: new McpError(ErrorCode.InternalError, error.message, { code: error.code }), status: timedOut ? 'timeout' : 'error', code: error.code, message: error.message };
   }
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return { error: new McpError(ErrorCode.RequestTimeout, 'The MCP source did not answer in time'), status: 'timeout', code: 'upstream_timeout' };
+    const message = 'The MCP source did not answer in time';
+    return { error: new McpError(ErrorCode.RequestTimeout, message), status: 'timeout', code: 'upstream_timeout', message };
   }
-  throw error;
+  // Audited like any failure; the endpoint logs it and answers an internal error without its message.
+  return { error, status: 'error', code: 'internal_error', message: 'An unexpected error occurred; it has been logged' };
 }
 
 function asMcpError(error: unknown): never {
