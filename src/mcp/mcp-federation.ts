@@ -30,6 +30,10 @@ const MAX_PAGES = 10;
 export const FEDERATED_ITEMS_LIMIT = 100;
 // How long asking a source what it offers (at initialize, server/discover) may take.
 const CAPABILITIES_TIMEOUT_MS = 5_000;
+// A source that could not be asked is not asked again for this long (each initialize would wait on it),
+// and offers nothing meanwhile; sources remembered so at most.
+export const UNREACHABLE_FOR_MS = 15_000;
+const UNREACHABLE_MAX = 1_024;
 
 // One upstream MCP server behind the project's enabled MCP skills: every skill tool with the same URL and
 // headers is the same server. `name` is the first such skill's source (skill:<name>@<version>).
@@ -60,6 +64,8 @@ type Listed<T> = { item: T; source: FederatedSource };
 @Injectable()
 export class McpFederation {
   private readonly logger = new Logger('McpFederation');
+  // Until when each unreachable source (by tenant, URL and headers) is left alone.
+  private readonly unreachable = new Map<string, number>();
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -208,12 +214,20 @@ export class McpFederation {
   }
 
   private async capabilities(source: FederatedSource, caller: ResourceCaller): Promise<ServerCapabilities> {
+    const key = JSON.stringify([source.target.tenantId, source.target.url, source.target.headers ?? {}]);
+    const until = this.unreachable.get(key);
+    if (until !== undefined && until > Date.now()) return {};
     try {
       const signal = AbortSignal.any([caller.controller.signal, AbortSignal.timeout(CAPABILITIES_TIMEOUT_MS)]);
-      return await this.upstreams.serverCapabilities(source.target, CAPABILITIES_TIMEOUT_MS, signal);
+      const declared = await this.upstreams.serverCapabilities(source.target, CAPABILITIES_TIMEOUT_MS, signal);
+      this.unreachable.delete(key);
+      return declared;
     } catch (error) {
       if (caller.controller.signal.aborted) throw error;
       this.logger.warn(`${source.name} could not be asked what it offers: ${error instanceof Error ? error.message : String(error)}`);
+      this.unreachable.delete(key);
+      if (this.unreachable.size >= UNREACHABLE_MAX) this.unreachable.delete(this.unreachable.keys().next().value!);
+      this.unreachable.set(key, Date.now() + UNREACHABLE_FOR_MS);
       return {};
     }
   }

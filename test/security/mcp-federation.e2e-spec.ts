@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
+import { enableSkill, postSkill, uniqueName } from '../e2e/skills/skill-test-kit.js';
 import { enableSource, FederatedUpstream } from '../e2e/mcp/federated-upstream.js';
 import { connectMcp, refusedWith } from '../e2e/mcp/mcp-test-kit.js';
 
@@ -27,6 +28,9 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
   let canary: http.Server;
   const canaryHits: string[] = [];
   let canaryUrl = '';
+  // An MCP source that takes requests and never answers them.
+  let silent: http.Server;
+  let silentRequests = 0;
 
   // It declares resources and prompts from the start (what a session began with is what Toolgate knows);
   // each test changes what it lists and answers.
@@ -53,8 +57,10 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     });
     await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
     canaryUrl = `http://127.0.0.1:${(canary.address() as AddressInfo).port}`;
+    silent = http.createServer(() => void silentRequests++);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     for (const upstream of [hostile, honest, slow]) await upstream.start();
-    const hosts = [hostile, honest, slow].map((u) => `127.0.0.1:${u.port}`).concat(new URL(canaryUrl).host);
+    const hosts = [hostile, honest, slow].map((u) => `127.0.0.1:${u.port}`).concat(new URL(canaryUrl).host, `127.0.0.1:${(silent.address() as AddressInfo).port}`);
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: hosts.join(','), MCP_SOURCE_REFRESH_S: '0' } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
@@ -68,8 +74,10 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     await client?.close();
     await t.close();
     for (const upstream of [hostile, honest, slow]) await upstream.stop();
-    canary.closeAllConnections();
-    await new Promise((resolve) => canary.close(resolve));
+    for (const server of [canary, silent]) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   const allResources = async (): Promise<string[]> => {
@@ -166,6 +174,24 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
   it('drops an answer over the size cap, naming the cap', async () => {
     const refused = await refusedWith(client.readResource({ uri: 'slow://huge' }));
     expect(refused).toMatchObject({ code: ErrorCode.InternalError, message: expect.stringMatching(/answered more than \d+ bytes; the answer was dropped/) });
+  });
+
+  it('asks a source that never answers what it offers once (given up after 5 s), then leaves it alone for a while', async () => {
+    const project = (await t.createProject(tenant)).id;
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`;
+    const tool = { name: 'silent_tool', description: 'Never answers', inputSchema: { type: 'object', properties: {} }, executor: { type: 'mcp', url, tool: 'silent_tool' } };
+    const posted = await postSkill(t, tenant, { name: uniqueName('silent'), version: '1.0.0', description: 'A server that never answers', tools: [tool] });
+    expect(posted.status).toBe(201);
+    expect((await enableSkill(t, tenant, project, posted.body.id as string)).status).toBe(201);
+    const first = await connectMcp(t, project, tenant.auth);
+    expect(first.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {} });
+    await first.close();
+    expect(silentRequests).toBe(1);
+    const second = await connectMcp(t, project, tenant.auth);
+    expect(second.getServerCapabilities()?.prompts).toBeUndefined();
+    expect((await second.listResources()).resources).toEqual([]);
+    await second.close();
+    expect(silentRequests).toBe(1);
   });
 
   it('answers another tenant’s key on this project 404, and shows another tenant’s project none of these sources', async () => {
