@@ -42,6 +42,7 @@ import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
 import { McpOfferings } from './mcp-offerings.js';
 import {
   ALL_REVISIONS,
+  capabilityOf,
   DISCOVER_CACHE,
   HEADER_MISMATCH,
   headerMismatch,
@@ -546,10 +547,6 @@ function rawArguments(body: unknown): Map<unknown, unknown> {
   }
   return raw;
 }
-
-// The capability a resource, prompt or completion method needs declared.
-const capabilityOf = (method: ResourceRequest['method']): 'resources' | 'prompts' | 'completions' =>
-  method.startsWith('prompts/') ? 'prompts' : method === 'completion/complete' ? 'completions' : 'resources';
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -12,14 +12,13 @@ import {
   type ResourceTemplate,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AppError } from '../common/errors/app-error.js';
-import { ToolError } from '../execution/tool-error.js';
 import { redactArguments } from '../execution/validation/argument-redaction.js';
 import { UpstreamMcpClients, type UpstreamTarget } from '../skills/mcp/upstream-mcp-clients.js';
 import { InvocationRecorder } from '../tools/invocation-recorder.js';
 import { approvalEntryCovers } from '../tools/tool-classes.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
-import type { ResourceCaller } from './mcp-workspace-resources.js';
+import { asMcpError, asMcpFailure, isWorkspaceUri, printable, unique } from './mcp-federation-rules.js';
+import { RESOURCE_NOT_FOUND, type ResourceCaller } from './mcp-workspace-resources.js';
 import { templateMatches } from './uri-template-match.js';
 
 // Entries taken from one source's listing (over at most MAX_PAGES pages): a source that lists more is
@@ -260,7 +259,7 @@ export class McpFederation {
       await this.recorder.finished(identity, { status: 'ok', arguments: redacted, startedAt });
       return result;
     } catch (error) {
-      const failure = asMcpFailure(error, caller);
+      const failure = asMcpFailure(error, caller.controller.signal.aborted);
       await this.recorder.finished(identity, { status: failure.status, error: { code: failure.code, message: failure.message }, arguments: redacted, startedAt });
       throw failure.error;
     }
@@ -279,52 +278,3 @@ interface RequestOptions {
   signal: AbortSignal;
   timeout: number;
 }
-
-// MCP's code for a resource that does not exist.
-const RESOURCE_NOT_FOUND = -32002;
-
-// `file:` URIs (any case) name workspace files.
-const isWorkspaceUri = (uri: string): boolean => /^file:/i.test(uri.trimStart());
-
-// The entries whose key exactly one source lists; the first of each when a source lists a key twice.
-function unique<T>(listed: Array<Listed<T>>, keyOf: (item: T) => string): Array<Listed<T>> {
-  const sources = new Map<string, Set<FederatedSource>>();
-  for (const { item, source } of listed) sources.set(keyOf(item), (sources.get(keyOf(item)) ?? new Set()).add(source));
-  const seen = new Set<string>();
-  return listed.filter(({ item }) => {
-    const key = keyOf(item);
-    if (sources.get(key)!.size > 1 || seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-}
-
-// The JSON-RPC error a client gets, the audit's status and code for it.
-function asMcpFailure(error: unknown, caller: ResourceCaller): { error: unknown; status: 'error' | 'timeout'; code: string; message: string } {
-  if (error instanceof McpError) {
-    const timedOut = error.code === (ErrorCode.RequestTimeout as number);
-    return { error, status: timedOut ? 'timeout' : 'error', code: timedOut ? 'upstream_timeout' : `upstream_rpc_${error.code}`, message: error.message };
-  }
-  if (caller.controller.signal.aborted) {
-    const message = 'The request was abandoned: the client went away';
-    return { error: new McpError(ErrorCode.InternalError, message), status: 'error', code: 'client_gone', message };
-  }
-  if (error instanceof ToolError || error instanceof AppError) {
-    const timedOut = error.code === 'upstream_timeout' || error.code === 'timeout' || (error instanceof Error && error.name === 'TimeoutError');
-    return { error: new McpError(ErrorCode.InternalError, error.message, { code: error.code }), status: timedOut ? 'timeout' : 'error', code: error.code, message: error.message };
-  }
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    const message = 'The MCP source did not answer in time';
-    return { error: new McpError(ErrorCode.RequestTimeout, message), status: 'timeout', code: 'upstream_timeout', message };
-  }
-  // Audited like any failure; the endpoint logs it and answers an internal error without its message.
-  return { error, status: 'error', code: 'internal_error', message: 'An unexpected error occurred; it has been logged' };
-}
-
-function asMcpError(error: unknown): never {
-  if (error instanceof McpError) throw error;
-  if (error instanceof ToolError || error instanceof AppError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
-  throw error;
-}
-
-const printable = (value: string): string => `'${value.replace(/[^\x20-\x7e]/g, '?').slice(0, 128)}'`;

@@ -81,6 +81,10 @@ export type ResourceRequest =
   | { method: 'prompts/list'; cursor?: string }
   | { method: 'prompts/get'; name: string; arguments?: Record<string, string> };
 
+// The capability a resource, prompt or completion method needs declared.
+export const capabilityOf = (method: ResourceRequest['method']): 'resources' | 'prompts' | 'completions' =>
+  method.startsWith('prompts/') ? 'prompts' : method === 'completion/complete' ? 'completions' : 'resources';
+
 // The request, or why its params are not what the method takes (-32602).
 export function resourceMessage(method: ResourceRequest['method'], params: Record<string, unknown>): ResourceRequest | string {
   switch (method) {

@@ -22,11 +22,12 @@ describe('templateMatches', () => {
     expect(templateMatches(`test://${'{a}'.repeat(33)}`, 'test://x')).toBe(false);
   });
 
+  // A regex built from this template backtracks for longer than any test runs; the walk takes milliseconds.
   it('answers a hostile template on a long URI that does not match in linear time', () => {
     const template = `evil://${Array.from({ length: 30 }, (_, i) => `{v${i}}`).join('-')}!`;
     const uri = `evil://${'a-'.repeat(2000)}`;
     const started = process.hrtime.bigint();
     expect(templateMatches(template, uri)).toBe(false);
-    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(200);
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(2_000);
   });
 });

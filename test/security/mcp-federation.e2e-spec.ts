@@ -30,7 +30,7 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
   let canaryUrl = '';
   // An MCP source that takes requests and never answers them.
   let silent: http.Server;
-  let silentRequests = 0;
+  let silentInitializes = 0;
 
   // It declares resources and prompts from the start (what a session began with is what Toolgate knows);
   // each test changes what it lists and answers.
@@ -57,7 +57,14 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     });
     await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
     canaryUrl = `http://127.0.0.1:${(canary.address() as AddressInfo).port}`;
-    silent = http.createServer(() => void silentRequests++);
+    // Counts the initialize requests it gets (a client giving up may also send notifications/cancelled).
+    silent = http.createServer((req) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        if (Buffer.concat(chunks).toString('utf8').includes('"method":"initialize"')) silentInitializes++;
+      });
+    });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     for (const upstream of [hostile, honest, slow]) await upstream.start();
     const hosts = [hostile, honest, slow].map((u) => `127.0.0.1:${u.port}`).concat(new URL(canaryUrl).host, `127.0.0.1:${(silent.address() as AddressInfo).port}`);
@@ -186,12 +193,12 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     const first = await connectMcp(t, project, tenant.auth);
     expect(first.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {} });
     await first.close();
-    expect(silentRequests).toBe(1);
+    expect(silentInitializes).toBe(1);
     const second = await connectMcp(t, project, tenant.auth);
     expect(second.getServerCapabilities()?.prompts).toBeUndefined();
     expect((await second.listResources()).resources).toEqual([]);
     await second.close();
-    expect(silentRequests).toBe(1);
+    expect(silentInitializes).toBe(1);
   });
 
   it('answers another tenant’s key on this project 404, and shows another tenant’s project none of these sources', async () => {
