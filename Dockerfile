@@ -22,4 +22,5 @@ COPY --from=build /app/package.json ./
 COPY prisma/migrations ./prisma/migrations
 USER node
 EXPOSE 3000
-CMD ["node", "dist/main.js"]
+# The same Node flags as `npm start` (see docs/architecture.md, Resident memory).
+CMD ["node", "--max-semi-space-size=4", "dist/main.js"]

@@ -31,7 +31,7 @@ import { checkMcpRawRead, checkMcpRead, connectMcpHttp, mcpRawRead, mcpReadLoad,
 import { startMcpPeer } from './lib/mcp-peer.mjs';
 import { envInt, freePort, postgresCpuSpentMs, readChildrenCpuMs, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
-import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startToolgate } from './lib/toolgate.mjs';
+import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startFlags, startToolgate } from './lib/toolgate.mjs';
 import { renderToolSearch, runToolSearch } from './tool-search.mjs';
 
 const config = readConfig();
@@ -757,7 +757,8 @@ function render(meta, targets) {
       'HTTP load: autocannon in the bench process; MCP load: the SDK client (over stdio, or Streamable HTTP) in the bench process. ' +
       'CPU ms/req: CPU time of the measured process (all threads; for MCP the server only, not the client) over requests answered. ' +
       'Ratios are throughput ratios (req/s). Peak RSS: VmHWM of the process (/proc/<pid>/status), so far in its life. ' +
-        'Toolgate runs with RATE_LIMIT_REQUESTS=10000000 so the per-tenant limit does not cap the load (the limiter still runs).',
+        'Toolgate runs with RATE_LIMIT_REQUESTS=10000000 so the per-tenant limit does not cap the load (the limiter still runs), ' +
+        `started as \`npm start\` starts it: \`node ${[...meta.serviceFlags, 'dist/main.js'].join(' ')}\`.`,
     '',
   );
   if (meta.loadAverage[0] > meta.cpus) {
@@ -986,6 +987,7 @@ async function main() {
   const meta = {
     date: new Date().toISOString(),
     node: process.versions.node,
+    serviceFlags: startFlags(),
     cpus: os.availableParallelism(),
     cpuModel: os.cpus()[0]?.model?.trim() ?? 'unknown',
     loadAverage: startLoadAverage,

@@ -59,5 +59,8 @@ export interface ToolExecutor<Args = Record<string, unknown>> {
   // Its result is an upstream MCP server's answer: `{ content }` as that server sent it, when it sent no
   // structuredContent, which the MCP endpoint hands on unchanged (images, audio, embedded resources).
   readonly relaysMcpContent?: boolean;
+  // The upstream MCP server it calls (a tool of an MCP source): the MCP endpoint relays that server's
+  // resources and prompts to a key that may call the tool.
+  readonly mcpUpstream?: { url: string; headers?: Record<string, string> };
   execute(args: Args, context: ToolContext): Promise<unknown>;
 }

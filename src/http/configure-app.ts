@@ -11,6 +11,7 @@ import { requestContext } from '../common/logging/request-context.js';
 import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConsoleFiles, isConsolePath } from './console-static.js';
+import { corsPolicy } from './cors-policy.js';
 import { DOCS_HEADERS, isDocsPath } from './docs-headers.js';
 import { setupOpenApi } from './openapi.js';
 import { answerParserError } from './parser-errors.js';
@@ -51,6 +52,8 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   const consoleFiles = new ConsoleFiles();
   if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles);
   else configureExpress(app as NestExpressApplication, config, log, consoleFiles);
+  // Browser-based MCP clients: OAuth's endpoints from any origin, the MCP endpoints from MCP_ALLOWED_ORIGINS.
+  app.enableCors(corsPolicy(config.transport.mcpAllowedOrigins));
   applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
   // Only the signals that ask a service to stop. Nest's default list also takes SIGUSR2, SIGQUIT and
   // SIGSEGV: an operator's `--heapsnapshot-signal=SIGUSR2` would stop the service.

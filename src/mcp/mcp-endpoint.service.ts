@@ -6,6 +6,8 @@ import {
   type CallToolResult,
   CompleteRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
@@ -37,10 +39,11 @@ import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
-import { McpWorkspaceResources } from './mcp-workspace-resources.js';
+import { McpOfferings } from './mcp-offerings.js';
 import { declaresTasks, LEGACY_TASKS_CAPABILITY, McpTasks, MISSING_CLIENT_CAPABILITY, MODERN_TASKS_CAPABILITY, TASKS_EXTENSION, type TaskCaller } from './mcp-tasks.service.js';
 import {
   ALL_REVISIONS,
+  capabilityOf,
   DISCOVER_CACHE,
   HEADER_MISMATCH,
   headerMismatch,
@@ -53,10 +56,6 @@ import {
 } from './mcp-modern.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
-const TOOLS_ONLY: ServerCapabilities = { tools: { listChanged: false } };
-// Where the key may read the workspace (McpWorkspaceResources): its files as resources, and completion of
-// the file template's path. No subscriptions: a stateless endpoint holds no stream to notify on.
-const WITH_RESOURCES: ServerCapabilities = { ...TOOLS_ONLY, resources: { subscribe: false, listChanged: false }, completions: {} };
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
 // JSON-RPC batching was removed from MCP in this revision; revisions are dates, so they compare as strings.
@@ -113,7 +112,7 @@ export class McpEndpointService {
     private readonly keyed: KeyedCallService,
     private readonly limiter: TenantRateLimiter,
     private readonly cancellations: McpCancellations,
-    private readonly resources: McpWorkspaceResources,
+    private readonly resources: McpOfferings,
     private readonly revocations: KeyRevocations,
     private readonly tasks: McpTasks,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -228,8 +227,10 @@ export class McpEndpointService {
       case 'resources/list':
       case 'resources/templates/list':
       case 'resources/read':
-      case 'completion/complete': {
-        if (!(await this.capabilities(caller)).resources) break;
+      case 'completion/complete':
+      case 'prompts/list':
+      case 'prompts/get': {
+        if (!(await this.capabilities(caller))[capabilityOf(method)]) break;
         const resource = resourceMessage(method, params);
         if (typeof resource === 'string') return invalid(resource);
         return this.answerFast(caller, { kind: 'resource', id, modern: true, request: resource }, exchange);
@@ -348,9 +349,10 @@ export class McpEndpointService {
     }
   }
 
-  // Resources where the key may call read_file, on the project's own endpoint only (McpWorkspaceResources).
-  private async capabilities(caller: McpCaller): Promise<ServerCapabilities> {
-    return (await this.resources.offered(caller)) ? WITH_RESOURCES : TOOLS_ONLY;
+  // Resources where the key may call read_file or use an MCP source, on the project's own endpoint only
+  // (McpOfferings); prompts and completions as the sources declare them.
+  private capabilities(caller: McpCaller): Promise<ServerCapabilities> {
+    return this.resources.capabilities(caller);
   }
 
   private resourceResult(caller: McpCaller, request: ResourceRequest): Promise<unknown> {
@@ -362,7 +364,11 @@ export class McpEndpointService {
       case 'resources/read':
         return this.resources.read(caller, request.uri);
       case 'completion/complete':
-        return this.resources.complete(caller, request.ref, request.argument);
+        return this.resources.complete(caller, request.ref, request.argument, request.context);
+      case 'prompts/list':
+        return this.resources.prompts(caller);
+      case 'prompts/get':
+        return this.resources.getPrompt(caller, request.name, request.arguments);
     }
   }
 
@@ -375,7 +381,15 @@ export class McpEndpointService {
       server.setRequestHandler(ListResourcesRequestSchema, (request) => this.unexpectedLogged(this.resources.list(caller, request.params?.cursor)));
       server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.unexpectedLogged(this.resources.templates(caller)));
       server.setRequestHandler(ReadResourceRequestSchema, (request) => bounded(() => this.unexpectedLogged(this.resources.read(caller, request.params.uri))));
-      server.setRequestHandler(CompleteRequestSchema, (request) => this.unexpectedLogged(this.resources.complete(caller, request.params.ref, request.params.argument)));
+    }
+    if (capabilities.completions) {
+      server.setRequestHandler(CompleteRequestSchema, (request) =>
+        this.unexpectedLogged(this.resources.complete(caller, request.params.ref, request.params.argument, request.params.context)),
+      );
+    }
+    if (capabilities.prompts) {
+      server.setRequestHandler(ListPromptsRequestSchema, () => this.unexpectedLogged(this.resources.prompts(caller)));
+      server.setRequestHandler(GetPromptRequestSchema, (request) => bounded(() => this.unexpectedLogged(this.resources.getPrompt(caller, request.params.name, request.params.arguments))));
     }
     server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>

@@ -74,17 +74,26 @@ export function headerMismatch(headers: Record<string, string>, message: Record<
 
 const printable = (value: string): string => `'${value.replace(/[^\x20-\x7e]/g, '?').slice(0, 128)}'`;
 
-// A resource or completion request of revision 2026-07-28, answered beside the fast path's messages.
+const isStringMap = (value: unknown): value is Record<string, string> => isPlainObject(value) && Object.values(value).every((v) => typeof v === 'string');
+
+// A resource, prompt or completion request of revision 2026-07-28, answered beside the fast path's messages.
 export type ResourceRequest =
   | { method: 'resources/list'; cursor?: string }
   | { method: 'resources/templates/list' }
   | { method: 'resources/read'; uri: string }
-  | { method: 'completion/complete'; ref: { type: string; uri?: string }; argument: { name: string; value: string } };
+  | { method: 'completion/complete'; ref: { type: string; uri?: string; name?: string }; argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } }
+  | { method: 'prompts/list'; cursor?: string }
+  | { method: 'prompts/get'; name: string; arguments?: Record<string, string> };
+
+// The capability a resource, prompt or completion method needs declared.
+export const capabilityOf = (method: ResourceRequest['method']): 'resources' | 'prompts' | 'completions' =>
+  method.startsWith('prompts/') ? 'prompts' : method === 'completion/complete' ? 'completions' : 'resources';
 
 // The request, or why its params are not what the method takes (-32602).
 export function resourceMessage(method: ResourceRequest['method'], params: Record<string, unknown>): ResourceRequest | string {
   switch (method) {
     case 'resources/list':
+    case 'prompts/list':
       if (params.cursor !== undefined && typeof params.cursor !== 'string') return 'params.cursor must be a string';
       return { method, ...(typeof params.cursor === 'string' ? { cursor: params.cursor } : {}) };
     case 'resources/templates/list':
@@ -92,10 +101,23 @@ export function resourceMessage(method: ResourceRequest['method'], params: Recor
     case 'resources/read':
       return typeof params.uri === 'string' ? { method, uri: params.uri } : 'resources/read needs params.uri, the resource to read';
     case 'completion/complete': {
-      const { ref, argument } = params;
-      if (!isPlainObject(ref) || typeof ref.type !== 'string' || (ref.uri !== undefined && typeof ref.uri !== 'string')) return 'params.ref must be { type, uri } or { type, name }';
+      const { ref, argument, context } = params;
+      const badRef = !isPlainObject(ref) || typeof ref.type !== 'string' || (ref.uri !== undefined && typeof ref.uri !== 'string') || (ref.name !== undefined && typeof ref.name !== 'string');
+      if (badRef) return 'params.ref must be { type, uri } or { type, name }';
+      const { type, uri, name } = ref as { type: string; uri?: string; name?: string };
       if (!isPlainObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string') return 'params.argument must be { name, value }, both strings';
-      return { method, ref: { type: ref.type, ...(typeof ref.uri === 'string' ? { uri: ref.uri } : {}) }, argument: { name: argument.name, value: argument.value } };
+      const contextArguments = isPlainObject(context) ? context.arguments : undefined;
+      if (context !== undefined && (!isPlainObject(context) || (contextArguments !== undefined && !isStringMap(contextArguments)))) return 'params.context must be { arguments }, a map of strings';
+      return {
+        method,
+        ref: { type, ...(uri !== undefined ? { uri } : {}), ...(name !== undefined ? { name } : {}) },
+        argument: { name: argument.name, value: argument.value },
+        ...(isStringMap(contextArguments) ? { context: { arguments: contextArguments } } : {}),
+      };
     }
+    case 'prompts/get':
+      if (typeof params.name !== 'string') return 'prompts/get needs params.name, the prompt to get';
+      if (params.arguments !== undefined && !isStringMap(params.arguments)) return 'params.arguments must be a map of strings';
+      return { method, name: params.name, ...(params.arguments !== undefined ? { arguments: params.arguments } : {}) };
   }
 }

@@ -39,7 +39,7 @@ const JSON_RPC_REFUSAL = {
 
 @ApiTags('mcp')
 @TenantAuth()
-// The one place an OAuth access token is accepted (for its own project); a 401 names the resource metadata.
+// Where an OAuth access token is accepted (for its own project; toolsets' MCP routes are the others); a 401 names the resource metadata.
 @OAuthProtectedResource()
 @Controller('v1/projects/:projectId/mcp')
 @ApiParam(PROJECT_ID)
@@ -62,6 +62,7 @@ export class McpController {
       'JSON-RPC 2.0 messages of the Model Context Protocol: initialize, tools/list (the project’s tools, as GET .../tools?format=mcp), ' +
       'tools/call (the same path as POST .../invoke: rate limits, argument validation, workspace confinement, timeouts, audit with channel "mcp"). ' +
       'Where the key may call read_file: resources/list, resources/read and resources/templates/list (the workspace files as file:///{path}; a read is a read_file call, confined and audited alike) and completion/complete of the template’s path. ' +
+      'Where the key may call a tool of an MCP source: that server’s resources, resource templates, prompts (prompts/list, prompts/get) and completions, relayed under their own URIs and names (one source per name; a read or prompt is audited). ' +
       'Send `Accept: application/json, text/event-stream`; answers are application/json, except a tools/call with `_meta.progressToken`, ' +
       'answered as text/event-stream (progress notifications, then the response). Protocol revisions 2024-11-05 to 2025-11-25 (initialize) ' +
       'and 2026-07-28 (no initialize: server/discover; the Mcp-Method and Mcp-Name headers must match the body, else 400 with -32020 and nothing runs). ' +

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CallsModule } from '../calls/calls.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
@@ -7,14 +8,17 @@ import { McpController } from './mcp.controller.js';
 import { McpEndpointService } from './mcp-endpoint.service.js';
 import { McpCancellations } from './mcp-cancellations.js';
 import { McpWorkspaceResources } from './mcp-workspace-resources.js';
+import { McpFederation } from './mcp-federation.js';
+import { McpOfferings } from './mcp-offerings.js';
 import { McpTasks } from './mcp-tasks.service.js';
 import { McpTasksRepository } from './mcp-tasks.repository.js';
 
-// Every project as an MCP server (mcp.controller.ts); federation of upstream MCP servers lives in skills/.
+// Every project as an MCP server (mcp.controller.ts); its MCP sources' tools are skills (skills/), their
+// resources and prompts are relayed here (mcp-federation.ts).
 @Module({
-  imports: [ToolsModule, RateLimitModule, CallsModule, WorkspaceModule],
+  imports: [ToolsModule, SkillsModule, RateLimitModule, CallsModule, WorkspaceModule],
   controllers: [McpController],
-  providers: [McpEndpointService, McpCancellations, McpWorkspaceResources, McpTasks, McpTasksRepository],
+  providers: [McpEndpointService, McpCancellations, McpWorkspaceResources, McpFederation, McpOfferings, McpTasks, McpTasksRepository],
   // A toolset's MCP endpoint is this one with the toolset's catalogue (src/toolsets).
   exports: [McpEndpointService],
 })

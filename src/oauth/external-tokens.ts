@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import type { Tenant } from '../common/auth/auth.decorators.js';
-import type { ExternalTokens } from '../common/auth/oauth-resource.js';
+import type { ExternalTokens, McpResource } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ProjectsRepository } from '../projects/projects.repository.js';
 import { OAuthRepository } from './oauth.repository.js';
@@ -30,7 +30,7 @@ export class ExternalTokenVerifier implements ExternalTokens {
     this.issuer = config.oauth.issuer ?? '';
   }
 
-  async authenticate(token: string, resource: string, projectId: string): Promise<Tenant | null> {
+  async authenticate(token: string, resource: string, { projectId, toolset }: McpResource): Promise<Tenant | null> {
     if (!JWT.test(token)) return null;
     let payload: JWTPayload;
     try {
@@ -54,6 +54,8 @@ export class ExternalTokenVerifier implements ExternalTokens {
       projectIds: [projectId],
       tools: Array.isArray(tools) && tools.length > 0 && tools.every((t) => typeof t === 'string') ? (tools) : null,
       expiresAt: new Date((payload.exp ?? 0) * 1000),
+      // A token for a toolset's MCP URL is bound to that toolset, as a toolset key is.
+      toolset,
       oauthResource: resource,
     };
   }

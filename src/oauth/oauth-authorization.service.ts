@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Tenant } from '../common/auth/auth.decorators.js';
-import { projectOfResource } from '../common/auth/oauth-resource.js';
+import { mcpResourceOf, mcpResourceOfUrl, serviceBaseOf } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ProjectsRepository } from '../projects/projects.repository.js';
+import { ApiKeysService } from '../tenants/api-keys.service.js';
 import { hashApiKey } from '../tenants/api-key-format.js';
 import { ClientMetadataDocuments, isLoopbackUri, type OAuthClientInfo, redirectUriRegistered } from './client-metadata.js';
 import type { OAuthDecisionDto, OAuthDecisionResponseDto, OAuthRequestViewDto } from './dto/oauth.dto.js';
@@ -34,6 +35,7 @@ export class OAuthAuthorizationService {
     private readonly requests: OAuthRepository,
     private readonly documents: ClientMetadataDocuments,
     private readonly projects: ProjectsRepository,
+    private readonly keys: ApiKeysService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.external = config.oauth.issuer !== null;
@@ -99,10 +101,14 @@ export class OAuthAuthorizationService {
       throw fail('invalid_request', 'PKCE is required: code_challenge (43 base64url characters) with code_challenge_method=S256');
     }
     const resource = single(query, 'resource');
-    const projectId = resource === undefined ? null : projectOfResource(base, resource);
-    if (resource === undefined || projectId === null) {
-      throw fail('invalid_target', `resource must be the MCP URL of one of this service's projects, ${base}/v1/projects/{projectId}/mcp`);
+    const endpoint = resource === undefined ? null : mcpResourceOf(base, resource);
+    if (resource === undefined || endpoint === null) {
+      throw fail(
+        'invalid_target',
+        `resource must be the MCP URL of one of this service's projects, ${base}/v1/projects/{projectId}/mcp, or of one of their toolsets, ${base}/v1/projects/{projectId}/toolsets/{slug}/mcp`,
+      );
     }
+    const projectId = endpoint.projectId;
     const scopes = (single(query, 'scope') ?? OAUTH_SCOPES.join(' ')).split(' ').filter(Boolean);
     const unknown = scopes.filter((scope) => !OAUTH_SCOPES.includes(scope));
     if (unknown.length > 0) throw fail('invalid_scope', `unknown scope ${unknown.join(' ')}; this service knows ${OAUTH_SCOPES.join(' ')}`);
@@ -112,13 +118,14 @@ export class OAuthAuthorizationService {
   // What the consent page shows; another tenant's request, or one for a project the key is not bound to,
   // answers like a missing one.
   async view(tenant: Tenant, requestId: string): Promise<OAuthRequestViewDto> {
-    const { request, project } = await this.pending(tenant, requestId);
+    const { request, project, toolset } = await this.pending(tenant, requestId);
     return {
       id: request.id,
       client: { id: request.clientId, name: request.clientName, verifiedOrigin: request.clientOrigin },
       redirectUri: request.redirectUri,
       resource: request.resource,
       project: { id: project.id, name: project.name, slug: project.slug },
+      toolset,
       scopes: request.scope.split(' '),
       expiresAt: request.expiresAt.toISOString(),
       callsNeedApproval: tenant.role !== 'admin',
@@ -127,7 +134,7 @@ export class OAuthAuthorizationService {
 
   async decide(tenant: Tenant, requestId: string, decision: OAuthDecisionDto): Promise<OAuthDecisionResponseDto> {
     const { request } = await this.pending(tenant, requestId);
-    const iss = request.resource.replace(/\/v1\/projects\/[^/]+\/mcp$/, '');
+    const iss = serviceBaseOf(request.resource);
     if (!(await this.requests.markDecided(request.id, new Date()))) throw oauthRequestDecided(requestId);
     if (!decision.approve) {
       return { redirectTo: withParams(request.redirectUri, { error: 'access_denied', error_description: 'The person signed in refused the request', state: request.state ?? undefined, iss }) };
@@ -154,9 +161,12 @@ export class OAuthAuthorizationService {
     const bound = tenant.projectIds === null || (request !== null && tenant.projectIds.includes(request.projectId));
     const project = request === null || !bound ? null : await this.projects.findById(tenant.tenantId, request.projectId);
     if (request === null || project === null) throw oauthRequestNotFound(requestId);
+    // A toolset's MCP URL: the toolset must be the project's, or the request answers like a missing one.
+    const toolset = mcpResourceOfUrl(request.resource)?.toolset ?? null;
+    if (toolset !== null && !(await this.keys.toolsetExists(tenant.tenantId, project.id, toolset))) throw oauthRequestNotFound(requestId);
     if (request.decidedAt !== null) throw oauthRequestDecided(requestId);
     if (request.expiresAt.getTime() <= Date.now()) throw oauthRequestExpired(requestId);
-    return { request, project };
+    return { request, project, toolset };
   }
 }
 

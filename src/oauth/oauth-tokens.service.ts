@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { mcpResourceOfUrl } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { hashApiKey, hashesEqual } from '../tenants/api-key-format.js';
 import { ApiKeysService } from '../tenants/api-keys.service.js';
@@ -136,13 +137,20 @@ export class OAuthTokensService {
     if (current === null || current.revokedAt !== null) throw invalidGrantError('The grant was revoked');
     const ends = current.expiresAt?.getTime() ?? Infinity;
     if (ends <= now) throw invalidGrantError('The consent behind this grant expired');
+    // A consent for a toolset's MCP URL binds its tokens to that toolset; one deleted since ends the consent
+    // (deleting it revokes the grant too: this covers a deletion racing this refresh).
+    const toolset = mcpResourceOfUrl(current.resource)?.toolset ?? null;
+    if (toolset !== null && !(await this.keys.toolsetExists(current.tenantId, current.projectId, toolset))) {
+      await this.keys.revokeOAuthGrant(current.tenantId, current.id);
+      throw invalidGrantError(`The toolset ${toolset} this consent was for no longer exists`);
+    }
     const accessEnds = new Date(Math.min(now + this.accessTtlMs, ends));
     const key = await this.keys.issue(current.tenantId, `${current.clientName} (OAuth)`, {
       role: 'agent',
       projectIds: [current.projectId],
       tools: current.tools,
       expiresAt: accessEnds,
-      toolset: null,
+      toolset,
       oauthGrantId: current.id,
       oauthResource: current.resource,
       // An approver may decide calls, never make them: what it lends a client is calls that each wait for

@@ -1,11 +1,12 @@
 import { Controller, Get, Header, Inject, Param, UseGuards } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
-import { mcpResourceUrl, serviceBaseUrl } from '../common/auth/oauth-resource.js';
-import { PROJECT_ID } from '../common/http/api-params.js';
+import { mcpResourceOf, mcpResourceUrl, serviceBaseUrl } from '../common/auth/oauth-resource.js';
+import { PROJECT_ID, TOOLSET_SLUG } from '../common/http/api-params.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { projectNotFound } from '../projects/projects.errors.js';
+import { toolsetNotFound } from '../toolsets/toolsets.errors.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { OAuthHostGuard } from './oauth-host.guard.js';
 import { CurrentOrigin, type RequestOrigin } from './oauth-base-url.js';
@@ -14,10 +15,10 @@ import { OAUTH_SCOPES } from './oauth-authorization.service.js';
 
 const OBJECT = { type: 'object', additionalProperties: true } as const;
 
-// Discovery: RFC 9728 protected resource metadata for each project's MCP URL (and the root document), and
+// Discovery: RFC 9728 protected resource metadata for each project's and toolset's MCP URL (and the root document), and
 // RFC 8414 authorization server metadata (also at the OpenID discovery path, where MCP clients look too).
-// Public and the same for every caller; a project id is not looked up, so the documents say nothing about
-// which projects exist.
+// Public and the same for every caller; a project id or toolset slug is not looked up, so the documents say
+// nothing about which projects or toolsets exist.
 @ApiTags('oauth')
 @Public('OAuth discovery (RFC 9728, RFC 8414): read by clients before they have credentials; the same for every caller')
 @UseGuards(OAuthHostGuard)
@@ -35,7 +36,22 @@ export class OAuthWellKnownController {
   projectResource(@CurrentOrigin() origin: RequestOrigin, @Param('projectId') projectId: string): Record<string, unknown> {
     if (!isUuid(projectId)) throw projectNotFound(projectId);
     const base = this.base(origin);
-    return this.resourceDocument(base, mcpResourceUrl(base, projectId), `Toolgate project ${projectId} (MCP)`);
+    return this.resourceDocument(base, mcpResourceUrl(base, { projectId, toolset: null }), `Toolgate project ${projectId} (MCP)`);
+  }
+
+  @Get('oauth-protected-resource/v1/projects/:projectId/toolsets/:slug/mcp')
+  @Header('Vary', 'Host')
+  @ApiOperation({ operationId: 'getToolsetResourceMetadata', summary: "A toolset MCP URL's protected resource metadata (RFC 9728)" })
+  @ApiParam(PROJECT_ID)
+  @ApiParam(TOOLSET_SLUG)
+  @ApiOkResponse({ schema: OBJECT, description: '{resource, authorization_servers, scopes_supported, bearer_methods_supported}' })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found or toolset_not_found: not a project id or not a toolset slug' })
+  toolsetResource(@CurrentOrigin() origin: RequestOrigin, @Param('projectId') projectId: string, @Param('slug') slug: string): Record<string, unknown> {
+    if (!isUuid(projectId)) throw projectNotFound(projectId);
+    const base = this.base(origin);
+    const resource = mcpResourceUrl(base, { projectId, toolset: slug });
+    if (mcpResourceOf(base, resource) === null) throw toolsetNotFound(slug);
+    return this.resourceDocument(base, resource, `Toolgate toolset ${slug} of project ${projectId} (MCP)`);
   }
 
   @Get('oauth-protected-resource')

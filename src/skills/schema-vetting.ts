@@ -1,6 +1,7 @@
-import type { Ajv } from 'ajv';
 import { RE2JS } from 're2js';
-import { createToolAjv } from '../execution/validation/ajv-factory.js';
+import { linearRegExp } from '../execution/validation/linear-patterns.js';
+import { SchemaExpansionError, schemaExpansion } from '../execution/validation/schema-expansion.js';
+import { createToolAjv, JSON_SCHEMA_2020_12, JSON_SCHEMA_DRAFT_07, type ToolAjv } from '../execution/validation/ajv-factory.js';
 import type { JsonSchema } from '../execution/validation/schema-type.js';
 
 export const SCHEMA_LIMITS = {
@@ -9,6 +10,8 @@ export const SCHEMA_LIMITS = {
   // Nesting of objects and arrays in one schema.
   maxDepth: 32,
   maxPatternLength: 1024,
+  // Subschemas applied to one value once $refs are followed (schema-expansion.ts).
+  maxExpansion: 10_000,
 } as const;
 
 // Why a tenant's schema was refused, and where in it (a JSON pointer).
@@ -22,19 +25,19 @@ export class SchemaRefusal extends Error {
   }
 }
 
-// `pattern` and `patternProperties` run on RE2 (linear time in the input): a pattern that would backtrack
-// catastrophically on RegExp cannot here, and one that needs backtracking features does not compile.
-const linearRegExp = Object.assign((pattern: string) => RE2JS.compile(pattern), { code: 're2js.RE2JS.compile' });
 
 // One Ajv per tenant skill version: a tenant's `$id`s can never be seen from another's schemas.
-export function createTenantAjv(): Ajv {
+export function createTenantAjv(): ToolAjv {
   return createToolAjv({ regExp: linearRegExp });
 }
+
+// The `$schema` values Ajv knows as its two dialects' meta-schemas (spelled as they publish them).
+const SUPPORTED_DIALECTS: readonly string[] = [JSON_SCHEMA_DRAFT_07, 'http://json-schema.org/draft-07/schema', JSON_SCHEMA_2020_12, `${JSON_SCHEMA_2020_12}#`];
 
 // A tenant's schema is untrusted input. Checked in full before anything is stored: its size and
 // depth, no `$data`, no `$ref` leaving the schema, every pattern on the linear-time engine, and a
 // compile under AJV's strict mode (which refuses unknown keywords).
-export function vetSchema(schema: unknown, ajv: Ajv, kind: 'input' | 'output'): JsonSchema {
+export function vetSchema(schema: unknown, ajv: ToolAjv, kind: 'input' | 'output'): JsonSchema {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     throw new SchemaRefusal('', 'a schema must be a JSON object');
   }
@@ -48,7 +51,13 @@ export function vetSchema(schema: unknown, ajv: Ajv, kind: 'input' | 'output'): 
     throw new SchemaRefusal('/type', 'an input schema must have "type": "object" (tool arguments are an object)');
   }
   try {
-    ajv.compile(schema as JsonSchema);
+    schemaExpansion(schema, SCHEMA_LIMITS.maxExpansion);
+  } catch (error) {
+    if (error instanceof SchemaExpansionError) throw new SchemaRefusal('', error.reason);
+    throw error;
+  }
+  try {
+    ajv.compile(schema);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // AJV names an unknown keyword but not where it is; point at it so the tenant can find the typo.
@@ -71,7 +80,7 @@ function walk(root: JsonSchema): Map<string, string> {
       throw new SchemaRefusal(pointer, `the schema nests deeper than ${SCHEMA_LIMITS.maxDepth} levels`);
     }
     // Keys under `properties` etc. are parameter names, not keywords.
-    const namesOnly = parentKey === 'properties' || parentKey === 'patternProperties' || parentKey === 'definitions' || parentKey === '$defs';
+    const namesOnly = parentKey === 'properties' || parentKey === 'patternProperties' || parentKey === 'definitions' || parentKey === '$defs' || parentKey === 'dependentSchemas';
     for (const [key, value] of Object.entries(node)) {
       const at = `${pointer}/${escapePointer(key)}`;
       if (!Array.isArray(node) && !namesOnly) {
@@ -92,11 +101,11 @@ function checkKeyword(key: string, value: unknown, at: string): void {
   if (typeof value === 'object' && value !== null && '$data' in value) {
     throw new SchemaRefusal(`${at}/$data`, '$data references are not allowed');
   }
-  if (key === '$ref' && (typeof value !== 'string' || !value.startsWith('#'))) {
+  if ((key === '$ref' || key === '$dynamicRef') && (typeof value !== 'string' || !value.startsWith('#'))) {
     throw new SchemaRefusal(at, `only local references ("#/...") are allowed, got ${JSON.stringify(value)}`);
   }
-  if (key === '$schema' && (typeof value !== 'string' || !/json-schema\.org\/draft-07\/schema#?$/.test(value))) {
-    throw new SchemaRefusal(at, 'only JSON Schema draft-07 is supported ("$schema": "http://json-schema.org/draft-07/schema#")');
+  if (key === '$schema' && !SUPPORTED_DIALECTS.includes(value as string)) {
+    throw new SchemaRefusal(at, `only JSON Schema draft-07 and 2020-12 are supported ("$schema": "${JSON_SCHEMA_DRAFT_07}" or "${JSON_SCHEMA_2020_12}")`);
   }
   if (key === 'pattern' && typeof value === 'string') checkPattern(value, at);
 }

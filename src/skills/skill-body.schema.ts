@@ -51,7 +51,7 @@ export const SKILL_BODY_SCHEMA = {
         properties: {
           name: TOOL_NAME,
           description: { type: 'string', minLength: 1, maxLength: 4096 },
-          inputSchema: { type: 'object', description: 'JSON Schema (draft-07) of the arguments; "type": "object"' },
+          inputSchema: { type: 'object', description: 'JSON Schema (draft-07, or 2020-12 when $schema names it) of the arguments; "type": "object"' },
           outputSchema: { type: 'object' },
           executor: {
             oneOf: [

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Ajv } from 'ajv';
 import type { ToolAnnotations, ToolDefinition } from '../execution/tool-definition.js';
-import { createToolAjv } from '../execution/validation/ajv-factory.js';
+import { createToolAjv, type ToolAjv } from '../execution/validation/ajv-factory.js';
 import type { JsonSchema } from '../execution/validation/schema-type.js';
 import { type CompiledToolValidator, compileToolValidator } from '../execution/validation/tool-validator.js';
 import { describeAjvErrors } from '../execution/validation/validation-message.js';
@@ -94,7 +93,7 @@ export class SkillCompiler {
     for (const key of this.compiled.keys()) if (key.startsWith(`${skillId}@`)) this.compiled.delete(key);
   }
 
-  private compileTool(ajv: Ajv, tool: SkillToolSpec, source: string): CompiledSkillTool {
+  private compileTool(ajv: ToolAjv, tool: SkillToolSpec, source: string): CompiledSkillTool {
     const refused = (schema: 'inputSchema' | 'outputSchema' | 'executor', error: unknown): never => {
       if (error instanceof SchemaRefusal || error instanceof TemplateRefusal) throw schemaRefused(tool.name, schema, error.location, error.reason);
       throw error;

@@ -68,6 +68,12 @@ export class ApiKeysRepository {
     return keys;
   }
 
+  // The live OAuth consents given for an MCP URL of the project with this path (whatever origin it was asked under).
+  async grantsForResourcePath(tenantId: string, projectId: string, path: string): Promise<string[]> {
+    const grants = await this.prisma.oAuthGrant.findMany({ where: { tenantId, projectId, resource: { endsWith: path }, revokedAt: null }, select: { id: true } });
+    return grants.map((grant) => grant.id);
+  }
+
   // Whether the project has a toolset of this slug, for a key bound to it (the project is the tenant's: checked before).
   async toolsetExists(tenantId: string, projectId: string, slug: string): Promise<boolean> {
     return (await this.prisma.toolset.findFirst({ where: { tenantId, projectId, slug }, select: { id: true } })) !== null;

@@ -11,6 +11,7 @@ import { ApiKeysRepository } from './api-keys.repository.js';
 import { apiKeyNotFound, invalidGrant } from './tenants.errors.js';
 import { ProjectAccess } from '../projects/project-access.js';
 import { KeyRevocations } from '../common/auth/key-revocations.js';
+import { mcpResourcePath } from '../common/auth/oauth-resource.js';
 import { toolsetNotFound } from '../toolsets/toolsets.errors.js';
 
 interface CachedKey extends Tenant {
@@ -129,11 +130,20 @@ export class ApiKeysService {
   }
 
   // A toolset deleted: the keys bound to it are revoked with it, so a toolset made later under the same slug
-  // does not hand them whatever it serves. Answers how many were revoked.
+  // does not hand them whatever it serves, and so are the OAuth consents given for its MCP URL (their refresh
+  // tokens would otherwise issue new ones). Answers how many keys were revoked.
   async revokeBoundToToolset(tenantId: string, projectId: string, slug: string): Promise<number> {
     const revoked = await this.keys.revokeBoundToToolset(tenantId, projectId, slug);
     for (const key of revoked) this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: key.prefix, keyId: key.id });
+    for (const grantId of await this.keys.grantsForResourcePath(tenantId, projectId, mcpResourcePath({ projectId, toolset: slug }))) {
+      await this.revokeOAuthGrant(tenantId, grantId);
+    }
     return revoked.length;
+  }
+
+  // Whether the project has a toolset of this slug (the project is the tenant's: checked before).
+  toolsetExists(tenantId: string, projectId: string, slug: string): Promise<boolean> {
+    return this.keys.toolsetExists(tenantId, projectId, slug);
   }
 
   forgetTenant(tenantId: string): void {

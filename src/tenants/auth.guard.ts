@@ -4,7 +4,7 @@ import { ALLOWED_ROLES, AUTH_KIND, type AuthKind, type Tenant, TOOLSET_ROUTE } f
 import { toolsetKeyRoute, toolsetNotFound } from '../toolsets/toolsets.errors.js';
 import type { KeyRole } from '../common/auth/key-roles.js';
 import { AppError } from '../common/errors/app-error.js';
-import { EXTERNAL_TOKENS, type ExternalTokens, mcpResourceUrl, OAUTH_RESOURCE, resourceMetadataUrl, serviceBaseUrl } from '../common/auth/oauth-resource.js';
+import { EXTERNAL_TOKENS, type ExternalTokens, type McpResource, mcpResourceOfUrl, mcpResourceUrl, OAUTH_RESOURCE, resourceMetadataUrl, serviceBaseUrl } from '../common/auth/oauth-resource.js';
 import { projectNotFound } from '../projects/projects.errors.js';
 import { requestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -42,10 +42,11 @@ export class AuthGuard implements CanActivate {
     try {
       return await this.authorize(context, kind, request, true);
     } catch (error) {
-      if (!(error instanceof AppError) || error.status !== 401 || request.params?.projectId === undefined) throw error;
+      const endpoint = this.endpointOf(context, request);
+      if (!(error instanceof AppError) || error.status !== 401 || endpoint === null) throw error;
       const base = serviceBaseUrl(this.publicUrl, request.headers, request.protocol);
       const invalid = error.code === 'invalid_token' ? 'error="invalid_token", ' : '';
-      const challenge = `Bearer ${invalid}resource_metadata="${resourceMetadataUrl(base, request.params.projectId)}"`;
+      const challenge = `Bearer ${invalid}resource_metadata="${resourceMetadataUrl(base, endpoint)}"`;
       throw new AppError(401, error.code, error.message, { details: error.details, headers: { ...error.headers, 'WWW-Authenticate': challenge } });
     }
   }
@@ -63,13 +64,13 @@ export class AuthGuard implements CanActivate {
       throw invalidCredentials();
     }
     if (isAdminToken) throw tenantRouteForbidden();
-    const tenant = (await this.apiKeys.authenticate(token, tokenHash)) ?? (oauthResource ? await this.external(token, request) : null);
+    const endpoint = oauthResource ? this.endpointOf(context, request) : null;
+    const tenant = (await this.apiKeys.authenticate(token, tokenHash)) ?? (endpoint ? await this.external(token, request, endpoint) : null);
     if (!tenant) throw invalidCredentials();
     if ('expiredAt' in tenant) throw apiKeyExpired(tenant.expiredAt);
-    // An OAuth access token works at the one MCP endpoint it was issued for, nowhere else (RFC 8707).
-    if (tenant.oauthResource && (!oauthResource || request.params?.projectId === undefined || tenant.projectIds?.[0] !== request.params.projectId)) {
-      throw tokenNotForThisResource(tenant.oauthResource);
-    }
+    // An OAuth access token works at the one MCP endpoint it was issued for, nowhere else (RFC 8707): a
+    // project's token not at its toolsets' endpoints, a toolset's not at the project's or another toolset's.
+    if (tenant.oauthResource && !sameEndpoint(mcpResourceOfUrl(tenant.oauthResource), endpoint)) throw tokenNotForThisResource(tenant.oauthResource);
     // What the key's role may do, then where: a project outside the key's binding is a 404 like a missing one.
     const allowed = this.reflector.getAllAndOverride<KeyRole[]>(ALLOWED_ROLES, [context.getHandler(), context.getClass()]) ?? ['admin'];
     if (!allowed.includes(tenant.role)) throw forbiddenForRole(tenant.role, allowed);
@@ -87,13 +88,24 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  // A token of the external authorization server (OAUTH_ISSUER), judged for this project's MCP URL.
-  private async external(token: string, request: GuardedRequest): Promise<Tenant | null> {
+  // The MCP endpoint a protected resource's route serves: the project's, or a toolset's (its `:slug`).
+  private endpointOf(context: ExecutionContext, request: GuardedRequest): McpResource | null {
     const projectId = request.params?.projectId;
-    if (!this.externalTokens || projectId === undefined) return null;
-    const resource = mcpResourceUrl(serviceBaseUrl(this.publicUrl, request.headers, request.protocol), projectId);
-    return this.externalTokens.authenticate(token, resource, projectId);
+    if (projectId === undefined) return null;
+    const toolsetRoute = this.reflector.getAllAndOverride<boolean>(TOOLSET_ROUTE, [context.getHandler(), context.getClass()]) === true;
+    return { projectId, toolset: toolsetRoute ? (request.params?.slug ?? '') : null };
   }
+
+  // A token of the external authorization server (OAUTH_ISSUER), judged for this endpoint's URL.
+  private async external(token: string, request: GuardedRequest, endpoint: McpResource): Promise<Tenant | null> {
+    if (!this.externalTokens) return null;
+    const resource = mcpResourceUrl(serviceBaseUrl(this.publicUrl, request.headers, request.protocol), endpoint);
+    return this.externalTokens.authenticate(token, resource, endpoint);
+  }
+}
+
+function sameEndpoint(a: McpResource | null, b: McpResource | null): boolean {
+  return a !== null && b !== null && a.projectId === b.projectId && a.toolset === b.toolset;
 }
 
 function bearerToken(header: unknown): string | null {

@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { ToolDefinition } from '../execution/tool-definition.js';
 import { describeAjvErrors } from '../execution/validation/validation-message.js';
+import { PatternTooCostly } from '../execution/validation/linear-patterns.js';
 import { createTenantAjv } from '../skills/schema-vetting.js';
 
 // A tool that declares an outputSchema promises results of that shape (MCP clients check structuredContent
@@ -29,7 +30,12 @@ export function checkToolOutput(definition: ToolDefinition, result: unknown): Ou
     ajv.removeSchema(schema);
     checks.set(schema, check);
   }
-  if (check(result)) return null;
+  try {
+    if (check(result)) return null;
+  } catch (error) {
+    if (!(error instanceof PatternTooCostly)) throw error;
+    return { code: 'invalid_output', message: `The tool's result could not be checked against its declared output schema: ${error.message}; the result was withheld`, retryable: false };
+  }
   const issue = describeAjvErrors(check.errors ?? [], schema).issues[0];
   const where = issue?.path ? ` at ${issue.path}` : '';
   return {

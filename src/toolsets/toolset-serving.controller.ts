@@ -12,6 +12,7 @@ import {
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { AllowRoles, CurrentTenant, TenantAuth, type Tenant, ToolsetRoute } from '../common/auth/auth.decorators.js';
+import { OAuthProtectedResource } from '../common/auth/oauth-resource.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { EXPOSED_TOOL_NAME, PROJECT_ID, TOOLSET_SLUG } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
@@ -73,6 +74,7 @@ export class ToolsetServingController {
   }
 
   @Post('mcp')
+  @OAuthProtectedResource()
   @AllowRoles('agent')
   @UseGuards(McpOriginGuard)
   @ApiOperation({
@@ -98,6 +100,7 @@ export class ToolsetServingController {
   }
 
   @Get('mcp')
+  @OAuthProtectedResource()
   @AllowRoles('agent')
   @UseGuards(McpOriginGuard)
   @ApiOperation({ operationId: 'toolsetMcpOpenStream', summary: 'Refused (405): a stateless MCP endpoint has no server-initiated stream' })
@@ -107,6 +110,7 @@ export class ToolsetServingController {
   }
 
   @Delete('mcp')
+  @OAuthProtectedResource()
   @AllowRoles('agent')
   @UseGuards(McpOriginGuard)
   @ApiOperation({ operationId: 'toolsetMcpEndSession', summary: 'Refused (405): a stateless MCP endpoint has no session to end' })

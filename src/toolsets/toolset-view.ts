@@ -1,6 +1,5 @@
-import type { Ajv } from 'ajv';
 import type { ToolDefinition, ToolExecutor } from '../execution/tool-definition.js';
-import { createToolAjv } from '../execution/validation/ajv-factory.js';
+import { createToolAjv, type ToolAjv } from '../execution/validation/ajv-factory.js';
 import type { JsonSchema } from '../execution/validation/schema-type.js';
 import { type CompiledToolValidator, compileToolValidator } from '../execution/validation/tool-validator.js';
 import { toolNotFound } from '../execution/validation/name-suggestions.js';
@@ -76,8 +75,8 @@ export class ToolsetView implements ToolView {
   private readonly callTool: CompiledToolValidator | null = null;
   private index: Promise<ToolSearchIndex> | null = null;
   // Exposed schemas compile on Ajv instances of this view alone (a skill's on a tenant Ajv, as at registration).
-  private builtinAjv: Ajv | null = null;
-  private skillAjv: Ajv | null = null;
+  private builtinAjv: ToolAjv | null = null;
+  private skillAjv: ToolAjv | null = null;
 
   constructor(
     readonly record: ToolsetRecord,

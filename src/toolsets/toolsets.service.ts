@@ -81,6 +81,9 @@ export class ToolsetsService {
       return replaced;
     });
     this.catalogues.changed(tenantId, projectId);
+    // A new slug is a new URL: what was bound to the old one (keys, OAuth consents) ends, as on delete, so a
+    // toolset made later under the old slug does not hand it whatever that one serves.
+    if (fields.slug !== slug) await this.keys.revokeBoundToToolset(tenantId, projectId, slug);
     return this.respond(record, tools);
   }
 

@@ -374,6 +374,9 @@ describe('the OpenAPI document against the running service', () => {
     const form = { ...anonymous, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
     const resource = (await call('getProjectResourceMetadata', 200, { ...anonymous, params: { projectId } })).body.resource as string;
     await call('getProjectResourceMetadata', 404, { ...anonymous, params: { projectId: 'not-a-project' } });
+    const toolsetResource = (await call('getToolsetResourceMetadata', 200, { ...anonymous, params: { projectId, slug: 'docs-reader' } })).body.resource as string;
+    expect(toolsetResource).toBe(resource.replace(/\/mcp$/, '/toolsets/docs-reader/mcp'));
+    await call('getToolsetResourceMetadata', 404, { ...anonymous, params: { projectId, slug: 'Not_A_Slug' } });
     await call('getResourceMetadata', 200, anonymous);
     await call('getAuthorizationServerMetadata', 200, anonymous);
     const redirectUri = 'http://127.0.0.1:9/callback';

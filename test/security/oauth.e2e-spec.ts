@@ -134,6 +134,75 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     expect([refreshed.status, refreshed.body.error]).toEqual([400, 'invalid_grant']);
   });
 
+  it("[sec-87] a toolset's MCP URL is a protected resource of its own: its token sees that toolset only, and ends with it", async () => {
+    const toolsetBody = { slug: 'docs', name: 'Docs', mode: 'direct', tools: [{ select: 'read_file', name: 'read_doc' }] };
+    await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send(toolsetBody).expect(201);
+    await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, slug: 'other', tools: [{ select: 'list_files' }] }).expect(201);
+    const toolsetUrl = (slug: string, projectId = p) => resourceOf(projectId).replace(/\/mcp$/, `/toolsets/${slug}/mcp`);
+    const toolsetMcp = (slug: string, auth: Auth | Record<string, never>) => t.http.post(`/v1/projects/${p}/toolsets/${slug}/mcp`).set(auth).set(MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+
+    // Discovery: the 401 names the toolset's own metadata, whose resource is the toolset's URL.
+    const anonymous = await toolsetMcp('docs', {});
+    const metadataUrl = toolsetUrl('docs').replace('/v1/', '/.well-known/oauth-protected-resource/v1/');
+    expect([anonymous.status, anonymous.headers['www-authenticate']]).toEqual([401, `Bearer resource_metadata="${metadataUrl}"`]);
+    const metadata = await t.http.get(new URL(metadataUrl).pathname).expect(200);
+    expect(metadata.body.resource).toBe(toolsetUrl('docs'));
+
+    // Consent names the toolset; the token then serves it, under its names, and nothing else.
+    const { verifier, challenge } = pkce();
+    const requestId = requestIdOf(await authorize({ ...goodQuery(p, challenge), resource: toolsetUrl('docs') }));
+    const view = await t.http.get(`/v1/oauth/requests/${requestId}`).set(tenant.auth).expect(200);
+    expect({ toolset: view.body.toolset, resource: view.body.resource }).toEqual({ toolset: 'docs', resource: toolsetUrl('docs') });
+    const decided = await decide(requestId, tenant.auth).expect(200);
+    const code = new URL(decided.body.redirectTo as string).searchParams.get('code')!;
+    const tokens = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT }).expect(200);
+    const access = bearer(tokens.body.access_token as string);
+    const listed = await toolsetMcp('docs', access).expect(200);
+    expect((listed.body.result.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['read_doc']);
+    for (const [what, attempt] of [
+      ["the project's MCP URL", () => mcp(p, access)],
+      ['another toolset', () => toolsetMcp('other', access)],
+      ["the toolset's REST tools", () => t.http.get(`/v1/projects/${p}/toolsets/docs/tools`).set(access)],
+      ["the toolset's REST invoke", () => t.http.post(`/v1/projects/${p}/toolsets/docs/tools/read_doc/invoke`).set(access).send({ arguments: { path: 'x' } })],
+      ['the same slug in project Q', () => t.http.post(`/v1/projects/${q}/toolsets/docs/mcp`).set(access).set(MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })],
+    ] as const) {
+      const res = await attempt();
+      expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 401, code: 'invalid_token' });
+    }
+
+    // A resource that is not one of this service's MCP URLs, or a toolset the project does not have, gets no consent.
+    for (const resource of [toolsetUrl('Docs'), toolsetUrl('docs').replace('/docs/', '/../'), `${toolsetUrl('docs')}/`, toolsetUrl('-docs')]) {
+      const res = await authorize({ ...goodQuery(p, challenge), resource });
+      expect({ resource, error: new URL(res.headers.location).searchParams.get('error') }).toEqual({ resource, error: 'invalid_target' });
+    }
+    const missing = requestIdOf(await authorize({ ...goodQuery(p, challenge), resource: toolsetUrl('nothing-here') }));
+    expect((await t.http.get(`/v1/oauth/requests/${missing}`).set(tenant.auth)).status).toBe(404);
+    expect((await decide(missing, tenant.auth)).status).toBe(404);
+
+    // Renaming the toolset ends a token of its old URL and that consent, as deleting does.
+    const renamedFrom = await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v1' }).expect(201);
+    expect(renamedFrom.body.slug).toBe('docs-v1');
+    const second = pkce();
+    const secondRequest = requestIdOf(await authorize({ ...goodQuery(p, second.challenge), resource: toolsetUrl('docs-v1') }));
+    const secondCode = new URL((await decide(secondRequest, tenant.auth).expect(200)).body.redirectTo as string).searchParams.get('code')!;
+    const v1Tokens = await token({ grant_type: 'authorization_code', code: secondCode, code_verifier: second.verifier, client_id: clientId, redirect_uri: REDIRECT }).expect(200);
+    await t.http.put(`/v1/projects/${p}/toolsets/docs-v1`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v2' }).expect(200);
+    await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v1', tools: [{ select: '@all' }] }).expect(201);
+    expect((await toolsetMcp('docs-v1', bearer(v1Tokens.body.access_token as string))).status).toBe(401);
+    const v1Refresh = await token({ grant_type: 'refresh_token', refresh_token: v1Tokens.body.refresh_token as string, client_id: clientId });
+    expect([v1Refresh.status, v1Refresh.body.error]).toEqual([400, 'invalid_grant']);
+    for (const slug of ['docs-v1', 'docs-v2']) await t.http.delete(`/v1/projects/${p}/toolsets/${slug}`).set(tenant.auth).expect(204);
+
+    // Deleting the toolset ends the token and its consent: a toolset made again under the slug is not reached with them.
+    await t.http.delete(`/v1/projects/${p}/toolsets/docs`).set(tenant.auth).expect(204);
+    await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, tools: [{ select: '@all' }] }).expect(201);
+    expect((await toolsetMcp('docs', access)).status).toBe(401);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: clientId });
+    expect([refreshed.status, refreshed.body.error]).toEqual([400, 'invalid_grant']);
+    await t.http.delete(`/v1/projects/${p}/toolsets/docs`).set(tenant.auth).expect(204);
+    await t.http.delete(`/v1/projects/${p}/toolsets/other`).set(tenant.auth).expect(204);
+  });
+
   it('[sec-87] a token carries only the tools chosen at consent, and its refresh token cannot be replayed', async () => {
     const { access, refresh } = await signIn(p, { approve: true, tools: ['list_files'] });
     const listed = await mcp(p, bearer(access)).expect(200);

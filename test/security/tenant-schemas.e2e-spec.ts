@@ -44,6 +44,68 @@ describe('tenant schemas at registration', () => {
     return error;
   }
 
+  describe('JSON Schema 2020-12 tool schemas', () => {
+    let projectId: string;
+
+    beforeAll(async () => {
+      projectId = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
+    });
+
+    it('checks arguments with 2020-12 meaning ($defs, prefixItems, items: false), answering 422 that names the parameter', async () => {
+      const inputSchema = {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        $defs: { label: { type: 'string' } },
+        properties: { word: { type: 'string', minLength: 1 }, pair: { type: 'array', prefixItems: [{ $ref: '#/$defs/label' }, { type: 'integer' }], minItems: 2, items: false } },
+        required: ['word'],
+        additionalProperties: false,
+      };
+      await installSkill(t, tenant, projectId, skillOf([printTool('modern_print', inputSchema)]));
+
+      const ok = await callTool(t, tenant, projectId, 'modern_print', { word: 'hi', pair: ['a', 1] }).expect(200);
+      expect(ok.body).toMatchObject({ status: 'ok', result: { stdout: 'hi' } });
+      const third = expectError(await callTool(t, tenant, projectId, 'modern_print', { word: 'hi', pair: ['a', 1, 2] }), 422, 'invalid_arguments');
+      expect(third.message).toMatch(/pair/);
+      expect(third.message).toMatch(/at most 2 items/);
+      const typed = expectError(await callTool(t, tenant, projectId, 'modern_print', { word: 'hi', pair: [1, 1] }), 422, 'invalid_arguments');
+      expect(typed.message).toMatch(/pair\/0|pair\[0\]/);
+      expect(typed.message).toMatch(/string/);
+      const empty = expectError(await callTool(t, tenant, projectId, 'modern_print', { word: '' }), 422, 'invalid_arguments');
+      expect(empty.message).toMatch(/word/);
+      expect(empty.message).toMatch(/Usage: modern_print\(word: string/);
+    });
+
+    it('keeps draft-07 meaning for a schema without $schema: items as a list is a tuple', async () => {
+      const inputSchema = {
+        type: 'object',
+        properties: { word: { type: 'string' }, pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }], minItems: 2, additionalItems: false } },
+        required: ['word'],
+      };
+      await installSkill(t, tenant, projectId, skillOf([printTool('classic_print', inputSchema)]));
+      await callTool(t, tenant, projectId, 'classic_print', { word: 'hi', pair: ['a', 1] }).expect(200);
+      expectError(await callTool(t, tenant, projectId, 'classic_print', { word: 'hi', pair: ['a', 1, 2] }), 422, 'invalid_arguments');
+    });
+
+    it('reads a schema without $schema that uses a keyword only 2020-12 has (prefixItems) as 2020-12', async () => {
+      const inputSchema = {
+        type: 'object',
+        properties: { word: { type: 'string' }, pair: { type: 'array', prefixItems: [{ type: 'string' }], minItems: 1, maxItems: 1 } },
+        required: ['word'],
+      };
+      await installSkill(t, tenant, projectId, skillOf([printTool('implied_print', inputSchema)]));
+      await callTool(t, tenant, projectId, 'implied_print', { word: 'hi', pair: ['a'] }).expect(200);
+      const error = expectError(await callTool(t, tenant, projectId, 'implied_print', { word: 'hi', pair: [1] }), 422, 'invalid_arguments');
+      expect(error.message).toMatch(/string/);
+    });
+
+    it('[sec-33] runs a 2020-12 schema\'s patterns on the linear-time engine too', async () => {
+      const inputSchema = { $schema: 'https://json-schema.org/draft/2020-12/schema', ...STRING_ARG('word', { pattern: '^(a+)+$' }) };
+      await installSkill(t, tenant, projectId, skillOf([printTool('modern_match', inputSchema)]));
+      const error = expectError(await callTool(t, tenant, projectId, 'modern_match', { word: `${'a'.repeat(50)}!` }), 422, 'invalid_arguments');
+      expect(error.message).toContain('^(a+)+$');
+    });
+  });
+
   describe('[sec-33] patterns in tenant schemas', () => {
     let projectId: string;
 
@@ -64,6 +126,20 @@ describe('tenant schemas at registration', () => {
       // The pattern still does its job on input that matches.
       const ok = await callTool(t, tenant, projectId, 'match_as', { word: 'a'.repeat(50) }).expect(200);
       expect(ok.body).toMatchObject({ status: 'ok', result: { stdout: 'a'.repeat(50) } });
+    });
+
+    it('[sec-33] refuses a value too long to match against its pattern in bounded time, naming why; shorter ones are matched', async () => {
+      // A thousand-instruction program: matching a megabyte would hold the service for seconds.
+      const tool = printTool('match_long', { ...STRING_ARG('word', { pattern: '[abc]*a[abc]{999}c$' }), properties: { word: { type: 'string', pattern: '[abc]*a[abc]{999}c$' } } });
+      await installSkill(t, tenant, projectId, skillOf([tool]));
+      const long = `${'abc'.repeat(300_000)}a`;
+      const started = Date.now();
+      const error = expectError(await callTool(t, tenant, projectId, 'match_long', { word: long }), 422, 'invalid_arguments');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(error.message).toMatch(/a value of 900001 characters is too long to check against the pattern "\[abc\]\*a\[abc\]\{999\}c\$" \(at most \d+ characters for it\); send a shorter value/);
+      const near = `a${'b'.repeat(999)}c`;
+      await callTool(t, tenant, projectId, 'match_long', { word: near }).expect(200);
+      expectError(await callTool(t, tenant, projectId, 'match_long', { word: `${near}a` }), 422, 'invalid_arguments');
     });
 
     it('[sec-33] refuses at registration a pattern with a backreference or a lookahead, naming where it is', async () => {
@@ -169,6 +245,45 @@ describe('tenant schemas at registration', () => {
       const tool = { ...printTool('with_output'), outputSchema: { type: 'object', properties: { r: { $ref: 'https://example.com/s.json' } } } };
       const error = await expectRefusedAndNotStored(skillOf([tool]), 422, 'schema_refused');
       expect(error.details).toMatchObject({ tool: 'with_output', schema: 'outputSchema', location: '/properties/r/$ref' });
+    });
+
+    it('[sec-35] vets a JSON Schema 2020-12 schema as strictly: remote $ref and $dynamicRef, $data, unknown keywords, backtracking patterns', async () => {
+      const dialect = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' };
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ ...dialect, properties: { a: { $ref: 'https://example.com/s.json' } } }, '/properties/a/$ref'],
+        [{ ...dialect, properties: { a: { $dynamicRef: 'https://example.com/s.json#meta' } } }, '/properties/a/$dynamicRef'],
+        [{ ...dialect, properties: { a: { type: 'number', minimum: { $data: '1/b' } } } }, '/properties/a/minimum/$data'],
+        [{ ...dialect, properties: { a: { type: 'string', maxLenght: 3 } } }, '/properties/a/maxLenght'],
+        [{ ...dialect, properties: { a: { type: 'string', pattern: '^(a)\\1$' } } }, '/properties/a/pattern'],
+        [{ ...dialect, dependentSchemas: { a: { properties: { b: { $ref: 'https://example.com/s.json' } } } } }, '/dependentSchemas/a/properties/b/$ref'],
+      ];
+      for (const [inputSchema, location] of cases) {
+        const error = await expectRefusedAndNotStored(skillOf([schemaTool('modern', inputSchema)]), 422, 'schema_refused');
+        expect(error.details).toMatchObject({ tool: 'modern', schema: 'inputSchema', location });
+      }
+    });
+
+    it('[sec-34] refuses a small schema whose $refs apply exponentially many subschemas to one value, or cycle on one value', async () => {
+      const doubling = (n: number, keyword: string) => {
+        const defs: Record<string, unknown> = { d0: { type: 'object', required: ['z'] } };
+        for (let i = 1; i <= n; i++) defs[`d${i}`] = { allOf: [{ $ref: `#/${keyword}/d${i - 1}` }, { $ref: `#/${keyword}/d${i - 1}` }] };
+        return { type: 'object', [keyword]: defs, allOf: [{ $ref: `#/${keyword}/d${n}` }] };
+      };
+      for (const inputSchema of [doubling(29, 'definitions'), { $schema: 'https://json-schema.org/draft/2020-12/schema', ...doubling(40, '$defs') }]) {
+        expect(JSON.stringify(inputSchema).length).toBeLessThan(4_000);
+        const error = await expectRefusedAndNotStored(skillOf([schemaTool('doubling', inputSchema)]), 422, 'schema_refused');
+        expect(error.details).toMatchObject({ tool: 'doubling', location: '/', reason: expect.stringMatching(/more than 10000 subschemas/) });
+      }
+      const cycle = { type: 'object', definitions: { a: { anyOf: [{ $ref: '#/definitions/a' }] } }, allOf: [{ $ref: '#/definitions/a' }] };
+      const error = await expectRefusedAndNotStored(skillOf([schemaTool('cycle', cycle)]), 422, 'schema_refused');
+      expect(error.details).toMatchObject({ tool: 'cycle', reason: expect.stringMatching(/same value/) });
+    });
+
+    it('[sec-35] refuses a $schema other than draft-07 or 2020-12, naming both', async () => {
+      for (const $schema of ['https://json-schema.org/draft/2019-09/schema', 'http://json-schema.org/draft-04/schema#', 'https://evil.example/schema']) {
+        const error = await expectRefusedAndNotStored(skillOf([schemaTool('dialect', { $schema, type: 'object' })]), 422, 'schema_refused');
+        expect(error.details).toMatchObject({ tool: 'dialect', location: '/$schema', reason: expect.stringMatching(/draft-07 and 2020-12/) });
+      }
     });
 
     it('refuses an input schema that does not describe an object of arguments', async () => {

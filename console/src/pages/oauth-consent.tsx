@@ -54,7 +54,14 @@ export function OAuthConsentPage() {
   return (
     <section aria-labelledby="consent-h" class="consent">
       <h1 id="consent-h">
-        <span data-testid="client-name">{r.client.name}</span> asks to use project {r.project.name}
+        <span data-testid="client-name">{r.client.name}</span> asks to use{' '}
+        {r.toolset ? (
+          <>
+            toolset <span data-testid="toolset">{r.toolset}</span> of project {r.project.name}
+          </>
+        ) : (
+          <>project {r.project.name}</>
+        )}
       </h1>
       <dl>
         <dt>Client</dt>
@@ -85,15 +92,20 @@ export function OAuthConsentPage() {
           You sign in with an approver key: each call this client makes will wait for another person's approval.
         </p>
       ) : null}
-      <fieldset>
-        <legend>Tools it may list and call</legend>
-        <ErrorNote error={tools.error} label="The project's tools could not be listed" />
-        {names.map((name) => (
-          <label key={name} class="check">
-            <input type="checkbox" name="tool" value={name} checked={chosen === null || chosen.has(name)} onChange={(e) => toggle(name, (e.target as HTMLInputElement).checked)} /> {name}
-          </label>
-        ))}
-      </fieldset>
+      {r.toolset ? (
+        // The toolset already says which tools, under which names: the client sees those and nothing else.
+        <p data-testid="toolset-tools">It may list and call the tools of toolset {r.toolset}, as the toolset shows them, and no others.</p>
+      ) : (
+        <fieldset>
+          <legend>Tools it may list and call</legend>
+          <ErrorNote error={tools.error} label="The project's tools could not be listed" />
+          {names.map((name) => (
+            <label key={name} class="check">
+              <input type="checkbox" name="tool" value={name} checked={chosen === null || chosen.has(name)} onChange={(e) => toggle(name, (e.target as HTMLInputElement).checked)} /> {name}
+            </label>
+          ))}
+        </fieldset>
+      )}
       <Field id="consent-duration" label="For how long">
         <select id="consent-duration" value={duration} onChange={(e) => setDuration(Number((e.target as HTMLSelectElement).value))}>
           {DURATIONS.map((d, i) => (

@@ -1,4 +1,5 @@
-import { Ajv, type CodeOptions, type Options } from 'ajv';
+import { Ajv, type AnySchema, type CodeOptions, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
 // ajv-formats is CommonJS with `exports.default`; imported from ESM under nodenext, the default import is the
@@ -28,14 +29,91 @@ export const TOOL_AJV_OPTIONS: Readonly<Options> = Object.freeze({
   // No `loadSchema`: a `$ref` to anything outside the schema fails at compile time instead of fetching it.
 });
 
+export const JSON_SCHEMA_DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
+export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+export type SchemaDialect = 'draft-07' | '2020-12';
+
+// Keywords that only 2020-12 (and 2019-09) define. A schema without `$schema` that uses one cannot mean
+// draft-07 (strict draft-07 would refuse it as unknown), so it is read as 2020-12, MCP's default dialect.
+const ONLY_2020_12 = ['prefixItems', '$dynamicRef', '$dynamicAnchor', 'dependentSchemas', 'unevaluatedProperties', 'unevaluatedItems', 'minContains', 'maxContains'];
+
+// The dialect a tool schema is read in: its `$schema` when it names one of the two; without `$schema`,
+// draft-07 (Toolgate's schemas and most MCP servers' are written for it, and where the two dialects
+// differ, as in `items: [...]`, draft-07's meaning is the one their authors wrote for) unless a keyword
+// only 2020-12 has says otherwise. Any other `$schema` is refused by schema vetting before it gets here.
+export function schemaDialect(schema: AnySchema): SchemaDialect {
+  if (typeof schema !== 'object' || schema === null) return 'draft-07';
+  const declared = (schema as { $schema?: unknown }).$schema;
+  if (typeof declared === 'string') return /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/.test(declared) ? '2020-12' : 'draft-07';
+  return usesOnly2020Keywords(schema) ? '2020-12' : 'draft-07';
+}
+
+function usesOnly2020Keywords(root: object): boolean {
+  const stack: unknown[] = [root];
+  let visited = 0;
+  while (stack.length > 0 && visited++ < 10_000) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (!Array.isArray(node) && ONLY_2020_12.some((keyword) => Object.hasOwn(node, keyword))) return true;
+    for (const child of Object.values(node)) if (typeof child === 'object' && child !== null) stack.push(child);
+  }
+  return false;
+}
+
 export interface ToolAjvOptions {
   // A linear-time engine (e.g. re2) for `pattern` in tenant schemas; the default is RegExp with the `u` flag.
   readonly regExp?: CodeOptions['regExp'];
 }
 
-// One instance per trust domain (the built-in tools, each tenant): schemas never resolve across instances.
-export function createToolAjv(options: ToolAjvOptions = {}): Ajv {
-  const ajv = new Ajv({ ...TOOL_AJV_OPTIONS, ...(options.regExp ? { code: { regExp: options.regExp } } : {}) });
+// The two dialects cannot share one Ajv instance (2020-12 changes the meaning of `items`), so a ToolAjv holds
+// one of each, the 2020-12 one made on first use, and sends each schema to its dialect's.
+// The validators stop at the first error when made by `compileFirstError`, for values too large to collect
+// every error of (see tool-validator.ts).
+export class ToolAjv {
+  private readonly draft07: Ajv;
+  private draft2020: Ajv2020 | null = null;
+  private firstErrorDraft07: Ajv | null = null;
+  private firstErrorDraft2020: Ajv2020 | null = null;
+
+  constructor(private readonly options: ToolAjvOptions = {}) {
+    this.draft07 = withFormats(new Ajv(this.ajvOptions(true)));
+  }
+
+  compile<T = unknown>(schema: AnySchema): ValidateFunction<T> {
+    return this.instanceFor(schema).compile<T>(schema);
+  }
+
+  compileFirstError<T = unknown>(schema: AnySchema): ValidateFunction<T> {
+    const ajv =
+      schemaDialect(schema) === 'draft-07'
+        ? (this.firstErrorDraft07 ??= withFormats(new Ajv(this.ajvOptions(false))))
+        : (this.firstErrorDraft2020 ??= withFormats(new Ajv2020(this.ajvOptions(false))));
+    return ajv.compile<T>(schema);
+  }
+
+  removeSchema(schema: AnySchema): void {
+    this.instanceFor(schema).removeSchema(schema);
+    if (schemaDialect(schema) === 'draft-07') this.firstErrorDraft07?.removeSchema(schema);
+    else this.firstErrorDraft2020?.removeSchema(schema);
+  }
+
+  private instanceFor(schema: AnySchema): Ajv {
+    if (schemaDialect(schema) === 'draft-07') return this.draft07;
+    return (this.draft2020 ??= withFormats(new Ajv2020(this.ajvOptions(true))));
+  }
+
+  private ajvOptions(allErrors: boolean): Options {
+    return { ...TOOL_AJV_OPTIONS, allErrors, ...(this.options.regExp ? { code: { regExp: this.options.regExp } } : {}) };
+  }
+}
+
+function withFormats<T extends Ajv>(ajv: T): T {
   addFormats(ajv);
   return ajv;
+}
+
+// One instance per trust domain (the built-in tools, each tenant): schemas never resolve across instances.
+export function createToolAjv(options: ToolAjvOptions = {}): ToolAjv {
+  return new ToolAjv(options);
 }

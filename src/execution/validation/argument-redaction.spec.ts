@@ -42,6 +42,39 @@ describe('argument redaction', () => {
     expect(out.paths).toEqual(['/pin', '/list/0/code', '/list/1/code', '/map/a', '/map/b', '/either/otp']);
   });
 
+  it('follows writeOnly through prefixItems, contains, dependencies and dependentSchemas', () => {
+    const secret = { type: 'string', writeOnly: true };
+    const schema = {
+      type: 'object',
+      properties: {
+        pair: { type: 'array', prefixItems: [secret, { type: 'string' }] },
+        bag: { type: 'array', contains: secret },
+        legacy: { type: 'array', items: [{ type: 'string' }, secret] },
+      },
+      dependencies: { d: { properties: { dd: secret } } },
+      dependentSchemas: { e: { properties: { ee: secret } } },
+    };
+    const out = redactArguments({ pair: ['S1', 'open'], bag: ['C1'], legacy: ['open', 'L1'], d: 1, dd: 'D1', e: 1, ee: 'E1' }, compileRedactionPlan(schema));
+    expect(out.value).toEqual({ pair: ['[redacted]', 'open'], bag: ['[redacted]'], legacy: ['open', '[redacted]'], d: 1, dd: '[redacted]', e: 1, ee: '[redacted]' });
+  });
+
+  it('redacts every argument when a writeOnly value sits where the plan cannot follow ($dynamicRef, $ref beside keywords, not)', () => {
+    const cases = [
+      {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        $dynamicAnchor: 'node',
+        type: 'object',
+        properties: { c: { $dynamicRef: '#node' }, s: { type: 'string', writeOnly: true }, t: { $dynamicRef: '#inner' } },
+        $defs: { inner: { $dynamicAnchor: 'inner', type: 'string', writeOnly: true } },
+      },
+      { type: 'object', definitions: { base: { type: 'object' } }, properties: { c: { $ref: '#/definitions/base', properties: { s: { type: 'string', writeOnly: true } } } } },
+    ];
+    for (const schema of cases) {
+      const out = redactArguments({ c: { s: 'hunter2', c: { s: 'deep' } }, s: 'x', t: 'y' }, compileRedactionPlan(schema));
+      expect(JSON.stringify(out.value)).not.toMatch(/hunter2|deep/);
+    }
+  });
+
   it('compiles no plan for a schema without writeOnly', () => {
     expect(compileRedactionPlan({ type: 'object', properties: { path: { type: 'string' } } })).toBeNull();
   });

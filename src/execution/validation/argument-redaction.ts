@@ -49,18 +49,49 @@ export function compileRedactionPlan(schema: JsonSchema): RedactionPlan | null {
     const others = [node.additionalProperties, ...(isPlainObject(node.patternProperties) ? Object.values(node.patternProperties) : [])]
       .map(build)
       .filter((n): n is PlanNode => n !== null);
+    if (node.unevaluatedProperties !== undefined) others.push(...[build(node.unevaluatedProperties)].filter((n): n is PlanNode => n !== null));
     plan.otherProperties = merged(others);
-    if (Array.isArray(node.items)) plan.tuple = node.items.map((s) => build(s) ?? emptyNode());
-    else plan.items = build(node.items);
-    if (Array.isArray(node.items) && node.additionalItems !== undefined) plan.items = build(node.additionalItems);
+    // The positional schemas (draft-07's `items` list, 2020-12's `prefixItems`), then those for every other
+    // item; `contains` may apply to any item, so it is read as applying to all of them.
+    const tuple = Array.isArray(node.prefixItems) ? node.prefixItems : Array.isArray(node.items) ? node.items : null;
+    if (tuple) plan.tuple = tuple.map((s) => build(s) ?? emptyNode());
+    const rest = [tuple === node.items ? node.additionalItems : node.items, node.contains, node.unevaluatedItems]
+      .map(build)
+      .filter((n): n is PlanNode => n !== null);
+    plan.items = merged(rest);
     for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
       if (Array.isArray(node[keyword])) for (const sub of node[keyword] as unknown[]) pushNode(plan.also, build(sub));
     }
     for (const keyword of ['if', 'then', 'else']) pushNode(plan.also, build(node[keyword]));
+    // Schemas that apply to the same value when a property is present.
+    for (const keyword of ['dependentSchemas', 'dependencies']) {
+      if (isPlainObject(node[keyword])) for (const sub of Object.values(node[keyword])) pushNode(plan.also, build(sub));
+    }
     return plan;
   };
   const root = build(schema);
-  return root ? { root } : null;
+  if (!root) return null;
+  // A writeOnly value the walk above cannot place (under `$dynamicRef`, an anchor, a `$ref` beside other
+  // keywords, `not`, ...) must still never be kept: then the whole arguments are redacted.
+  const placed = new Set<object>(nodes.keys());
+  if (writeOnlyNodes(schema).some((node) => !placed.has(node))) {
+    const secret: PlanNode = { ...emptyNode(), writeOnly: true };
+    return { root: { ...emptyNode(), otherProperties: secret, items: secret } };
+  }
+  return { root };
+}
+
+// Every subschema object marked writeOnly, wherever it is in the schema.
+function writeOnlyNodes(schema: JsonSchema): object[] {
+  const found: object[] = [];
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (!Array.isArray(node) && (node as { writeOnly?: unknown }).writeOnly === true) found.push(node);
+    for (const child of Object.values(node)) if (typeof child === 'object' && child !== null) stack.push(child);
+  }
+  return found;
 }
 
 const emptyNode = (): PlanNode => ({ writeOnly: false, properties: new Map(), otherProperties: null, items: null, tuple: [], also: [] });

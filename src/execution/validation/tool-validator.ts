@@ -1,7 +1,8 @@
-import type { Ajv } from 'ajv';
 import { compileRedactionPlan, type RedactionPlan } from './argument-redaction.js';
 import { parseToolArguments } from './argument-parser.js';
-import { createToolAjv } from './ajv-factory.js';
+import { createToolAjv, type ToolAjv } from './ajv-factory.js';
+import { PatternTooCostly } from './linear-patterns.js';
+import { schemaExpansion } from './schema-expansion.js';
 import { compileNullPlan, dropAbsentNulls } from './null-as-absent.js';
 import type { JsonSchema } from './schema-type.js';
 import { describeAjvErrors, invalidArguments, usageLine, type ToolRef } from './validation-message.js';
@@ -18,13 +19,13 @@ export interface CompiledToolValidator {
   parse(raw: unknown): Record<string, unknown>;
 }
 
-export function compileToolValidator(ajv: Ajv, toolName: string, inputSchema: JsonSchema): CompiledToolValidator {
+export function compileToolValidator(ajv: ToolAjv, toolName: string, inputSchema: JsonSchema): CompiledToolValidator {
   if (inputSchema.type !== 'object') {
     throw new Error(`input schema of tool '${toolName}' must have "type": "object"`);
   }
   // A private copy: a caller mutating its schema later cannot desynchronise the validator and the usage line.
   const schema = deepFreeze(structuredClone(inputSchema));
-  let check: ReturnType<Ajv['compile']>;
+  let check: ReturnType<ToolAjv['compile']>;
   try {
     check = ajv.compile(schema);
   } catch (cause) {
@@ -33,9 +34,22 @@ export function compileToolValidator(ajv: Ajv, toolName: string, inputSchema: Js
   }
   const tool: ToolRef = { name: toolName, usage: usageLine(toolName, schema) };
   const nulls = compileNullPlan(schema);
+  // Collecting every error costs up to one per subschema per part of the value: past ALL_ERRORS_BUDGET the
+  // value is checked by a validator that stops at its first error (made on first need, then kept).
+  const expansion = schemaExpansion(schema, Number.MAX_SAFE_INTEGER);
+  const largestValue = Math.floor(ALL_ERRORS_BUDGET / expansion);
+  let firstError: ReturnType<ToolAjv['compile']> | null = null;
   const validate = (args: Record<string, unknown>): void => {
-    if (check(args)) return;
-    const { issues, omitted } = describeAjvErrors(check.errors ?? [], schema);
+    let valid: boolean;
+    const checker = valueSize(args, largestValue) > largestValue ? (firstError ??= ajv.compileFirstError(schema)) : check;
+    try {
+      valid = checker(args);
+    } catch (error) {
+      if (!(error instanceof PatternTooCostly)) throw error;
+      throw invalidArguments(tool, [{ path: '', keyword: 'pattern', message: `${error.message}; send a shorter value` }]);
+    }
+    if (valid) return;
+    const { issues, omitted } = describeAjvErrors(checker.errors ?? [], schema);
     throw invalidArguments(tool, issues, omitted);
   };
   return {
@@ -51,6 +65,21 @@ export function compileToolValidator(ajv: Ajv, toolName: string, inputSchema: Js
       return args;
     },
   };
+}
+
+// Errors AJV may collect for one value (each one is an object with the schema and value around it).
+const ALL_ERRORS_BUDGET = 200_000;
+
+// How many values (objects, arrays and scalars) a value holds, counted up to `past` + 1.
+function valueSize(value: unknown, past: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count <= past) {
+    const node = stack.pop();
+    count++;
+    if (typeof node === 'object' && node !== null) for (const child of Object.values(node)) stack.push(child);
+  }
+  return count;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -75,7 +104,7 @@ interface CacheEntry {
 export class ToolValidatorCache {
   private readonly entries = new Map<string, CacheEntry>();
 
-  constructor(private readonly ajv: Ajv = createToolAjv()) {}
+  constructor(private readonly ajv: ToolAjv = createToolAjv()) {}
 
   getOrCompile(key: string, toolName: string, inputSchema: JsonSchema): CompiledToolValidator {
     const fingerprint = JSON.stringify([toolName, inputSchema]);

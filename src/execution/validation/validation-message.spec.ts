@@ -297,7 +297,7 @@ describe('invalid_arguments messages', () => {
 
 describe('invalid_arguments under load', () => {
   // Its speed is the bench's to measure; here, that the work and the message stay bounded.
-  it('describes 100,000 wrong array items with a bounded number of issues and a bounded message', () => {
+  it('describes 100,000 wrong array items by the first problem only, with a bounded message', () => {
     const schema: JsonSchema = {
       type: 'object',
       properties: {
@@ -307,7 +307,8 @@ describe('invalid_arguments under load', () => {
     };
     const numbers = Array.from({ length: 100_000 }, (_, i) => i);
     const error = refusal('bulk', schema, { argv: numbers, either: numbers });
-    expect(issuesOf(error)).toHaveLength(20);
+    // Too many values to collect every error of (tool-validator.ts): the check stops at the first.
+    expect(issuesOf(error)).toHaveLength(1);
     expect(error.message).toContain('/argv/0 must be string, got number');
     expect(error.message.length).toBeLessThan(1_000);
   });

@@ -24,6 +24,8 @@ export class OAuthRequestViewDto {
   @ApiProperty({ description: 'Where the browser is sent back with the code' }) redirectUri!: string;
   @ApiProperty({ description: "The MCP URL the token is for (RFC 8707's resource)" }) resource!: string;
   @ApiProperty({ type: OAuthRequestProjectDto }) project!: OAuthRequestProjectDto;
+  @ApiProperty({ type: String, nullable: true, description: "The toolset's slug when the resource is a toolset's MCP URL: the client sees only that toolset; null: the project's whole MCP server" })
+  toolset!: string | null;
   @ApiProperty({ type: [String] }) scopes!: string[];
   @ApiProperty({ format: 'date-time', description: 'A decision after this is refused; the client starts again' }) expiresAt!: string;
   @ApiProperty({

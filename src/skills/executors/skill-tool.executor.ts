@@ -21,6 +21,7 @@ export class SkillToolExecutor implements ToolExecutor {
   readonly definition: ToolDefinition;
   readonly spawnsProcesses: boolean;
   readonly relaysMcpContent: boolean;
+  readonly mcpUpstream?: { url: string; headers?: Record<string, string> };
   private readonly ownSecrets: string[];
 
   constructor(
@@ -35,6 +36,7 @@ export class SkillToolExecutor implements ToolExecutor {
     this.definition = tool.definition;
     this.spawnsProcesses = tool.spec.executor.type === 'command';
     this.relaysMcpContent = tool.spec.executor.type === 'mcp';
+    if (tool.spec.executor.type === 'mcp') this.mcpUpstream = { url: tool.spec.executor.url, ...(tool.spec.executor.headers ? { headers: tool.spec.executor.headers } : {}) };
     this.ownSecrets = tool.spec.executor.type === 'command' ? [] : executorSecrets(tool.spec.executor);
   }
 

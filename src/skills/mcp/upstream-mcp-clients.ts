@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type * as SdkClientModule from './mcp-sdk-client.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpError, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
@@ -71,8 +71,29 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
     }
   }
 
-  // `onProgress`: asks the upstream for progress reports (a progressToken) and receives them.
-  async callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, onProgress?: ToolContext['onProgress']): Promise<CallToolResult> {
+  // `onProgress`: asks the upstream for progress reports (a progressToken) and receives them. Every failure,
+  // the upstream's JSON-RPC errors included, is the tool's error (a ToolError naming the server).
+  callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, onProgress?: ToolContext['onProgress']): Promise<CallToolResult> {
+    // The SDK's own timeout stays out of the way: the call's deadline is the tool's (ToolInvocationService).
+    const progress = onProgress && { onprogress: ({ progress, total, message }: ToolProgress) => onProgress({ progress, total, message }) };
+    const call = async (client: Client) => (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs + 1_000, ...progress })) as CallToolResult;
+    return this.onSession(target, timeoutMs, signal, call, false);
+  }
+
+  // One other request on the kept session (a resource read, a prompt, a completion). The upstream's own
+  // JSON-RPC error stays an McpError with its code (its message cut, without the target's credentials);
+  // any other failure is a ToolError naming the server.
+  request<T>(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal, run: (client: Client) => Promise<T>): Promise<T> {
+    return this.onSession(target, timeoutMs, signal, run, true);
+  }
+
+  // What the upstream declared at initialize (resources, prompts, completions), from the kept session.
+  serverCapabilities(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal): Promise<ServerCapabilities> {
+    return this.onSession(target, timeoutMs, signal, (client) => Promise.resolve(client.getServerCapabilities() ?? {}), true);
+  }
+
+  // A session the upstream no longer knows is initialised again once; a connection that failed is dropped.
+  private async onSession<T>(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal, run: (client: Client) => Promise<T>, keepRpcErrors: boolean): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const key = keyOf(target);
       let pending = this.clients.get(key);
@@ -81,15 +102,17 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
         this.remember(key, pending);
       }
       try {
-        const client = await pending;
-        // The SDK's own timeout stays out of the way: the call's deadline is the tool's (ToolInvocationService).
-        const progress = onProgress && { onprogress: ({ progress, total, message }: ToolProgress) => onProgress({ progress, total, message }) };
-        return (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs + 1_000, ...progress })) as CallToolResult;
+        return await run(await pending);
       } catch (error) {
+        // The SDK is loaded by then: the error came from a connection or its answer.
+        const sdk = await loadSdkClient();
+        const lost = sessionLost(sdk, error);
+        if (keepRpcErrors && !lost && !signal.aborted && error instanceof sdk.McpError && error.code !== (sdk.ErrorCode.ConnectionClosed as number)) {
+          throw asUpstreamError(target, sdk, error);
+        }
         this.forget(key, pending);
         if (signal.aborted) throw error;
-        // The SDK is loaded by then: the error came from a connection.
-        if (attempt === 0 && sessionLost(await loadSdkClient(), error)) continue;
+        if (attempt === 0 && lost) continue;
         throw asToolError(target, error);
       }
     }
@@ -160,6 +183,13 @@ function asToolError(target: UpstreamTarget, error: unknown): Error {
   const host = safeHost(target.url);
   const detail = redactText(scrubWholeValues(error instanceof Error ? error.message : String(error), secrets)).slice(0, 300);
   return new ToolError('upstream_unavailable', `The MCP server at ${host} could not be used: ${detail}; retry later`, true);
+}
+
+// An upstream's own JSON-RPC error (an unknown resource, a bad argument, its request timing out): its code
+// kept, its message cut and without the target's credentials.
+function asUpstreamError(target: UpstreamTarget, sdk: SdkClient, error: McpError): McpError {
+  const message = redactText(scrubWholeValues(error.message, executorSecrets(target))).slice(0, 500);
+  return new sdk.McpError(error.code, `${message} (the MCP server at ${safeHost(target.url)})`);
 }
 
 function safeHost(url: string): string {

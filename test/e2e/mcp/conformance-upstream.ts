@@ -1,12 +1,29 @@
 import { crc32, deflateSync } from 'node:zlib';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  type GetPromptResult,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type Prompt,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamMcpServer } from './upstream-mcp-server.js';
 
-// The tools the MCP conformance suite calls by name, served by a tenant's upstream MCP server: Toolgate
-// imports them as an MCP skill and relays them, so the suite's checks judge what Toolgate hands on (content
-// of every kind, progress, errors, schemas) rather than a fixture of Toolgate's own. Answers as an event
-// stream, so the progress a tool reports while it runs travels with its call.
+// The tools, resources, prompts and completions the MCP conformance suite asks for by name, served by a
+// tenant's upstream MCP server: Toolgate imports its tools as an MCP skill and relays them, and relays its
+// resources and prompts to keys that may call those tools, so the suite's checks judge what Toolgate
+// hands on (content of every kind, progress, errors, schemas) rather than a fixture of Toolgate's own.
+// Answers as an event stream, so the progress a tool reports while it runs travels with its call.
 
 const NO_ARGUMENTS = { type: 'object', properties: {} } as const;
 
@@ -37,18 +54,56 @@ export const CONFORMANCE_TOOLS: Tool[] = [
   },
 ];
 
+export const CONFORMANCE_RESOURCES = [
+  { uri: 'test://static-text', name: 'static-text', description: 'A static text resource', mimeType: 'text/plain' },
+  { uri: 'test://static-binary', name: 'static-binary', description: 'A static PNG', mimeType: 'image/png' },
+];
+export const CONFORMANCE_TEMPLATE = 'test://template/{id}/data';
+
+export const CONFORMANCE_PROMPTS: Prompt[] = [
+  { name: 'test_simple_prompt', description: 'A prompt without arguments' },
+  {
+    name: 'test_prompt_with_arguments',
+    description: 'A prompt with two arguments',
+    arguments: [
+      { name: 'arg1', description: 'First test argument', required: true },
+      { name: 'arg2', description: 'Second test argument', required: true },
+    ],
+  },
+  { name: 'test_prompt_with_embedded_resource', description: 'A prompt embedding a resource', arguments: [{ name: 'resourceUri', description: 'The resource to embed', required: true }] },
+  { name: 'test_prompt_with_image', description: 'A prompt with an image' },
+];
+
+// What arg1 of test_prompt_with_arguments completes to.
+export const ARG1_VALUES = ['paris', 'park', 'party', 'test-one', 'test-two'];
+
 export class ConformanceUpstream extends UpstreamMcpServer {
   protected override readonly jsonResponse = false;
   // The progressToken of each call of test_tool_with_progress (undefined: none was sent).
   readonly progressTokens: unknown[] = [];
+  // Every resource read, prompt got and completion asked for: `resources/read test://…`, `prompts/get name`, `completion/complete …`.
+  readonly requests: string[] = [];
 
   constructor() {
     super(CONFORMANCE_TOOLS);
   }
 
   protected override mcpServer(): Server {
-    const server = new Server({ name: 'conformance-fixtures', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const server = new Server({ name: 'conformance-fixtures', version: '1.0.0' }, { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: CONFORMANCE_RESOURCES }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+      resourceTemplates: [{ uriTemplate: CONFORMANCE_TEMPLATE, name: 'template-data', description: 'Data by id', mimeType: 'application/json' }],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, (request) => this.read(request.params.uri));
+    server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: CONFORMANCE_PROMPTS }));
+    server.setRequestHandler(GetPromptRequestSchema, (request) => this.prompt(request.params.name, request.params.arguments ?? {}));
+    server.setRequestHandler(CompleteRequestSchema, (request) => {
+      const { ref, argument } = request.params;
+      this.requests.push(`completion/complete ${ref.type === 'ref/prompt' ? ref.name : ref.uri} ${argument.name}=${argument.value}`);
+      const values = ref.type === 'ref/prompt' && ref.name === 'test_prompt_with_arguments' && argument.name === 'arg1' ? ARG1_VALUES.filter((v) => v.startsWith(argument.value)) : [];
+      return { completion: { values, total: values.length, hasMore: false } };
+    });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       this.calls.push(request.params.name);
       switch (request.params.name) {
@@ -86,6 +141,41 @@ export class ConformanceUpstream extends UpstreamMcpServer {
       }
     });
     return server;
+  }
+
+  private read(uri: string): ReadResourceResult {
+    this.requests.push(`resources/read ${uri}`);
+    if (uri === 'test://static-text') return { contents: [{ uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }] };
+    if (uri === 'test://static-binary') return { contents: [{ uri, mimeType: 'image/png', blob: RED_PIXEL_PNG }] };
+    const id = /^test:\/\/template\/([^/]+)\/data$/.exec(uri)?.[1];
+    if (id !== undefined) return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) }] };
+    throw new McpError(-32002, `Resource not found: ${uri}`);
+  }
+
+  private prompt(name: string, args: Record<string, string>): GetPromptResult {
+    this.requests.push(`prompts/get ${name}`);
+    switch (name) {
+      case 'test_simple_prompt':
+        return { messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }] };
+      case 'test_prompt_with_arguments':
+        return { messages: [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'` } }] };
+      case 'test_prompt_with_embedded_resource':
+        return {
+          messages: [
+            { role: 'user', content: { type: 'resource', resource: { uri: args.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
+            { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
+          ],
+        };
+      case 'test_prompt_with_image':
+        return {
+          messages: [
+            { role: 'user', content: { type: 'image', data: RED_PIXEL_PNG, mimeType: 'image/png' } },
+            { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
+          ],
+        };
+      default:
+        throw new McpError(ErrorCode.InvalidParams, `No prompt named ${name}`);
+    }
   }
 }
 

@@ -6,14 +6,15 @@ import path from 'node:path';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { enableSkill, postSkill, uniqueName } from '../skills/skill-test-kit.js';
 import { listen } from '../tools/tool-test-kit.js';
-import { CONFORMANCE_TOOLS, ConformanceUpstream, SCHEMA_2020_12_TOOL } from './conformance-upstream.js';
+import { CONFORMANCE_TOOLS, ConformanceUpstream } from './conformance-upstream.js';
 import { KeyAddingProxy } from './key-adding-proxy.js';
 
 // The official MCP conformance suite (@modelcontextprotocol/conformance, a dev dependency) run as a child
 // process against a project's MCP endpoint: every server scenario it has, each judged here. The suite's
 // client sends no credentials, so it talks to a proxy that adds an agent key of the project. The tools its
 // scenarios call by name come from an upstream MCP server imported as a skill (conformance-upstream.ts),
-// so what is judged is what Toolgate relays. The suite needs Node 22 or later: CONFORMANCE_NODE names that
+// and so do the resources, template, prompts and completion they ask for (relayed: mcp-federation.ts), so
+// what is judged is what Toolgate relays. The suite needs Node 22 or later: CONFORMANCE_NODE names that
 // binary (.ci/run provides it), else Jest's own Node serves when it is recent enough.
 
 interface Check {
@@ -36,7 +37,18 @@ const PASSES = [
   'tools-call-error',
   'tools-call-with-progress',
   'resources-list',
+  // The fixtures' resources, template, prompts and completion, relayed from the upstream server.
+  'resources-read-text',
+  'resources-read-binary',
+  'resources-templates-read',
+  'completion-complete',
+  'prompts-list',
+  'prompts-get-simple',
+  'prompts-get-with-args',
+  'prompts-get-embedded-resource',
+  'prompts-get-with-image',
   'dns-rebinding-protection',
+  'json-schema-2020-12',
 ];
 
 // Scenarios that do not pass, why, and what each must show instead (its failures, or warnings where it
@@ -45,11 +57,7 @@ const PASSES = [
 const TO_THE_CLIENT_MID_CALL = 'a request from the server to the client in the middle of a call needs the answer on another POST, which a stateless endpoint cannot wait for; Toolgate offers no such tool (-32602)';
 const NO_LOG_LEVEL =
   'the scenario sets the level with logging/setLevel on one POST (revision 2025-11-25) and expects it to hold for a tools/call on the next, which needs a session a stateless endpoint does not keep; revision 2026-07-28 carries the level in each request’s _meta but deprecates logging (SEP-2577: new implementations should not adopt it); no logging capability (-32601)';
-// Toolgate's resources are the project's workspace files (file:///{path}); the suite's are its own fixtures.
-const FIXTURE_RESOURCES =
-  'the scenario reads its own fixtures (test://…), which Toolgate would serve only by relaying an upstream MCP server’s resources (not yet); its resources are the workspace’s files, file:///{path} (-32602)';
 const NO_SUBSCRIPTIONS = 'no subscriptions: a stateless endpoint on several instances holds no stream to notify on (-32601)';
-const NO_PROMPTS = 'Toolgate serves tools, not prompts; no prompts capability (-32601)';
 const DOES_NOT_PASS: Record<string, { why: string; shows: RegExp }> = {
   'tools-call-sampling': { why: `sampling: ${TO_THE_CLIENT_MID_CALL}`, shows: /-32602/ },
   'tools-call-elicitation': { why: `elicitation: ${TO_THE_CLIENT_MID_CALL}`, shows: /-32602/ },
@@ -57,26 +65,10 @@ const DOES_NOT_PASS: Record<string, { why: string; shows: RegExp }> = {
   'elicitation-sep1330-enums': { why: `elicitation: ${TO_THE_CLIENT_MID_CALL}`, shows: /-32602/ },
   'logging-set-level': { why: NO_LOG_LEVEL, shows: /-32601/ },
   'tools-call-with-logging': { why: NO_LOG_LEVEL, shows: /-32601/ },
-  'completion-complete': {
-    why: 'the scenario completes an argument of its own fixture; Toolgate completes only the path of its file:///{path} template (-32602)',
-    shows: /-32602.*file:\/\/\/\{path\}/,
-  },
-  'resources-read-text': { why: FIXTURE_RESOURCES, shows: /-32602.*is not a workspace file/ },
-  'resources-read-binary': { why: FIXTURE_RESOURCES, shows: /-32602.*is not a workspace file/ },
-  'resources-templates-read': { why: FIXTURE_RESOURCES, shows: /-32602.*is not a workspace file/ },
   'resources-subscribe': { why: NO_SUBSCRIPTIONS, shows: /-32601/ },
   'resources-unsubscribe': { why: NO_SUBSCRIPTIONS, shows: /-32601/ },
-  'prompts-list': { why: NO_PROMPTS, shows: /-32601/ },
-  'prompts-get-simple': { why: NO_PROMPTS, shows: /-32601/ },
-  'prompts-get-with-args': { why: NO_PROMPTS, shows: /-32601/ },
-  'prompts-get-embedded-resource': { why: NO_PROMPTS, shows: /-32601/ },
-  'prompts-get-with-image': { why: NO_PROMPTS, shows: /-32601/ },
   'server-sse-polling': { why: 'SSE polling and resumption need a session and stored events: a stateless endpoint has neither (warnings, nothing judged)', shows: /session/i },
   'server-sse-multiple-streams': { why: 'several streams of one session: a stateless endpoint has no session (warnings, nothing judged)', shows: /session/i },
-  'json-schema-2020-12': {
-    why: 'not yet: tool schemas are JSON Schema draft-07, so an upstream tool declaring 2020-12 is refused at import (schema_refused) and not offered',
-    shows: /not found/,
-  },
 };
 
 const RESULT_DIR = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
@@ -103,7 +95,8 @@ describeWithNode('the official MCP conformance suite against a project’s MCP e
   let proxy: KeyAddingProxy;
   let outputDir: string;
   let stdout = '';
-  let schemaRefusal: unknown;
+  let tenantAuth: Record<string, string>;
+  let project = '';
   const results = new Map<string, Check[]>();
 
   beforeAll(async () => {
@@ -111,12 +104,12 @@ describeWithNode('the official MCP conformance suite against a project’s MCP e
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}` } });
     const tenant = await t.createTenant();
     const projectId = (await t.createProject(tenant)).id;
-    const tools = CONFORMANCE_TOOLS.map((tool) => tool.name).filter((name) => name !== SCHEMA_2020_12_TOOL);
+    tenantAuth = tenant.auth;
+    project = projectId;
+    const tools = CONFORMANCE_TOOLS.map((tool) => tool.name);
     const imported = await postSkill(t, tenant, { name: uniqueName('conformance'), version: '1.0.0', description: 'The conformance fixtures', source: { type: 'mcp', url: upstream.url, tools } });
     expect({ status: imported.status, body: imported.status === 201 ? 'imported' : imported.body }).toEqual({ status: 201, body: 'imported' });
     expect((await enableSkill(t, tenant, projectId, imported.body.id as string)).status).toBe(201);
-    const refused = await postSkill(t, tenant, { name: uniqueName('conformance'), version: '1.0.0', description: 'A 2020-12 schema', source: { type: 'mcp', url: upstream.url, tools: [SCHEMA_2020_12_TOOL] } });
-    schemaRefusal = refused.body.error;
     const agent = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'conformance', role: 'agent', projectIds: [projectId] }).expect(201);
     proxy = new KeyAddingProxy(await listen(t), { Authorization: `Bearer ${agent.body.key as string}` });
     const url = `http://127.0.0.1:${await proxy.start()}/v1/projects/${projectId}/mcp`;
@@ -166,8 +159,25 @@ describeWithNode('the official MCP conformance suite against a project’s MCP e
     for (const finding of findings) expect(finding).toMatch(DOES_NOT_PASS[scenario].shows);
   });
 
-  it('refuses at import the upstream tool whose schema declares JSON Schema 2020-12, naming why', () => {
-    expect(schemaRefusal).toMatchObject({ code: 'schema_refused', details: { tool: SCHEMA_2020_12_TOOL, location: '/$schema' } });
+  it('relayed the resource reads, prompts and completion to the upstream server, each read and prompt audited', async () => {
+    expect(new Set(upstream.requests)).toEqual(
+      new Set([
+        'resources/read test://static-text',
+        'resources/read test://static-binary',
+        'resources/read test://template/123/data',
+        'prompts/get test_simple_prompt',
+        'prompts/get test_prompt_with_arguments',
+        'prompts/get test_prompt_with_embedded_resource',
+        'prompts/get test_prompt_with_image',
+        'completion/complete test_prompt_with_arguments arg1=test',
+      ]),
+    );
+    const audited = async (tool: string) =>
+      ((await t.http.get(`/v1/projects/${project}/invocations`).query({ tool, limit: 100 }).set(tenantAuth).expect(200)).body.items as Array<{ status: string; channel: string; arguments: { source: string } }>).filter(
+        (row) => row.status === 'ok' && row.channel === 'mcp' && row.arguments.source.startsWith('skill:conformance'),
+      );
+    expect((await audited('resources/read')).length).toBeGreaterThanOrEqual(3);
+    expect((await audited('prompts/get')).length).toBeGreaterThanOrEqual(4);
   });
 
   it('relayed the upstream tools’ calls: the fixtures ran on the upstream server', () => {

@@ -418,4 +418,21 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string }>;
     expect(keys.map((k) => k.id)).not.toContain(made.body.id);
   });
+
+  it('renames a toolset: the keys bound to the old slug are revoked, so a toolset made again under it gives them nothing', async () => {
+    await t.http.post(base()).set(tenant.auth).send({ ...DOCS_READER, slug: 'renamed-away' }).expect(201);
+    const made = await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'agent', projectIds: [projectId], toolset: 'renamed-away' }).expect(201);
+    const bound = { Authorization: `Bearer ${made.body.key as string}` };
+    await t.http.get(`${base()}/renamed-away/tools`).set(bound).expect(200);
+    await t.http.put(`${base()}/renamed-away`).set(tenant.auth).send({ ...DOCS_READER, slug: 'renamed-to' }).expect(200);
+    await t.http.post(base()).set(tenant.auth).send({ slug: 'renamed-away', name: 'Everything', mode: 'direct', tools: [{ select: '@all' }] }).expect(201);
+    expect((await t.http.post(`${base()}/renamed-away/tools/read_file/invoke`).set(bound).send({ arguments: { path: 'secret.txt' } })).status).toBe(401);
+    expect((await t.http.get(`${base()}/renamed-to/tools`).set(bound)).status).toBe(401);
+    // The same body under its own slug is no rename: a key bound to it keeps working.
+    const kept = await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'agent', projectIds: [projectId], toolset: 'renamed-to' }).expect(201);
+    await t.http.put(`${base()}/renamed-to`).set(tenant.auth).send({ ...DOCS_READER, slug: 'renamed-to' }).expect(200);
+    await t.http.get(`${base()}/renamed-to/tools`).set({ Authorization: `Bearer ${kept.body.key as string}` }).expect(200);
+    await t.http.delete(`${base()}/renamed-away`).set(tenant.auth).expect(204);
+    await t.http.delete(`${base()}/renamed-to`).set(tenant.auth).expect(204);
+  });
 });
