@@ -8,6 +8,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../support/test-ap
 import { enableSkill, postSkill, uniqueName } from '../e2e/skills/skill-test-kit.js';
 import { enableSource, FederatedUpstream } from '../e2e/mcp/federated-upstream.js';
 import { connectMcp, refusedWith } from '../e2e/mcp/mcp-test-kit.js';
+import { LEGACY_TASKS_CAPABILITY } from '../../src/mcp/mcp-tasks.service.js';
 
 interface AuditRow {
   tool: string;
@@ -191,7 +192,7 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     expect(posted.status).toBe(201);
     expect((await enableSkill(t, tenant, project, posted.body.id as string)).status).toBe(201);
     const first = await connectMcp(t, project, tenant.auth);
-    expect(first.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {} });
+    expect(first.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {}, tasks: LEGACY_TASKS_CAPABILITY });
     await first.close();
     expect(silentInitializes).toBe(1);
     const second = await connectMcp(t, project, tenant.auth);

@@ -6,6 +6,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../../support/test
 import { listen } from '../tools/tool-test-kit.js';
 import { enableSource, FederatedUpstream } from './federated-upstream.js';
 import { connectMcp, refusedWith } from './mcp-test-kit.js';
+import { LEGACY_TASKS_CAPABILITY, MODERN_TASKS_CAPABILITY } from '../../../src/mcp/mcp-tasks.service.js';
 
 interface AuditRow {
   tool: string;
@@ -67,6 +68,7 @@ describe('resources and prompts of MCP sources, relayed', () => {
       resources: { subscribe: false, listChanged: false },
       prompts: { listChanged: false },
       completions: {},
+      tasks: LEGACY_TASKS_CAPABILITY,
     });
   });
 
@@ -153,7 +155,7 @@ describe('resources and prompts of MCP sources, relayed', () => {
     const none = await agentKey({ tools: ['read_file'] });
     const plain = await connectMcp(t, projectId, { Authorization: `Bearer ${none.key}` });
     try {
-      expect(plain.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {} });
+      expect(plain.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {}, tasks: LEGACY_TASKS_CAPABILITY });
       expect(await refusedWith(plain.readResource({ uri: 'docs://guide/intro' }))).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringMatching(/not a workspace file/) });
       expect(await refusedWith(plain.listPrompts())).toMatchObject({ code: ErrorCode.MethodNotFound });
     } finally {
@@ -177,7 +179,7 @@ describe('resources and prompts of MCP sources, relayed', () => {
     await t.http.post(`/v1/projects/${projectId}/toolsets`).set(tenant.auth).send({ slug: 'docs', name: 'Docs', mode: 'direct', tools: [{ select: 'docs_search' }] }).expect(201);
     const toolset = await connectMcp(t, projectId, tenant.auth, '/toolsets/docs/mcp');
     try {
-      expect(toolset.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+      expect(toolset.getServerCapabilities()).toEqual({ tools: { listChanged: false }, tasks: LEGACY_TASKS_CAPABILITY });
     } finally {
       await toolset.close();
     }
@@ -207,6 +209,7 @@ describe('resources and prompts of MCP sources, relayed', () => {
         resources: { subscribe: false, listChanged: false },
         prompts: { listChanged: false },
         completions: {},
+        extensions: MODERN_TASKS_CAPABILITY,
       });
       expect((await post('resources/read', { uri: 'docs://guide/setup' }, 'docs://guide/setup')).body.result).toMatchObject({
         contents: [{ uri: 'docs://guide/setup', text: 'docs_search says: docs://guide/setup' }],
