@@ -18,6 +18,7 @@ import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { listRecursively } from '../workspace/recursive-listing.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import type { WorkspaceWorkerTasks } from '../workspace/workspace-worker-tasks.js';
+import { approvalEntryCovers } from '../tools/tool-classes.js';
 
 // The one template: a workspace file by its path, relative to the workspace root.
 export const FILE_TEMPLATE = 'file:///{path}';
@@ -65,6 +66,7 @@ export class McpWorkspaceResources {
   // the last path given, so a page after files came or went starts where the last one ended.
   async list(caller: ResourceCaller, cursor: string | undefined): Promise<ListResourcesResult> {
     await this.mayRead(caller);
+    if (!(await this.mayBrowse(caller))) return { resources: [] };
     const after = cursor === undefined ? null : pathOfCursor(cursor);
     const { files } = await asMcpError(() => this.files(caller, '', RESOURCE_WALK_LIMIT));
     const start = after === null ? 0 : files.findIndex((path) => comparePaths(path, after) > 0);
@@ -137,7 +139,7 @@ export class McpWorkspaceResources {
       throw new McpError(ErrorCode.InvalidParams, `Only the resource template ${FILE_TEMPLATE} has arguments to complete`);
     }
     const none = { completion: { values: [], total: 0, hasMore: false } };
-    if (argument.name !== 'path') return none;
+    if (argument.name !== 'path' || !(await this.mayBrowse(caller))) return none;
     const typed = argument.value;
     const directory = typed.includes('/') ? typed.slice(0, typed.lastIndexOf('/')) : '';
     let walked: WalkedFiles;
@@ -153,6 +155,16 @@ export class McpWorkspaceResources {
 
   private async mayRead(caller: ResourceCaller): Promise<void> {
     if (!(await this.offered(caller))) throw mayNotRead();
+  }
+
+  // Listing and completion name the workspace's files with no call made, so they are only for a key whose
+  // read_file runs without a person's approval: a key whose every call parks, or a project that wants
+  // read_file approved, gets no names (its reads of a named file still go through, and park).
+  private async mayBrowse(caller: ResourceCaller): Promise<boolean> {
+    if (caller.principal.parksEveryCall === true) return false;
+    const project = await this.registry.forProject(caller.tenantId, caller.projectId);
+    const read = project.tools.find((tool) => tool.executor.definition.name === READ_TOOL);
+    return read !== undefined && !project.settings.approvalRequired.some((entry) => approvalEntryCovers(entry, read.executor));
   }
 
   // Workspace-relative paths of the regular files below `directory`, as list_files walks them.

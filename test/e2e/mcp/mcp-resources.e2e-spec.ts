@@ -197,6 +197,9 @@ describe('workspace files as MCP resources', () => {
       const id = /invocation ([0-9a-f-]{36})/.exec(refused.message)?.[1];
       const row = (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body as AuditRow;
       expect(row).toMatchObject({ tool: 'read_file', channel: 'mcp', status: 'pending_approval' });
+      // Listing and completion would name the files with no one approving: they name none.
+      expect((await client.listResources()).resources).toEqual([]);
+      expect((await client.complete({ ref: { type: 'ref/resource', uri: 'file:///{path}' }, argument: { name: 'path', value: '' } })).completion.values).toEqual([]);
     } finally {
       await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
     }
