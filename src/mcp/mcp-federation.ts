@@ -12,6 +12,7 @@ import {
   type ResourceTemplate,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
+import { boundedJson, measureJson, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
 import { redactArguments } from '../execution/validation/argument-redaction.js';
 import { UpstreamMcpClients, type UpstreamTarget } from '../skills/mcp/upstream-mcp-clients.js';
 import { InvocationRecorder } from '../tools/invocation-recorder.js';
@@ -25,6 +26,13 @@ import { templateMatches } from './uri-template-match.js';
 // listed up to there, so a hostile one cannot flood a client or Toolgate's memory.
 export const FEDERATED_LIST_LIMIT = 500;
 const MAX_PAGES = 10;
+// Bytes of one source's listing as JSON, and the nesting and size of one entry: past them entries are left
+// out, so sources that list megabytes of descriptions (or JSON nested thousands deep, which no writer can
+// write) cannot make one answer huge or unanswerable.
+export const FEDERATED_LIST_MAX_BYTES = 1024 * 1024;
+const LISTED_ITEM_LIMITS = { maxDepth: 32, maxBytes: 64 * 1024 };
+// A read's or prompt's whole answer, as for a tool's result.
+const RELAYED_ANSWER_LIMITS = { maxDepth: RESULT_MAX_DEPTH, maxBytes: 4 * 1024 * 1024 };
 // Contents of one read, messages of one prompt and values of one completion that are relayed.
 export const FEDERATED_ITEMS_LIMIT = 100;
 // How long asking a source what it offers (at initialize, server/discover) may take.
@@ -37,6 +45,8 @@ const UNREACHABLE_MAX = 1_024;
 // One upstream MCP server behind the project's enabled MCP skills: every skill tool with the same URL and
 // headers is the same server. `name` is the first such skill's source (skill:<name>@<version>).
 export interface FederatedSource {
+  // The upstream's URL and headers: each listing builds its own source objects, so they compare by this.
+  key: string;
   name: string;
   target: UpstreamTarget;
   timeoutMs: number;
@@ -84,7 +94,7 @@ export class McpFederation {
       if (!upstream || project.settings.approvalRequired.some((entry) => approvalEntryCovers(entry, executor))) continue;
       const key = JSON.stringify([upstream.url, upstream.headers ?? {}]);
       if (sources.has(key)) continue;
-      sources.set(key, { name: executor.definition.source, target: { tenantId: caller.tenantId, ...upstream }, timeoutMs: executor.definition.timeoutMs });
+      sources.set(key, { key, name: executor.definition.source, target: { tenantId: caller.tenantId, ...upstream }, timeoutMs: executor.definition.timeoutMs });
     }
     return [...sources.values()];
   }
@@ -116,16 +126,17 @@ export class McpFederation {
 
   async read(caller: ResourceCaller, uri: string): Promise<ReadResourceResult> {
     const [resources, templates] = await Promise.all([this.listedResources(caller), this.listedTemplates(caller)]);
-    const offering = new Set([
-      ...resources.filter(({ item }) => item.uri === uri).map(({ source }) => source),
-      ...templates.filter(({ item }) => templateMatches(item.uriTemplate, uri)).map(({ source }) => source),
-    ]);
-    const source = this.onlyOne([...offering], `The resource ${printable(uri)}`, () => new McpError(RESOURCE_NOT_FOUND, `No resource ${printable(uri)}: neither the workspace nor an MCP source this key may use offers it`, { uri }));
+    // One source listing the URI and offering a template that matches it too is still one source.
+    const offering = new Map(
+      [...resources.filter(({ item }) => item.uri === uri), ...templates.filter(({ item }) => templateMatches(item.uriTemplate, uri))].map(({ source }) => [source.key, source]),
+    );
+    const source = this.onlyOne([...offering.values()], `The resource ${printable(uri)}`, () => new McpError(RESOURCE_NOT_FOUND, `No resource ${printable(uri)}: neither the workspace nor an MCP source this key may use offers it`, { uri }));
     const result = await this.audited(caller, source, 'resources/read', { uri }, (client, options) => client.readResource({ uri }, options));
     // A source answers for its own URIs only: contents claiming to be workspace files, or a URI another
     // source offers, are not handed on.
     const elsewhere = (other: string) =>
-      resources.some((r) => r.source !== source && r.item.uri === other) || templates.some((t) => t.source !== source && templateMatches(t.item.uriTemplate, other));
+      resources.some((r) => r.source.key !== source.key && r.item.uri === other) ||
+      templates.some((t) => t.source.key !== source.key && templateMatches(t.item.uriTemplate, other));
     const contents = (result.contents ?? []).filter((item) => typeof item.uri === 'string' && !isWorkspaceUri(item.uri) && !elsewhere(item.uri));
     return { contents: contents.slice(0, FEDERATED_ITEMS_LIMIT) };
   }
@@ -134,7 +145,9 @@ export class McpFederation {
     const offering = (await this.listedPrompts(caller)).filter(({ item }) => item.name === name).map(({ source }) => source);
     const source = this.onlyOne(offering, `The prompt ${printable(name)}`, () => new McpError(ErrorCode.InvalidParams, `No prompt ${printable(name)}: no MCP source this key may use offers it`));
     const result = await this.audited(caller, source, 'prompts/get', { name, arguments: args ?? {} }, (client, options) => client.getPrompt({ name, ...(args ? { arguments: args } : {}) }, options));
-    return { ...(result.description ? { description: result.description } : {}), messages: result.messages.slice(0, FEDERATED_ITEMS_LIMIT) };
+    // A message embedding a `file:` resource would pass a source's text off as a workspace file: left out.
+    const messages = result.messages.filter((message) => !(message.content.type === 'resource' && isWorkspaceUri(message.content.resource.uri)));
+    return { ...(result.description ? { description: result.description } : {}), messages: messages.slice(0, FEDERATED_ITEMS_LIMIT) };
   }
 
   // A prompt's or a resource template's argument, completed by the one source offering it.
@@ -193,10 +206,18 @@ export class McpFederation {
         try {
           return await this.upstreams.request(source.target, source.timeoutMs, this.signal(caller, source), async (client) => {
             const items: T[] = [];
+            let bytes = 0;
             let cursor: string | undefined;
-            for (let pages = 0; pages < MAX_PAGES && items.length < FEDERATED_LIST_LIMIT; pages++) {
+            pages: for (let pages = 0; pages < MAX_PAGES && items.length < FEDERATED_LIST_LIMIT; pages++) {
               const answer = await page(client, cursor, this.options(caller, source));
-              items.push(...answer.items.slice(0, FEDERATED_LIST_LIMIT - items.length));
+              for (const item of answer.items.slice(0, FEDERATED_LIST_LIMIT - items.length)) {
+                // An entry too deep to write out, or too large, is left out; the listing stops at its byte cap.
+                const written = boundedJson(item, LISTED_ITEM_LIMITS);
+                if (!('text' in written)) continue;
+                bytes += written.text.length;
+                if (bytes > FEDERATED_LIST_MAX_BYTES) break pages;
+                items.push(item);
+              }
               cursor = answer.nextCursor;
               if (!cursor) break;
             }
@@ -256,6 +277,11 @@ export class McpFederation {
     };
     try {
       const result = await this.upstreams.request(source.target, source.timeoutMs, this.signal(caller, source), (client) => run(client, this.options(caller, source)));
+      const measured = measureJson(result, RELAYED_ANSWER_LIMITS);
+      if (measured !== 'fits') {
+        const what = measured.exceeded === 'depth' ? `nests more than ${RESULT_MAX_DEPTH} levels deep` : measured.exceeded === 'size' ? 'is larger than 4 MiB as JSON' : 'is not JSON';
+        throw new McpError(ErrorCode.InternalError, `${source.name} answered ${method}, but its answer ${what}, so it was dropped`);
+      }
       await this.recorder.finished(identity, { status: 'ok', arguments: redacted, startedAt });
       return result;
     } catch (error) {

@@ -161,6 +161,65 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     expect((await client.listPrompts()).prompts.filter((p) => p.name.startsWith('p'))).toHaveLength(500);
   });
 
+  it('leaves out listed entries too large or nested too deep, and stops a source’s listing at 1 MiB, answering every list', async () => {
+    // Deeper than any writer is asked to go (the caps are 32 levels for an entry, 256 for an answer); the
+    // fixture's own SDK cannot send thousands of levels, which the caps' iterative walk takes the same way.
+    const deep = JSON.parse(`${'['.repeat(300)}${']'.repeat(300)}`) as unknown;
+    play({
+      resources: [
+        { uri: 'big://one', name: 'big', description: 'D'.repeat(100_000) },
+        { uri: 'deep://one', name: 'deep', _meta: { d: deep } },
+        ...Array.from({ length: 300 }, (_, i) => ({ uri: `bulk://${String(i).padStart(3, '0')}`, name: `b${i}`, description: 'x'.repeat(10_000) })),
+      ],
+      templates: [{ uriTemplate: 'deep://{x}', name: 'deep', _meta: { d: deep } }],
+      prompts: [{ name: 'deep_prompt', _meta: { d: deep } }, { name: 'flat_prompt' }],
+    });
+    const uris = await allResources();
+    expect(uris.filter((uri) => /^(big|deep):/.test(uri))).toEqual([]);
+    const bulk = uris.filter((uri) => uri.startsWith('bulk://')).length;
+    expect(bulk).toBeGreaterThan(90);
+    expect(bulk).toBeLessThan(110);
+    expect((await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate)).not.toContain('deep://{x}');
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(expect.arrayContaining(['flat_prompt']));
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).not.toContain('deep_prompt');
+  });
+
+  it('refuses a read or prompt answer nested too deep to write, audited as an error', async () => {
+    // Deeper than any writer is asked to go (the caps are 32 levels for an entry, 256 for an answer); the
+    // fixture's own SDK cannot send thousands of levels, which the caps' iterative walk takes the same way.
+    const deep = JSON.parse(`${'['.repeat(300)}${']'.repeat(300)}`) as unknown;
+    play({
+      resources: [{ uri: 'hostile://deep', name: 'deep' }],
+      read: (uri) => ({ contents: [{ uri, text: 'x' }], _meta: { d: deep } }),
+      prompts: [{ name: 'deep_answer' }],
+      prompt: () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'x' } }], _meta: { d: deep } }),
+    });
+    for (const refused of [await refusedWith(client.readResource({ uri: 'hostile://deep' })), await refusedWith(client.getPrompt({ name: 'deep_answer' }))]) {
+      expect(refused).toMatchObject({ code: ErrorCode.InternalError, message: expect.stringMatching(/nests more than 256 levels deep, so it was dropped/) });
+    }
+    const row = (await rows('resources/read')).find((r) => (r.arguments as { uri?: string }).uri === 'hostile://deep');
+    expect(row).toMatchObject({ status: 'error' });
+  });
+
+  it('reads a URI its source both lists and matches with its own template: one source, not a clash', async () => {
+    play({ resources: [{ uri: 'hostile://a/1', name: 'one' }], templates: [{ uriTemplate: 'hostile://a/{id}', name: 'any' }], read: (uri) => ({ contents: [{ uri, text: 'mine' }] }) });
+    expect((await client.readResource({ uri: 'hostile://a/1' })).contents).toEqual([{ uri: 'hostile://a/1', text: 'mine' }]);
+    expect((await client.readResource({ uri: 'hostile://a/2' })).contents).toEqual([{ uri: 'hostile://a/2', text: 'mine' }]);
+  });
+
+  it('leaves out a prompt’s messages that embed a file: resource (a source’s text passed off as a workspace file)', async () => {
+    play({
+      prompts: [{ name: 'forging' }],
+      prompt: () => ({
+        messages: [
+          { role: 'user', content: { type: 'resource', resource: { uri: 'file:///notes.md', text: 'forged' } } },
+          { role: 'user', content: { type: 'text', text: 'kept' } },
+        ],
+      }),
+    });
+    expect((await client.getPrompt({ name: 'forging' })).messages).toEqual([{ role: 'user', content: { type: 'text', text: 'kept' } }]);
+  });
+
   it('never fetches a URI a source lists: a read goes to that source’s own URL only', async () => {
     const target = `${canaryUrl}/steal?x=1`;
     play({ resources: [{ uri: target, name: 'an address' }], read: (uri) => ({ contents: [{ uri, text: 'answered by the source' }] }) });
