@@ -16,7 +16,7 @@ import { boundedJson, measureJson, RESULT_MAX_DEPTH } from '../common/json/bound
 import { redactArguments } from '../execution/validation/argument-redaction.js';
 import { UpstreamMcpClients, type UpstreamTarget } from '../skills/mcp/upstream-mcp-clients.js';
 import { InvocationRecorder } from '../tools/invocation-recorder.js';
-import { approvalEntryCovers } from '../tools/tool-classes.js';
+import { callWouldPark } from '../tools/call-parking.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { asMcpError, asMcpFailure, isWorkspaceUri, printable, unique } from './mcp-federation-rules.js';
 import { RESOURCE_NOT_FOUND, type ResourceCaller } from './mcp-workspace-resources.js';
@@ -91,7 +91,7 @@ export class McpFederation {
     const sources = new Map<string, FederatedSource>();
     for (const { executor } of tools) {
       const upstream = executor.mcpUpstream;
-      if (!upstream || project.settings.approvalRequired.some((entry) => approvalEntryCovers(entry, executor))) continue;
+      if (!upstream || callWouldPark(caller.principal, project.settings.approvalRequired, executor)) continue;
       const key = JSON.stringify([upstream.url, upstream.headers ?? {}]);
       if (sources.has(key)) continue;
       sources.set(key, { key, name: executor.definition.source, target: { tenantId: caller.tenantId, ...upstream }, timeoutMs: executor.definition.timeoutMs });

@@ -18,7 +18,7 @@ import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { listRecursively } from '../workspace/recursive-listing.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import type { WorkspaceWorkerTasks } from '../workspace/workspace-worker-tasks.js';
-import { approvalEntryCovers } from '../tools/tool-classes.js';
+import { callWouldPark } from '../tools/call-parking.js';
 
 // The one template: a workspace file by its path, relative to the workspace root.
 export const FILE_TEMPLATE = 'file:///{path}';
@@ -161,10 +161,9 @@ export class McpWorkspaceResources {
   // read_file runs without a person's approval: a key whose every call parks, or a project that wants
   // read_file approved, gets no names (its reads of a named file still go through, and park).
   private async mayBrowse(caller: ResourceCaller): Promise<boolean> {
-    if (caller.principal.parksEveryCall === true) return false;
     const project = await this.registry.forProject(caller.tenantId, caller.projectId);
     const read = project.tools.find((tool) => tool.executor.definition.name === READ_TOOL);
-    return read !== undefined && !project.settings.approvalRequired.some((entry) => approvalEntryCovers(entry, read.executor));
+    return read !== undefined && !callWouldPark(caller.principal, project.settings.approvalRequired, read.executor);
   }
 
   // Workspace-relative paths of the regular files below `directory`, as list_files walks them.

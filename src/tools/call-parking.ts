@@ -4,8 +4,19 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PendingApprovalDto } from './dto/tool.dto.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { type CallIdentity, InvocationRecorder } from './invocation-recorder.js';
+import type { ToolExecutor } from '../execution/tool-definition.js';
 import { approvalEntryCovers } from './tool-classes.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
+
+// Whether a call of `executor`'s tool by this key waits for a person. An entry is a tool name, a name ending
+// in `*`, or a class (tool-classes.ts). Each tool is judged on its own: ["read_file"] does not park
+// read_multiple_files, which reads too; name both, or a class. A key that parks every call (an OAuth client
+// an approver signed in) parks whatever the tool. Also asked of what is offered without a call (MCP
+// listings of files and of sources), which a key whose calls would park must not get.
+export function callWouldPark(principal: { parksEveryCall?: boolean }, approvalRequired: readonly string[], executor: ToolExecutor): boolean {
+  if (principal.parksEveryCall === true) return true;
+  return approvalRequired.some((entry) => approvalEntryCovers(entry, executor));
+}
 
 // Parks a validated call whose tool the project requires a person to approve: stored with its
 // arguments until decided (APPROVAL_TIMEOUT_MS), audited as pending_approval, announced as tool.pending.
@@ -19,12 +30,8 @@ export class CallParking {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  // An entry is a tool name, a name ending in `*`, or a class (tool-classes.ts). Each tool is judged on its
-  // own: ["read_file"] does not park read_multiple_files, which reads too; name both, or a class. A key that
-  // parks every call (an OAuth client an approver signed in) parks whatever the tool.
   needsApproval(call: ValidatedToolCall): boolean {
-    if (call.principal.parksEveryCall === true) return true;
-    return call.settings.approvalRequired.some((entry) => approvalEntryCovers(entry, call.tool.executor));
+    return callWouldPark(call.principal, call.settings.approvalRequired, call.tool.executor);
   }
 
   async park(call: ValidatedToolCall): Promise<PendingApprovalDto> {

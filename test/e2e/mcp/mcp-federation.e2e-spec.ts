@@ -3,9 +3,8 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { listen } from '../tools/tool-test-kit.js';
 import { enableSource, FederatedUpstream } from './federated-upstream.js';
-import { connectMcp, refusedWith } from './mcp-test-kit.js';
+import { connectMcp, postModern, refusedWith } from './mcp-test-kit.js';
 import { LEGACY_TASKS_CAPABILITY, MODERN_TASKS_CAPABILITY } from '../../../src/mcp/mcp-tasks.service.js';
 
 interface AuditRow {
@@ -17,7 +16,6 @@ interface AuditRow {
   arguments: Record<string, unknown> | null;
 }
 
-const MODERN = '2026-07-28';
 
 // A project's MCP sources relayed beside its workspace files: their resources, templates, prompts and
 // completions reach an official SDK client through the project's endpoint, for the keys that may call the
@@ -186,22 +184,7 @@ describe('resources and prompts of MCP sources, relayed', () => {
   });
 
   describe('under protocol revision 2026-07-28', () => {
-    const post = async (method: string, params: Record<string, unknown>, name?: string) => {
-      const port = await listen(t);
-      const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': method,
-          ...(name !== undefined ? { 'mcp-name': name } : {}),
-          ...tenant.auth,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
-      });
-      return { status: res.status, body: (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } } };
-    };
+    const post = (method: string, params: Record<string, unknown>, name?: string) => postModern(t, projectId, tenant.auth, method, params, name);
 
     it('discovers the same capabilities and answers reads, prompts and completions marked complete', async () => {
       expect((await post('server/discover', {})).body.result?.capabilities).toEqual({

@@ -5,7 +5,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { listen } from '../tools/tool-test-kit.js';
-import { connectMcp, mcpClientFor, refusedWith } from './mcp-test-kit.js';
+import { connectMcp, mcpClientFor, postModern, refusedWith } from './mcp-test-kit.js';
+import { LEGACY_TASKS_CAPABILITY } from '../../../src/mcp/mcp-tasks.service.js';
 
 interface AuditRow {
   tool: string;
@@ -19,7 +20,6 @@ interface AuditRow {
 // The eight bytes every PNG starts with, then a NUL: binary by read_file's test.
 const PNG_BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x01, 0x02]);
 const FILES_IN_BULK = 450;
-const MODERN = '2026-07-28';
 const SECRET = 'kept-outside-7c1e';
 
 describe('workspace files as MCP resources', () => {
@@ -59,7 +59,7 @@ describe('workspace files as MCP resources', () => {
     (await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'bound', role: 'agent', projectIds: [projectId], ...(tools ? { tools } : {}) }).expect(201)).body as { id: string; key: string };
 
   it('declares resources (without subscriptions) and completions beside tools', () => {
-    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } });
+    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {}, tasks: LEGACY_TASKS_CAPABILITY });
   });
 
   it('lists the workspace files page by page, in walk order, skipping hidden names, directories and symlinks', async () => {
@@ -171,7 +171,7 @@ describe('workspace files as MCP resources', () => {
     const lister = await agentKey(['list_files']);
     const listerClient = await connectMcp(t, projectId, { Authorization: `Bearer ${lister.key}` });
     try {
-      expect(listerClient.getServerCapabilities()).toEqual({ tools: { listChanged: false }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } });
+      expect(listerClient.getServerCapabilities()).toEqual({ tools: { listChanged: false }, tasks: LEGACY_TASKS_CAPABILITY });
       const before = (await readRows()).length;
       // The SDK client checks the capability itself; a raw request shows what the server answers.
       const port = await listen(t);
@@ -213,29 +213,14 @@ describe('workspace files as MCP resources', () => {
       .expect(201);
     const toolset = await connectMcp(t, projectId, tenant.auth, '/toolsets/reader/mcp');
     try {
-      expect(toolset.getServerCapabilities()).toEqual({ tools: { listChanged: false }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } });
+      expect(toolset.getServerCapabilities()).toEqual({ tools: { listChanged: false }, tasks: LEGACY_TASKS_CAPABILITY });
     } finally {
       await toolset.close();
     }
   });
 
   describe('under protocol revision 2026-07-28', () => {
-    const post = async (method: string, params: Record<string, unknown>, name?: string) => {
-      const port = await listen(t);
-      const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': method,
-          ...(name !== undefined ? { 'mcp-name': name } : {}),
-          ...tenant.auth,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
-      });
-      return { status: res.status, body: await res.json() };
-    };
+    const post = (method: string, params: Record<string, unknown>, name?: string) => postModern(t, projectId, tenant.auth, method, params, name);
 
     it('lists, offers the template, reads and completes, each result complete and listings private to the caller', async () => {
       const list = await post('resources/list', {});

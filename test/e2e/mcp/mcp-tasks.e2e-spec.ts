@@ -4,10 +4,8 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { listen } from '../tools/tool-test-kit.js';
-import { connectMcp, mcpClientFor, refusedWith, type TextResult, textOf } from './mcp-test-kit.js';
+import { connectMcp, mcpClientFor, postModern, refusedWith, type TextResult, textOf } from './mcp-test-kit.js';
 
-const MODERN = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
 const RELATED = 'io.modelcontextprotocol/related-task';
 const DECLARED = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
@@ -261,22 +259,7 @@ describe('MCP tasks for calls parked for approval', () => {
   });
 
   describe('under protocol revision 2026-07-28 (the tasks extension)', () => {
-    const post = async (method: string, params: Record<string, unknown>, name?: string, auth = tenant.auth) => {
-      const port = await listen(t);
-      const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': method,
-          ...(name !== undefined ? { 'mcp-name': name } : {}),
-          ...auth,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params }),
-      });
-      return { status: res.status, body: await res.json() };
-    };
+    const post = (method: string, params: Record<string, unknown>, name?: string, auth = tenant.auth) => postModern(t, projectId, auth, method, params, name);
     const park = async (file: string, meta: Record<string, unknown> = DECLARED) =>
       (await post('tools/call', { name: 'write_file', arguments: { path: file, content: file }, _meta: meta }, 'write_file')).body.result;
     const get = (taskId: string, auth = tenant.auth) => post('tasks/get', { taskId, _meta: DECLARED }, taskId, auth);

@@ -4,6 +4,29 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { TestApp, TestTenant } from '../../support/test-app.js';
 import { listen } from '../tools/tool-test-kit.js';
 
+// One JSON-RPC request of protocol revision 2026-07-28 to the project's endpoint, with the headers that
+// revision asks for (`Mcp-Method`, and `Mcp-Name` where the method names something); the answer as sent.
+export async function postModern(t: TestApp, projectId: string, auth: Record<string, string>, method: string, params: Record<string, unknown>, name?: string) {
+  const port = await listen(t);
+  const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name !== undefined ? { 'mcp-name': name } : {}),
+      ...auth,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+  });
+  return { status: res.status, body: (await res.json()) as ModernBody };
+}
+
+// What a test reads of an answer: the result's fields, or the error.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ModernBody = { result?: any; error?: { code: number; message: string } };
+
 // An MCP client as users run it: the official SDK Client over Streamable HTTP, with the tenant's key.
 // `endpoint`: the path below the project (a toolset's is /toolsets/<slug>/mcp).
 export async function connectMcp(t: TestApp, projectId: string, headers: Record<string, string>, endpoint = '/mcp'): Promise<Client> {
