@@ -30,9 +30,10 @@ describe('call control', () => {
   });
 
   describe('[sec-60] calls that need approval', () => {
+    const APPROVAL_TIMEOUT_MS = 4000;
     let short: TestApp;
     beforeAll(async () => {
-      short = await createTestApp({ env: { APPROVAL_TIMEOUT_MS: '1500' } });
+      short = await createTestApp({ env: { APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS) } });
     });
     afterAll(() => short.close());
 
@@ -56,6 +57,8 @@ describe('call control', () => {
       const approved = await park('approved');
       const denied = await park('denied');
       const expired = await park('expired');
+      // It expires APPROVAL_TIMEOUT_MS after it parked: long enough for the decisions below on a loaded machine.
+      const expiresAt = Date.now() + APPROVAL_TIMEOUT_MS;
       const stolen = await park('stolen');
       expect(await files(dir)).toEqual([]);
 
@@ -65,7 +68,7 @@ describe('call control', () => {
       }
       await decide(projectId, approved, 'approve').expect(200);
       await decide(projectId, denied, 'deny').expect(200);
-      await new Promise((r) => setTimeout(r, 1700));
+      await new Promise((r) => setTimeout(r, Math.max(0, expiresAt + 300 - Date.now())));
       expect((await decide(projectId, expired, 'approve')).status).toBe(409);
       expect((await decide(projectId, denied, 'approve')).status).toBe(409);
       expect(await files(dir)).toEqual(['approved']);
