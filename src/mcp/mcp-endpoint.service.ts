@@ -1,18 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type {
+  CallToolRequest,
+  CompleteRequest,
+  GetPromptRequest,
+  ListResourcesRequest,
+  ReadResourceRequest,
+  CallToolResult as SdkCallToolResult,
+  ListToolsResult as SdkListToolsResult,
+  ServerCapabilities as SdkCapabilities,
+  ServerContext,
+} from '@modelcontextprotocol/server';
 import type * as SdkServer from './mcp-sdk-server.js';
+import type { TaskAwareServer } from './mcp-sdk-server.js';
 import {
-  CallToolRequestSchema,
   type CallToolResult,
-  CompleteRequestSchema,
   ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
   type ServerCapabilities,
-  ListToolsRequestSchema,
   type ListToolsResult,
   type InitializeResult,
   LATEST_PROTOCOL_VERSION,
@@ -52,7 +55,6 @@ import {
   type ResourceRequest,
   resourceMessage,
   TOOLS_LIST_CACHE,
-  UNSUPPORTED_PROTOCOL_VERSION,
 } from './mcp-modern.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
@@ -96,9 +98,11 @@ interface McpCaller {
 
 // A project's MCP server over the Streamable HTTP transport, stateless (nothing to share between instances
 // behind a load balancer), answered as plain JSON. tools/list is the project's registry; tools/call takes
-// the same path as REST invoke (ToolCallsService). Two ways in: the single messages SDK clients send
+// the same path as REST invoke (ToolCallsService). Three ways in: the single messages SDK clients send
 // (initialize, ping, tools/list, tools/call, a notification) are answered directly (mcp-fast-path.ts);
-// everything else gets a fresh SDK Server and transport for the POST, which answers it by the SDK's rules.
+// revision 2026-07-28 is answered by handleModern; everything else (batches, resources, prompts,
+// completions, the tasks of 2025-11-25) gets a fresh server SDK (v2) Server and transport for the POST,
+// which answers it by the SDK's rules.
 @Injectable()
 export class McpEndpointService {
   private readonly logger = new Logger('Mcp');
@@ -169,10 +173,21 @@ export class McpEndpointService {
     }
   }
 
-  // Protocol revision 2026-07-28 (mcp-modern.ts), answered here: the 1.x SDK stops at 2025-11-25. One
-  // message per POST; its standard headers are checked against its body before anything else (a mismatch
-  // is refused, nothing runs); then server/discover, tools/list, tools/call (with progress), ping and
-  // notifications, every result marked complete.
+  // Protocol revision 2026-07-28 (mcp-modern.ts), answered here. One message per POST; its standard headers
+  // are checked against its body before anything else (a mismatch is refused, nothing runs); then
+  // server/discover, tools/list, tools/call (with progress), ping, notifications, resources, prompts and
+  // the tasks extension, every result marked complete. The v2 SDK speaks this revision too, but its
+  // serving differs from this endpoint's where clients see it, so only its -32022 error is used here:
+  // - it routes on the body, not the header (classifyInboundRequest): a request must carry the _meta
+  //   envelope with io.modelcontextprotocol/protocolVersion and .../clientCapabilities, else it is refused
+  //   -32602 (HTTP 400); this endpoint takes the MCP-Protocol-Version header as the revision, _meta optional;
+  //   so a revision it does not speak named in the header alone is -32602 there, -32022 here;
+  // - validateStandardRequestHeaders lets an Mcp-Name through on a method that names nothing, and has no
+  //   Mcp-Name for resources/subscribe and unsubscribe; both are -32020 here;
+  // - its server/discover (Server._ondiscover) lists only the modern revisions; this one lists every
+  //   revision the endpoint speaks, the initialize ones too;
+  // - the methods themselves are the direct answers' (answerFast), kept for their speed as on the other
+  //   revisions; a v2 Server would only be built to answer what they already answer.
   private async handleModern(caller: McpCaller, version: string, exchange: HttpExchange): Promise<void> {
     const refuse = (status: number, id: unknown, code: number, message: string, data?: unknown) =>
       exchange.send(status, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data ? { data } : {}) } })));
@@ -183,7 +198,10 @@ export class McpEndpointService {
     }
     const { id, method } = message;
     if (!MODERN_REVISIONS.includes(version)) {
-      return refuse(400, id, UNSUPPORTED_PROTOCOL_VERSION, `Protocol revision ${version} is not supported; supported: ${ALL_REVISIONS.join(', ')}`, { supported: ALL_REVISIONS, requested: version });
+      // The SDK's own error for it (code -32022, data { supported, requested }), naming every revision spoken here.
+      const { UnsupportedProtocolVersionError } = await loadSdkServer();
+      const unsupported = new UnsupportedProtocolVersionError({ supported: [...ALL_REVISIONS], requested: version });
+      return refuse(400, id, unsupported.code, unsupported.message, unsupported.data);
     }
     const mismatch = headerMismatch(exchange.headers, message, version);
     if (mismatch !== null) return refuse(400, id, HEADER_MISMATCH, mismatch);
@@ -372,38 +390,41 @@ export class McpEndpointService {
     }
   }
 
-  // `bounded`: the SDK runs the calls of a JSON-RPC batch all at once; they take turns, BATCH_CONCURRENCY
-  // at a time, as in a REST batch.
-  private serverFor(sdk: typeof SdkServer, caller: McpCaller, capabilities: ServerCapabilities, raw: Map<unknown, unknown>, bounded: ReturnType<typeof concurrencyLimit>): Server {
-    const server = new sdk.Server(SERVER_INFO, { capabilities, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
-    // The SDK answers -32601 to what is not declared, as it did before resources existed.
+  // A fresh v2 Server for one POST, with the handlers the capabilities declare (the SDK answers -32601 to
+  // the rest). `raw`: each tools/call's arguments as parsed, by id. `bounded`: the SDK runs the calls of a
+  // JSON-RPC batch all at once; they take turns, BATCH_CONCURRENCY at a time, as in a REST batch.
+  private serverFor(sdk: typeof SdkServer, caller: McpCaller, capabilities: ServerCapabilities, raw: Map<unknown, unknown>, bounded: ReturnType<typeof concurrencyLimit>): TaskAwareServer {
+    // Toolgate's answers are typed by the 1.x SDK's types.js (the direct answers use them); the v2 types
+    // describe the same wire objects, differing in detail (e.g. how they type JSON values).
+    const server = new sdk.TaskAwareServer(SERVER_INFO, { capabilities: capabilities as SdkCapabilities, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
     if (capabilities.resources) {
-      server.setRequestHandler(ListResourcesRequestSchema, (request) => this.unexpectedLogged(this.resources.list(caller, request.params?.cursor)));
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.unexpectedLogged(this.resources.templates(caller)));
-      server.setRequestHandler(ReadResourceRequestSchema, (request) => bounded(() => this.unexpectedLogged(this.resources.read(caller, request.params.uri))));
+      server.setRequestHandler('resources/list', (request: ListResourcesRequest) => this.unexpectedLogged(this.resources.list(caller, request.params?.cursor)));
+      server.setRequestHandler('resources/templates/list', () => this.unexpectedLogged(this.resources.templates(caller)));
+      server.setRequestHandler('resources/read', (request: ReadResourceRequest) => bounded(() => this.unexpectedLogged(this.resources.read(caller, request.params.uri))));
     }
     if (capabilities.completions) {
-      server.setRequestHandler(CompleteRequestSchema, (request) =>
+      server.setRequestHandler('completion/complete', (request: CompleteRequest) =>
         this.unexpectedLogged(this.resources.complete(caller, request.params.ref, request.params.argument, request.params.context)),
       );
     }
     if (capabilities.prompts) {
-      server.setRequestHandler(ListPromptsRequestSchema, () => this.unexpectedLogged(this.resources.prompts(caller)));
-      server.setRequestHandler(GetPromptRequestSchema, (request) => bounded(() => this.unexpectedLogged(this.resources.getPrompt(caller, request.params.name, request.params.arguments))));
+      server.setRequestHandler('prompts/list', () => this.unexpectedLogged(this.resources.prompts(caller)));
+      server.setRequestHandler('prompts/get', (request: GetPromptRequest) => bounded(() => this.unexpectedLogged(this.resources.getPrompt(caller, request.params.name, request.params.arguments))));
     }
-    server.setRequestHandler(ListToolsRequestSchema, () => this.list(caller));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      bounded(async () => {
-        const { name, task, _meta } = request.params;
-        const result = await this.call(caller, name, raw.has(extra.requestId) ? raw.get(extra.requestId) : request.params.arguments, {
-          id: extra.requestId,
-          signal: extra.signal,
-          idempotencyKey: _meta?.[IDEMPOTENCY_KEY_META],
-        });
-        // Task-augmented (params.task): the call has run or parked; the client polls for its result.
-        if (task === undefined) return result;
-        return this.unexpectedLogged(this.tasks.createLegacy(taskCaller(caller), result, await this.resultShape(caller, name))) as unknown as CallToolResult;
-      }),
+    server.setRequestHandler('tools/list', () => this.list(caller) as Promise<SdkListToolsResult>);
+    // Task-augmented (params.task, revision 2025-11-25): the call runs or parks as any call does, then the
+    // client gets a task to poll for its result (TaskAwareServer).
+    server.answerTasksWith(async (result, name) =>
+      this.unexpectedLogged(this.tasks.createLegacy(taskCaller(caller), result as CallToolResult, await this.resultShape(caller, name))),
+    );
+    server.setRequestHandler('tools/call', (request: CallToolRequest, ctx: ServerContext) =>
+      bounded(() =>
+        this.call(caller, request.params.name, raw.has(ctx.mcpReq.id) ? raw.get(ctx.mcpReq.id) : request.params.arguments, {
+          id: ctx.mcpReq.id,
+          signal: ctx.mcpReq.signal,
+          idempotencyKey: ctx.mcpReq._meta?.[IDEMPOTENCY_KEY_META],
+        }),
+      ) as Promise<SdkCallToolResult>,
     );
     if (capabilities.tasks) this.tasks.serveLegacy(server, taskCaller(caller), caller.controller.signal, (answer) => this.unexpectedLogged(answer));
     return server;

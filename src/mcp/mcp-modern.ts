@@ -12,7 +12,6 @@ const FIRST_MODERN_REVISION = '2026-07-28';
 export const ALL_REVISIONS: readonly string[] = [...MODERN_REVISIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
 
 export const HEADER_MISMATCH = -32020;
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
 // How long a client may keep a listing, and who may share it. A project's tool and resource lists depend

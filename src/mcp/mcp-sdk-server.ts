@@ -1,7 +1,40 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { type JSONRPCRequest, type Result, Server, type ServerContext } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 
-// The MCP SDK's server side, loaded by McpEndpointService only when a message needs it.
-export { Server } from '@modelcontextprotocol/sdk/server/index.js';
-export { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+// The MCP server SDK (v2, @modelcontextprotocol/server), loaded by McpEndpointService only when a message
+// needs it: a batch, or a method the direct answers do not cover.
+export { UnsupportedProtocolVersionError, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 
 export const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
+
+// What a tools/call of revision 2025-11-25 that asked to run as a task (params.task) answers instead of
+// its result: the CreateTaskResult, made from the result of the call run as a plain one.
+export type AnswerAsTask = (result: Result, name: string) => Promise<Result>;
+
+type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
+
+// A Server that answers the task-augmented tools/call of revision 2025-11-25. The v2 Server keeps that
+// revision's task vocabulary but no runtime for it: its tools/call wrapper (Server._wrapHandler) checks
+// every result as a CallToolResult and refuses a CreateTaskResult ("content is required when the body
+// carries 'task'", -32602). Here the call runs without params.task, so the SDK checks its request and its
+// result as it does any call's, and only then is the checked result turned into the task's answer. A
+// params.task that is not an object is left in place, for the SDK to refuse as invalid params.
+export class TaskAwareServer extends Server {
+  private answerAsTask?: AnswerAsTask;
+
+  // Before the tools/call handler is set: the wrapper is built when it is.
+  answerTasksWith(answerAsTask: AnswerAsTask): void {
+    this.answerAsTask = answerAsTask;
+  }
+
+  protected override _wrapHandler(method: string, handler: Handler): Handler {
+    const checked = super._wrapHandler(method, handler);
+    if (method !== 'tools/call') return checked;
+    return async (request, ctx) => {
+      const { task, ...params } = request.params ?? {};
+      if (this.answerAsTask === undefined || typeof task !== 'object' || task === null || Array.isArray(task)) return checked(request, ctx);
+      const result = await checked({ ...request, params }, ctx);
+      return this.answerAsTask(result, String(params.name));
+    };
+  }
+}

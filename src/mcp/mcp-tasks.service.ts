@@ -1,16 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CancelTaskRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  GetTaskPayloadRequestSchema,
-  GetTaskRequestSchema,
-  ListTasksRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCRequest, Result, Server, ServerContext } from '@modelcontextprotocol/server';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ApprovalsService } from '../calls/approvals.service.js';
 import type { InvocationResultDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -102,10 +94,13 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   // 2025-11-25: the task methods on the POST's SDK Server. `gone`: the client went away or its key ended;
   // `guarded`: the endpoint's own wrapper (nothing unexpected reaches a client).
   serveLegacy(server: Server, caller: TaskCaller, gone: AbortSignal, guarded: <T>(answer: Promise<T>) => Promise<T>): void {
-    server.setRequestHandler(GetTaskRequestSchema, (request) => guarded(this.getLegacy(caller, request.params.taskId)) as never);
-    server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => guarded(this.resultLegacy(caller, request.params.taskId, AbortSignal.any([extra.signal, gone]))));
-    server.setRequestHandler(ListTasksRequestSchema, (request) => guarded(this.listLegacy(caller, request.params?.cursor)) as never);
-    server.setRequestHandler(CancelTaskRequestSchema, (request) => guarded(this.cancelLegacy(caller, request.params.taskId)) as never);
+    // The v2 SDK still parses these methods by the 2025-11-25 schemas (so a malformed one is refused as
+    // before), but leaves them out of its typed handler map: they are registered through this view of it.
+    const serve = server.setRequestHandler.bind(server) as (method: string, handler: (request: TaskRequest, ctx: ServerContext) => Promise<Result>) => void;
+    serve('tasks/get', (request) => guarded(this.getLegacy(caller, request.params?.taskId)));
+    serve('tasks/result', (request, ctx) => guarded(this.resultLegacy(caller, request.params?.taskId, AbortSignal.any([ctx.mcpReq.signal, gone]))));
+    serve('tasks/list', (request) => guarded(this.listLegacy(caller, request.params?.cursor)));
+    serve('tasks/cancel', (request) => guarded(this.cancelLegacy(caller, request.params?.taskId)));
   }
 
   // 2026-07-28: the extension's methods (the endpoint has checked the client declares it).
@@ -262,6 +257,9 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
     }
   }
 }
+
+// A tasks/* request as the SDK hands it over, parsed by its 2025-11-25 schema.
+type TaskRequest = JSONRPCRequest & { params?: { taskId?: unknown; cursor?: unknown } };
 
 const ownerOf = (caller: TaskCaller): TaskOwner => ({ tenantId: caller.tenantId, projectId: caller.projectId, apiKeyId: caller.apiKeyId });
 

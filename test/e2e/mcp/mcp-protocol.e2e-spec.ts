@@ -143,6 +143,24 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     );
   });
 
+  it('refuses a tools/call whose params are not a call’s as invalid params (-32602), naming the field, before anything runs', async () => {
+    const before = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items.length;
+    const cases: Array<[unknown, string]> = [
+      [{ name: 'read_file', arguments: ['a.txt'] }, 'arguments'],
+      [{ arguments: { path: 'a.txt' } }, 'name'],
+      // Revision 2025-11-25's task augmentation takes an object ({ ttl? }).
+      [{ name: 'read_file', arguments: { path: 'a.txt' }, task: 'soon' }, 'task'],
+    ];
+    for (const [params, field] of cases) {
+      const refused = await post(request(4, 'tools/call', params));
+      expect({ field, status: refused.status, code: refused.body.error?.code }).toEqual({ field, status: 200, code: -32602 });
+      expect(refused.body.error.message).toContain(`"${field}"`);
+      expect(refused.body.result).toBeUndefined();
+    }
+    const after = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items.length;
+    expect(after).toBe(before);
+  });
+
   it('refuses a tool call’s arguments on the fast path exactly as on the SDK’s, before anything runs', async () => {
     for (const args of [{ path: 5 }, { path: '../outside.txt' }]) {
       const message = request(9, 'tools/call', { name: 'read_file', arguments: args });
