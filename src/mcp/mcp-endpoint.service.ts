@@ -11,7 +11,8 @@ import type {
   ServerContext,
 } from '@modelcontextprotocol/server';
 import type * as SdkServer from './mcp-sdk-server.js';
-import type { TaskAwareServer } from './mcp-sdk-server.js';
+import type { StatelessTransport, TaskAwareServer } from './mcp-sdk-server.js';
+import { RESOURCE_NOT_FOUND } from './mcp-workspace-resources.js';
 import {
   type CallToolResult,
   ErrorCode,
@@ -158,8 +159,8 @@ export class McpEndpointService {
     const sdk = await loadSdkServer();
     const revision = exchange.headers['mcp-protocol-version'] ?? initializeVersion(Array.isArray(exchange.body) ? exchange.body : [exchange.body]);
     const capabilities = withLegacyTasks(await this.capabilities(caller), revision);
-    const server = this.serverFor(sdk, caller, capabilities, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
-    const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new sdk.StatelessTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = this.serverFor(sdk, caller, capabilities, transport, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
     await server.connect(transport);
     try {
       const request = new Request(exchange.url, { method: exchange.method, headers: exchange.headers });
@@ -393,14 +394,26 @@ export class McpEndpointService {
   // A fresh v2 Server for one POST, with the handlers the capabilities declare (the SDK answers -32601 to
   // the rest). `raw`: each tools/call's arguments as parsed, by id. `bounded`: the SDK runs the calls of a
   // JSON-RPC batch all at once; they take turns, BATCH_CONCURRENCY at a time, as in a REST batch.
-  private serverFor(sdk: typeof SdkServer, caller: McpCaller, capabilities: ServerCapabilities, raw: Map<unknown, unknown>, bounded: ReturnType<typeof concurrencyLimit>): TaskAwareServer {
+  private serverFor(
+    sdk: typeof SdkServer,
+    caller: McpCaller,
+    capabilities: ServerCapabilities,
+    transport: StatelessTransport,
+    raw: Map<unknown, unknown>,
+    bounded: ReturnType<typeof concurrencyLimit>,
+  ): TaskAwareServer {
     // Toolgate's answers are typed by the 1.x SDK's types.js (the direct answers use them); the v2 types
     // describe the same wire objects, differing in detail (e.g. how they type JSON values).
     const server = new sdk.TaskAwareServer(SERVER_INFO, { capabilities: capabilities as SdkCapabilities, jsonSchemaValidator: sdk.SHARED_VALIDATOR });
     if (capabilities.resources) {
       server.setRequestHandler('resources/list', (request: ListResourcesRequest) => this.unexpectedLogged(this.resources.list(caller, request.params?.cursor)));
       server.setRequestHandler('resources/templates/list', () => this.unexpectedLogged(this.resources.templates(caller)));
-      server.setRequestHandler('resources/read', (request: ReadResourceRequest) => bounded(() => this.unexpectedLogged(this.resources.read(caller, request.params.uri))));
+      server.setRequestHandler('resources/read', (request: ReadResourceRequest, ctx: ServerContext) =>
+        bounded(() => this.unexpectedLogged(this.resources.read(caller, request.params.uri))).catch((error: unknown) => {
+          if (error instanceof McpError && error.code === RESOURCE_NOT_FOUND) transport.noteNotFound(ctx.mcpReq.id);
+          throw error;
+        }),
+      );
     }
     if (capabilities.completions) {
       server.setRequestHandler('completion/complete', (request: CompleteRequest) =>

@@ -1,9 +1,19 @@
-import { type JSONRPCRequest, type Result, Server, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  ProtocolErrorCode,
+  type RequestId,
+  type Result,
+  Server,
+  type ServerContext,
+  type TransportSendOptions,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 
 // The MCP server SDK (v2, @modelcontextprotocol/server), loaded by McpEndpointService only when a message
 // needs it: a batch, or a method the direct answers do not cover.
-export { UnsupportedProtocolVersionError, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+export { UnsupportedProtocolVersionError } from '@modelcontextprotocol/server';
 
 export const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 
@@ -36,5 +46,24 @@ export class TaskAwareServer extends Server {
       const result = await checked({ ...request, params }, ctx);
       return this.answerAsTask(result, String(params.name));
     };
+  }
+}
+
+// Revisions up to 2025-11-25 answer a resource that is not there with -32002 (resource not found). The v2
+// SDK answers -32602 on every revision: its error encoding (the codecs' encodeErrorCode, applied to every
+// error a handler throws) turns -32002 into -32602, as revision 2026-07-28 asks. The requests whose handler
+// refused with -32002 are noted here (noteNotFound), and their answers go out with it.
+export class StatelessTransport extends WebStandardStreamableHTTPServerTransport {
+  private readonly notFound = new Set<RequestId>();
+
+  noteNotFound(id: RequestId): void {
+    this.notFound.add(id);
+  }
+
+  override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if ('error' in message && message.id !== undefined && this.notFound.has(message.id) && message.error.code === (ProtocolErrorCode.InvalidParams as number)) {
+      return super.send({ ...message, error: { ...message.error, code: ProtocolErrorCode.ResourceNotFound } }, options);
+    }
+    return super.send(message, options);
   }
 }
