@@ -23,16 +23,18 @@ export type AnswerAsTask = (result: Result, name: string) => Promise<Result>;
 
 type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
+const isTaskMetadata = (task: unknown): boolean =>
+  typeof task === 'object' && task !== null && !Array.isArray(task) && ((task as { ttl?: unknown }).ttl === undefined || typeof (task as { ttl?: unknown }).ttl === 'number');
+
 // A Server that answers the task-augmented tools/call of revision 2025-11-25. The v2 Server keeps that
 // revision's task vocabulary but no runtime for it: its tools/call wrapper (Server._wrapHandler) checks
 // every result as a CallToolResult and refuses a CreateTaskResult ("content is required when the body
 // carries 'task'", -32602). Here the call runs without params.task, so the SDK checks its request and its
 // result as it does any call's, and only then is the checked result turned into the task's answer. A
-// params.task that is not an object is left in place, for the SDK to refuse as invalid params.
+// params.task that is not the revision's { ttl? } is left in place, for the SDK to refuse as invalid params.
 export class TaskAwareServer extends Server {
   private answerAsTask?: AnswerAsTask;
 
-  // Before the tools/call handler is set: the wrapper is built when it is.
   answerTasksWith(answerAsTask: AnswerAsTask): void {
     this.answerAsTask = answerAsTask;
   }
@@ -42,7 +44,7 @@ export class TaskAwareServer extends Server {
     if (method !== 'tools/call') return checked;
     return async (request, ctx) => {
       const { task, ...params } = request.params ?? {};
-      if (this.answerAsTask === undefined || typeof task !== 'object' || task === null || Array.isArray(task)) return checked(request, ctx);
+      if (this.answerAsTask === undefined || !isTaskMetadata(task)) return checked(request, ctx);
       const result = await checked({ ...request, params }, ctx);
       return this.answerAsTask(result, String(params.name));
     };

@@ -150,6 +150,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
       [{ arguments: { path: 'a.txt' } }, 'name'],
       // Revision 2025-11-25's task augmentation takes an object ({ ttl? }).
       [{ name: 'read_file', arguments: { path: 'a.txt' }, task: 'soon' }, 'task'],
+      [{ name: 'read_file', arguments: { path: 'a.txt' }, task: { ttl: 'an hour' } }, 'ttl'],
     ];
     for (const [params, field] of cases) {
       const refused = await post(request(4, 'tools/call', params));
