@@ -161,34 +161,13 @@ export class McpEndpointService {
     const capabilities = withLegacyTasks(await this.capabilities(caller), revision);
     const transport = new sdk.StatelessTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = this.serverFor(sdk, caller, capabilities, transport, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
-    await server.connect(transport);
-    try {
-      const request = new Request(exchange.url, { method: exchange.method, headers: exchange.headers });
-      const response = await transport.handleRequest(request, { parsedBody: exchange.body });
-      const body = response.body === null ? null : Buffer.from(await response.arrayBuffer());
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => (headers[name] = value));
-      exchange.send(response.status, headers, body);
-    } finally {
-      await server.close();
-    }
+    await sdk.serveExchange(server, transport, exchange);
   }
 
-  // Protocol revision 2026-07-28 (mcp-modern.ts), answered here. One message per POST; its standard headers
-  // are checked against its body before anything else (a mismatch is refused, nothing runs); then
-  // server/discover, tools/list, tools/call (with progress), ping, notifications, resources, prompts and
-  // the tasks extension, every result marked complete. The v2 SDK speaks this revision too, but its
-  // serving differs from this endpoint's where clients see it, so only its -32022 error is used here:
-  // - it routes on the body, not the header (classifyInboundRequest): a request must carry the _meta
-  //   envelope with io.modelcontextprotocol/protocolVersion and .../clientCapabilities, else it is refused
-  //   -32602 (HTTP 400); this endpoint takes the MCP-Protocol-Version header as the revision, _meta optional;
-  //   so a revision it does not speak named in the header alone is -32602 there, -32022 here;
-  // - validateStandardRequestHeaders lets an Mcp-Name through on a method that names nothing, and has no
-  //   Mcp-Name for resources/subscribe and unsubscribe; both are -32020 here;
-  // - its server/discover (Server._ondiscover) lists only the modern revisions; this one lists every
-  //   revision the endpoint speaks, the initialize ones too;
-  // - the methods themselves are the direct answers' (answerFast), kept for their speed as on the other
-  //   revisions; a v2 Server would only be built to answer what they already answer.
+  // Protocol revision 2026-07-28 (mcp-modern.ts), answered here, not by the v2 SDK (why: mcp-modern.ts). One
+  // message per POST; its standard headers are checked against its body before anything else (a mismatch
+  // is refused, nothing runs); then the direct answers (server/discover, tools, resources, prompts, the
+  // tasks extension, ping and notifications), every result marked complete.
   private async handleModern(caller: McpCaller, version: string, exchange: HttpExchange): Promise<void> {
     const refuse = (status: number, id: unknown, code: number, message: string, data?: unknown) =>
       exchange.send(status, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data ? { data } : {}) } })));

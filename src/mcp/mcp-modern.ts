@@ -6,6 +6,19 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 // for the methods that address one tool, prompt or resource, Mcp-Name (its name or URI). Proxies, rate
 // limiters and gateways in front route on those headers while the server runs the body, so a request whose
 // headers and body disagree is refused before anything runs (-32020, HTTP 400).
+//
+// The v2 server SDK (@modelcontextprotocol/server) speaks this revision too, but serves it differently from
+// this endpoint where clients see it, so only its -32022 error (UnsupportedProtocolVersionError) is used:
+// - it routes on the body, not the header (classifyInboundRequest): a request must carry the _meta envelope
+//   with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities, else it is
+//   refused -32602 (HTTP 400). This endpoint takes MCP-Protocol-Version as the revision, _meta optional, so
+//   a revision it does not speak, named in the header alone, is -32602 there and -32022 here;
+// - its header check (validateStandardRequestHeaders, not exported) lets an Mcp-Name through on a method
+//   that names nothing and knows no Mcp-Name for resources/subscribe and unsubscribe: -32020 here;
+// - its server/discover (Server._ondiscover) lists only the modern revisions; this one lists every
+//   revision the endpoint speaks, the initialize ones too;
+// - the methods themselves are the endpoint's direct answers, kept for their speed as under the other
+//   revisions; a per-request v2 Server would be built only to answer what they already answer.
 export const MODERN_REVISIONS: readonly string[] = ['2026-07-28'];
 const FIRST_MODERN_REVISION = '2026-07-28';
 // Every revision this endpoint speaks: the modern one, then those the SDK's initialize negotiates.

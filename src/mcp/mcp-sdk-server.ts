@@ -10,6 +10,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
+import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 
 // The MCP server SDK (v2, @modelcontextprotocol/server), loaded by McpEndpointService only when a message
 // needs it: a batch, or a method the direct answers do not cover.
@@ -67,5 +68,21 @@ export class StatelessTransport extends WebStandardStreamableHTTPServerTransport
       return super.send({ ...message, error: { ...message.error, code: ProtocolErrorCode.ResourceNotFound } }, options);
     }
     return super.send(message, options);
+  }
+}
+
+// One POST through the server and its transport, from the parsed body to the answer sent; the server is
+// closed after.
+export async function serveExchange(server: Server, transport: StatelessTransport, exchange: HttpExchange): Promise<void> {
+  await server.connect(transport);
+  try {
+    const request = new Request(exchange.url, { method: exchange.method, headers: exchange.headers });
+    const response = await transport.handleRequest(request, { parsedBody: exchange.body });
+    const body = response.body === null ? null : Buffer.from(await response.arrayBuffer());
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => (headers[name] = value));
+    exchange.send(response.status, headers, body);
+  } finally {
+    await server.close();
   }
 }
