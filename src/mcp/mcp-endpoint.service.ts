@@ -156,12 +156,31 @@ export class McpEndpointService {
     const fast = recogniseFastMessage(exchange);
     if (fast !== null) return this.answerFast(caller, fast, exchange);
     if (Array.isArray(exchange.body) && !(await this.admitBatch(caller, exchange.body, exchange))) return;
+    const body = Array.isArray(exchange.body) ? this.withoutCancellations(caller, exchange.body) : exchange.body;
+    if (Array.isArray(body) && body.length === 0) return exchange.send(202, NO_BODY, null);
     const sdk = await loadSdkServer();
-    const revision = exchange.headers['mcp-protocol-version'] ?? initializeVersion(Array.isArray(exchange.body) ? exchange.body : [exchange.body]);
+    const revision = exchange.headers['mcp-protocol-version'] ?? initializeVersion(Array.isArray(body) ? body : [body]);
     const capabilities = withLegacyTasks(await this.capabilities(caller), revision);
     const transport = new sdk.StatelessTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    const server = this.serverFor(sdk, caller, capabilities, transport, rawArguments(exchange.body), concurrencyLimit(this.config.calls.batchConcurrency));
-    await sdk.serveExchange(server, transport, exchange);
+    const server = this.serverFor(sdk, caller, capabilities, transport, rawArguments(body), concurrencyLimit(this.config.calls.batchConcurrency));
+    await sdk.serveExchange(server, transport, exchange, body);
+  }
+
+  // The notifications/cancelled of a batch, taken out of it and sent where a single one goes
+  // (McpCancellations): the request it names may run on another POST or instance, which the POST's SDK
+  // Server does not know; and one it names in the same batch would get no response from the SDK, whose
+  // transport then waits for it forever. Sent before the batch runs, a cancellation stops such a request as
+  // it starts, and the request is answered (as cancelled). The rest of the batch is returned.
+  private withoutCancellations(caller: McpCaller, messages: unknown[]): unknown[] {
+    return messages.filter((message) => {
+      if (!isObject(message) || message.method !== 'notifications/cancelled' || message.id !== undefined) return true;
+      const params = isObject(message.params) ? message.params : {};
+      const { requestId, reason } = params;
+      if (typeof requestId === 'string' || (typeof requestId === 'number' && Number.isInteger(requestId))) {
+        this.cancellations.cancel(requestRef(caller, requestId), typeof reason === 'string' ? reason : undefined);
+      }
+      return false;
+    });
   }
 
   // Protocol revision 2026-07-28 (mcp-modern.ts), answered here, not by the v2 SDK (why: mcp-modern.ts). One
@@ -285,7 +304,10 @@ export class McpEndpointService {
       // Nothing unexpected reaches a client: it is logged, and answered as an internal error.
       if (!(error instanceof McpError)) this.logger.error(error instanceof Error ? error : String(error));
       const { code, message: text } = error instanceof McpError ? error : { code: ErrorCode.InternalError, message: 'Internal error' };
-      return { jsonrpc: '2.0', id: message.id, error: { code, message: text } };
+      // Revision 2026-07-28 answers a resource that is not there with -32602 (SEP-2164); the revisions
+      // before it with -32002, which the resources code throws.
+      const modern = 'modern' in message && message.modern;
+      return { jsonrpc: '2.0', id: message.id, error: { code: modern && code === RESOURCE_NOT_FOUND ? ErrorCode.InvalidParams : code, message: text } };
     }
   }
 

@@ -71,13 +71,13 @@ export class StatelessTransport extends WebStandardStreamableHTTPServerTransport
   }
 }
 
-// One POST through the server and its transport, from the parsed body to the answer sent; the server is
-// closed after.
-export async function serveExchange(server: Server, transport: StatelessTransport, exchange: HttpExchange): Promise<void> {
+// One POST through the server and its transport, from the parsed messages (`messages`: those of the body
+// the SDK is to answer) to the answer sent; the server is closed after.
+export async function serveExchange(server: Server, transport: StatelessTransport, exchange: HttpExchange, messages: unknown): Promise<void> {
   await server.connect(transport);
   try {
     const request = new Request(exchange.url, { method: exchange.method, headers: exchange.headers });
-    const response = await transport.handleRequest(request, { parsedBody: exchange.body });
+    const response = await transport.handleRequest(request, { parsedBody: messages });
     const body = response.body === null ? null : Buffer.from(await response.arrayBuffer());
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => (headers[name] = value));

@@ -248,6 +248,11 @@ describe('workspace files as MCP resources', () => {
       expect(await readRows()).toHaveLength(before);
     });
 
+    it('answers a resource that is not there with -32602, the code this revision gives it (-32002 before)', async () => {
+      const res = await post('resources/read', { uri: 'file:///nope.txt' }, 'file:///nope.txt');
+      expect(res.body.error).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringMatching(/nope\.txt/) });
+    });
+
     it('answers a refused read with the JSON-RPC error, as under 2025-11-25', async () => {
       const res = await post('resources/read', { uri: 'file:///../secret.txt' }, 'file:///../secret.txt');
       expect(res.body.error).toMatchObject({ code: ErrorCode.InvalidParams });

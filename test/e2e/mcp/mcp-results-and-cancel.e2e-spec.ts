@@ -150,6 +150,35 @@ describe('MCP results that keep their promises, cancellation and progress', () =
     expect(row.durationMs).toBeLessThan(10_000);
   });
 
+  it('[sec-91] a notifications/cancelled inside a JSON-RPC batch stops the call it names, in the batch or on another POST, and the batch is answered', async () => {
+    // Batches are part of revision 2025-03-26, not of the later ones.
+    const postBatch = (messages: unknown[]) =>
+      fetch(url, { method: 'POST', headers: { ...HEADERS, 'mcp-protocol-version': '2025-03-26', ...tenant.auth }, body: JSON.stringify(messages) });
+    const marker = uniqueSleep(30);
+    const started = Date.now();
+    const batch = await postBatch([
+      { jsonrpc: '2.0', id: 'b-1', method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sleep', marker] } } },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'b-1', reason: 'in the same batch' } },
+      { jsonrpc: '2.0', id: 'b-2', method: 'tools/list' },
+    ]);
+    expect(batch.status).toBe(200);
+    const answers = (await batch.json()) as Array<{ id: string; result: TextResult & { tools?: unknown[] } }>;
+    expect(answers.map((a) => a.id).sort()).toEqual(['b-1', 'b-2']);
+    expect(answers.find((a) => a.id === 'b-1')!.result).toMatchObject({ isError: true, _meta: { 'dev.toolgate/error': { error: { code: 'cancelled' } } } });
+    expect(answers.find((a) => a.id === 'b-2')!.result.tools?.length).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await expectNoProcess(marker);
+
+    // A batch holding only the cancellation of a call another POST runs: 202, and that call stops.
+    const marker2 = uniqueSleep(30);
+    const running = post({ jsonrpc: '2.0', id: 'b-3', method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sleep', marker2] } } });
+    await waitForProcess(marker2);
+    expect((await postBatch([{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'b-3' } }])).status).toBe(202);
+    const stopped = (await (await running).json()) as { result: TextResult };
+    expect(stopped.result).toMatchObject({ isError: true, _meta: { 'dev.toolgate/error': { error: { code: 'cancelled' } } } });
+    await expectNoProcess(marker2);
+  });
+
   it('[sec-91] a cancellation names a request of the same key only: another key’s notification stops nothing', async () => {
     const issued = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'other agent', role: 'agent', projectIds: [projectId] }).expect(201);
     const other = { Authorization: `Bearer ${issued.body.key as string}` };
