@@ -64,6 +64,8 @@ const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-
 // JSON-RPC batching was removed from MCP in this revision; revisions are dates, so they compare as strings.
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
 const FIRST_REVISION_WITH_TASKS = '2025-11-25';
+// The most messages a JSON-RPC batch may carry (the SDK transport's limit, MAX_BATCH_SIZE).
+const MAX_BATCH_MESSAGES = 100;
 // A notification or response accepted: 202, no body (as the SDK transport answers).
 const NO_BODY: Record<string, string> = {};
 
@@ -269,7 +271,22 @@ export class McpEndpointService {
       exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
       return false;
     }
+    // The SDK transport's own limit, checked before the batch is charged to the rate limit (below): a batch
+    // refused runs nothing and costs one request.
+    if (messages.length > MAX_BATCH_MESSAGES) {
+      const error = { code: ErrorCode.InvalidRequest, message: `Invalid Request: Batch must not exceed ${MAX_BATCH_MESSAGES} messages` };
+      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
+      return false;
+    }
     const requests = messages.filter((m): m is Record<string, unknown> => isObject(m) && typeof m.method === 'string' && m.id !== undefined);
+    // Each request is answered by its id: two with one id would get one answer between them, and the
+    // arguments of a call are found by its id. A REST batch refuses repeated ids too.
+    const repeatedId = repeatedRequestId(requests);
+    if (repeatedId !== null) {
+      const error = { code: ErrorCode.InvalidRequest, message: `A JSON-RPC batch may not repeat a request id (${repeatedId}); give each request its own` };
+      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
+      return false;
+    }
     // A listing's answer can be a megabyte (hundreds of skill tools): a hundred copies of it in one answer
     // cost the process memory out of all proportion to the request. A batch asks for each at most once.
     const repeated = repeatedListing(requests);
@@ -427,10 +444,12 @@ export class McpEndpointService {
     }
     server.setRequestHandler('tools/list', () => this.list(caller) as Promise<SdkListToolsResult>);
     // Task-augmented (params.task, revision 2025-11-25): the call runs or parks as any call does, then the
-    // client gets a task to poll for its result (TaskAwareServer).
-    server.answerTasksWith(async (result, name) =>
-      this.unexpectedLogged(this.tasks.createLegacy(taskCaller(caller), result as CallToolResult, await this.resultShape(caller, name))),
-    );
+    // client gets a task to poll for its result (TaskAwareServer). Earlier revisions have no tasks.
+    if (capabilities.tasks) {
+      server.answerTasksWith(async (result, name) =>
+        this.unexpectedLogged(this.tasks.createLegacy(taskCaller(caller), result as CallToolResult, await this.resultShape(caller, name))),
+      );
+    }
     server.setRequestHandler('tools/call', (request: CallToolRequest, ctx: ServerContext) =>
       bounded(() =>
         this.call(caller, request.params.name, raw.has(ctx.mcpReq.id) ? raw.get(ctx.mcpReq.id) : request.params.arguments, {
@@ -626,6 +645,17 @@ function rawArguments(body: unknown): Map<unknown, unknown> {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+// The first request id a batch carries twice, if any, as JSON (1 and "1" are different ids).
+function repeatedRequestId(requests: Array<Record<string, unknown>>): string | null {
+  const seen = new Set<string>();
+  for (const { id } of requests) {
+    const key = JSON.stringify(id) ?? String(id);
+    if (seen.has(key)) return key.slice(0, 64);
+    seen.add(key);
+  }
+  return null;
+}
 
 // The first listing method (`tools/list`, `resources/list`, …) a batch asks for more than once, if any.
 function repeatedListing(requests: Array<Record<string, unknown>>): string | null {

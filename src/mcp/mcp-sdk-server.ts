@@ -45,9 +45,10 @@ export class TaskAwareServer extends Server {
     if (method !== 'tools/call') return checked;
     return async (request, ctx) => {
       const { task, ...params } = request.params ?? {};
-      if (this.answerAsTask === undefined || !isTaskMetadata(task)) return checked(request, ctx);
+      if (task === undefined || !isTaskMetadata(task)) return checked(request, ctx);
       const result = await checked({ ...request, params }, ctx);
-      return this.answerAsTask(result, String(params.name));
+      // A revision before 2025-11-25 has no tasks (nor tasks/get to poll one): its call is answered plainly.
+      return this.answerAsTask === undefined ? result : this.answerAsTask(result, String(params.name));
     };
   }
 }

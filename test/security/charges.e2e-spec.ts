@@ -72,6 +72,34 @@ describe('[sec-70] charges that add up', () => {
     expect(await once.json()).toHaveLength(2);
   });
 
+  it('refuses a JSON-RPC batch that repeats a request id (one answer, the other call’s arguments) before anything runs', async () => {
+    const tenant = await t.createTenant();
+    const { id } = await t.createProject(tenant);
+    const refused = await mcp(tenant, id, [write(42, 'first.txt'), write(42, 'second.txt')], '2025-03-26');
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { code: -32600, message: expect.stringContaining('may not repeat a request id (42)') } });
+    // A ping beside a call under one id is refused the same way; 1 and "1" are two ids.
+    const mixed = await mcp(tenant, id, [{ jsonrpc: '2.0', id: 9, method: 'ping' }, write(9, 'third.txt')], '2025-03-26');
+    expect(mixed.status).toBe(400);
+    expect(await readdir(t.workspaceOf(id))).toEqual([]);
+    const distinct = await mcp(tenant, id, [write(1, 'one.txt'), write('1', 'one-string.txt')], '2025-03-26');
+    expect(distinct.status).toBe(200);
+    expect((await readdir(t.workspaceOf(id))).sort()).toEqual(['one-string.txt', 'one.txt']);
+  });
+
+  it('refuses a JSON-RPC batch of more than 100 messages before charging its requests: the refusal costs one request', async () => {
+    const tenant = await t.createTenant();
+    const { id } = await t.createProject(tenant); // one request
+    const pings = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }));
+    const refused = await mcp(tenant, id, pings(900), '2025-03-26');
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { code: -32600, message: expect.stringContaining('must not exceed 100 messages') } });
+    // 2 of 40 spent: a batch of 38 is paid for.
+    const paid = await mcp(tenant, id, pings(38), '2025-03-26');
+    expect(paid.status).toBe(200);
+    expect(await paid.json()).toHaveLength(38);
+  });
+
   it('runs no more than BATCH_CONCURRENCY calls of an MCP batch at once', async () => {
     const tenant = await t.createTenant();
     const { id } = await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sh'] });

@@ -11,6 +11,7 @@ import { redactText, scrubWholeValues } from '../../common/secrets/secret-redact
 import type { SkillWorkerTasks } from '../executors/skill-worker-tasks.js';
 import { executorSecrets } from '../skill-secrets.js';
 import { guardedMcpFetch } from './guarded-mcp-fetch.js';
+import { schemaIssue } from './schema-issue.js';
 
 export interface McpExecutorSpec {
   type: 'mcp';
@@ -181,7 +182,7 @@ function asToolError(target: UpstreamTarget, error: unknown): Error {
     return message === error.message ? error : new ToolError(error.code, message, error.retryable);
   }
   const host = safeHost(target.url);
-  const detail = redactText(scrubWholeValues(error instanceof Error ? error.message : String(error), secrets)).slice(0, 300);
+  const detail = redactText(scrubWholeValues(schemaIssue(error) ?? (error instanceof Error ? error.message : String(error)), secrets)).slice(0, 300);
   return new ToolError('upstream_unavailable', `The MCP server at ${host} could not be used: ${detail}; retry later`, true);
 }
 

@@ -175,6 +175,19 @@ describe('MCP tasks for calls parked for approval', () => {
       expect(result._meta?.['dev.toolgate/pendingApproval']).toMatchObject({ status: 'pending_approval' });
     });
 
+    it('answers a params.task in a batch of revision 2025-03-26 (which has no tasks, nor tasks/get) plainly, not with a task', async () => {
+      const res = await t.http
+        .post(`/v1/projects/${projectId}/mcp`)
+        .set({ ...tenant.auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26' })
+        .send([{ jsonrpc: '2.0', id: 'old-1', method: 'tools/call', params: { name: 'write_file', arguments: { path: 'old-revision.txt', content: 'o' }, task: {} } }])
+        .expect(200);
+      // The SDK's transport answers a batch of one request with the one response.
+      const answer = res.body as { id: string; result: TextResult & { task?: unknown } };
+      expect(answer.id).toBe('old-1');
+      expect(answer.result.task).toBeUndefined();
+      expect(textOf(answer.result)).toMatch(/awaits approval by a person and has not run yet/);
+    });
+
     it('lists only the caller’s tasks, in pages', async () => {
       const mine = await parkAsTask('listed.txt');
       const { tasks } = await client.experimental.tasks.listTasks();
