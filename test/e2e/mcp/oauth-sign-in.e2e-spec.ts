@@ -68,10 +68,15 @@ describeInBrowser('MCP sign-in with OAuth, as an MCP client does it', 'MCP sign-
       if (expectedOrigin) await expect(page.getByTestId('client-origin').textContent()).resolves.toBe(expectedOrigin);
       else await page.getByText('Registered itself').waitFor();
       await expect(page.getByTestId('redirect-uri').textContent()).resolves.toBe(callback.url);
+      // The tool list arrives after the client's details: all() does not wait for it, so wait for a box first.
+      await page.locator('input[type="checkbox"][value="read_file"]').waitFor();
       for (const box of await page.getByRole('checkbox').all()) {
         const name = await box.getAttribute('value');
         if (name !== 'read_file' && name !== 'list_files') await box.uncheck();
       }
+      const checked: string[] = [];
+      for (const box of await page.getByRole('checkbox').all()) if (await box.isChecked()) checked.push((await box.getAttribute('value')) ?? '');
+      expect(checked.sort()).toEqual(['list_files', 'read_file']);
       const arrived = callback.next();
       await page.getByRole('button', { name: 'Approve' }).click();
       return await arrived;
