@@ -45,6 +45,8 @@ export function OAuthConsentPage() {
   }
   const r = request.data;
   const names = (tools.data as { tools?: Array<{ name: string }> } | undefined)?.tools?.map((t) => t.name) ?? [];
+  // Approving with no choice made grants every tool: only once the person has seen which (a toolset names them).
+  const toolsShown = Boolean(r.toolset) || tools.data !== undefined;
   const toggle = (name: string, on: boolean) => {
     const next = new Set(chosen ?? names);
     if (on) next.add(name);
@@ -99,6 +101,7 @@ export function OAuthConsentPage() {
         <fieldset>
           <legend>Tools it may list and call</legend>
           <ErrorNote error={tools.error} label="The project's tools could not be listed" />
+          {tools.loading && !tools.data ? <p role="status">Loading the project's tools…</p> : null}
           {names.map((name) => (
             <label key={name} class="check">
               <input type="checkbox" name="tool" value={name} checked={chosen === null || chosen.has(name)} onChange={(e) => toggle(name, (e.target as HTMLInputElement).checked)} /> {name}
@@ -117,7 +120,7 @@ export function OAuthConsentPage() {
       </Field>
       <ErrorNote error={deciding.error} label="The decision was not taken" />
       <div class="actions">
-        <button type="button" onClick={() => void decide(true)} disabled={deciding.busy || (chosen !== null && chosen.size === 0)}>
+        <button type="button" onClick={() => void decide(true)} disabled={deciding.busy || (chosen !== null && chosen.size === 0) || !toolsShown}>
           Approve
         </button>
         <button type="button" class="secondary" onClick={() => void decide(false)} disabled={deciding.busy}>

@@ -59,6 +59,14 @@ describeInBrowser('MCP sign-in with OAuth, as an MCP client does it', 'MCP sign-
     const page = await context.newPage();
     page.setDefaultTimeout(10_000);
     try {
+      // The project's tool list is held back until the test has seen that Approve waits for it: approving
+      // before the list is shown would grant every tool unseen.
+      let releaseTools!: () => void;
+      const toolsHeld = new Promise<void>((resolve) => (releaseTools = resolve));
+      await page.route(/\/v1\/projects\/[^/]+\/tools$/, async (route) => {
+        await toolsHeld;
+        await route.continue();
+      });
       await page.goto(authorizationUrl.href);
       expect(new URL(page.url()).pathname).toBe('/console/oauth/consent');
       // An admin's consent: the client calls tools itself (an approver's would have each call wait for approval).
@@ -68,8 +76,12 @@ describeInBrowser('MCP sign-in with OAuth, as an MCP client does it', 'MCP sign-
       if (expectedOrigin) await expect(page.getByTestId('client-origin').textContent()).resolves.toBe(expectedOrigin);
       else await page.getByText('Registered itself').waitFor();
       await expect(page.getByTestId('redirect-uri').textContent()).resolves.toBe(callback.url);
+      await page.getByText("Loading the project's tools…").waitFor();
+      expect(await page.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+      releaseTools();
       // The tool list arrives after the client's details: all() does not wait for it, so wait for a box first.
       await page.locator('input[type="checkbox"][value="read_file"]').waitFor();
+      expect(await page.getByRole('button', { name: 'Approve' }).isEnabled()).toBe(true);
       for (const box of await page.getByRole('checkbox').all()) {
         const name = await box.getAttribute('value');
         if (name !== 'read_file' && name !== 'list_files') await box.uncheck();
