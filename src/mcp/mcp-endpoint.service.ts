@@ -40,7 +40,7 @@ import type { ToolDefinition, ToolProgress } from '../execution/tool-definition.
 import { invalidIdempotencyKey } from '../calls/calls.errors.js';
 import { KeyedCallService } from '../calls/keyed-call.service.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
-import { type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
+import { cancellationOf, type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
 import { McpOfferings } from './mcp-offerings.js';
@@ -176,13 +176,14 @@ export class McpEndpointService {
   private withoutCancellations(caller: McpCaller, messages: unknown[]): unknown[] {
     return messages.filter((message) => {
       if (!isObject(message) || message.method !== 'notifications/cancelled' || message.id !== undefined) return true;
-      const params = isObject(message.params) ? message.params : {};
-      const { requestId, reason } = params;
-      if (typeof requestId === 'string' || (typeof requestId === 'number' && Number.isInteger(requestId))) {
-        this.cancellations.cancel(requestRef(caller, requestId), typeof reason === 'string' ? reason : undefined);
-      }
+      this.cancel(caller, cancellationOf(message.params));
       return false;
     });
+  }
+
+  // A notifications/cancelled, however it came: to McpCancellations, which stops the request on any instance.
+  private cancel(caller: McpCaller, cancellation: { requestId: string | number; reason?: string } | null): void {
+    if (cancellation !== null) this.cancellations.cancel(requestRef(caller, cancellation.requestId), cancellation.reason);
   }
 
   // Protocol revision 2026-07-28 (mcp-modern.ts), answered here, not by the v2 SDK (why: mcp-modern.ts). One
@@ -208,10 +209,7 @@ export class McpEndpointService {
     if (mismatch !== null) return refuse(400, id, HEADER_MISMATCH, mismatch);
     const params = isObject(message.params) ? message.params : {};
     if (id === undefined) {
-      const { requestId, reason } = params;
-      if (method === 'notifications/cancelled' && (typeof requestId === 'string' || (typeof requestId === 'number' && Number.isInteger(requestId)))) {
-        this.cancellations.cancel(requestRef(caller, requestId), typeof reason === 'string' ? reason : undefined);
-      }
+      if (method === 'notifications/cancelled') this.cancel(caller, cancellationOf(params));
       return exchange.send(202, NO_BODY, null);
     }
     if (!(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)))) return refuse(400, null, ErrorCode.InvalidRequest, 'The id must be a string or an integer');
@@ -262,38 +260,31 @@ export class McpEndpointService {
   // MCP-Protocol-Version header, or an initialize in the batch, says which), else charged to the requests
   // rate limit for every request it carries (the HTTP request paid for one), before any of them runs.
   private async admitBatch(caller: McpCaller, messages: unknown[], exchange: HttpExchange): Promise<boolean> {
+    const refuse = (message: string): false => {
+      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message } })));
+      return false;
+    };
     const version = exchange.headers['mcp-protocol-version'] ?? initializeVersion(messages);
     if (version !== undefined && version >= FIRST_REVISION_WITHOUT_BATCHES) {
-      const error = {
-        code: ErrorCode.InvalidRequest,
-        message: `JSON-RPC batches are not part of MCP protocol revision ${version} (removed in ${FIRST_REVISION_WITHOUT_BATCHES}); send one message per request`,
-      };
-      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
-      return false;
+      return refuse(`JSON-RPC batches are not part of MCP protocol revision ${version} (removed in ${FIRST_REVISION_WITHOUT_BATCHES}); send one message per request`);
     }
     // The SDK transport's own limit, checked before the batch is charged to the rate limit (below): a batch
     // refused runs nothing and costs one request.
     if (messages.length > MAX_BATCH_MESSAGES) {
-      const error = { code: ErrorCode.InvalidRequest, message: `Invalid Request: Batch must not exceed ${MAX_BATCH_MESSAGES} messages` };
-      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
-      return false;
+      return refuse(`Invalid Request: Batch must not exceed ${MAX_BATCH_MESSAGES} messages`);
     }
     const requests = messages.filter((m): m is Record<string, unknown> => isObject(m) && typeof m.method === 'string' && m.id !== undefined);
     // Each request is answered by its id: two with one id would get one answer between them, and the
     // arguments of a call are found by its id. A REST batch refuses repeated ids too.
     const repeatedId = repeatedRequestId(requests);
     if (repeatedId !== null) {
-      const error = { code: ErrorCode.InvalidRequest, message: `A JSON-RPC batch may not repeat a request id (${repeatedId}); give each request its own` };
-      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
-      return false;
+      return refuse(`A JSON-RPC batch may not repeat a request id (${repeatedId}); give each request its own`);
     }
     // A listing's answer can be a megabyte (hundreds of skill tools): a hundred copies of it in one answer
     // cost the process memory out of all proportion to the request. A batch asks for each at most once.
     const repeated = repeatedListing(requests);
     if (repeated !== null) {
-      const error = { code: ErrorCode.InvalidRequest, message: `A JSON-RPC batch may carry at most one ${repeated} request; send the others separately` };
-      exchange.send(400, JSON_HEADERS, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error })));
-      return false;
+      return refuse(`A JSON-RPC batch may carry at most one ${repeated} request; send the others separately`);
     }
     await this.limiter.chargeExtraCalls(caller.tenantId, requests.length - 1);
     return true;
@@ -304,7 +295,7 @@ export class McpEndpointService {
   private async answerFast(caller: McpCaller, message: EndpointMessage, exchange: HttpExchange): Promise<void> {
     if (message.kind === 'notification') return exchange.send(202, NO_BODY, null);
     if (message.kind === 'cancel') {
-      this.cancellations.cancel(requestRef(caller, message.requestId), message.reason);
+      this.cancel(caller, message);
       return exchange.send(202, NO_BODY, null);
     }
     if (message.kind === 'call' && message.progressToken !== undefined) return this.callWithProgress(caller, message, exchange);

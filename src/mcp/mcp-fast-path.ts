@@ -57,13 +57,8 @@ export function recogniseFastMessage(exchange: Pick<HttpExchange, 'headers' | 'b
   if (params !== undefined && !isPlainObject(params)) return null;
   if (id === undefined) {
     if (!onlyKeys(message, NOTIFICATION_KEYS) || !headersAllow(exchange.headers, false)) return null;
-    if (method === 'notifications/cancelled' && params !== undefined) {
-      const { requestId, reason } = params;
-      if (typeof requestId === 'string' || (typeof requestId === 'number' && Number.isInteger(requestId))) {
-        return { kind: 'cancel', requestId, ...(typeof reason === 'string' ? { reason } : {}) };
-      }
-    }
-    return { kind: 'notification' };
+    const cancellation = method === 'notifications/cancelled' ? cancellationOf(params) : null;
+    return cancellation !== null ? { kind: 'cancel', ...cancellation } : { kind: 'notification' };
   }
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id))) || !onlyKeys(message, ENVELOPE_KEYS)) return null;
   if (!headersAllow(exchange.headers, method === 'initialize')) return null;
@@ -100,4 +95,13 @@ export function recogniseFastMessage(exchange: Pick<HttpExchange, 'headers' | 'b
     default:
       return null;
   }
+}
+
+// The request a notifications/cancelled names (a string or integer id, as JSON-RPC allows), and why, or
+// null when its params name none.
+export function cancellationOf(params: unknown): { requestId: string | number; reason?: string } | null {
+  if (!isPlainObject(params)) return null;
+  const { requestId, reason } = params;
+  if (!(typeof requestId === 'string' || (typeof requestId === 'number' && Number.isInteger(requestId)))) return null;
+  return { requestId, ...(typeof reason === 'string' ? { reason } : {}) };
 }
