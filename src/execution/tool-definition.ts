@@ -1,4 +1,5 @@
 import type { JsonSchema } from './validation/schema-type.js';
+import type { ToolLogs } from './tool-logs.js';
 
 export interface ToolAnnotations {
   readOnly: boolean;
@@ -40,6 +41,9 @@ export interface ToolContext {
   timeoutMs: number;
   // Present when the caller listens for progress (an MCP client that sent a progressToken).
   onProgress?: (report: ToolProgress) => void;
+  // Present when the caller asked for log messages (an MCP client that set a level): those the tool's
+  // upstream MCP server sends at or above that level go there.
+  logs?: ToolLogs;
 }
 
 // How far a call has come, in the tool's own numbers (an upstream MCP server's notifications/progress).

@@ -9,6 +9,7 @@ import type {
   ListToolsResult as SdkListToolsResult,
   ServerCapabilities as SdkCapabilities,
   ServerContext,
+  SetLevelRequest,
 } from '@modelcontextprotocol/server';
 import type * as SdkServer from './mcp-sdk-server.js';
 import type { StatelessTransport, TaskAwareServer } from './mcp-sdk-server.js';
@@ -37,12 +38,15 @@ import { ToolCallsService } from '../tools/tool-calls.service.js';
 import { type CallPrincipal, principalOf, type RawToolCall } from '../tools/tool-call.gate.js';
 import type { ToolCatalogue, ToolView } from '../tools/tool-catalogue.js';
 import type { ToolDefinition, ToolProgress } from '../execution/tool-definition.js';
+import { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLogMessage, type ToolLogs } from '../execution/tool-logs.js';
 import { invalidIdempotencyKey } from '../calls/calls.errors.js';
 import { KeyedCallService } from '../calls/keyed-call.service.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { cancellationOf, type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
 import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
+import { McpLogLevels } from './mcp-log-levels.js';
+import type { LogLevelOwner } from './mcp-log-levels.repository.js';
 import { McpOfferings } from './mcp-offerings.js';
 import { declaresTasks, LEGACY_TASKS_CAPABILITY, McpTasks, MISSING_CLIENT_CAPABILITY, MODERN_TASKS_CAPABILITY, TASKS_EXTENSION, type TaskCaller } from './mcp-tasks.service.js';
 import {
@@ -122,6 +126,7 @@ export class McpEndpointService {
     private readonly resources: McpOfferings,
     private readonly revocations: KeyRevocations,
     private readonly tasks: McpTasks,
+    private readonly logLevels: McpLogLevels,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -228,10 +233,22 @@ export class McpEndpointService {
         const token = meta.progressToken;
         const progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isInteger(token)) ? token : undefined;
         const idempotencyKey = meta[IDEMPOTENCY_KEY_META];
+        const logLevel = meta[LOG_LEVEL_META];
+        if (logLevel !== undefined && !isLogLevel(logLevel)) return invalid(badLevel(`_meta["${LOG_LEVEL_META}"]`));
         const tasks = declaresTasks(params) ? { tasks: true as const } : {};
         return this.answerFast(
           caller,
-          { kind: 'call', id, name: params.name, arguments: params.arguments, modern: true, ...tasks, ...(progressToken !== undefined ? { progressToken } : {}), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) },
+          {
+            kind: 'call',
+            id,
+            name: params.name,
+            arguments: params.arguments,
+            modern: true,
+            ...tasks,
+            ...(progressToken !== undefined ? { progressToken } : {}),
+            ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+            ...(logLevel !== undefined ? { logLevel } : {}),
+          },
           exchange,
         );
       }
@@ -298,16 +315,20 @@ export class McpEndpointService {
       this.cancel(caller, message);
       return exchange.send(202, NO_BODY, null);
     }
-    if (message.kind === 'call' && message.progressToken !== undefined) return this.callWithProgress(caller, message, exchange);
+    if (message.kind === 'call') {
+      // Revision 2026-07-28 names the level in the request; the earlier ones set it with logging/setLevel.
+      const logLevel = message.modern ? (message.logLevel as LogLevel | undefined) : ((await this.logLevels.of(logOwner(caller))) ?? undefined);
+      if (message.progressToken !== undefined || logLevel !== undefined) return this.callAsStream(caller, message, exchange, logLevel);
+    }
     const answer = await this.answerOf(caller, message);
     exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify(answer)));
   }
 
   // The JSON-RPC response to a request the fast path takes: its result, or an error with the McpError's
   // code and message.
-  private async answerOf(caller: McpCaller, message: EndpointRequest, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
+  private async answerOf(caller: McpCaller, message: EndpointRequest, listening: Listening = {}): Promise<unknown> {
     try {
-      return { jsonrpc: '2.0', id: message.id, result: await this.fastResult(caller, message, onProgress) };
+      return { jsonrpc: '2.0', id: message.id, result: await this.fastResult(caller, message, listening) };
     } catch (error) {
       // Nothing unexpected reaches a client: it is logged, and answered as an internal error.
       if (!(error instanceof McpError)) this.logger.error(error instanceof Error ? error : String(error));
@@ -319,12 +340,14 @@ export class McpEndpointService {
     }
   }
 
-  // A tools/call that sent _meta.progressToken: answered as an event stream (the Streamable HTTP form that
-  // may carry notifications before the response), with a progress notification every
-  // MCP_PROGRESS_INTERVAL_MS while the tool runs (a client resets its request timeout on each), one for each
-  // report the tool makes (an upstream MCP server's), then the response. MCP wants each notification's value
-  // above the last: progress counts the notifications, with no total; a report's own numbers are in its message.
-  private async callWithProgress(caller: McpCaller, message: Extract<FastMessage, { kind: 'call' }>, exchange: HttpExchange): Promise<void> {
+  // A tools/call that sent _meta.progressToken, or whose client asked for log messages (`logLevel`):
+  // answered as an event stream (the Streamable HTTP form that may carry notifications before the response).
+  // With a progressToken: a progress notification every MCP_PROGRESS_INTERVAL_MS while the tool runs (a
+  // client resets its request timeout on each) and one for each report the tool makes (an upstream MCP
+  // server's). MCP wants each notification's value above the last: progress counts the notifications, with
+  // no total; a report's own numbers are in its message. With a level: the log messages of the tool's
+  // upstream MCP server at or above it (notifications/message). Then the response.
+  private async callAsStream(caller: McpCaller, message: Extract<FastMessage, { kind: 'call' }>, exchange: HttpExchange, logLevel: LogLevel | undefined): Promise<void> {
     const stream = new PassThrough();
     const write = (payload: unknown) => stream.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
     exchange.stream(200, SSE_HEADERS, stream);
@@ -335,10 +358,20 @@ export class McpEndpointService {
       if (ended) return;
       write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: message.progressToken, progress: ++progress, message: text } });
     };
-    const timer = setInterval(() => notify(`${message.name} is running (${Math.round((Date.now() - started) / 1000)} s)`), this.config.transport.mcpProgressIntervalMs);
-    const onProgress = (report: ToolProgress) => notify(report.message ?? `${message.name}: ${report.progress}${report.total !== undefined ? ` of ${report.total}` : ''}`);
+    const timer =
+      message.progressToken !== undefined
+        ? setInterval(() => notify(`${message.name} is running (${Math.round((Date.now() - started) / 1000)} s)`), this.config.transport.mcpProgressIntervalMs)
+        : undefined;
+    const listening: Listening = {
+      ...(message.progressToken !== undefined && {
+        onProgress: (report: ToolProgress) => notify(report.message ?? `${message.name}: ${report.progress}${report.total !== undefined ? ` of ${report.total}` : ''}`),
+      }),
+      ...(logLevel !== undefined && {
+        logs: { level: logLevel, send: (log: ToolLogMessage) => !ended && write({ jsonrpc: '2.0', method: 'notifications/message', params: log }) } satisfies ToolLogs,
+      }),
+    };
     try {
-      write(await this.answerOf(caller, message, onProgress));
+      write(await this.answerOf(caller, message, listening));
     } finally {
       ended = true;
       clearInterval(timer);
@@ -346,8 +379,8 @@ export class McpEndpointService {
     }
   }
 
-  private async fastResult(caller: McpCaller, message: EndpointRequest, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
-    const result = await this.resultOf(caller, message, onProgress);
+  private async fastResult(caller: McpCaller, message: EndpointRequest, listening: Listening): Promise<unknown> {
+    const result = await this.resultOf(caller, message, listening);
     if (!('modern' in message) || !message.modern) return result;
     // Revision 2026-07-28 marks every result complete, and says how long a listing may be cached, by whom.
     const listing = message.kind === 'list' || (message.kind === 'resource' && message.request.method.endsWith('/list'));
@@ -356,12 +389,12 @@ export class McpEndpointService {
     return { resultType: 'complete', ...(result as object) };
   }
 
-  private async resultOf(caller: McpCaller, message: EndpointRequest, onProgress?: (report: ToolProgress) => void): Promise<unknown> {
+  private async resultOf(caller: McpCaller, message: EndpointRequest, listening: Listening): Promise<unknown> {
     switch (message.kind) {
       case 'discover':
         return { supportedVersions: ALL_REVISIONS, capabilities: { ...(await this.capabilities(caller)), extensions: MODERN_TASKS_CAPABILITY }, serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
       case 'call': {
-        const result = await this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey, onProgress });
+        const result = await this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey, ...listening });
         return message.tasks ? this.tasks.answerModern(taskCaller(caller), result, await this.resultShape(caller, message.name)) : result;
       }
       case 'task':
@@ -371,10 +404,22 @@ export class McpEndpointService {
       case 'ping':
         return {};
       case 'initialize':
+        // A new session: the level an earlier one set no longer holds.
+        await this.logLevels.reset(logOwner(caller));
         return initializeResult(message.request.params.protocolVersion, await this.capabilities(caller));
+      case 'setLevel':
+        return this.setLogLevel(caller, message.level);
       case 'resource':
         return this.resourceResult(caller, message.request);
     }
+  }
+
+  // logging/setLevel, where the capabilities declare logging (an MCP source this key may use declares it).
+  private async setLogLevel(caller: McpCaller, level: unknown): Promise<Record<string, never>> {
+    if (!(await this.capabilities(caller)).logging) throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
+    if (!isLogLevel(level)) throw new McpError(ErrorCode.InvalidParams, badLevel('params.level'));
+    await this.logLevels.set(logOwner(caller), level);
+    return {};
   }
 
   // Resources where the key may call read_file or use an MCP source, on the project's own endpoint only
@@ -433,6 +478,8 @@ export class McpEndpointService {
       server.setRequestHandler('prompts/list', () => this.unexpectedLogged(this.resources.prompts(caller)));
       server.setRequestHandler('prompts/get', (request: GetPromptRequest) => bounded(() => this.unexpectedLogged(this.resources.getPrompt(caller, request.params.name, request.params.arguments))));
     }
+    // The SDK's own handler keeps the level in the Server, which lives for this POST only.
+    if (capabilities.logging) server.setRequestHandler('logging/setLevel', (request: SetLevelRequest) => this.unexpectedLogged(this.setLogLevel(caller, request.params.level)));
     server.setRequestHandler('tools/list', () => this.list(caller) as Promise<SdkListToolsResult>);
     // Task-augmented (params.task, revision 2025-11-25): the call runs or parks as any call does, then the
     // client gets a task to poll for its result (TaskAwareServer). Earlier revisions have no tasks.
@@ -497,7 +544,7 @@ export class McpEndpointService {
     if (request.signal?.aborted) onSdkCancel();
     else request.signal?.addEventListener('abort', onSdkCancel, { once: true });
     try {
-      const run = { cancelled: cancel.signal, shape, onProgress: request.onProgress };
+      const run = { cancelled: cancel.signal, shape, onProgress: request.onProgress, logs: request.logs };
       if (request.idempotencyKey !== undefined) return await this.keyedCall(caller, name, args, run, request.idempotencyKey);
       return await this.plainCall(caller, name, args, run);
     } catch (error) {
@@ -527,7 +574,7 @@ export class McpEndpointService {
 
   // Each call its own controller: in a JSON-RPC batch, one call's deadline must not stop the others. The
   // client cancelling it, or going away, stops it.
-  private async plainCall(caller: McpCaller, name: string, args: unknown, { cancelled, shape, onProgress }: CallRun): Promise<CallToolResult> {
+  private async plainCall(caller: McpCaller, name: string, args: unknown, { cancelled, shape, onProgress, logs }: CallRun): Promise<CallToolResult> {
     const controller = new AbortController();
     const onCancel = () => controller.abort(cancelled.reason);
     const onGone = () => controller.abort(caller.controller.signal.reason);
@@ -537,7 +584,7 @@ export class McpEndpointService {
     else caller.controller.signal.addEventListener('abort', onGone, { once: true });
     try {
       const outcome = await this.calls.call(
-        { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp', catalogue: caller.catalogue, onProgress },
+        { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: name, body: { arguments: args }, channel: 'mcp', catalogue: caller.catalogue, onProgress, logs },
         controller,
       );
       return fromInvocation(outcome, shape);
@@ -549,7 +596,7 @@ export class McpEndpointService {
 
   // Under an Idempotency-Key, as over REST: the call runs on when the client goes away and its retry gets the
   // stored answer (marked replayed); notifications/cancelled or the key's end stop it, and that answer is kept.
-  private async keyedCall(caller: McpCaller, name: string, args: unknown, { cancelled, shape, onProgress }: CallRun, key: unknown): Promise<CallToolResult> {
+  private async keyedCall(caller: McpCaller, name: string, args: unknown, { cancelled, shape, onProgress, logs }: CallRun, key: unknown): Promise<CallToolResult> {
     const call: RawToolCall = {
       tenantId: caller.tenantId,
       projectId: caller.projectId,
@@ -559,6 +606,7 @@ export class McpEndpointService {
       channel: 'mcp',
       catalogue: caller.catalogue,
       onProgress,
+      logs,
     };
     if (typeof key !== 'string') throw invalidIdempotencyKey(`_meta["${IDEMPOTENCY_KEY_META}"] must be a string of 1 to 255 visible ASCII characters`);
     const { outcome, replayed } = await this.keyed.call(call, key, AbortSignal.any([cancelled, caller.keyEnded]));
@@ -567,19 +615,24 @@ export class McpEndpointService {
   }
 }
 
-interface CallRequest {
+// What the client listens for while a call runs: its progress (it sent a progressToken), and its log
+// messages (it set a level). Both travel on the call's event stream.
+interface Listening {
+  onProgress?: (report: ToolProgress) => void;
+  logs?: ToolLogs;
+}
+
+interface CallRequest extends Listening {
   id?: string | number;
   signal?: AbortSignal;
   idempotencyKey?: unknown;
-  // The client listens for progress (it sent a progressToken): the tool's own reports go there.
-  onProgress?: (report: ToolProgress) => void;
 }
 
-// A tools/call on its way to the tool: what stops it, how its result is shaped, where its progress goes.
-interface CallRun {
+// A tools/call on its way to the tool: what stops it, how its result is shaped, where its progress and
+// log messages go.
+interface CallRun extends Listening {
   cancelled: AbortSignal;
   shape: ResultShape;
-  onProgress?: (report: ToolProgress) => void;
 }
 
 // Through a toolset, the real tool behind a name relays upstream content; a dispatcher (call_tool) does not.
@@ -597,6 +650,13 @@ const taskCaller = (caller: McpCaller): TaskCaller => ({
   apiKeyId: caller.principal.apiKeyId,
   keyName: caller.principal.keyName,
 });
+
+// Revision 2026-07-28: the level a request asks log messages at, in its _meta.
+const LOG_LEVEL_META = 'io.modelcontextprotocol/logLevel';
+const badLevel = (where: string) => `${where} must be one of ${LOG_LEVELS.join(', ')}`;
+
+// Whose logging/setLevel it is: the key's, in this project (mcp-log-levels.ts).
+const logOwner = (caller: McpCaller): LogLevelOwner => ({ tenantId: caller.tenantId, projectId: caller.projectId, apiKeyId: caller.principal.apiKeyId });
 
 const requestRef = (caller: McpCaller, requestId: string | number): McpRequestRef => ({
   tenantId: caller.tenantId,

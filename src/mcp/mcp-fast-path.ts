@@ -12,12 +12,15 @@ import { IDEMPOTENCY_KEY_META } from './mcp-tool-results.js';
 // envelope, were most of the endpoint's CPU per call; for these messages they decide nothing.
 export type FastMessage =
   // `tasks`: a 2026-07-28 client that declared the tasks extension (mcp-tasks.service.ts).
-  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown; progressToken?: string | number; modern?: true; tasks?: true }
+  // `logLevel`: revision 2026-07-28's per-request level (_meta "io.modelcontextprotocol/logLevel"), as sent.
+  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown; progressToken?: string | number; logLevel?: unknown; modern?: true; tasks?: true }
   | { kind: 'list'; id: string | number; modern?: true }
   | { kind: 'ping'; id: string | number; modern?: true }
   // server/discover, of protocol revision 2026-07-28 (mcp-modern.ts).
   | { kind: 'discover'; id: string | number; modern: true }
   | { kind: 'initialize'; id: string | number; request: InitializeRequest }
+  // logging/setLevel (up to revision 2025-11-25); its level is checked as it is set.
+  | { kind: 'setLevel'; id: string | number; level: unknown }
   // notifications/cancelled: it names a request of another POST (McpCancellations finds it).
   | { kind: 'cancel'; requestId: string | number; reason?: string }
   // Any other notification: nothing to answer in a stateless server (202).
@@ -36,6 +39,7 @@ const ENVELOPE_KEYS = ['jsonrpc', 'id', 'method', 'params'] as const;
 const NOTIFICATION_KEYS = ['jsonrpc', 'method', 'params'] as const;
 const CALL_PARAM_KEYS = ['name', 'arguments', '_meta'] as const;
 const LIST_PARAM_KEYS = ['cursor'] as const;
+const SET_LEVEL_PARAM_KEYS = ['level'] as const;
 const CALL_META_KEYS = [IDEMPOTENCY_KEY_META, 'progressToken'] as const;
 
 // The transport's header rules: Accept lists both JSON and SSE (a substring check, as the SDK does), the
@@ -87,6 +91,9 @@ export function recogniseFastMessage(exchange: Pick<HttpExchange, 'headers' | 'b
     case 'ping':
       if (params !== undefined && Object.keys(params).length > 0) return null;
       return { kind: 'ping', id };
+    case 'logging/setLevel':
+      if (params === undefined || !onlyKeys(params, SET_LEVEL_PARAM_KEYS)) return null;
+      return { kind: 'setLevel', id, level: params.level };
     case 'initialize': {
       // Once per client: the SDK's own schema decides what a valid initialize is.
       const parsed = InitializeRequestSchema.safeParse({ method, params });

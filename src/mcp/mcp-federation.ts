@@ -56,6 +56,8 @@ export interface FederatedFeatures {
   resources: boolean;
   prompts: boolean;
   completions: boolean;
+  // Log messages during its tools' calls (relayed to a client that set a level).
+  logging: boolean;
 }
 
 type Listed<T> = { item: T; source: FederatedSource };
@@ -106,6 +108,7 @@ export class McpFederation {
       resources: declared.some((c) => c.resources !== undefined),
       prompts: declared.some((c) => c.prompts !== undefined),
       completions: declared.some((c) => c.completions !== undefined),
+      logging: declared.some((c) => c.logging !== undefined),
     };
   }
 

@@ -28,6 +28,7 @@ export class McpOfferings {
   ) {}
 
   // No subscriptions and no list-changed notices: a stateless endpoint holds no stream to notify on.
+  // Logging where a source declares it.
   async capabilities(caller: ResourceCaller): Promise<ServerCapabilities> {
     const [workspace, federated] = await Promise.all([this.workspace.offered(caller), this.federation.features(caller)]);
     return {
@@ -35,6 +36,8 @@ export class McpOfferings {
       ...(workspace || federated.resources ? { resources: { subscribe: false, listChanged: false } } : {}),
       ...(federated.prompts ? { prompts: { listChanged: false } } : {}),
       ...(workspace || federated.completions ? { completions: {} } : {}),
+      // The log messages of its sources' calls, relayed (the endpoint keeps the level a client sets).
+      ...(federated.logging ? { logging: {} } : {}),
     };
   }
 

@@ -12,13 +12,15 @@ import { McpFederation } from './mcp-federation.js';
 import { McpOfferings } from './mcp-offerings.js';
 import { McpTasks } from './mcp-tasks.service.js';
 import { McpTasksRepository } from './mcp-tasks.repository.js';
+import { McpLogLevels } from './mcp-log-levels.js';
+import { McpLogLevelsRepository } from './mcp-log-levels.repository.js';
 
 // Every project as an MCP server (mcp.controller.ts); its MCP sources' tools are skills (skills/), their
 // resources and prompts are relayed here (mcp-federation.ts).
 @Module({
   imports: [ToolsModule, SkillsModule, RateLimitModule, CallsModule, WorkspaceModule],
   controllers: [McpController],
-  providers: [McpEndpointService, McpCancellations, McpWorkspaceResources, McpFederation, McpOfferings, McpTasks, McpTasksRepository],
+  providers: [McpEndpointService, McpCancellations, McpWorkspaceResources, McpFederation, McpOfferings, McpTasks, McpTasksRepository, McpLogLevels, McpLogLevelsRepository],
   // A toolset's MCP endpoint is this one with the toolset's catalogue (src/toolsets).
   exports: [McpEndpointService],
 })

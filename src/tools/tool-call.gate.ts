@@ -44,8 +44,10 @@ export interface RawToolCall {
   channel: InvocationChannel;
   // A call through a toolset: the names, schemas and fixed arguments the model was shown (tool-catalogue.ts).
   catalogue?: ToolCatalogue;
-  // Progress the tool reports while it runs (MCP: the client sent a progressToken).
+  // Progress the tool reports while it runs (MCP: the client sent a progressToken), and its log messages
+  // (MCP: the client set a level).
   onProgress?: ToolContext['onProgress'];
+  logs?: ToolContext['logs'];
 }
 
 // How a call through a catalogue reached its tool: audited beside the real tool's name, and answered under
@@ -76,6 +78,7 @@ export interface ValidatedToolCall {
   exposedAs: ExposedAs | null;
   pathPrefix: string | null;
   onProgress?: ToolContext['onProgress'];
+  logs?: ToolContext['logs'];
 }
 
 // Collects what the gate below needs from the REST route: the tenant, the project, the tool and the body.
@@ -172,6 +175,7 @@ export class ToolCallGate {
         exposedAs: exposed && catalogue ? { toolset: catalogue.toolset, name: exposed.name, renames } : (resume?.exposedAs ?? null),
         pathPrefix: exposed ? exposed.pathPrefix : (resume?.pathPrefix ?? null),
         ...(call.onProgress && { onProgress: call.onProgress }),
+        ...(call.logs && { logs: call.logs }),
       };
     } catch (error) {
       throw await this.refused(identity, error, body, tool, startedAt);

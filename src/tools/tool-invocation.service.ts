@@ -112,6 +112,7 @@ export class ToolInvocationService {
         signal,
         timeoutMs: call.timeoutMs,
         ...(call.onProgress && { onProgress: call.onProgress }),
+        ...(call.logs && { logs: call.logs }),
       });
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));

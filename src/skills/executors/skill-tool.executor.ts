@@ -107,7 +107,7 @@ export class SkillToolExecutor implements ToolExecutor {
   // content as it came ({ content }), which the MCP endpoint relays unchanged (relaysMcpContent).
   private async callUpstream(spec: McpExecutorSpec, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     const target = { tenantId: ctx.tenantId, url: spec.url, headers: spec.headers };
-    const result = await this.upstreams.callTool(target, spec.tool, args, ctx.timeoutMs, ctx.signal, ctx.onProgress);
+    const result = await this.upstreams.callTool(target, spec.tool, args, ctx.timeoutMs, ctx.signal, { onProgress: ctx.onProgress, logs: ctx.logs });
     capResultContent(result, this.config.tools.mcpResultMaxContentItems);
     const text = result.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n');
     if (result.isError) throw new ToolError('upstream_error', text.slice(0, 8192) || `The tool '${spec.tool}' failed on the MCP server`, false);

@@ -7,11 +7,13 @@ import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-po
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolError } from '../../execution/tool-error.js';
 import type { ToolContext, ToolProgress } from '../../execution/tool-definition.js';
+import type { ToolLogs } from '../../execution/tool-logs.js';
 import { redactText, scrubWholeValues } from '../../common/secrets/secret-redaction.js';
 import type { SkillWorkerTasks } from '../executors/skill-worker-tasks.js';
 import { executorSecrets } from '../skill-secrets.js';
 import { guardedMcpFetch } from './guarded-mcp-fetch.js';
 import { schemaIssue } from './schema-issue.js';
+import { upstreamLogRelay } from './upstream-log-relay.js';
 
 export interface McpExecutorSpec {
   type: 'mcp';
@@ -72,12 +74,18 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
     }
   }
 
-  // `onProgress`: asks the upstream for progress reports (a progressToken) and receives them. Every failure,
-  // the upstream's JSON-RPC errors included, is the tool's error (a ToolError naming the server).
-  callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, onProgress?: ToolContext['onProgress']): Promise<CallToolResult> {
+  // `listening.onProgress`: asks the upstream for progress reports (a progressToken) and receives them.
+  // `listening.logs`: the caller wants the upstream's log messages at or above a level. The SDK client hands
+  // a session's notifications/message to one handler, without the request they came with, so such a call
+  // gets a session of its own (one more initialize), asks the upstream for that level when it declares
+  // logging, and relays what arrives (upstream-log-relay.ts). Every failure, the upstream's JSON-RPC errors
+  // included, is the tool's error (a ToolError naming the server).
+  callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, listening: Pick<ToolContext, 'onProgress' | 'logs'> = {}): Promise<CallToolResult> {
     // The SDK's own timeout stays out of the way: the call's deadline is the tool's (ToolInvocationService).
+    const { onProgress, logs } = listening;
     const progress = onProgress && { onprogress: ({ progress, total, message }: ToolProgress) => onProgress({ progress, total, message }) };
     const call = async (client: Client) => (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs + 1_000, ...progress })) as CallToolResult;
+    if (logs) return this.onOwnSession(target, timeoutMs, signal, logs, name, call);
     return this.onSession(target, timeoutMs, signal, call, false);
   }
 
@@ -116,6 +124,31 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
         if (attempt === 0 && lost) continue;
         throw asToolError(target, error);
       }
+    }
+  }
+
+  // One call on a session opened for it and closed after, whose log messages go to `logs`.
+  private async onOwnSession<T>(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal, logs: ToolLogs, tool: string, run: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.connect(target, timeoutMs, signal);
+    try {
+      const { LoggingMessageNotificationSchema } = await loadSdkClient();
+      const relay = upstreamLogRelay(logs, executorSecrets(target), tool);
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => relay(notification.params));
+      // An upstream that refuses the level still sends what it sends; the relay filters by level anyway.
+      if (client.getServerCapabilities()?.logging) {
+        await client.setLoggingLevel(logs.level, { signal, timeout: timeoutMs }).catch((error: unknown) => {
+          if (signal.aborted) throw error;
+        });
+      }
+      return await run(client);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw asToolError(target, error);
+    } finally {
+      // The session was this call's: the upstream may forget it (DELETE), as a client that is done should.
+      const transport = client.transport as { terminateSession?: () => Promise<void> } | undefined;
+      await transport?.terminateSession?.().catch(() => undefined);
+      await client.close().catch(() => undefined);
     }
   }
 

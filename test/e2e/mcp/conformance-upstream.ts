@@ -23,7 +23,7 @@ import { UpstreamMcpServer } from './upstream-mcp-server.js';
 // tenant's upstream MCP server: Toolgate imports its tools as an MCP skill and relays them, and relays its
 // resources and prompts to keys that may call those tools, so the suite's checks judge what Toolgate
 // hands on (content of every kind, progress, errors, schemas) rather than a fixture of Toolgate's own.
-// Answers as an event stream, so the progress a tool reports while it runs travels with its call.
+// Answers as an event stream, so the progress and log messages a tool sends while it runs travel with its call.
 
 const NO_ARGUMENTS = { type: 'object', properties: {} } as const;
 
@@ -40,6 +40,7 @@ export const CONFORMANCE_TOOLS: Tool[] = [
   { name: 'test_embedded_resource', description: 'Answers an embedded text resource', inputSchema: NO_ARGUMENTS },
   { name: 'test_multiple_content_types', description: 'Answers text, an image and an embedded resource', inputSchema: NO_ARGUMENTS },
   { name: 'test_tool_with_progress', description: 'Reports progress 0, 50 and 100 of 100 while it runs', inputSchema: NO_ARGUMENTS },
+  { name: 'test_tool_with_logging', description: 'Logs three messages at info level while it runs', inputSchema: NO_ARGUMENTS },
   { name: 'test_error_handling', description: 'Always answers an error result', inputSchema: NO_ARGUMENTS },
   {
     name: SCHEMA_2020_12_TOOL,
@@ -89,7 +90,7 @@ export class ConformanceUpstream extends UpstreamMcpServer {
   }
 
   protected override mcpServer(): Server {
-    const server = new Server({ name: 'conformance-fixtures', version: '1.0.0' }, { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } });
+    const server = new Server({ name: 'conformance-fixtures', version: '1.0.0' }, { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} } });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
     server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: CONFORMANCE_RESOURCES }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
@@ -131,6 +132,13 @@ export class ConformanceUpstream extends UpstreamMcpServer {
             await pause(50);
           }
           return { content: [{ type: 'text', text: 'Reported progress to 100' }] };
+        }
+        case 'test_tool_with_logging': {
+          for (const [i, data] of ['Tool execution started', 'Tool processing data', 'Tool execution completed'].entries()) {
+            if (i > 0) await pause(50);
+            await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'conformance', data } });
+          }
+          return { content: [{ type: 'text', text: 'Logged three messages' }] };
         }
         case 'test_error_handling':
           return { isError: true, content: [{ type: 'text', text: 'This tool fails on purpose' }] };

@@ -1,0 +1,45 @@
+import { redactText, scrubWholeValues } from '../../common/secrets/secret-redaction.js';
+import { isLogLevel, passes, type ToolLogs } from '../../execution/tool-logs.js';
+
+// The most log messages one call relays, and the most characters of one message's data (as JSON): an upstream
+// server is the tenant's, not ours, and its messages go out on the caller's open response.
+export const MAX_RELAYED_LOG_MESSAGES = 100;
+export const MAX_LOG_DATA_CHARS = 8 * 1024;
+const MAX_LOGGER_LENGTH = 128;
+
+// Turns an upstream MCP server's notifications/message params into the messages `logs` receives: those at
+// or above the caller's level (whatever level the upstream was asked for, it may send others), with the
+// upstream's credentials and anything else that looks like one blanked (the server may echo the headers it
+// got), data cut to MAX_LOG_DATA_CHARS characters, and at most MAX_RELAYED_LOG_MESSAGES per call, the last of them
+// saying the rest were dropped. `logger`: the name used when the upstream gives none.
+export function upstreamLogRelay(logs: ToolLogs, secrets: readonly string[], logger: string): (params: unknown) => void {
+  let relayed = 0;
+  return (params) => {
+    if (typeof params !== 'object' || params === null) return;
+    const { level, logger: named, data } = params as Record<string, unknown>;
+    if (!isLogLevel(level) || !passes(level, logs.level) || relayed > MAX_RELAYED_LOG_MESSAGES) return;
+    if (++relayed > MAX_RELAYED_LOG_MESSAGES) {
+      if (passes('warning', logs.level)) logs.send({ level: 'warning', logger, data: `More than ${MAX_RELAYED_LOG_MESSAGES} log messages in one call: the rest were dropped` });
+      return;
+    }
+    const name = typeof named === 'string' && named.length > 0 ? named.slice(0, MAX_LOGGER_LENGTH) : logger;
+    logs.send({ level, logger: redact(name, secrets), data: relayedData(data, secrets) });
+  };
+}
+
+const redact = (text: string, secrets: readonly string[]) => redactText(scrubWholeValues(text, secrets));
+
+// Redacted as JSON text, so that no depth of nesting hides a string from it; data whose text the
+// redaction changed into something that no longer parses, or that is too long, goes on as the text.
+function relayedData(data: unknown, secrets: readonly string[]): unknown {
+  const text = typeof data === 'string' ? data : JSON.stringify(data ?? null);
+  if (text.length > MAX_LOG_DATA_CHARS) return `${redact(text.slice(0, MAX_LOG_DATA_CHARS), secrets)}… (cut at ${MAX_LOG_DATA_CHARS} characters)`;
+  const redacted = redact(text, secrets);
+  if (typeof data === 'string') return redacted;
+  if (redacted === text) return data;
+  try {
+    return JSON.parse(redacted) as unknown;
+  } catch {
+    return redacted;
+  }
+}

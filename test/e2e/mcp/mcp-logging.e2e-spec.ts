@@ -1,0 +1,202 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  EmptyResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  type LoggingLevel,
+  type LoggingMessageNotification,
+  LoggingMessageNotificationSchema,
+  SetLevelRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
+import { enableSkill, postSkill, uniqueName } from '../skills/skill-test-kit.js';
+import { listen } from '../tools/tool-test-kit.js';
+import { connectMcp, refusedWith, textOf, type TextResult } from './mcp-test-kit.js';
+import { UpstreamMcpServer } from './upstream-mcp-server.js';
+
+// MCP logging through a project's endpoint: a client sets a level with logging/setLevel on one POST (or,
+// under revision 2026-07-28, names it in a request's _meta), and the log messages its MCP source's upstream
+// server sends while a call runs reach it on that call's event stream, at or above the level, without the
+// credentials Toolgate sent the upstream.
+
+const LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+const SECRET = 'upstream-log-secret-4f9a1c2e7b';
+const NO_ARGUMENTS = { type: 'object', properties: {} } as const;
+const TOOLS: Tool[] = [
+  { name: 'chatty', description: 'Logs one message at every level, then one quoting its credential', inputSchema: NO_ARGUMENTS },
+  { name: 'noisy', description: 'Logs 150 messages at info level', inputSchema: NO_ARGUMENTS },
+];
+
+// A deep object with the credential at the bottom: redaction must reach it however deep it is.
+const deep = (depth: number): unknown => (depth === 0 ? { token: SECRET } : { inner: deep(depth - 1) });
+
+class LoggingUpstream extends UpstreamMcpServer {
+  protected override readonly jsonResponse = false;
+  // Every level Toolgate asked this server for (logging/setLevel on its session).
+  readonly levelsAsked: string[] = [];
+
+  constructor() {
+    super(TOOLS);
+  }
+
+  protected override mcpServer(): Server {
+    const server = new Server({ name: 'logging-upstream', version: '1.0.0' }, { capabilities: { tools: {}, logging: {} } });
+    server.setRequestHandler(SetLevelRequestSchema, (request) => {
+      this.levelsAsked.push(request.params.level);
+      return {};
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      this.calls.push(request.params.name);
+      const log = (params: LoggingMessageNotification['params']) => extra.sendNotification({ method: 'notifications/message', params });
+      if (request.params.name === 'chatty') {
+        // Whatever level it was asked for: Toolgate filters too.
+        for (const level of LEVELS) await log({ level, logger: 'chatty', data: { level } });
+        await log({ level: 'error', data: { said: `my token is ${SECRET}`, nested: deep(40) } });
+      } else {
+        for (let i = 0; i < 150; i++) await log({ level: 'info', data: `message ${i}` });
+      }
+      return { content: [{ type: 'text', text: `${request.params.name} done` }] };
+    });
+    return server;
+  }
+}
+
+describe('MCP logging: the upstream’s log messages relayed at the level a client set', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+  let projectId: string;
+  let agentKey: Record<string, string>;
+  let otherKey: Record<string, string>;
+  const upstream = new LoggingUpstream();
+  const clients: Client[] = [];
+
+  // An SDK client that collects the log messages it receives.
+  async function loggingClient(auth: Record<string, string>): Promise<{ client: Client; received: Array<LoggingMessageNotification['params']> }> {
+    const client = await connectMcp(t, projectId, auth);
+    clients.push(client);
+    const received: Array<LoggingMessageNotification['params']> = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void received.push(notification.params));
+    return { client, received };
+  }
+
+  async function newKey(name: string): Promise<Record<string, string>> {
+    const key = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name, role: 'agent', projectIds: [projectId] }).expect(201);
+    return { Authorization: `Bearer ${key.body.key as string}` };
+  }
+
+  // One tools/call POSTed by hand: the answer's content type and its body as text.
+  async function rawCall(auth: Record<string, string>, name: string, headers: Record<string, string> = {}, meta?: Record<string, unknown>) {
+    const port = await listen(t);
+    const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers, ...auth },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name, arguments: {}, ...(meta ? { _meta: meta } : {}) } }),
+    });
+    return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
+  }
+
+  beforeAll(async () => {
+    await upstream.start();
+    t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}` } });
+    tenant = await t.createTenant();
+    projectId = (await t.createProject(tenant)).id;
+    const source = { type: 'mcp', url: upstream.url, headers: { Authorization: `Bearer ${SECRET}` }, tools: TOOLS.map((tool) => tool.name) };
+    const imported = await postSkill(t, tenant, { name: uniqueName('logging'), version: '1.0.0', description: 'An upstream that logs', source });
+    expect(imported.status).toBe(201);
+    expect((await enableSkill(t, tenant, projectId, imported.body.id as string)).status).toBe(201);
+    agentKey = await newKey('logging-agent');
+    otherKey = await newKey('logging-other');
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    await t.close();
+    await upstream.stop();
+  });
+
+  it('declares logging, where an MCP source the key may use declares it', async () => {
+    const { client } = await loggingClient(agentKey);
+    expect(client.getServerCapabilities()?.logging).toEqual({});
+  });
+
+  it('refuses a level MCP does not define, naming the parameter and the levels', async () => {
+    const { client } = await loggingClient(agentKey);
+    const refused = await refusedWith(client.request({ method: 'logging/setLevel', params: { level: 'verbose' as LoggingLevel } }, EmptyResultSchema));
+    expect(refused.code).toBe(ErrorCode.InvalidParams);
+    expect(refused.message).toContain('params.level must be one of debug, info, notice, warning, error, critical, alert, emergency');
+  });
+
+  it('relays, on the next POST’s call, the messages at or above the level set, asks the upstream for that level, and blanks the credential however deep', async () => {
+    const { client, received } = await loggingClient(agentKey);
+    expect(await client.setLoggingLevel('warning')).toEqual({});
+    const result = (await client.callTool({ name: 'chatty', arguments: {} })) as TextResult;
+    expect(textOf(result)).toBe('chatty done');
+    expect(received.map((message) => message.level)).toEqual(['warning', 'error', 'critical', 'alert', 'emergency', 'error']);
+    expect(received[0]).toEqual({ level: 'warning', logger: 'chatty', data: { level: 'warning' } });
+    // No logger named: the tool's.
+    expect(received[5].logger).toBe('chatty');
+    const text = JSON.stringify(received);
+    expect(text).not.toContain(SECRET);
+    expect(text).toContain('my token is [redacted]');
+    expect((text.match(/\[redacted\]/g) ?? []).length).toBe(2);
+    expect(upstream.levelsAsked.at(-1)).toBe('warning');
+    // The call is audited like any other.
+    const id = (result._meta as Record<string, unknown>)['dev.toolgate/invocationId'] as string;
+    const row = await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200);
+    expect(row.body).toMatchObject({ tool: 'chatty', channel: 'mcp', status: 'ok' });
+  });
+
+  it('keeps the level to the key that set it: another key’s calls in the project are answered as JSON, with no log messages', async () => {
+    const { client } = await loggingClient(agentKey);
+    await client.setLoggingLevel('debug');
+    const other = await rawCall(otherKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' });
+    expect(other.status).toBe(200);
+    expect(other.contentType).toContain('application/json');
+    expect(other.text).not.toContain('notifications/message');
+    const own = await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' });
+    expect(own.contentType).toContain('text/event-stream');
+    expect((own.text.match(/"method":"notifications\/message"/g) ?? []).length).toBe(9);
+  });
+
+  it('starts a new session without a level: after the key initializes again, its calls carry no log messages', async () => {
+    const first = await loggingClient(agentKey);
+    await first.client.setLoggingLevel('debug');
+    const second = await loggingClient(agentKey);
+    await second.client.callTool({ name: 'chatty', arguments: {} });
+    expect(second.received).toEqual([]);
+    expect((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).contentType).toContain('application/json');
+  });
+
+  it('relays at most 100 messages of one call, then says the rest were dropped', async () => {
+    const { client, received } = await loggingClient(agentKey);
+    await client.setLoggingLevel('info');
+    await client.callTool({ name: 'noisy', arguments: {} });
+    expect(received.length).toBe(101);
+    expect(received[99]).toMatchObject({ level: 'info', data: 'message 99' });
+    expect(received[100]).toMatchObject({ level: 'warning', data: 'More than 100 log messages in one call: the rest were dropped' });
+  });
+
+  describe('under revision 2026-07-28', () => {
+    const modern = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'chatty' };
+
+    it('relays what a request’s _meta level asks for, and nothing to a request without one, whatever logging/setLevel set', async () => {
+      const { client } = await loggingClient(agentKey);
+      await client.setLoggingLevel('debug');
+      const asked = await rawCall(agentKey, 'chatty', modern, { 'io.modelcontextprotocol/logLevel': 'critical' });
+      expect(asked.contentType).toContain('text/event-stream');
+      const levels = [...asked.text.matchAll(/"method":"notifications\/message","params":\{"level":"(\w+)"/g)].map((m) => m[1]);
+      expect(levels).toEqual(['critical', 'alert', 'emergency']);
+      const silent = await rawCall(agentKey, 'chatty', modern);
+      expect(silent.contentType).toContain('application/json');
+      expect(JSON.parse(silent.text)).toMatchObject({ result: { resultType: 'complete', content: [{ type: 'text', text: 'chatty done' }] } });
+    });
+
+    it('refuses a _meta level MCP does not define', async () => {
+      const refused = await rawCall(agentKey, 'chatty', modern, { 'io.modelcontextprotocol/logLevel': 'loud' });
+      expect(JSON.parse(refused.text)).toMatchObject({ error: { code: ErrorCode.InvalidParams, message: expect.stringContaining('_meta["io.modelcontextprotocol/logLevel"] must be one of debug') } });
+    });
+  });
+});
