@@ -13,6 +13,7 @@ import { expectNoProcess, uniqueSleep, waitForProcess } from '../../support/proc
 import { callTool, EventStream, listen } from '../tools/tool-test-kit.js';
 import { commandTool, enableSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
 import { connectMcp } from '../mcp/mcp-test-kit.js';
+import { LOGGING_TOOLS, LoggingUpstream } from '../mcp/logging-upstream.js';
 
 // Two real instances of the service on one PostgreSQL database, as behind a load balancer: a change made
 // through A must reach B's caches through the change bus, not their TTLs (set to ten minutes here).
@@ -42,10 +43,13 @@ describeOnPostgres(title, () => {
   let b: TestApp;
   let tenant: TestTenant;
   // B's bus connection goes through this proxy, so a test can cut it without touching B's pool.
+  // An MCP source that logs, for the level a client sets on one instance and the other honours.
+  const loggingUpstream = new LoggingUpstream();
   const busProxy = new TcpProxy('127.0.0.1', Number(new URL(serverUrl ?? 'postgresql://x:5432').port || 5432));
 
   beforeAll(async () => {
     database = await createTestDatabase();
+    await loggingUpstream.start();
     // One workspace root for both, as a shared volume would be.
     shared = await mkdtemp(path.join(os.tmpdir(), 'toolgate-cluster-'));
     await chmod(shared, 0o711);
@@ -55,6 +59,7 @@ describeOnPostgres(title, () => {
       API_KEY_CACHE_TTL_MS: LONG_TTL,
       WORKSPACE_CACHE_TTL_MS: LONG_TTL,
       METRICS_TOKEN,
+      FETCH_ALLOW_HOSTS: `127.0.0.1:${loggingUpstream.port}`,
     };
     a = await createTestApp({ env, database });
     await busProxy.start();
@@ -69,6 +74,7 @@ describeOnPostgres(title, () => {
     await b?.close();
     await a?.close();
     await busProxy.stop();
+    await loggingUpstream.stop();
     await database?.close();
     if (shared) await rm(shared, { recursive: true, force: true });
   });
@@ -131,6 +137,31 @@ describeOnPostgres(title, () => {
     await expectNoProcess(marker);
     const rows = (await a.http.get(`/v1/projects/${project.id}/invocations`).query({ tool: 'shell_exec' }).set(tenant.auth).expect(200)).body.items;
     expect(rows).toEqual([expect.objectContaining({ channel: 'mcp', status: 'error', errorCode: 'cancelled', errorMessage: expect.stringMatching(/from B/) })]);
+  });
+
+  it('an MCP log level set on A holds for the calls B serves within one second, and an initialize on B clears it for A', async () => {
+    const project = await a.createProject(tenant);
+    const source = { type: 'mcp', url: loggingUpstream.url, tools: LOGGING_TOOLS.map((tool) => tool.name) };
+    const skill = await a.http.post('/v1/skills').set(tenant.auth).send({ name: `logging-${project.id.slice(0, 8)}`, version: '1.0.0', description: 'logs', source }).expect(201);
+    await enableSkill(a, tenant, project.id, skill.body.id as string);
+    const call = async (app: TestApp) => {
+      const res = await fetch(`http://127.0.0.1:${await listen(app)}/v1/projects/${project.id}/mcp`, {
+        method: 'POST',
+        headers: { ...tenant.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {} } }),
+      });
+      return (await res.text()).match(/"method":"notifications\/message"/g)?.length ?? 0;
+    };
+    // B has read (and cached, for ten minutes) that the key set no level.
+    expect(await call(b)).toBe(0);
+    const onA = await connectMcp(a, project.id, tenant.auth);
+    await onA.setLoggingLevel('error');
+    // error, critical, alert, emergency, and the message quoting the credential (error).
+    await within(WITHIN_MS, async () => (await call(b)) === 5);
+    expect(await call(a)).toBe(5);
+    const onB = await connectMcp(b, project.id, tenant.auth);
+    await within(WITHIN_MS, async () => (await call(a)) === 0);
+    await Promise.all([onA.close(), onB.close()]);
   });
 
   it("a project's workspace changed on A is the one B resolves", async () => {

@@ -1,69 +1,15 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  EmptyResultSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  type LoggingLevel,
-  type LoggingMessageNotification,
-  LoggingMessageNotificationSchema,
-  SetLevelRequestSchema,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { EmptyResultSchema, ErrorCode, type LoggingLevel, type LoggingMessageNotification, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { enableSkill, postSkill, uniqueName } from '../skills/skill-test-kit.js';
 import { listen } from '../tools/tool-test-kit.js';
 import { connectMcp, refusedWith, textOf, type TextResult } from './mcp-test-kit.js';
-import { UpstreamMcpServer } from './upstream-mcp-server.js';
+import { LOGGING_SECRET as SECRET, LOGGING_TOOLS as TOOLS, LoggingUpstream } from './logging-upstream.js';
 
 // MCP logging through a project's endpoint: a client sets a level with logging/setLevel on one POST (or,
 // under revision 2026-07-28, names it in a request's _meta), and the log messages its MCP source's upstream
 // server sends while a call runs reach it on that call's event stream, at or above the level, without the
 // credentials Toolgate sent the upstream.
-
-const LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-const SECRET = 'upstream-log-secret-4f9a1c2e7b';
-const NO_ARGUMENTS = { type: 'object', properties: {} } as const;
-const TOOLS: Tool[] = [
-  { name: 'chatty', description: 'Logs one message at every level, then one quoting its credential', inputSchema: NO_ARGUMENTS },
-  { name: 'noisy', description: 'Logs 150 messages at info level', inputSchema: NO_ARGUMENTS },
-];
-
-// A deep object with the credential at the bottom: redaction must reach it however deep it is.
-const deep = (depth: number): unknown => (depth === 0 ? { token: SECRET } : { inner: deep(depth - 1) });
-
-class LoggingUpstream extends UpstreamMcpServer {
-  protected override readonly jsonResponse = false;
-  // Every level Toolgate asked this server for (logging/setLevel on its session).
-  readonly levelsAsked: string[] = [];
-
-  constructor() {
-    super(TOOLS);
-  }
-
-  protected override mcpServer(): Server {
-    const server = new Server({ name: 'logging-upstream', version: '1.0.0' }, { capabilities: { tools: {}, logging: {} } });
-    server.setRequestHandler(SetLevelRequestSchema, (request) => {
-      this.levelsAsked.push(request.params.level);
-      return {};
-    });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      this.calls.push(request.params.name);
-      const log = (params: LoggingMessageNotification['params']) => extra.sendNotification({ method: 'notifications/message', params });
-      if (request.params.name === 'chatty') {
-        // Whatever level it was asked for: Toolgate filters too.
-        for (const level of LEVELS) await log({ level, logger: 'chatty', data: { level } });
-        await log({ level: 'error', data: { said: `my token is ${SECRET}`, nested: deep(40) } });
-      } else {
-        for (let i = 0; i < 150; i++) await log({ level: 'info', data: `message ${i}` });
-      }
-      return { content: [{ type: 'text', text: `${request.params.name} done` }] };
-    });
-    return server;
-  }
-}
 
 describe('MCP logging: the upstream’s log messages relayed at the level a client set', () => {
   let t: TestApp;
