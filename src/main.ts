@@ -22,7 +22,7 @@ async function bootstrap(): Promise<void> {
   applyHeapGrowth(config.heapGrowingPercent);
   const pinoLogger = createPinoLogger(config.logLevel, logDestination(config.logFormat));
   await startTracing(config.tracing);
-  const app = await NestFactory.create(AppModule.forRoot(config), createHttpAdapter(config), {
+  const app = await NestFactory.create(AppModule.forRoot(config), await createHttpAdapter(config), {
     bodyParser: false,
     logger: new JsonLogger(pinoLogger),
   });

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { MemoryRateLimitStore } from './rate-limit.store.js';
 import { RATE_LIMIT_STORE } from './rate-limit.tokens.js';
-import { RedisRateLimitStore } from './redis-rate-limit.store.js';
 import { TenantRateLimitGuard } from './tenant-rate-limit.guard.js';
 import { TenantRateLimiter } from './tenant-rate-limiter.js';
 
@@ -11,8 +10,12 @@ import { TenantRateLimiter } from './tenant-rate-limiter.js';
     {
       provide: RATE_LIMIT_STORE,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) =>
-        config.rateLimit.redisUrl ? new RedisRateLimitStore(config.rateLimit.redisUrl) : new MemoryRateLimitStore(),
+      // The Redis client (ioredis, a few megabytes) is loaded only where REDIS_URL asks for it.
+      useFactory: async (config: AppConfig) => {
+        if (!config.rateLimit.redisUrl) return new MemoryRateLimitStore();
+        const { RedisRateLimitStore } = await import('./redis-rate-limit.store.js');
+        return new RedisRateLimitStore(config.rateLimit.redisUrl);
+      },
     },
     TenantRateLimiter,
     TenantRateLimitGuard,

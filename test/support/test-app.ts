@@ -93,7 +93,7 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
     .overrideProvider(DATABASE_DRIVER)
     .useValue(database.driver)
     .compile();
-  const app = moduleRef.createNestApplication(createHttpAdapter(config), { bodyParser: false, logger: new JsonLogger(pinoLogger) });
+  const app = moduleRef.createNestApplication(await createHttpAdapter(config), { bodyParser: false, logger: new JsonLogger(pinoLogger) });
   configureApp(app, config, pinoLogger);
   await app.init();
   // Fastify routes only once its instance is ready.
