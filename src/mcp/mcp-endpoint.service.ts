@@ -165,6 +165,10 @@ export class McpEndpointService {
     if (Array.isArray(exchange.body) && !(await this.admitBatch(caller, exchange.body, exchange))) return;
     const body = Array.isArray(exchange.body) ? this.withoutCancellations(caller, exchange.body) : exchange.body;
     if (Array.isArray(body) && body.length === 0) return exchange.send(202, NO_BODY, null);
+    // An initialize the fast path did not take (a batch holding only it; the transport refuses one beside
+    // other messages).
+    const only = Array.isArray(body) && body.length === 1 ? body[0] : body;
+    if (isObject(only) && only.method === 'initialize' && only.id !== undefined) await this.newSession(caller);
     const sdk = await loadSdkServer();
     const revision = exchange.headers['mcp-protocol-version'] ?? initializeVersion(Array.isArray(body) ? body : [body]);
     const capabilities = withLegacyTasks(await this.capabilities(caller), revision);
@@ -316,8 +320,7 @@ export class McpEndpointService {
       return exchange.send(202, NO_BODY, null);
     }
     if (message.kind === 'call') {
-      // Revision 2026-07-28 names the level in the request; the earlier ones set it with logging/setLevel.
-      const logLevel = message.modern ? (message.logLevel as LogLevel | undefined) : ((await this.logLevels.of(logOwner(caller))) ?? undefined);
+      const logLevel = await this.logLevelOf(caller, message);
       if (message.progressToken !== undefined || logLevel !== undefined) return this.callAsStream(caller, message, exchange, logLevel);
     }
     const answer = await this.answerOf(caller, message);
@@ -404,14 +407,28 @@ export class McpEndpointService {
       case 'ping':
         return {};
       case 'initialize':
-        // A new session: the level an earlier one set no longer holds.
-        await this.logLevels.reset(logOwner(caller));
+        await this.newSession(caller);
         return initializeResult(message.request.params.protocolVersion, await this.capabilities(caller));
       case 'setLevel':
         return this.setLogLevel(caller, message.level);
       case 'resource':
         return this.resourceResult(caller, message.request);
     }
+  }
+
+  // The level a call's log messages are asked at: revision 2026-07-28 names it in the request, the earlier
+  // ones set it with logging/setLevel. A toolset's endpoint declares no logging (its tools are the
+  // toolset's, under its names, and the upstream's messages name the tools behind them): none there.
+  private async logLevelOf(caller: McpCaller, message: Extract<FastMessage, { kind: 'call' }>): Promise<LogLevel | undefined> {
+    if (caller.catalogue) return undefined;
+    if (message.modern) return message.logLevel as LogLevel | undefined;
+    return (await this.logLevels.of(logOwner(caller))) ?? undefined;
+  }
+
+  // A new session (an initialize, however it came): the level an earlier one set no longer holds. A
+  // toolset's endpoint has no logging, and leaves the project endpoint's level as it is.
+  private newSession(caller: McpCaller): Promise<void> {
+    return caller.catalogue ? Promise.resolve() : this.logLevels.reset(logOwner(caller));
   }
 
   // logging/setLevel, where the capabilities declare logging (an MCP source this key may use declares it).
@@ -479,7 +496,7 @@ export class McpEndpointService {
       server.setRequestHandler('prompts/get', (request: GetPromptRequest) => bounded(() => this.unexpectedLogged(this.resources.getPrompt(caller, request.params.name, request.params.arguments))));
     }
     // The SDK's own handler keeps the level in the Server, which lives for this POST only.
-    if (capabilities.logging) server.setRequestHandler('logging/setLevel', (request: SetLevelRequest) => this.unexpectedLogged(this.setLogLevel(caller, request.params.level)));
+    if (capabilities.logging) server.setRequestHandler('logging/setLevel', (request: SetLevelRequest) => this.unexpectedLogged(this.setLogLevel(caller, request.params?.level)));
     server.setRequestHandler('tools/list', () => this.list(caller) as Promise<SdkListToolsResult>);
     // Task-augmented (params.task, revision 2025-11-25): the call runs or parks as any call does, then the
     // client gets a task to poll for its result (TaskAwareServer). Earlier revisions have no tasks.

@@ -92,8 +92,9 @@ export function recogniseFastMessage(exchange: Pick<HttpExchange, 'headers' | 'b
       if (params !== undefined && Object.keys(params).length > 0) return null;
       return { kind: 'ping', id };
     case 'logging/setLevel':
-      if (params === undefined || !onlyKeys(params, SET_LEVEL_PARAM_KEYS)) return null;
-      return { kind: 'setLevel', id, level: params.level };
+      // No params at all is answered here too: -32602 naming params.level.
+      if (params !== undefined && !onlyKeys(params, SET_LEVEL_PARAM_KEYS)) return null;
+      return { kind: 'setLevel', id, level: params?.level };
     case 'initialize': {
       // Once per client: the SDK's own schema decides what a valid initialize is.
       const parsed = InitializeRequestSchema.safeParse({ method, params });

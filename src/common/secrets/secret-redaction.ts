@@ -60,7 +60,9 @@ const JSON_MEMBER = /"((?:[^"\\\n]|\\.){1,128})"(\s*:\s*)("(?:[^"\\]|\\.)*"?|[^\
 // An assignment's value ends before the punctuation of the sentence around it (`?token=abc: refused`).
 const ASSIGNMENT = /(^|[?&;\s"'(,])(-{0,2}[A-Za-z_][\w.-]{0,127})=("[^"\n]*"|'[^'\n]*'|[^&\s"'#;,<>)]*[^&\s"'#;,<>).:!?])/g;
 const HEADER_LINE = /^([ \t]*)([A-Za-z0-9][\w-]{0,127})([ \t]*:[ \t]*)(\S[^\r\n]*)$/gm;
-const USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)([^\s/@]+)(?=@)/gi;
+// The scheme starts where no scheme character precedes it (not merely at a word boundary, which every
+// letter after a '-' or '.' is): each run of scheme characters is tried once, not once per position in it.
+const USERINFO = /((?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)([^\s/@]+)(?=@)/gi;
 // One test that most texts fail at once: nothing in them could be redacted.
 const MAYBE_CREDENTIAL = /key|token|secret|pass|pwd|credential|session|cookie|sig|auth|bearer|sk-|[sr]k_|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|:\/\/[^\s/]*@/i;
 

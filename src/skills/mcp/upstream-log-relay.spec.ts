@@ -36,6 +36,21 @@ describe('upstreamLogRelay', () => {
     expect(sent[2].data).not.toContain('abcdefghijklmnopqrstuvwxyz0123456789');
   });
 
+  it('blanks a credential the cut would split, and any part of it that the redaction’s shortening brings into what is kept', () => {
+    const secret = 'HdrSecretKey77665544332211qq';
+    const { sent, relay } = relayAt('debug', [secret]);
+    // Lengthened until the cut falls inside the credential (an upstream logging the request it got).
+    for (let pad = MAX_LOG_DATA_CHARS - 60; pad < MAX_LOG_DATA_CHARS; pad++) relay({ level: 'debug', data: { arguments: { q: 'p'.repeat(pad) }, rawHeaders: ['x-other', secret] } });
+    // Many copies shrink as they are blanked, pulling text from past the window into what is kept.
+    // The redaction reads a window of 2 × 8,192 + 1,024 characters; here it ends five characters into the
+    // last copy, which only the margin keeps out.
+    const copies = 600;
+    relay({ level: 'debug', data: `${`${secret} `.repeat(copies)}${'f'.repeat(MAX_LOG_DATA_CHARS * 2 + 1024 - copies * (secret.length + 1) - 5)}${secret}` });
+    const shown = JSON.stringify(sent);
+    for (let i = 0; i + 5 <= secret.length; i++) expect(shown).not.toContain(secret.slice(i, i + 5));
+    expect(sent.every((message) => typeof message.data === 'string' && (message.data as string).endsWith(`… (cut at ${MAX_LOG_DATA_CHARS} characters)`))).toBe(true);
+  });
+
   it('sends data longer than the cap as its text, cut', () => {
     const { sent, relay } = relayAt('debug');
     relay({ level: 'info', data: { text: 'y'.repeat(MAX_LOG_DATA_CHARS * 2) } });

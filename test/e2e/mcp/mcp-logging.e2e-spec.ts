@@ -35,15 +35,20 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
   }
 
   // One tools/call POSTed by hand: the answer's content type and its body as text.
-  async function rawCall(auth: Record<string, string>, name: string, headers: Record<string, string> = {}, meta?: Record<string, unknown>) {
+  async function rawCall(auth: Record<string, string>, name: string, headers: Record<string, string> = {}, meta?: Record<string, unknown>, endpoint = '/mcp') {
+    return rawPost(auth, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name, arguments: {}, ...(meta ? { _meta: meta } : {}) } }, headers, endpoint);
+  }
+
+  async function rawPost(auth: Record<string, string>, body: unknown, headers: Record<string, string> = {}, endpoint = '/mcp') {
     const port = await listen(t);
-    const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}${endpoint}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers, ...auth },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name, arguments: {}, ...(meta ? { _meta: meta } : {}) } }),
+      body: JSON.stringify(body),
     });
     return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
   }
+  const messagesIn = (text: string) => (text.match(/"method":"notifications\/message"/g) ?? []).length;
 
   beforeAll(async () => {
     await upstream.start();
@@ -68,11 +73,13 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
     expect(client.getServerCapabilities()?.logging).toEqual({});
   });
 
-  it('refuses a level MCP does not define, naming the parameter and the levels', async () => {
+  it('refuses a level MCP does not define, or none, naming the parameter and the levels', async () => {
     const { client } = await loggingClient(agentKey);
     const refused = await refusedWith(client.request({ method: 'logging/setLevel', params: { level: 'verbose' as LoggingLevel } }, EmptyResultSchema));
     expect(refused.code).toBe(ErrorCode.InvalidParams);
     expect(refused.message).toContain('params.level must be one of debug, info, notice, warning, error, critical, alert, emergency');
+    const none = await rawPost(agentKey, { jsonrpc: '2.0', id: 3, method: 'logging/setLevel' }, { 'mcp-protocol-version': '2025-11-25' });
+    expect(JSON.parse(none.text)).toMatchObject({ id: 3, error: { code: ErrorCode.InvalidParams, message: expect.stringContaining('params.level must be one of') } });
   });
 
   it('relays, on the next POST’s call, the messages at or above the level set, asks the upstream for that level, and blanks the credential however deep', async () => {
@@ -114,6 +121,41 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
     await second.client.callTool({ name: 'chatty', arguments: {} });
     expect(second.received).toEqual([]);
     expect((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).contentType).toContain('application/json');
+  });
+
+  it('starts a new session on an initialize inside a JSON-RPC batch too (revision 2025-03-26)', async () => {
+    const { client } = await loggingClient(agentKey);
+    await client.setLoggingLevel('debug');
+    expect(messagesIn((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).text)).toBe(9);
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'batch', version: '1' } } };
+    // Beside other messages, the transport refuses it (400): no session starts, the level holds.
+    expect((await rawPost(agentKey, [initialize, { jsonrpc: '2.0', id: 2, method: 'ping' }])).status).toBe(400);
+    expect(messagesIn((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).text)).toBe(9);
+    const batch = await rawPost(agentKey, [initialize]);
+    expect(batch.status).toBe(200);
+    expect(JSON.parse(batch.text)).toMatchObject({ id: 1, result: { protocolVersion: '2025-03-26' } });
+    expect(messagesIn((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).text)).toBe(0);
+  });
+
+  it('relays nothing through a toolset’s endpoint, which declares no logging, and leaves the project endpoint’s level alone', async () => {
+    await t.http
+      .post(`/v1/projects/${projectId}/toolsets`)
+      .set(tenant.auth)
+      .send({ slug: 'quiet-names', name: 'Renamed', mode: 'direct', tools: [{ select: 'chatty', name: 'renamed_chatty' }] })
+      .expect(201);
+    const { client } = await loggingClient(agentKey);
+    await client.setLoggingLevel('debug');
+    const toolset = await connectMcp(t, projectId, agentKey, '/toolsets/quiet-names/mcp');
+    clients.push(toolset);
+    expect(toolset.getServerCapabilities()?.logging).toBeUndefined();
+    const viaToolset = await rawCall(agentKey, 'renamed_chatty', { 'mcp-protocol-version': '2025-11-25' }, undefined, '/toolsets/quiet-names/mcp');
+    expect(viaToolset.contentType).toContain('application/json');
+    expect(viaToolset.text).toContain('chatty done');
+    const modern = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'renamed_chatty' };
+    const modernViaToolset = await rawCall(agentKey, 'renamed_chatty', modern, { 'io.modelcontextprotocol/logLevel': 'debug' }, '/toolsets/quiet-names/mcp');
+    expect(messagesIn(modernViaToolset.text)).toBe(0);
+    // The toolset client's initialize left the level set on the project endpoint.
+    expect(messagesIn((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).text)).toBe(9);
   });
 
   it('relays at most 100 messages of one call, then says the rest were dropped', async () => {
