@@ -167,7 +167,7 @@ export class McpEndpointService {
     if (Array.isArray(body) && body.length === 0) return exchange.send(202, NO_BODY, null);
     // An initialize the fast path did not take (a batch holding only it; the transport refuses one beside
     // other messages).
-    const only = Array.isArray(body) && body.length === 1 ? body[0] : body;
+    const only: unknown = Array.isArray(body) && body.length === 1 ? body[0] : body;
     if (isObject(only) && only.method === 'initialize' && only.id !== undefined) await this.newSession(caller);
     const sdk = await loadSdkServer();
     const revision = exchange.headers['mcp-protocol-version'] ?? initializeVersion(Array.isArray(body) ? body : [body]);

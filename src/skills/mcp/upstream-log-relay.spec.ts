@@ -48,7 +48,7 @@ describe('upstreamLogRelay', () => {
     relay({ level: 'debug', data: `${`${secret} `.repeat(copies)}${'f'.repeat(MAX_LOG_DATA_CHARS * 2 + 1024 - copies * (secret.length + 1) - 5)}${secret}` });
     const shown = JSON.stringify(sent);
     for (let i = 0; i + 5 <= secret.length; i++) expect(shown).not.toContain(secret.slice(i, i + 5));
-    expect(sent.every((message) => typeof message.data === 'string' && (message.data as string).endsWith(`… (cut at ${MAX_LOG_DATA_CHARS} characters)`))).toBe(true);
+    expect(sent.every((message) => typeof message.data === 'string' && message.data.endsWith(`… (cut at ${MAX_LOG_DATA_CHARS} characters)`))).toBe(true);
   });
 
   it('sends data longer than the cap as its text, cut', () => {
