@@ -26,7 +26,7 @@ export class McpLogLevels {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.levels = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
-    metrics.cache('mcp-log-levels', this.levels);
+    metrics.cache('mcp_log_levels', this.levels);
     bus.subscribe(LOG_LEVEL_CHANGED, (owner) => this.levels.delete(cacheKey(owner)));
     bus.onResync(() => this.levels.clear());
   }
