@@ -1,5 +1,6 @@
 // CPU profile of a hot path: one Toolgate child started with `node --cpu-prof`, one scenario of the
-// benchmark against it (BENCH_SCENARIO: read_file by default, invalid_args, tool_listing, mcp_read_file: read_file through
+// benchmark against it (BENCH_SCENARIO: read_file by default, invalid_args, tool_listing, list_files (the recursive
+// listing of a 10,000-file tree; its worker threads' profiles are summarised too), mcp_read_file: read_file through
 // the project's MCP endpoint, driven by the MCP SDK client over Streamable HTTP, or mcp_read_file_raw: the same
 // tools/call POST from autocannon), then SIGTERM so
 // V8 writes the profile on the way out. Prints the top self-time functions and keeps the main thread's
@@ -14,7 +15,7 @@ import path from 'node:path';
 import { cleanupAll, trackTempDir } from './lib/cleanup.mjs';
 import { renderSummary, summarizeProfile } from './lib/cpuprofile.mjs';
 import { databaseFactory } from './lib/database.mjs';
-import { BENCH_FILE, writeBenchFile } from './lib/fixtures.mjs';
+import { BENCH_FILE, createTree, TREE_DIR, writeBenchFile } from './lib/fixtures.mjs';
 import { closedLoop, httpLoad } from './lib/load.mjs';
 import { checkMcpRawRead, checkMcpRead, connectMcpHttp, mcpRawRead, mcpReadLoad } from './lib/mcp-http.mjs';
 import { REPO_ROOT, assertBuilt, provisionTenant, startToolgate } from './lib/toolgate.mjs';
@@ -32,8 +33,8 @@ async function profileReadFile() {
   const adapter = process.env.BENCH_ADAPTER ?? 'fastify';
   if (!['express', 'fastify'].includes(adapter)) throw new Error(`BENCH_ADAPTER must be express or fastify, got '${adapter}'`);
   const scenario = process.env.BENCH_SCENARIO ?? 'read_file';
-  if (!['read_file', 'invalid_args', 'tool_listing', 'mcp_read_file', 'mcp_read_file_raw'].includes(scenario)) {
-    throw new Error(`BENCH_SCENARIO must be read_file, invalid_args, tool_listing, mcp_read_file or mcp_read_file_raw, got '${scenario}'`);
+  if (!['read_file', 'invalid_args', 'tool_listing', 'list_files', 'mcp_read_file', 'mcp_read_file_raw'].includes(scenario)) {
+    throw new Error(`BENCH_SCENARIO must be read_file, invalid_args, tool_listing, list_files, mcp_read_file or mcp_read_file_raw, got '${scenario}'`);
   }
   const durationS = Number(process.env.BENCH_DURATION ?? 10);
   const databaseUrl = process.env.DATABASE_URL?.trim();
@@ -57,11 +58,21 @@ async function profileReadFile() {
   });
   const tenant = await provisionTenant(service, adminToken, `profile-${randomBytes(3).toString('hex')}`);
   writeBenchFile(path.join(workspaces, tenant.projectId));
+  if (scenario === 'list_files') createTree(path.join(workspaces, tenant.projectId));
   const invoke = `${service.baseUrl}/v1/projects/${tenant.projectId}/tools/read_file/invoke`;
   const scenarios = {
     read_file: { url: invoke, method: 'POST', body: { arguments: { path: BENCH_FILE } }, expectStatus: 200, checkBody: (b) => b.includes('"status":"ok"') },
     invalid_args: { url: invoke, method: 'POST', body: { arguments: { path: 5 } }, expectStatus: 422, checkBody: (b) => b.includes('"invalid_arguments"') },
     tool_listing: { url: `${service.baseUrl}/v1/projects/${tenant.projectId}/tools`, expectStatus: 200 },
+    // The bench's recursive listing: 10,000 entries of the 10,100 in the tree. Its walk runs on worker
+    // threads: their profiles are summarised after the main thread's.
+    list_files: {
+      url: `${service.baseUrl}/v1/projects/${tenant.projectId}/tools/list_files/invoke`,
+      method: 'POST',
+      body: { arguments: { path: TREE_DIR, recursive: true, limit: 10_000 } },
+      expectStatus: 200,
+      checkBody: (b) => b.includes('"status":"ok"'),
+    },
   };
   const headers = { authorization: `Bearer ${tenant.key}` };
   let load = (s) => httpLoad({ ...scenarios[scenario], headers, connections: 50, durationS: s });
@@ -98,6 +109,15 @@ async function profileReadFile() {
     path.join(RESULTS, `${scenario.replaceAll('_', '-')}-${adapter}-${databases.kind}.profile.json`),
     `${JSON.stringify({ adapter, database: databases.kind, load: stats, exit, summary }, null, 2)}\n`,
   );
+  // A listing's walk runs on the worker threads: each one's profile is kept and summarised too.
+  if (scenario !== 'list_files') return;
+  for (const file of files.filter((f) => f !== main)) {
+    const thread = file.split('.')[4];
+    const keptThread = kept.replace(/\.cpuprofile$/, `-thread${thread}.cpuprofile`);
+    copyFileSync(path.join(profileDir, file), keptThread);
+    process.stdout.write(`\nworker thread ${thread} (${path.relative(process.cwd(), keptThread)}):\n`);
+    summarizeFile(keptThread, [from, to]);
+  }
 }
 
 let failed = false;
