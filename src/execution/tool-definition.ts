@@ -46,6 +46,9 @@ export interface ToolContext {
   logs?: ToolLogs;
 }
 
+// What a caller listening to a running call receives: its progress reports and its log messages.
+export type ToolListeners = Pick<ToolContext, 'onProgress' | 'logs'>;
+
 // How far a call has come, in the tool's own numbers (an upstream MCP server's notifications/progress).
 export interface ToolProgress {
   progress: number;

@@ -37,7 +37,7 @@ import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
 import { type CallPrincipal, principalOf, type RawToolCall } from '../tools/tool-call.gate.js';
 import type { ToolCatalogue, ToolView } from '../tools/tool-catalogue.js';
-import type { ToolDefinition, ToolProgress } from '../execution/tool-definition.js';
+import type { ToolDefinition, ToolListeners, ToolProgress } from '../execution/tool-definition.js';
 import { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLogMessage, type ToolLogs } from '../execution/tool-logs.js';
 import { invalidIdempotencyKey } from '../calls/calls.errors.js';
 import { KeyedCallService } from '../calls/keyed-call.service.js';
@@ -46,7 +46,7 @@ import { cancellationOf, type FastMessage, recogniseFastMessage } from './mcp-fa
 import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
 import { McpLogLevels } from './mcp-log-levels.js';
-import type { LogLevelOwner } from './mcp-log-levels.repository.js';
+import type { KeyInProject } from './mcp-key-scope.js';
 import { McpOfferings } from './mcp-offerings.js';
 import { declaresTasks, LEGACY_TASKS_CAPABILITY, McpTasks, MISSING_CLIENT_CAPABILITY, MODERN_TASKS_CAPABILITY, TASKS_EXTENSION, type TaskCaller } from './mcp-tasks.service.js';
 import {
@@ -422,20 +422,20 @@ export class McpEndpointService {
   private async logLevelOf(caller: McpCaller, message: Extract<FastMessage, { kind: 'call' }>): Promise<LogLevel | undefined> {
     if (caller.catalogue) return undefined;
     if (message.modern) return message.logLevel as LogLevel | undefined;
-    return (await this.logLevels.of(logOwner(caller))) ?? undefined;
+    return (await this.logLevels.of(keyInProject(caller))) ?? undefined;
   }
 
   // A new session (an initialize, however it came): the level an earlier one set no longer holds. A
   // toolset's endpoint has no logging, and leaves the project endpoint's level as it is.
   private newSession(caller: McpCaller): Promise<void> {
-    return caller.catalogue ? Promise.resolve() : this.logLevels.reset(logOwner(caller));
+    return caller.catalogue ? Promise.resolve() : this.logLevels.reset(keyInProject(caller));
   }
 
   // logging/setLevel, where the capabilities declare logging (an MCP source this key may use declares it).
   private async setLogLevel(caller: McpCaller, level: unknown): Promise<Record<string, never>> {
     if (!(await this.capabilities(caller)).logging) throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
     if (!isLogLevel(level)) throw new McpError(ErrorCode.InvalidParams, badLevel('params.level'));
-    await this.logLevels.set(logOwner(caller), level);
+    await this.logLevels.set(keyInProject(caller), level);
     return {};
   }
 
@@ -634,10 +634,7 @@ export class McpEndpointService {
 
 // What the client listens for while a call runs: its progress (it sent a progressToken), and its log
 // messages (it set a level). Both travel on the call's event stream.
-interface Listening {
-  onProgress?: (report: ToolProgress) => void;
-  logs?: ToolLogs;
-}
+type Listening = ToolListeners;
 
 interface CallRequest extends Listening {
   id?: string | number;
@@ -661,19 +658,14 @@ function relaysContentIn(view: ToolView, name: string): boolean {
   }
 }
 
-const taskCaller = (caller: McpCaller): TaskCaller => ({
-  tenantId: caller.tenantId,
-  projectId: caller.projectId,
-  apiKeyId: caller.principal.apiKeyId,
-  keyName: caller.principal.keyName,
-});
+const taskCaller = (caller: McpCaller): TaskCaller => ({ ...keyInProject(caller), keyName: caller.principal.keyName });
 
 // Revision 2026-07-28: the level a request asks log messages at, in its _meta.
 const LOG_LEVEL_META = 'io.modelcontextprotocol/logLevel';
 const badLevel = (where: string) => `${where} must be one of ${LOG_LEVELS.join(', ')}`;
 
-// Whose logging/setLevel it is: the key's, in this project (mcp-log-levels.ts).
-const logOwner = (caller: McpCaller): LogLevelOwner => ({ tenantId: caller.tenantId, projectId: caller.projectId, apiKeyId: caller.principal.apiKeyId });
+// The key of the POST, in its project: whose tasks and logging/setLevel level are (mcp-key-scope.ts).
+const keyInProject = (caller: McpCaller): KeyInProject => ({ tenantId: caller.tenantId, projectId: caller.projectId, apiKeyId: caller.principal.apiKeyId });
 
 const requestRef = (caller: McpCaller, requestId: string | number): McpRequestRef => ({
   tenantId: caller.tenantId,

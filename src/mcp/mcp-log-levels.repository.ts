@@ -1,13 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service.js';
 import { isLogLevel, type LogLevel } from '../execution/tool-logs.js';
+import type { KeyInProject } from './mcp-key-scope.js';
 
-// Whose level it is: a key, in a project of its tenant. Every read and write is scoped by all three.
-export interface LogLevelOwner {
-  tenantId: string;
-  projectId: string;
-  apiKeyId: string;
-}
+// Whose level it is: a key, in a project of its tenant.
+export type LogLevelOwner = KeyInProject;
 
 @Injectable()
 export class McpLogLevelsRepository {

@@ -1,14 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service.js';
 import type { McpTask, ParkedCall, Prisma } from '../generated/prisma/client.js';
+import type { KeyInProject } from './mcp-key-scope.js';
 
-// Who may see a task: the key that made the call, in the project it was made in. Every read and write
-// below is scoped by all three, so another key, project or tenant finds nothing, as for an unknown id.
-export interface TaskOwner {
-  tenantId: string;
-  projectId: string;
-  apiKeyId: string;
-}
+// Who may see a task: the key that made the call, in the project it was made in (another key, project or
+// tenant finds nothing, as for an unknown id).
+export type TaskOwner = KeyInProject;
 
 export type TaskRowStatus = 'parked' | 'done' | 'cancelled';
 

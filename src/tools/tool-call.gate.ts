@@ -10,7 +10,7 @@ import { type Caller, type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION
 import type { ProjectSettings } from '../projects/project-access.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import type { ExposedTool, ToolCatalogue } from './tool-catalogue.js';
-import type { ToolContext } from '../execution/tool-definition.js';
+import type { ToolListeners } from '../execution/tool-definition.js';
 import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 import { retoldAs } from '../execution/validation/validation-message.js';
@@ -34,7 +34,9 @@ export const principalOf = (tenant: Tenant): CallPrincipal => ({
   parksEveryCall: tenant.parksEveryCall === true,
 });
 
-export interface RawToolCall {
+// ToolListeners: the progress the tool reports while it runs (MCP: the client sent a progressToken), and
+// its log messages (MCP: the client set a level).
+export interface RawToolCall extends ToolListeners {
   tenantId: string;
   projectId: string;
   principal: CallPrincipal;
@@ -44,10 +46,6 @@ export interface RawToolCall {
   channel: InvocationChannel;
   // A call through a toolset: the names, schemas and fixed arguments the model was shown (tool-catalogue.ts).
   catalogue?: ToolCatalogue;
-  // Progress the tool reports while it runs (MCP: the client sent a progressToken), and its log messages
-  // (MCP: the client set a level).
-  onProgress?: ToolContext['onProgress'];
-  logs?: ToolContext['logs'];
 }
 
 // How a call through a catalogue reached its tool: audited beside the real tool's name, and answered under
@@ -58,7 +56,7 @@ export interface ExposedAs {
   renames: ToolRenames;
 }
 
-export interface ValidatedToolCall {
+export interface ValidatedToolCall extends ToolListeners {
   invocationId: string;
   channel: InvocationChannel;
   tenantId: string;
@@ -77,8 +75,6 @@ export interface ValidatedToolCall {
   // Through a toolset: the name the model used, and the workspace directory the tool's paths are confined to.
   exposedAs: ExposedAs | null;
   pathPrefix: string | null;
-  onProgress?: ToolContext['onProgress'];
-  logs?: ToolContext['logs'];
 }
 
 // Collects what the gate below needs from the REST route: the tenant, the project, the tool and the body.

@@ -6,7 +6,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ToolError } from '../../execution/tool-error.js';
-import type { ToolContext, ToolProgress } from '../../execution/tool-definition.js';
+import type { ToolListeners, ToolProgress } from '../../execution/tool-definition.js';
 import type { ToolLogs } from '../../execution/tool-logs.js';
 import { redactText, scrubWholeValues } from '../../common/secrets/secret-redaction.js';
 import type { SkillWorkerTasks } from '../executors/skill-worker-tasks.js';
@@ -80,7 +80,7 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
   // gets a session of its own (one more initialize), asks the upstream for that level when it declares
   // logging, and relays what arrives (upstream-log-relay.ts). Every failure, the upstream's JSON-RPC errors
   // included, is the tool's error (a ToolError naming the server).
-  callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, listening: Pick<ToolContext, 'onProgress' | 'logs'> = {}): Promise<CallToolResult> {
+  callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, listening: ToolListeners = {}): Promise<CallToolResult> {
     // The SDK's own timeout stays out of the way: the call's deadline is the tool's (ToolInvocationService).
     const { onProgress, logs } = listening;
     const progress = onProgress && { onprogress: ({ progress, total, message }: ToolProgress) => onProgress({ progress, total, message }) };
