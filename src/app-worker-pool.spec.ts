@@ -120,15 +120,22 @@ describe('WorkerPool', () => {
       );
     }
     await symlink('..', join(root, 'tree', 'dir-00', 'loop'));
+    // A name JSON escapes, and one of more bytes than characters.
+    await writeFile(join(root, 'tree', 'dir-05', 'aé "q".txt'), 'x');
     for (const details of [false, true]) {
       const options = { limit: 10_000, maxDepth: 10, details };
       const viaPool = columnsToListing(await pool.run('listWorkspaceRecursive', { root, path: 'tree', options }));
       expect(viaPool.truncated).toBe(false);
-      expect(viaPool.entries).toHaveLength(30 + 3000 + 1);
+      expect(viaPool.entries).toHaveLength(30 + 3000 + 2);
       expect(viaPool.entries[0].path).toBe('tree/dir-00');
       expect(viaPool.entries.at(-1)!.path).toBe('tree/dir-29/file-099.txt');
       expect(viaPool.entries.at(-1)!.size).toBe(details ? '29/99'.length : undefined);
       expect(viaPool).toEqual(await listWorkspace(root, 'tree', { ...options, recursive: true }));
+      // The same listing written as JSON on the thread, as the list_files tool takes it: the same text as
+      // the rebuilt listing's, and its UTF-8 length.
+      const asJson = await pool.run('listWorkspaceRecursiveJson', { root, path: 'tree', options });
+      expect(asJson.text).toBe(JSON.stringify(viaPool));
+      expect(asJson.bytes).toBe(Buffer.byteLength(asJson.text));
     }
   }, 30_000);
 

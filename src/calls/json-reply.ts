@@ -1,5 +1,8 @@
-// A JSON answer whose status and headers the handler decides (200 or 202, Idempotent-Replayed), sent
-// through the adapter's own JSON send on Express and Fastify alike.
+import { writeJson } from '../common/json/json-text.js';
+
+// A JSON answer whose status and headers the handler decides (200 or 202, Idempotent-Replayed), written
+// here (writeJson: a result already written as JSON text goes in as it is) and sent as text with the
+// content type each adapter gives its own JSON answers.
 export interface JsonReply {
   send(status: number, headers: Record<string, string>, body: unknown): void;
 }
@@ -7,7 +10,8 @@ export interface JsonReply {
 export interface ExpressLikeResponse {
   status(code: number): ExpressLikeResponse;
   setHeader(name: string, value: string): void;
-  json(body: unknown): unknown;
+  getHeader(name: string): unknown;
+  send(body: string): unknown;
 }
 
 export interface FastifyLikeReply {
@@ -24,12 +28,15 @@ export function jsonReply(response: ExpressLikeResponse | FastifyLikeReply): Jso
       if ('raw' in response) {
         response.code(status);
         for (const [name, value] of Object.entries(headers)) response.header(name, value);
-        response.send(body);
+        response.header('content-type', 'application/json; charset=utf-8');
+        response.send(writeJson(body));
         return;
       }
       response.status(status);
       for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
-      response.json(body);
+      // As Express's res.json: its send adds the charset.
+      if (!response.getHeader('content-type')) response.setHeader('content-type', 'application/json');
+      response.send(writeJson(body));
     },
   };
 }

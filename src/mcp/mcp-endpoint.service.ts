@@ -25,6 +25,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../common/errors/app-error.js';
+import { writeJson } from '../common/json/json-text.js';
 import { concurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
@@ -43,7 +44,7 @@ import { invalidIdempotencyKey } from '../calls/calls.errors.js';
 import { KeyedCallService } from '../calls/keyed-call.service.js';
 import { mcpMethodNotAllowed } from './mcp.errors.js';
 import { cancellationOf, type FastMessage, recogniseFastMessage } from './mcp-fast-path.js';
-import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool } from './mcp-tool-results.js';
+import { advertisesOutputSchema, fromInvocation, fromRefusal, IDEMPOTENCY_KEY_META, REPLAYED_META, type ResultShape, toMcpTool, withParsedContent } from './mcp-tool-results.js';
 import { McpCancellations, type McpRequestRef } from './mcp-cancellations.js';
 import { McpLogLevels } from './mcp-log-levels.js';
 import type { KeyInProject } from './mcp-key-scope.js';
@@ -324,7 +325,7 @@ export class McpEndpointService {
       if (message.progressToken !== undefined || logLevel !== undefined) return this.callAsStream(caller, message, exchange, logLevel);
     }
     const answer = await this.answerOf(caller, message);
-    exchange.send(200, JSON_HEADERS, Buffer.from(JSON.stringify(answer)));
+    exchange.send(200, JSON_HEADERS, Buffer.from(writeJson(answer)));
   }
 
   // The JSON-RPC response to a request the fast path takes: its result, or an error with the McpError's
@@ -352,7 +353,7 @@ export class McpEndpointService {
   // upstream MCP server at or above it (notifications/message). Then the response.
   private async callAsStream(caller: McpCaller, message: Extract<FastMessage, { kind: 'call' }>, exchange: HttpExchange, logLevel: LogLevel | undefined): Promise<void> {
     const stream = new PassThrough();
-    const write = (payload: unknown) => stream.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
+    const write = (payload: unknown) => stream.write(`event: message\ndata: ${writeJson(payload)}\n\n`);
     exchange.stream(200, SSE_HEADERS, stream);
     const started = Date.now();
     let progress = 0;
@@ -505,13 +506,16 @@ export class McpEndpointService {
         this.unexpectedLogged(this.tasks.createLegacy(taskCaller(caller), result as CallToolResult, await this.resultShape(caller, name))),
       );
     }
+    // The SDK handles the result as objects (it checks and copies them), so a result written as JSON text is parsed here.
     server.setRequestHandler('tools/call', (request: CallToolRequest, ctx: ServerContext) =>
-      bounded(() =>
-        this.call(caller, request.params.name, raw.has(ctx.mcpReq.id) ? raw.get(ctx.mcpReq.id) : request.params.arguments, {
-          id: ctx.mcpReq.id,
-          signal: ctx.mcpReq.signal,
-          idempotencyKey: ctx.mcpReq._meta?.[IDEMPOTENCY_KEY_META],
-        }),
+      bounded(async () =>
+        withParsedContent(
+          await this.call(caller, request.params.name, raw.has(ctx.mcpReq.id) ? raw.get(ctx.mcpReq.id) : request.params.arguments, {
+            id: ctx.mcpReq.id,
+            signal: ctx.mcpReq.signal,
+            idempotencyKey: ctx.mcpReq._meta?.[IDEMPOTENCY_KEY_META],
+          }),
+        ),
       ) as Promise<SdkCallToolResult>,
     );
     if (capabilities.tasks) this.tasks.serveLegacy(server, taskCaller(caller), caller.controller.signal, (answer) => this.unexpectedLogged(answer));

@@ -1,4 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { JsonText } from '../common/json/json-text.js';
 import type { AppError } from '../common/errors/app-error.js';
 import type { InvocationResultDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
 import type { ToolDefinition } from '../execution/tool-definition.js';
@@ -52,13 +53,22 @@ export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto
   if (outcome.status === 'pending_approval') return awaitingApproval(outcome, _meta, outputSchema);
   if (outcome.status === 'ok' && shape.relaysContent && isUpstreamContent(outcome.result)) return { content: outcome.result.content, _meta };
   if (outcome.status === 'ok') {
-    const text = JSON.stringify(outcome.result ?? null);
+    const { result } = outcome;
+    // A result written as JSON text (a big listing) is that text, and is spliced in where the answer is written.
+    const text = result instanceof JsonText ? result.text : JSON.stringify(result ?? null);
     // structuredContent is an object in MCP: any other JSON value is carried as { result }.
-    const structuredContent = isPlainObject(outcome.result) ? outcome.result : { result: outcome.result ?? null };
+    const isObject = result instanceof JsonText ? result.isObject : isPlainObject(result);
+    const structuredContent = (isObject ? result : { result: result ?? null }) as Record<string, unknown>;
     return { content: [{ type: 'text', text }], structuredContent, _meta };
   }
   const error = outcome.error ?? { code: 'internal_error', message: 'The tool failed', retryable: false };
   return errorResult(error.message, { status: outcome.status, error }, _meta, outputSchema);
+}
+
+// The same result with structuredContent as an object, for code that handles it as one (the MCP SDK's server).
+export function withParsedContent(result: CallToolResult): CallToolResult {
+  const { structuredContent } = result as { structuredContent?: unknown };
+  return structuredContent instanceof JsonText ? { ...result, structuredContent: JSON.parse(structuredContent.text) as Record<string, unknown> } : result;
 }
 
 // An upstream MCP server's answer without structuredContent, as the skill executor returns it: { content }

@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import { JsonText } from '../common/json/json-text.js';
 import type { ToolDefinition } from '../execution/tool-definition.js';
 import { describeAjvErrors } from '../execution/validation/validation-message.js';
 import { PatternTooCostly } from '../execution/validation/linear-patterns.js';
@@ -24,6 +25,9 @@ export interface OutputMismatch {
 export function checkToolOutput(definition: ToolDefinition, result: unknown): OutputMismatch | null {
   const schema = definition.outputSchema;
   if (!schema || schema.type !== 'object') return null;
+  // Written by Toolgate's own code from a value of its declared type (a built-in's big listing): checking it
+  // would mean parsing it, which is what it was written to save. Tests hold the text to the object's JSON.
+  if (result instanceof JsonText) return null;
   let check = checks.get(schema);
   if (!check) {
     check = ajv.compile(schema);

@@ -1,3 +1,4 @@
+import { JsonText } from '../common/json/json-text.js';
 import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
 import { columnsToListing, type ListWorkspaceRecursivePayload, type WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { listWorkspace, type DetailedWorkspaceEntry, type ListWorkspaceOptions, type ListWorkspaceResult } from './fs/workspace-fs.js';
@@ -32,7 +33,34 @@ export async function listRecursively(
   signal?: AbortSignal,
 ): Promise<ListWorkspaceResult> {
   const payload: ListWorkspaceRecursivePayload = { root, path, options };
-  const inPool = async () => columnsToListing(await pool.run('listWorkspaceRecursive', payload, { signal }));
+  return listInlineOrInPool(root, path, options, async () => columnsToListing(await pool.run('listWorkspaceRecursive', payload, { signal })));
+}
+
+// Nesting of a listing's JSON: the result object, its entries array, an entry.
+const LISTING_DEPTH = 3;
+
+// The same listing for an answer (the list_files tool): a walk in the pool comes back as its JSON text,
+// which the answer carries as it is; a small one walked inline is the listing itself.
+export async function listRecursivelyAsJson(
+  pool: WorkerPool<WorkspaceWorkerTasks>,
+  root: string,
+  path: string,
+  options: RecursiveListingOptions,
+  signal?: AbortSignal,
+): Promise<ListWorkspaceResult | JsonText> {
+  const payload: ListWorkspaceRecursivePayload = { root, path, options };
+  return listInlineOrInPool(root, path, options, async () => {
+    const { text, bytes } = await pool.run('listWorkspaceRecursiveJson', payload, { signal });
+    return new JsonText(text, { bytes, depth: LISTING_DEPTH });
+  });
+}
+
+async function listInlineOrInPool<Pooled>(
+  root: string,
+  path: string,
+  options: RecursiveListingOptions,
+  inPool: () => Promise<Pooled>,
+): Promise<ListWorkspaceResult | Pooled> {
   // A glob may keep few entries of a large tree: the inline budget counts entries kept, so it goes to the pool.
   if (options.glob) return inPool();
   const inlineLimit = Math.min(options.limit, INLINE_LISTING_ENTRIES);

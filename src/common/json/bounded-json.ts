@@ -1,3 +1,5 @@
+import { JsonText, writeJson } from './json-text.js';
+
 // How deep a tool's result may nest. Every writer of JSON downstream (JSON.stringify in the HTTP answer,
 // the MCP transport, Prisma's jsonb) recurses once per level; past a few thousand levels they overflow the
 // stack, so a result must be judged before any of them sees it.
@@ -36,7 +38,7 @@ export function boundedJson(value: unknown, limits: JsonLimits): { text: string 
 function write(value: unknown, limits: JsonLimits): { text: string } | JsonLimitExceeded {
   let text: string | undefined;
   try {
-    text = JSON.stringify(value);
+    text = writeJson(value);
   } catch {
     // A BigInt, or a toJSON that throws: not JSON.
     return { exceeded: 'not_json' };
@@ -58,6 +60,14 @@ function walk(root: unknown, limits: JsonLimits): 'fits' | 'measure' | JsonLimit
   const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
   while (stack.length > 0) {
     const { value: raw, depth } = stack.pop()!;
+    // Already written: its size and depth are known, and parsing it (its toJSON) would be the cost it saves.
+    if (raw instanceof JsonText) {
+      if (depth + raw.depth > limits.maxDepth) return { exceeded: 'depth' };
+      min += raw.bytes;
+      max += raw.bytes;
+      if (min > limits.maxBytes) return { exceeded: 'size' };
+      continue;
+    }
     const value = hasToJson(raw) ? callToJson(raw) : raw;
     if (value === NOT_JSON) return { exceeded: 'not_json' };
     switch (typeof value) {

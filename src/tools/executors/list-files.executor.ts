@@ -3,7 +3,7 @@ import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-tasks.js';
 import { listWorkspace } from '../../workspace/fs/workspace-fs.js';
-import { listRecursively } from '../../workspace/recursive-listing.js';
+import { listRecursivelyAsJson } from '../../workspace/recursive-listing.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { LIST_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { GLOB_PROPERTY, PATH_PROPERTY } from './file-tool.schemas.js';
@@ -60,7 +60,8 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
       details: args.details ?? !args.recursive,
     };
     if (!args.recursive) return listWorkspace(ctx.fileRoot ?? ctx.workspace, args.path ?? '', options);
-    // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool.
-    return listRecursively(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, ctx.signal);
+    // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool,
+    // which answers the listing as JSON text (common/json/json-text.ts).
+    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, ctx.signal);
   }
 }
