@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { INLINE_LISTING_ENTRIES } from '../../../src/workspace/recursive-listing.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { mcpClientFor, postModern, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
+import { connectMcp, mcpClientFor, postModern, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
 import { callTool, listen } from './tool-test-kit.js';
 
 // A recursive listing past the inline budget is walked on a worker thread and comes back as its JSON text,
@@ -113,6 +113,30 @@ describe('a listing walked in the worker pool, on every channel', () => {
     const big = answers.find((a) => a.id === 1)!;
     expect(big.result.structuredContent).toEqual(expected);
     expect(JSON.parse(big.result.content[0].text)).toEqual(expected);
+  });
+
+  it('answers it through a toolset that confines the tool to the tree, over REST and MCP', async () => {
+    await t.http
+      .post(`/v1/projects/${projectId}/toolsets`)
+      .set(tenant.auth)
+      .send({ slug: 'tree-lister', name: 'Tree lister', mode: 'direct', tools: [{ select: 'list_files', name: 'list_tree', pathPrefix: 'tree' }] })
+      .expect(201);
+    // Paths relative to the toolset's directory, as the walk there gives them.
+    const entries = expected.entries.map((e) => ({ ...e, path: e.path.slice('tree/'.length) }));
+    const rest = await t.http
+      .post(`/v1/projects/${projectId}/toolsets/tree-lister/tools/list_tree/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { recursive: true, limit: 10_000 } })
+      .expect(200);
+    expect(rest.body).toMatchObject({ tool: 'list_tree', status: 'ok', result: { entries, truncated: false } });
+    const viaToolset = await connectMcp(t, projectId, tenant.auth, '/toolsets/tree-lister/mcp');
+    try {
+      const result = (await viaToolset.callTool({ name: 'list_tree', arguments: { recursive: true, limit: 10_000 } })) as TextResult & { structuredContent: unknown };
+      expect(result.structuredContent).toEqual(rest.body.result);
+      expect(JSON.parse(textOf(result))).toEqual(rest.body.result);
+    } finally {
+      await viaToolset.close();
+    }
   });
 
   it('audits each call', async () => {
