@@ -40,18 +40,20 @@ export async function listRecursively(
 const LISTING_DEPTH = 3;
 
 // The same listing for an answer (the list_files tool): a walk in the pool comes back as its JSON text,
-// which the answer carries as it is; a small one walked inline is the listing itself.
+// which the answer carries as it is; a small one walked inline is the listing itself. `maxBytes`, the cap
+// on results: a listing past it is not written out, and the caps drop it as they would have.
 export async function listRecursivelyAsJson(
   pool: WorkerPool<WorkspaceWorkerTasks>,
   root: string,
   path: string,
   options: RecursiveListingOptions,
+  maxBytes: number,
   signal?: AbortSignal,
 ): Promise<ListWorkspaceResult | JsonText> {
-  const payload: ListWorkspaceRecursivePayload = { root, path, options };
+  const payload = { root, path, options, maxBytes };
   return listInlineOrInPool(root, path, options, async () => {
-    const { text, bytes } = await pool.run('listWorkspaceRecursiveJson', payload, { signal });
-    return new JsonText(text, { bytes, depth: LISTING_DEPTH });
+    const written = await pool.run('listWorkspaceRecursiveJson', payload, { signal });
+    return 'text' in written ? new JsonText(written.text, { bytes: written.bytes, depth: LISTING_DEPTH }) : JsonText.oversized(written.overBytes, LISTING_DEPTH);
   });
 }
 

@@ -1,3 +1,4 @@
+import { type ListingJson, writeListingJson } from './listing-json.js';
 import { hashWorkspaceFile } from './fs/workspace-file.reader.js';
 import { workspaceFsErrorCodec } from './fs/workspace-fs.error.js';
 import { searchWorkspace, type SearchWorkspaceOptions } from './fs/workspace-search.js';
@@ -67,15 +68,6 @@ export function columnsToListing(columns: ListingColumns): ListWorkspaceResult {
   return { path: columns.path, entries, truncated: columns.truncated };
 }
 
-// A listing written as JSON on the thread that walked it (the list_files tool's big walks): one string
-// crosses to the main thread, which splices it into the answer as it is (common/json/json-text.ts). The
-// text is JSON.stringify's of the listing, the same as the columns rebuilt would give.
-export interface ListingJson {
-  text: string;
-  // UTF-8 bytes of the text, for the result caps.
-  bytes: number;
-}
-
 // The workspace's work for the app's worker pool: big walks, searches and hashes, with blocking calls.
 export const workspaceWorkerTasks = {
   listWorkspaceRecursive: async (payload: ListWorkspaceRecursivePayload) =>
@@ -83,10 +75,11 @@ export const workspaceWorkerTasks = {
       await walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true }),
       payload.options.details ?? false,
     ),
-  listWorkspaceRecursiveJson: async (payload: ListWorkspaceRecursivePayload): Promise<ListingJson> => {
-    const text = JSON.stringify(await walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true }));
-    return { text, bytes: Buffer.byteLength(text) };
-  },
+  // A listing written as JSON on the thread that walked it (the list_files tool's big walks): one string
+  // crosses to the main thread, which splices it into the answer as it is (common/json/json-text.ts). It is
+  // written only within the cap on results, `maxBytes` (listing-json.ts).
+  listWorkspaceRecursiveJson: async (payload: ListWorkspaceRecursivePayload & { maxBytes: number }): Promise<ListingJson> =>
+    writeListingJson(await walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true }), payload.maxBytes),
   hashFile: (payload: HashFilePayload) => hashWorkspaceFile(payload.root, payload.path),
   searchWorkspace: (payload: SearchWorkspacePayload) => searchWorkspace(payload.root, payload.path, payload.options),
   measureWorkspaceUsage: (payload: { root: string }) => measureDiskUsage(payload.root, { blocking: true }),

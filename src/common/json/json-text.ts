@@ -14,6 +14,7 @@ export class JsonText {
   readonly #bytes: number;
   readonly #depth: number;
   readonly #isObject: boolean;
+  #unwritten = false;
 
   // `bytes`: UTF-8 length of `text`; `depth`: how deeply it nests (bounded-json's count: the outermost
   // container is level 1). The producer knows both; they are not checked here.
@@ -24,7 +25,17 @@ export class JsonText {
     this.#isObject = text.charCodeAt(0) === 0x7b; // '{'
   }
 
+  // A result whose text was not written because it is known to be more than `atLeastBytes` bytes, past the
+  // cap on results: the caps drop it (measureJson sees its size), so no answer ever writes it; one that
+  // tried would fail, not write something else.
+  static oversized(atLeastBytes: number, depth: number): JsonText {
+    const oversized = new JsonText('{}', { bytes: atLeastBytes, depth });
+    oversized.#unwritten = true;
+    return oversized;
+  }
+
   get text(): string {
+    if (this.#unwritten) throw new Error('A result past the cap on results was not written and cannot be answered');
     return this.#text;
   }
 
@@ -42,7 +53,7 @@ export class JsonText {
   }
 
   toJSON(): unknown {
-    return splicing ? splicing.hold(this.#text) : JSON.parse(this.#text);
+    return splicing ? splicing.hold(this.text) : JSON.parse(this.text);
   }
 }
 

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-tasks.js';
@@ -48,7 +49,10 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
     source: 'builtin',
   };
 
-  constructor(@Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>) {}
+  constructor(
+    @Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   execute(args: ListFilesArgs, ctx: ToolContext) {
     const options = {
@@ -62,6 +66,6 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
     if (!args.recursive) return listWorkspace(ctx.fileRoot ?? ctx.workspace, args.path ?? '', options);
     // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool,
     // which answers the listing as JSON text (common/json/json-text.ts).
-    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, ctx.signal);
+    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, this.config.tools.resultMaxBytes, ctx.signal);
   }
 }
