@@ -9,6 +9,9 @@ import { AppError } from './common/errors/app-error.js';
 import { defaultThreadCount, resolveWorkerEntry, WorkerPool, workerResourceLimits } from './common/worker-pool/worker-pool.js';
 import { listWorkspace, WorkspaceFsError } from './workspace/fs/workspace-fs.js';
 import { columnsToListing } from './workspace/workspace-worker-tasks.js';
+import { INLINE_LISTING_ENTRIES, listRecursively, listRecursivelyAsJson } from './workspace/recursive-listing.js';
+import { JsonText } from './common/json/json-text.js';
+import { measureJson } from './common/json/bounded-json.js';
 
 // The generic pool, run with the app's own tasks and error codec (src/app-worker.*).
 const ENTRY_FILE = 'app-worker.entry.js';
@@ -137,6 +140,30 @@ describe('WorkerPool', () => {
       expect(asJson).toEqual({ text: JSON.stringify(viaPool), bytes: Buffer.byteLength(JSON.stringify(viaPool)) });
     }
   }, 30_000);
+
+  // What the list_files tool gets: a tree past the inline budget as the JSON text the worker wrote (the
+  // same JSON as the entries the other callers get), a small one as the entries, and one past the cap on
+  // results as a result the caps drop, never written.
+  it('answers a listing for the list_files tool as JSON text from the pool, as entries inline', async () => {
+    const dir = join(root, 'for-answers');
+    await mkdir(join(dir, 'big'), { recursive: true });
+    await Promise.all(Array.from({ length: INLINE_LISTING_ENTRIES + 10 }, (_, i) => writeFile(join(dir, 'big', `f${i}.txt`), '')));
+    await writeFile(join(dir, 'small.txt'), '');
+    const options = { limit: 10_000 };
+    const big = await listRecursivelyAsJson(pool, root, 'for-answers/big', options, 32 * 1024 * 1024);
+    expect(big).toBeInstanceOf(JsonText);
+    const entries = await listRecursively(pool, root, 'for-answers/big', options);
+    expect((big as JsonText).text).toBe(JSON.stringify(entries));
+    expect((big as JsonText).bytes).toBe(Buffer.byteLength(JSON.stringify(entries)));
+    expect(measureJson(big, { maxDepth: 3, maxBytes: 32 * 1024 * 1024 })).toBe('fits');
+    expect(measureJson(big, { maxDepth: 2, maxBytes: 32 * 1024 * 1024 })).toEqual({ exceeded: 'depth' });
+    const small = await listRecursivelyAsJson(pool, root, 'for-answers', { limit: 10, maxDepth: 1 }, 32 * 1024 * 1024);
+    expect(small).toEqual({ path: 'for-answers', entries: [expect.objectContaining({ path: 'for-answers/big' }), expect.objectContaining({ path: 'for-answers/small.txt' })], truncated: false });
+    const capped = await listRecursivelyAsJson(pool, root, 'for-answers/big', options, 1024);
+    expect(capped).toBeInstanceOf(JsonText);
+    expect(measureJson(capped, { maxDepth: 256, maxBytes: 1024 })).toEqual({ exceeded: 'size' });
+    expect(() => (capped as JsonText).text).toThrow(/not written/);
+  });
 
   it('hashes a confined file on a worker thread', async () => {
     await writeFile(join(root, 'data.bin'), Buffer.alloc(3 * 1024 * 1024 + 17, 7));

@@ -8,9 +8,7 @@ type RecursiveListingOptions = Omit<ListWorkspaceOptions, 'recursive' | 'blockin
 // Entries walked on the event loop before a listing moves to the worker pool.
 export const INLINE_LISTING_ENTRIES = 256;
 
-// Most recursive listings are small: walking them inline costs less than a trip to the pool, where they
-// would queue behind the big ones. A tree with more entries than the inline budget is walked again, in
-// full, in the pool, so a big walk never holds the event loop.
+// A recursive listing, inline or in the pool (listInlineOrInPool), as the entries.
 export function listRecursively(
   pool: WorkerPool<WorkspaceWorkerTasks>,
   root: string,
@@ -53,10 +51,13 @@ export async function listRecursivelyAsJson(
   const payload = { root, path, options, maxBytes };
   return listInlineOrInPool(root, path, options, async () => {
     const written = await pool.run('listWorkspaceRecursiveJson', payload, { signal });
-    return 'text' in written ? new JsonText(written.text, { bytes: written.bytes, depth: LISTING_DEPTH }) : JsonText.oversized(written.overBytes, LISTING_DEPTH);
+    return 'text' in written ? JsonText.written(written.text, { bytes: written.bytes, depth: LISTING_DEPTH }) : JsonText.oversized(written.overBytes, LISTING_DEPTH);
   });
 }
 
+// Most recursive listings are small: walking them inline costs less than a trip to the pool, where they
+// would queue behind the big ones. A tree with more entries than the inline budget is walked again, in
+// full, in the pool, so a big walk never holds the event loop.
 async function listInlineOrInPool<Pooled>(
   root: string,
   path: string,

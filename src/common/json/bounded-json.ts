@@ -49,8 +49,9 @@ function write(value: unknown, limits: JsonLimits): { text: string } | JsonLimit
 
 // Bytes a string takes in JSON text: at least its UTF-16 length (each unit is one byte or more) plus its
 // quotes, at most six bytes a unit (\uXXXX) plus the quotes.
+export const JSON_BYTES_PER_UNIT_MAX = 6;
 const STRING_MIN = (s: string) => s.length + 2;
-const STRING_MAX = (s: string) => 6 * s.length + 2;
+const STRING_MAX = (s: string) => JSON_BYTES_PER_UNIT_MAX * s.length + 2;
 // The longest number JSON.stringify writes is 24 characters (-1.2345678901234567e-308).
 const NUMBER_MAX = 24;
 

@@ -4,7 +4,7 @@ import { JsonText, writeJson } from './json-text.js';
 const listing = { path: 'src', entries: [{ name: 'é "q".ts', path: 'src/é "q".ts', type: 'file' }], truncated: false };
 const textOf = (value: unknown) => {
   const text = JSON.stringify(value);
-  return new JsonText(text, { bytes: Buffer.byteLength(text), depth: 3 });
+  return JsonText.written(text, { bytes: Buffer.byteLength(text), depth: 3 });
 };
 
 describe('JSON text', () => {
@@ -51,7 +51,7 @@ describe('JSON text', () => {
     expect(measureJson({ result: text }, { maxDepth: 3, maxBytes: bytes })).toEqual({ exceeded: 'depth' });
     expect(boundedJson({ result: text }, { maxDepth: 4, maxBytes: bytes })).toEqual({ text: JSON.stringify({ result: listing }) });
     // A parse would see this text is not the JSON it claims; the measure trusts the producer's counts.
-    const unparsed = new JsonText('{"not": json', { bytes: 12, depth: 1 });
+    const unparsed = JsonText.written('{"not": json', { bytes: 12, depth: 1 });
     expect(measureJson(unparsed, { maxDepth: 1, maxBytes: 12 })).toBe('fits');
   });
 });

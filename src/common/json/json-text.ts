@@ -10,32 +10,32 @@ import { randomBytes } from 'node:crypto';
 // same JSON. writeJson, used where answers are written, splices the text in as it is instead. The instance
 // has no enumerable properties, so code that walks results (the toolset renames) sees nothing to change.
 export class JsonText {
-  readonly #text: string;
+  // Null for a result too large to have been written (oversized).
+  readonly #text: string | null;
   readonly #bytes: number;
   readonly #depth: number;
-  readonly #isObject: boolean;
-  #unwritten = false;
 
-  // `bytes`: UTF-8 length of `text`; `depth`: how deeply it nests (bounded-json's count: the outermost
-  // container is level 1). The producer knows both; they are not checked here.
-  constructor(text: string, { bytes, depth }: { bytes: number; depth: number }) {
+  private constructor(text: string | null, { bytes, depth }: { bytes: number; depth: number }) {
     this.#text = text;
     this.#bytes = bytes;
     this.#depth = depth;
-    this.#isObject = text.charCodeAt(0) === 0x7b; // '{'
+  }
+
+  // `bytes`: UTF-8 length of `text`; `depth`: how deeply it nests (bounded-json's count: the outermost
+  // container is level 1). The producer knows both; they are not checked here.
+  static written(text: string, counts: { bytes: number; depth: number }): JsonText {
+    return new JsonText(text, counts);
   }
 
   // A result whose text was not written because it is known to be more than `atLeastBytes` bytes, past the
   // cap on results: the caps drop it (measureJson sees its size), so no answer ever writes it; one that
   // tried would fail, not write something else.
   static oversized(atLeastBytes: number, depth: number): JsonText {
-    const oversized = new JsonText('{}', { bytes: atLeastBytes, depth });
-    oversized.#unwritten = true;
-    return oversized;
+    return new JsonText(null, { bytes: atLeastBytes, depth });
   }
 
   get text(): string {
-    if (this.#unwritten) throw new Error('A result past the cap on results was not written and cannot be answered');
+    if (this.#text === null) throw new Error('A result past the cap on results was not written and cannot be answered');
     return this.#text;
   }
 
@@ -49,7 +49,7 @@ export class JsonText {
 
   // Whether the text is a JSON object (MCP carries such a result as structuredContent as it is).
   get isObject(): boolean {
-    return this.#isObject;
+    return this.text.charCodeAt(0) === 0x7b; // '{'
   }
 
   toJSON(): unknown {
