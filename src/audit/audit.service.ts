@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
+import { jsonbSafe } from './jsonb-safe.js';
 
 export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId' | 'toolset' | 'exposedTool'> & {
   // A call through a toolset (see InvocationRecord).
@@ -66,17 +67,6 @@ export function capArguments(args: unknown, maxBytes: number): { json: string | 
   if (Buffer.byteLength(text) <= maxBytes) return { json: text, truncated: false };
   const preview = Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
   return { json: JSON.stringify({ preview }), truncated: true };
-}
-
-// JSON text that jsonb accepts. PostgreSQL's text and jsonb cannot hold U+0000: it stays visible, escaped, so
-// the row still lands (in JSON text a NUL is the escape \u0000 after an even run of backslashes; an odd run
-// escapes the \). Nor can jsonb hold a lone UTF-16 surrogate, which JSON.stringify writes as an escape
-// (\ud800; a valid pair is written as itself): it becomes U+FFFD, so a call whose arguments hold one is
-// audited like any other instead of losing its row.
-export function jsonbSafe(text: string): string {
-  if (text.includes('\\u0000')) text = text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\\\u0000');
-  if (text.includes('\\ud')) text = text.replace(/(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g, '$1\\ufffd');
-  return text;
 }
 
 const withoutNul = (text: string) => text.replaceAll('\0', '\\0');

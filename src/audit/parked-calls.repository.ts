@@ -6,7 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { SecretBox } from '../common/secrets/secret-box.js';
 import { Prisma, type ParkedCall } from '../generated/prisma/client.js';
-import { jsonbSafe } from './audit.service.js';
+import { jsonbSafe } from './jsonb-safe.js';
 
 export type ParkedCallStatus = 'pending' | 'approved' | 'done' | 'denied' | 'expired';
 

@@ -23,6 +23,7 @@ import { BatchBodyDto, BatchResponseDto } from './dto/batch.dto.js';
 import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from './json-reply.js';
 import { ToolBatchService } from './tool-batch.service.js';
 import { ToolInvokeService } from './tool-invoke.service.js';
+import { refusalAnswer } from '../common/errors/error-answer.js';
 
 const IDEMPOTENCY_HEADER = {
   name: 'Idempotency-Key',
@@ -72,7 +73,7 @@ export class CallsController {
     @ClientAbortController() controller: AbortController,
     @Res() response: ExpressLikeResponse | FastifyLikeReply,
   ): Promise<void> {
-    const answer = await this.invoker.invoke(call, idempotencyKey, controller);
+    const answer = await this.invoker.invoke(call, idempotencyKey, controller).catch(refusalAnswer);
     jsonReply(response).send(answer.status, answer.headers, answer.body);
   }
 

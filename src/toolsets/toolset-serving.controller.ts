@@ -23,6 +23,7 @@ import { McpOriginGuard } from '../mcp/mcp-origin.guard.js';
 import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto, ToolFormatQueryDto, TOOL_LIST_SCHEMA } from '../tools/dto/tool.dto.js';
 import { type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
 import { ToolsetServingService } from './toolset-serving.service.js';
+import { refusalAnswer } from '../common/errors/error-answer.js';
 
 // A toolset served to agents: its tools in every format, a call by the name the model saw, and MCP. A key
 // bound to the toolset (`toolset` on the key) may use these routes of it and nothing else.
@@ -69,7 +70,7 @@ export class ToolsetServingController {
     @ClientAbortController() controller: AbortController,
     @Res() response: ExpressLikeResponse | FastifyLikeReply,
   ): Promise<void> {
-    const answer = await this.serving.invoke(call, slug, idempotencyKey, controller);
+    const answer = await this.serving.invoke(call, slug, idempotencyKey, controller).catch(refusalAnswer);
     jsonReply(response).send(answer.status, answer.headers, answer.body);
   }
 

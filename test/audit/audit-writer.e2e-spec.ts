@@ -48,6 +48,70 @@ describe('batched audit writer', () => {
       )[0].n,
     );
 
+  it('writes a batch of rows field for field, whatever their text holds', async () => {
+    const repository = t.app.get(AuditRepository);
+    const started = new Date('2026-11-27T10:00:00.123Z');
+    const plain = { ...row(), startedAt: started, finishedAt: new Date(started.getTime() + 7), durationMs: 7 };
+    // What PostgreSQL's text cannot hold, or that looks like an escape in the JSON the rows travel as.
+    const odd: InvocationRecord = {
+      ...row(),
+      tool: 'weird "tool"\\',
+      status: 'invalid_arguments',
+      event: 'TOOL_ARG_VALIDATION_FAILURE',
+      errorCode: 'invalid_arguments',
+      errorMessage: 'lone \ud800 surrogate, a path C:\\udata and a quote "',
+      argumentsJson: '{"path":"C:\\\\udata","n":"\\\\u0000 kept as text"}',
+      argumentsTruncated: true,
+      redactedPathsJson: '["/token"]',
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      toolset: 'reviewers',
+      exposedTool: 'read',
+      callerName: 'key with a NUL \u0000 and \udfff',
+    };
+    await repository.insertMany([plain, odd]);
+    const rows = await t.database.driver.withSession((s) =>
+      s.query<Record<string, unknown>>(
+        `SELECT id, tool, status, event, error_code, error_message, duration_ms, arguments::text AS arguments, arguments_truncated,
+           redacted_paths::text AS redacted_paths, started_at, finished_at, trace_id, toolset, exposed_tool, caller_key_id, caller_name
+         FROM invocations WHERE id = ANY($1::uuid[])`,
+        [[plain.id, odd.id]],
+      ),
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(plain.id)).toMatchObject({
+      tool: 'read_file',
+      status: 'ok',
+      event: null,
+      error_message: null,
+      duration_ms: 7,
+      arguments: '{"path": "x"}',
+      arguments_truncated: false,
+      redacted_paths: null,
+      trace_id: null,
+      toolset: null,
+      caller_key_id: plain.callerKeyId,
+      caller_name: 'writer-test',
+    });
+    expect(new Date(byId.get(plain.id)!.started_at as string).toISOString()).toBe('2026-11-27T10:00:00.123Z');
+    expect(new Date(byId.get(plain.id)!.finished_at as string).toISOString()).toBe('2026-11-27T10:00:00.130Z');
+    expect(byId.get(odd.id)).toMatchObject({
+      tool: 'weird "tool"\\',
+      status: 'invalid_arguments',
+      event: 'TOOL_ARG_VALIDATION_FAILURE',
+      error_code: 'invalid_arguments',
+      // A lone surrogate becomes U+FFFD; a backslash before "udata" stays a backslash.
+      error_message: 'lone \ufffd surrogate, a path C:\\udata and a quote "',
+      arguments: '{"n": "\\\\u0000 kept as text", "path": "C:\\\\udata"}',
+      arguments_truncated: true,
+      redacted_paths: '["/token"]',
+      trace_id: '0af7651916cd43dd8448eb211c80319c',
+      toolset: 'reviewers',
+      exposed_tool: 'read',
+      // U+0000 stays visible as the escape's text.
+      caller_name: 'key with a NUL \\u0000 and \ufffd',
+    });
+  });
+
   it('writes every row of a burst bigger than its queue, holding callers back instead of dropping rows', async () => {
     const repository = t.app.get(AuditRepository);
     let batches = 0;

@@ -1,22 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { Prisma } from '../../generated/prisma/client.js';
-import { currentRequestId } from '../logging/request-context.js';
 import { AppError } from './app-error.js';
-
-export interface ErrorBody {
-  error: { code: string; message: string; details?: Record<string, unknown>; [extra: string]: unknown };
-  requestId: string | undefined;
-}
-
-interface Mapped {
-  status: number;
-  code: string;
-  message: string;
-  details?: Record<string, unknown>;
-  extra?: Record<string, unknown>;
-  headers?: Record<string, string>;
-}
+import { errorAnswer, mapAppError, type MappedError as Mapped } from './error-answer.js';
 
 // Every error leaves the service in one shape: { error: { code, message, details? }, requestId }.
 // Nothing but an AppError's own message reaches a client; anything unexpected is a logged 500.
@@ -33,30 +19,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (mapped.status >= 500 && mapped.status !== 503) {
       this.logger.error(exception instanceof Error ? exception : String(exception));
     }
-    const body: ErrorBody = {
-      error: {
-        code: mapped.code,
-        message: mapped.message,
-        ...mapped.extra,
-        ...(mapped.details ? { details: mapped.details } : {}),
-      },
-      requestId: currentRequestId(),
-    };
-    for (const [name, value] of Object.entries(mapped.headers ?? {})) httpAdapter.setHeader(response, name, value);
-    httpAdapter.reply(response, body, mapped.status);
+    const answer = errorAnswer(mapped);
+    for (const [name, value] of Object.entries(answer.headers)) httpAdapter.setHeader(response, name, value);
+    httpAdapter.reply(response, answer.body, answer.status);
   }
 
   private map(exception: unknown): Mapped {
-    if (exception instanceof AppError) {
-      return {
-        status: exception.status,
-        code: exception.code,
-        message: exception.message,
-        details: exception.details,
-        extra: exception.extra,
-        headers: exception.headers ?? (exception.status === 503 ? { 'Retry-After': '5' } : undefined),
-      };
-    }
+    if (exception instanceof AppError) return mapAppError(exception);
     if (exception instanceof HttpException) {
       // The adapter wraps body-parser failures (bad JSON, oversized body) in an HttpException.
       return mapBodyParserError(exception.cause) ?? mapHttpException(exception);
