@@ -11,7 +11,7 @@ import { requestContext } from '../common/logging/request-context.js';
 import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConsoleFiles, isConsolePath } from './console-static.js';
-import { corsPolicy } from './cors-policy.js';
+import { type CorsAnswer, corsPolicy } from './cors-policy.js';
 import { DOCS_HEADERS, isDocsPath } from './docs-headers.js';
 import { setupOpenApi } from './openapi.js';
 import { answerParserError } from './parser-errors.js';
@@ -20,6 +20,8 @@ import { useUtf8JsonParser, verifyUtf8Body } from './utf8-json-body.js';
 
 // A client may pass its own request id (to follow a call across services) if it looks like one.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+const firstHeader = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
 const requestIdFrom = (header: unknown): string =>
   typeof header === 'string' && CLIENT_REQUEST_ID.test(header) ? header : randomUUID();
@@ -57,10 +59,10 @@ export async function createHttpAdapter(config: AppConfig): Promise<AbstractHttp
 export function configureApp(app: INestApplication, config: AppConfig, log: PinoLogger): void {
   // The console is public (its API calls carry the key): it is answered before Nest's guards see a request.
   const consoleFiles = new ConsoleFiles();
-  if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles);
-  else configureExpress(app as NestExpressApplication, config, log, consoleFiles);
   // Browser-based MCP clients: OAuth's endpoints from any origin, the MCP endpoints from MCP_ALLOWED_ORIGINS.
-  app.enableCors(corsPolicy(config.transport.mcpAllowedOrigins));
+  const cors = corsPolicy(config.transport.mcpAllowedOrigins);
+  if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles, cors);
+  else configureExpress(app as NestExpressApplication, config, log, consoleFiles, cors);
   applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
   // Only the signals that ask a service to stop. Nest's default list also takes SIGUSR2, SIGQUIT and
   // SIGSEGV: an operator's `--heapsnapshot-signal=SIGUSR2` would stop the service.
@@ -82,7 +84,9 @@ const logRequest = (
     'request',
   );
 
-function configureExpress(app: NestExpressApplication, config: AppConfig, log: PinoLogger, consoleFiles: ConsoleFiles): void {
+type Cors = (method: string, url: string, origin: string | undefined) => CorsAnswer | null;
+
+function configureExpress(app: NestExpressApplication, config: AppConfig, log: PinoLogger, consoleFiles: ConsoleFiles, cors: Cors): void {
   app.disable('x-powered-by');
   // Express would hash every body into a weak ETag; Fastify does not. Only routes that set their own
   // ETag (the tool listing) take part in conditional GETs, on both adapters, and no body is hashed for nothing.
@@ -129,6 +133,22 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
     if (isDocsPath(req.url)) for (const [name, value] of Object.entries(DOCS_HEADERS)) res.setHeader(name, value);
     next();
   });
+  app.use(
+    (
+      req: { method?: string; url?: string; headers: Record<string, string | string[] | undefined> },
+      res: { statusCode: number; setHeader(n: string, v: string): void; end(): void },
+      next: () => void,
+    ) => {
+      const answer = cors(req.method ?? 'GET', req.url ?? '/', firstHeader(req.headers.origin));
+      if (answer === null) return next();
+      for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+      if (!answer.preflight) return next();
+      // Safari waits for a body unless a 204 says Content-Length: 0.
+      res.statusCode = 204;
+      res.setHeader('Content-Length', '0');
+      res.end();
+    },
+  );
   app.useBodyParser('json', { limit: config.bodyLimitBytes, verify: verifyUtf8Body });
   // OAuth's token and revocation endpoints take forms (RFC 6749 4.1.3).
   app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
@@ -136,7 +156,7 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
   server.on('clientError', answerParserError);
 }
 
-function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleFiles: ConsoleFiles): void {
+function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleFiles: ConsoleFiles, cors: Cors): void {
   const fastify = app.getHttpAdapter().getInstance();
   useUtf8JsonParser(fastify);
   // OAuth's token and revocation endpoints take forms (RFC 6749 4.1.3); a repeated name keeps its first value.
@@ -168,6 +188,16 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleF
     spans.set(request, traced.span);
     runInContext(traced.context, () => requestContext.run({ requestId: request.id }, done));
   });
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const answer = cors(request.method, request.url, firstHeader(request.headers.origin));
+    if (answer === null) return done();
+    reply.headers(answer.headers);
+    if (!answer.preflight) return done();
+    // Answered here, before any guard (a browser's preflight carries no credentials).
+    reply.code(204).header('content-length', '0').send();
+  });
+  // Every OPTIONS request has a route, so the hook above sees every preflight; the rest answer 404, as on Express.
+  fastify.options('*', (_request, reply) => reply.callNotFound());
   // Express answers 304 itself when a 200's ETag matches If-None-Match (req.fresh); Fastify does not, so
   // routes that set an ETag get the same conditional GET here, decided by the same `fresh` test.
   fastify.addHook('onSend', (request, reply, payload, done) => {

@@ -1,4 +1,3 @@
-import type { CorsOptions, CorsOptionsDelegate } from '@nestjs/common/interfaces/external/cors-options.interface.js';
 
 // Which cross-origin browser requests the service takes, and on which routes. MCP clients that run in a
 // page (an inspector, a web agent) sign in and call from their own origin, so the browser asks first.
@@ -12,6 +11,9 @@ import type { CorsOptions, CorsOptionsDelegate } from '@nestjs/common/interfaces
 //   refused by the guard (403 origin_not_allowed).
 // - Everything else (the REST API, the console, the consent page): no cross-origin access, as before.
 // `/oauth/authorize` is not on the list: a browser navigates to it, it is never fetched.
+// The headers are the ones the `cors` middleware writes for the same options, decided per request here on
+// both adapters (configure-app.ts). A request on any other route costs one regular-expression test: a
+// general CORS layer in front of every route was a twentieth of the CPU of refusing a tool call on Fastify.
 
 const OAUTH_PATH = /^\/(?:\.well-known\/(?:oauth-protected-resource(?:\/.*)?|oauth-authorization-server|openid-configuration)|oauth\/(?:token|register|revoke))$/;
 const MCP_PATH = /^\/v1\/projects\/[^/]+(?:\/toolsets\/[^/]+)?\/mcp$/;
@@ -25,30 +27,50 @@ const OAUTH_REQUEST_HEADERS = ['Content-Type', 'Accept', 'Mcp-Protocol-Version']
 // A browser may keep a preflight's answer this long (seconds); Chromium caps it at two hours.
 const PREFLIGHT_MAX_AGE = 600;
 
-const NO_CORS: CorsOptions = { origin: false };
-const OAUTH_CORS: CorsOptions = {
-  origin: '*',
-  methods: ['GET', 'POST'],
-  allowedHeaders: OAUTH_REQUEST_HEADERS,
-  credentials: false,
-  maxAge: PREFLIGHT_MAX_AGE,
-};
+// The CORS side of one answer: its headers, and for a preflight, that it is answered here (204, no body).
+export interface CorsAnswer {
+  headers: Readonly<Record<string, string>>;
+  preflight: boolean;
+}
 
-export function corsPolicy(mcpAllowedOrigins: readonly string[]): CorsOptionsDelegate<{ url?: string; headers: Record<string, unknown> }> {
-  const allowed = new Set(mcpAllowedOrigins);
-  const mcpCors: CorsOptions = {
-    // Echoed only when listed (with Vary: Origin); an unlisted origin gets no Access-Control-Allow-Origin.
-    origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin) ? origin : false),
-    methods: ['GET', 'POST', 'DELETE'],
-    allowedHeaders: MCP_REQUEST_HEADERS,
-    exposedHeaders: MCP_RESPONSE_HEADERS,
-    credentials: false,
-    maxAge: PREFLIGHT_MAX_AGE,
+interface Rule {
+  // '*' for any origin, else the listed origins (echoed, with Vary: Origin).
+  origins: '*' | ReadonlySet<string>;
+  answer: CorsAnswer;
+  preflightAnswer: CorsAnswer;
+}
+
+function rule(origins: '*' | ReadonlySet<string>, methods: string[], requestHeaders: string[], responseHeaders: string[]): Rule {
+  const exposed: Record<string, string> = responseHeaders.length > 0 ? { 'Access-Control-Expose-Headers': responseHeaders.join(',') } : {};
+  return {
+    origins,
+    answer: { headers: exposed, preflight: false },
+    preflightAnswer: {
+      headers: {
+        'Access-Control-Allow-Methods': methods.join(','),
+        'Access-Control-Allow-Headers': requestHeaders.join(','),
+        'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE),
+        ...exposed,
+      },
+      preflight: true,
+    },
   };
-  return (request, callback) => {
-    const path = (request.url ?? '/').split('?')[0];
-    if (OAUTH_PATH.test(path)) return callback(null, OAUTH_CORS);
-    if (allowed.size > 0 && MCP_PATH.test(path)) return callback(null, mcpCors);
-    callback(null, NO_CORS);
+}
+
+// Null: no CORS headers (another route, or an origin the MCP endpoints do not take); the request goes on.
+export function corsPolicy(mcpAllowedOrigins: readonly string[]): (method: string, url: string, origin: string | undefined) => CorsAnswer | null {
+  const oauth = rule('*', ['GET', 'POST'], OAUTH_REQUEST_HEADERS, []);
+  const mcp = mcpAllowedOrigins.length > 0 ? rule(new Set(mcpAllowedOrigins), ['GET', 'POST', 'DELETE'], MCP_REQUEST_HEADERS, MCP_RESPONSE_HEADERS) : null;
+  return (method, url, origin) => {
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    const applies = OAUTH_PATH.test(path) ? oauth : mcp !== null && MCP_PATH.test(path) ? mcp : null;
+    if (applies === null) return null;
+    let allowOrigin: Record<string, string>;
+    if (applies.origins === '*') allowOrigin = { 'Access-Control-Allow-Origin': '*' };
+    else if (origin !== undefined && applies.origins.has(origin)) allowOrigin = { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
+    else return null;
+    const answer = method === 'OPTIONS' ? applies.preflightAnswer : applies.answer;
+    return { headers: { ...allowOrigin, ...answer.headers }, preflight: answer.preflight };
   };
 }

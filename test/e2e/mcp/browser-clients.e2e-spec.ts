@@ -73,6 +73,47 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
     expect([call.status, call.body.error?.code, call.headers['access-control-allow-origin']]).toEqual([403, 'origin_not_allowed', undefined]);
   });
 
+  it('writes the same CORS headers on either adapter: preflights answered 204 before any guard, answers with what a page may read', async () => {
+    const cors = (res: { status: number; headers: Record<string, string | undefined> }) => ({
+      status: res.status,
+      ...Object.fromEntries(Object.entries(res.headers).filter(([name]) => name.startsWith('access-control-') || name === 'vary' || name === 'content-length')),
+    });
+    const path = `/v1/projects/${projectId}/mcp`;
+    expect(cors(await preflight(path, page.origin, 'POST', 'authorization'))).toEqual({
+      status: 204,
+      'access-control-allow-origin': page.origin,
+      vary: 'Origin',
+      'access-control-allow-methods': 'GET,POST,DELETE',
+      'access-control-allow-headers':
+        'Authorization,Content-Type,Accept,Mcp-Protocol-Version,Mcp-Session-Id,Mcp-Method,Mcp-Name,Last-Event-ID,Idempotency-Key,X-Request-Id',
+      'access-control-max-age': '600',
+      'access-control-expose-headers': 'WWW-Authenticate,Mcp-Session-Id,Mcp-Protocol-Version,X-Request-Id,Retry-After',
+      'content-length': '0',
+    });
+    const call = await t.http.post(path).set('Origin', page.origin).set('Authorization', `Bearer ${agentKey}`).set('Accept', MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(cors(call)).toMatchObject({
+      status: 200,
+      'access-control-allow-origin': page.origin,
+      vary: 'Origin',
+      'access-control-expose-headers': 'WWW-Authenticate,Mcp-Session-Id,Mcp-Protocol-Version,X-Request-Id,Retry-After',
+    });
+    expect(cors(call)['access-control-allow-methods']).toBeUndefined();
+    expect(cors(await preflight('/oauth/token?x=1', FOREIGN, 'POST', 'content-type'))).toEqual({
+      status: 204,
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'GET,POST',
+      'access-control-allow-headers': 'Content-Type,Accept,Mcp-Protocol-Version',
+      'access-control-max-age': '600',
+      'content-length': '0',
+    });
+    // Another route: no CORS header at all (not even Vary), and a preflight finds no route.
+    const rest = await preflight(`/v1/projects/${projectId}/tools/read_file/invoke`, page.origin, 'POST', 'authorization');
+    expect([rest.status, rest.body.error?.code]).toEqual([404, 'route_not_found']);
+    expect(Object.keys(cors(rest)).filter((name) => name !== 'status' && name !== 'content-length')).toEqual([]);
+    const listing = await t.http.get('/v1/projects').set('Origin', page.origin).set(tenant.auth).expect(200);
+    expect(Object.keys(cors(listing)).filter((name) => name !== 'status' && name !== 'content-length')).toEqual([]);
+  });
+
   it('opens no REST route, the console or the authorization endpoint to other origins, the listed ones included', async () => {
     for (const path of ['/v1/projects', `/v1/projects/${projectId}/tools/read_file/invoke`, '/v1/api-keys', '/console/', '/oauth/authorize']) {
       const res = await preflight(path, page.origin, 'POST', 'authorization,content-type');
