@@ -3,19 +3,19 @@ import path from 'node:path';
 import { freePort, spawnLogged, waitUntilReady, watchMemory } from './processes.mjs';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const MAIN_JS = path.join(REPO_ROOT, 'dist', 'main.js');
 
 // The service is measured as it is deployed: with the Node flags `npm start` (and the Dockerfile) give it,
 // e.g. the young generation's size, which only a flag at start-up can set.
-export function startFlags() {
-  const start = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
+export function startFlags(root = REPO_ROOT) {
+  const start = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
   const main = start.indexOf('dist/main.js');
   if (start[0] !== 'node' || main === -1) throw new Error(`package.json's start script is not "node [flags] dist/main.js": ${start.join(' ')}`);
   return start.slice(1, main);
 }
 
-export function assertBuilt() {
-  if (!existsSync(MAIN_JS)) throw new Error(`${path.relative(process.cwd(), MAIN_JS)} is missing: run npm run build first`);
+export function assertBuilt(root = REPO_ROOT) {
+  const main = path.join(root, 'dist', 'main.js');
+  if (!existsSync(main)) throw new Error(`${path.relative(process.cwd(), main)} is missing: run npm run build first`);
 }
 
 // The environment is built from scratch so nothing in the caller's shell (DATABASE_URL, NODE_OPTIONS,
@@ -27,8 +27,9 @@ function baseEnv() {
 }
 
 // `env` adds to or overrides the service's settings; BENCH_ENV_<NAME> in the caller's environment overrides both.
-// `node`: the node binary the service runs on (the bench's own by default).
-export async function startToolgate({ label, adapter, databaseUrl, adminToken, workspaceRoot, logFile, nodeArgs = [], env: extraEnv = {}, node = process.execPath }) {
+// `node`: the node binary the service runs on (the bench's own by default); `root`: the checkout whose build
+// runs (this one by default).
+export async function startToolgate({ label, adapter, databaseUrl, adminToken, workspaceRoot, logFile, nodeArgs = [], env: extraEnv = {}, node = process.execPath, root = REPO_ROOT }) {
   const port = await freePort();
   const env = {
     ...baseEnv(),
@@ -48,7 +49,7 @@ export async function startToolgate({ label, adapter, databaseUrl, adminToken, w
   for (const [name, value] of Object.entries(process.env)) {
     if (name.startsWith('BENCH_ENV_') && value !== undefined) env[name.slice('BENCH_ENV_'.length)] = value;
   }
-  const proc = spawnLogged(label, node, [...startFlags(), ...nodeArgs, MAIN_JS], { env, cwd: REPO_ROOT, logFile });
+  const proc = spawnLogged(label, node, [...startFlags(root), ...nodeArgs, path.join(root, 'dist', 'main.js')], { env, cwd: root, logFile });
   const memory = watchMemory(proc.pid);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilReady(proc, async () => (await fetch(`${baseUrl}/health/ready`)).ok, { label });
