@@ -14,12 +14,25 @@ import { adminRouteForbidden, apiKeyExpired, forbiddenForRole, invalidCredential
 
 type GuardedRequest = { headers: Record<string, unknown>; params?: Record<string, string>; protocol?: string; tenant?: Tenant };
 
+// What a route declared about its callers (its decorators, the handler's over its controller's).
+interface RouteAuth {
+  kind: AuthKind;
+  // An MCP endpoint that is an OAuth protected resource (its 401s name the metadata document).
+  oauthResource: boolean;
+  allowedRoles: readonly KeyRole[];
+  // A toolset's route (`:slug`), the only kind a toolset-bound key may call.
+  toolsetRoute: boolean;
+}
+
 // One global guard: public routes pass, admin routes take ADMIN_TOKEN, every other route a tenant key.
 // It lives with the API keys it checks; common/ keeps only the decorators routes declare themselves with.
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly adminTokenHash: Buffer | null;
   private readonly publicUrl: string | null;
+  // Read once per route: the metadata never changes after start-up, and four reflector lookups on every
+  // request were a few percent of the cheapest answers (a refused tool call).
+  private readonly routes = new WeakMap<object, WeakMap<object, RouteAuth>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -32,17 +45,15 @@ export class AuthGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const kind =
-      this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'tenant';
-    if (kind === 'public') return true;
+    const route = this.routeOf(context);
+    if (route.kind === 'public') return true;
     const request = context.switchToHttp().getRequest<GuardedRequest>();
-    const oauthResource = this.reflector.getAllAndOverride<boolean>(OAUTH_RESOURCE, [context.getHandler(), context.getClass()]) === true;
-    if (!oauthResource) return this.authorize(context, kind, request, false);
+    if (!route.oauthResource) return this.authorize(route, request);
     // A protected resource's 401 names its metadata document (RFC 9728, 5.1), where a client finds how to sign in.
     try {
-      return await this.authorize(context, kind, request, true);
+      return await this.authorize(route, request);
     } catch (error) {
-      const endpoint = this.endpointOf(context, request);
+      const endpoint = endpointOf(route, request);
       if (!(error instanceof AppError) || error.status !== 401 || endpoint === null) throw error;
       const base = serviceBaseUrl(this.publicUrl, request.headers, request.protocol);
       const invalid = error.code === 'invalid_token' ? 'error="invalid_token", ' : '';
@@ -51,7 +62,27 @@ export class AuthGuard implements CanActivate {
     }
   }
 
-  private async authorize(context: ExecutionContext, kind: AuthKind, request: GuardedRequest, oauthResource: boolean): Promise<boolean> {
+  private routeOf(context: ExecutionContext): RouteAuth {
+    const controller = context.getClass();
+    const handler = context.getHandler();
+    let handlers = this.routes.get(controller);
+    if (handlers === undefined) this.routes.set(controller, (handlers = new WeakMap()));
+    let route = handlers.get(handler);
+    if (route === undefined) {
+      const targets = [handler, controller];
+      route = {
+        kind: this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, targets) ?? 'tenant',
+        oauthResource: this.reflector.getAllAndOverride<boolean>(OAUTH_RESOURCE, targets) === true,
+        allowedRoles: this.reflector.getAllAndOverride<KeyRole[]>(ALLOWED_ROLES, targets) ?? ['admin'],
+        toolsetRoute: this.reflector.getAllAndOverride<boolean>(TOOLSET_ROUTE, targets) === true,
+      };
+      handlers.set(handler, route);
+    }
+    return route;
+  }
+
+  private async authorize(route: RouteAuth, request: GuardedRequest): Promise<boolean> {
+    const kind = route.kind;
     const token = bearerToken(request.headers['authorization']);
     if (token === null) throw missingCredentials();
 
@@ -64,7 +95,7 @@ export class AuthGuard implements CanActivate {
       throw invalidCredentials();
     }
     if (isAdminToken) throw tenantRouteForbidden();
-    const endpoint = oauthResource ? this.endpointOf(context, request) : null;
+    const endpoint = route.oauthResource ? endpointOf(route, request) : null;
     const tenant = (await this.apiKeys.authenticate(token, tokenHash)) ?? (endpoint ? await this.external(token, request, endpoint) : null);
     if (!tenant) throw invalidCredentials();
     if ('expiredAt' in tenant) throw apiKeyExpired(tenant.expiredAt);
@@ -72,13 +103,13 @@ export class AuthGuard implements CanActivate {
     // project's token not at its toolsets' endpoints, a toolset's not at the project's or another toolset's.
     if (tenant.oauthResource && !sameEndpoint(mcpResourceOfUrl(tenant.oauthResource), endpoint)) throw tokenNotForThisResource(tenant.oauthResource);
     // What the key's role may do, then where: a project outside the key's binding is a 404 like a missing one.
-    const allowed = this.reflector.getAllAndOverride<KeyRole[]>(ALLOWED_ROLES, [context.getHandler(), context.getClass()]) ?? ['admin'];
+    const allowed = route.allowedRoles;
     if (!allowed.includes(tenant.role)) throw forbiddenForRole(tenant.role, allowed);
     const projectId = request.params?.projectId;
     if (tenant.projectIds !== null && projectId !== undefined && !tenant.projectIds.includes(projectId)) throw projectNotFound(projectId);
     // A key bound to a toolset serves that toolset only: another toolset is a 404 like a missing one.
     if (tenant.toolset) {
-      if (this.reflector.getAllAndOverride<boolean>(TOOLSET_ROUTE, [context.getHandler(), context.getClass()]) !== true) throw toolsetKeyRoute();
+      if (!route.toolsetRoute) throw toolsetKeyRoute();
       const slug = request.params?.slug ?? '';
       if (slug !== tenant.toolset) throw toolsetNotFound(slug);
     }
@@ -88,20 +119,19 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  // The MCP endpoint a protected resource's route serves: the project's, or a toolset's (its `:slug`).
-  private endpointOf(context: ExecutionContext, request: GuardedRequest): McpResource | null {
-    const projectId = request.params?.projectId;
-    if (projectId === undefined) return null;
-    const toolsetRoute = this.reflector.getAllAndOverride<boolean>(TOOLSET_ROUTE, [context.getHandler(), context.getClass()]) === true;
-    return { projectId, toolset: toolsetRoute ? (request.params?.slug ?? '') : null };
-  }
-
   // A token of the external authorization server (OAUTH_ISSUER), judged for this endpoint's URL.
   private async external(token: string, request: GuardedRequest, endpoint: McpResource): Promise<Tenant | null> {
     if (!this.externalTokens) return null;
     const resource = mcpResourceUrl(serviceBaseUrl(this.publicUrl, request.headers, request.protocol), endpoint);
     return this.externalTokens.authenticate(token, resource, endpoint);
   }
+}
+
+// The MCP endpoint a protected resource's route serves: the project's, or a toolset's (its `:slug`).
+function endpointOf(route: RouteAuth, request: GuardedRequest): McpResource | null {
+  const projectId = request.params?.projectId;
+  if (projectId === undefined) return null;
+  return { projectId, toolset: route.toolsetRoute ? (request.params?.slug ?? '') : null };
 }
 
 function sameEndpoint(a: McpResource | null, b: McpResource | null): boolean {

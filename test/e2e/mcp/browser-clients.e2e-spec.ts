@@ -74,7 +74,7 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
   });
 
   it('writes the same CORS headers on either adapter: preflights answered 204 before any guard, answers with what a page may read', async () => {
-    const cors = (res: { status: number; headers: Record<string, string | undefined> }) => ({
+    const cors = (res: { status: number; headers: Record<string, string | undefined> }): Record<string, unknown> => ({
       status: res.status,
       ...Object.fromEntries(Object.entries(res.headers).filter(([name]) => name.startsWith('access-control-') || name === 'vary' || name === 'content-length')),
     });
