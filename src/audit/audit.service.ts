@@ -27,18 +27,29 @@ export class AuditService {
 
   // Queued for the batched writer; waits only when the queue is full (backpressure).
   record(entry: AuditEntry): Promise<void> {
-    const { arguments: args, redactedPaths, ...rest } = entry;
-    const { json, truncated } = capArguments(args, this.config.audit.argumentsMaxBytes);
+    const { json, truncated } = capArguments(entry.arguments, this.config.audit.argumentsMaxBytes);
+    // Field by field: the row goes to the database as JSON of exactly these fields (AuditRepository.insertMany).
     return this.writer.enqueue({
-      ...rest,
+      id: entry.id,
+      tenantId: entry.tenantId,
+      projectId: entry.projectId,
+      tool: withoutNul(entry.tool),
+      channel: entry.channel,
+      status: entry.status,
+      event: entry.event,
+      errorCode: entry.errorCode,
+      errorMessage: entry.errorMessage === null ? null : withoutNul(entry.errorMessage),
+      durationMs: entry.durationMs,
+      argumentsJson: json,
+      argumentsTruncated: truncated,
+      redactedPathsJson: entry.redactedPaths.length > 0 ? jsonbSafe(JSON.stringify(entry.redactedPaths)) : null,
+      startedAt: entry.startedAt,
+      finishedAt: entry.finishedAt,
       traceId: entry.traceId ?? null,
       toolset: entry.toolset ?? null,
       exposedTool: entry.exposedTool ?? null,
-      tool: withoutNul(entry.tool),
-      errorMessage: entry.errorMessage === null ? null : withoutNul(entry.errorMessage),
-      argumentsJson: json,
-      argumentsTruncated: truncated,
-      redactedPathsJson: redactedPaths.length > 0 ? jsonbSafe(JSON.stringify(redactedPaths)) : null,
+      callerKeyId: entry.callerKeyId,
+      callerName: entry.callerName,
     });
   }
 

@@ -102,6 +102,11 @@ export class ToolEvents implements OnModuleDestroy {
     clearInterval(this.refreshTimer);
   }
 
+  // Whether anyone streams the project (see emit): a caller may skip building an event nobody wants.
+  watched(tenantId: string, projectId: string): boolean {
+    return this.interest.size > 0 && this.interest.has(key(tenantId, projectId));
+  }
+
   emit(event: DistributiveOmit<ToolEvent, 'at'>): void {
     // Nobody streams this project on any instance (the usual case): nothing to build.
     const expiresAt = this.interest.get(key(event.tenantId, event.projectId));
