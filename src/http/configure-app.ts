@@ -101,7 +101,7 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
       res.setHeader('x-request-id', requestId);
       const method = req.method ?? 'GET';
       // Null unless an OpenTelemetry SDK was started (OTEL_* variables).
-      const traced = startRequestSpan(method, req.url?.split('?')[0] ?? '/', req.headers);
+      const traced = tracingEnabled() ? startRequestSpan(method, req.url?.split('?')[0] ?? '/', req.headers) : null;
       // Below LOG_LEVEL=info the access line is never written: no clock read and no listener per request
       // unless a span has to be ended.
       const accessLog = log.isLevelEnabled('info');
@@ -183,7 +183,7 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleF
     reply.header('x-request-id', request.id);
     if (accessLog) started.set(request, process.hrtime.bigint());
     // Null unless an OpenTelemetry SDK was started (OTEL_* variables).
-    const traced = startRequestSpan(request.method, request.url.split('?')[0], request.headers);
+    const traced = tracingEnabled() ? startRequestSpan(request.method, request.url.split('?')[0], request.headers) : null;
     if (!traced) return requestContext.run({ requestId: request.id }, done);
     spans.set(request, traced.span);
     runInContext(traced.context, () => requestContext.run({ requestId: request.id }, done));

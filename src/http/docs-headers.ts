@@ -21,7 +21,9 @@ export const DOCS_HEADERS: Readonly<Record<string, string>> = {
   ...PAGE_SECURITY_HEADERS,
 };
 
+// Asked of every request: most paths fail the first test, without the path being copied out of the URL.
 export const isDocsPath = (url: string | undefined): boolean => {
-  const pathname = url?.split('?')[0];
-  return pathname !== undefined && (pathname === '/docs' || pathname.startsWith('/docs/') || pathname === '/openapi.json');
+  if (url === undefined || !(url.startsWith('/docs') || url.startsWith('/openapi.json'))) return false;
+  const pathname = url.split('?')[0];
+  return pathname === '/docs' || pathname.startsWith('/docs/') || pathname === '/openapi.json';
 };
