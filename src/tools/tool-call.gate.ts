@@ -154,7 +154,7 @@ export class ToolCallGate {
       // Text arguments (OpenAI style) stay text in the audit, redacted as their value.
       const redacted = redactArguments(args, tool.validator.redaction);
       if (typeof body.arguments === 'string') redacted.value = redacted.paths.length > 0 ? JSON.stringify(redacted.value) : body.arguments;
-      return {
+      const admitted: ValidatedToolCall = {
         invocationId,
         channel: call.channel,
         tenantId: call.tenantId,
@@ -170,9 +170,10 @@ export class ToolCallGate {
         startedAt,
         exposedAs: exposed && catalogue ? { toolset: catalogue.toolset, name: exposed.name, renames } : (resume?.exposedAs ?? null),
         pathPrefix: exposed ? exposed.pathPrefix : (resume?.pathPrefix ?? null),
-        ...(call.onProgress && { onProgress: call.onProgress }),
-        ...(call.logs && { logs: call.logs }),
       };
+      if (call.onProgress) admitted.onProgress = call.onProgress;
+      if (call.logs) admitted.logs = call.logs;
+      return admitted;
     } catch (error) {
       throw await this.refused(identity, error, body, tool, startedAt);
     }

@@ -14,6 +14,7 @@ import { InvocationRecorder } from './invocation-recorder.js';
 import type { CallIdentity, CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
+import type { ToolContext } from '../execution/tool-definition.js';
 import { ToolError } from '../execution/tool-error.js';
 import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
 
@@ -68,14 +69,11 @@ export class ToolInvocationService {
       arguments: call.redacted,
       startedAt: call.startedAt,
     });
-    return {
-      invocationId: call.invocationId,
-      // Through a toolset, the name the model called it by (the audit row names both).
-      tool: call.exposedAs?.name ?? name,
-      status: outcome.status,
-      ...(outcome.status === 'ok' ? { result: outcome.result } : { error: outcome.error }),
-      durationMs,
-    };
+    // Through a toolset, the name the model called it by (the audit row names both).
+    const tool = call.exposedAs?.name ?? name;
+    return outcome.status === 'ok'
+      ? { invocationId: call.invocationId, tool, status: outcome.status, result: outcome.result, durationMs }
+      : { invocationId: call.invocationId, tool, status: outcome.status, error: outcome.error, durationMs };
   }
 
   private async runWithDeadline(call: ValidatedToolCall, controller: AbortController): Promise<Settled> {
@@ -102,18 +100,20 @@ export class ToolInvocationService {
   // An executor that throws before returning its promise is answered and audited like one that rejects.
   private start(call: ValidatedToolCall, signal: AbortSignal): Promise<unknown> {
     try {
-      return call.tool.executor.execute(call.args, {
+      // Optional fields are set, not spread in: one object shape for every call.
+      const context: ToolContext = {
         tenantId: call.tenantId,
         projectId: call.projectId,
         invocationId: call.invocationId,
         workspace: call.workspace,
-        ...(call.pathPrefix !== null && { fileRoot: path.posix.join(call.workspace, call.pathPrefix) }),
         project: call.settings,
         signal,
         timeoutMs: call.timeoutMs,
-        ...(call.onProgress && { onProgress: call.onProgress }),
-        ...(call.logs && { logs: call.logs }),
-      });
+      };
+      if (call.pathPrefix !== null) context.fileRoot = path.posix.join(call.workspace, call.pathPrefix);
+      if (call.onProgress) context.onProgress = call.onProgress;
+      if (call.logs) context.logs = call.logs;
+      return call.tool.executor.execute(call.args, context);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
