@@ -33,8 +33,14 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
+      // Routes are registered module by module in this order, and Express tries them one after another:
+      // the calls an agent makes on every turn (REST invoke and batch, MCP) are first, so they do not pay a
+      // match against every other route (about a tenth of a read_file's CPU on Express when they came 56th
+      // and 32nd of 69). Fastify's router is a radix tree: the order costs it nothing.
       imports: [
         ConfigModule.forRoot(config),
+        CallsModule,
+        McpModule,
         MetricsModule,
         TracingModule,
         DatabaseModule,
@@ -50,10 +56,8 @@ export class AppModule {
         AuditModule,
         ToolsModule,
         SkillReviewModule,
-        McpModule,
         ToolsetsModule,
         OAuthModule,
-        CallsModule,
         RateLimitModule,
         ShutdownModule,
         HealthModule,
