@@ -62,8 +62,10 @@ export function corsPolicy(mcpAllowedOrigins: readonly string[]): (method: strin
   const oauth = rule('*', ['GET', 'POST'], OAUTH_REQUEST_HEADERS, []);
   const mcp = mcpAllowedOrigins.length > 0 ? rule(new Set(mcpAllowedOrigins), ['GET', 'POST', 'DELETE'], MCP_REQUEST_HEADERS, MCP_RESPONSE_HEADERS) : null;
   return (method, url, origin) => {
-    const query = url.indexOf('?');
-    const path = query === -1 ? url : url.slice(0, query);
+    // The path as the routers read it: both end it at '?' or at a literal '#' (which no browser sends), so
+    // `/v1/projects/{id}#/mcp` is the project's REST route and gets no CORS header.
+    const end = url.search(/[?#]/);
+    const path = end === -1 ? url : url.slice(0, end);
     const applies = OAUTH_PATH.test(path) ? oauth : mcp !== null && MCP_PATH.test(path) ? mcp : null;
     if (applies === null) return null;
     let allowOrigin: Record<string, string>;

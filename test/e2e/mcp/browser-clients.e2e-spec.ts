@@ -7,6 +7,22 @@ import { createTestApp, type TestApp, type TestTenant } from '../../support/test
 const MCP_ACCEPT = 'application/json, text/event-stream';
 const FOREIGN = 'https://elsewhere.example';
 
+// A request sent as written: the path goes on the request line with a literal '#' (clients would drop it).
+async function rawRequest(server: http.Server, method: string, path: string, headers: Record<string, string>) {
+  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 // A page of another origin: the MCP client running in a browser. Serves one empty page.
 async function startClientPage(): Promise<{ origin: string; close(): Promise<void> }> {
   const server = http.createServer((_req, res) => {
@@ -112,6 +128,12 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
     expect(Object.keys(cors(rest)).filter((name) => name !== 'status' && name !== 'content-length')).toEqual([]);
     const listing = await t.http.get('/v1/projects').set('Origin', page.origin).set(tenant.auth).expect(200);
     expect(Object.keys(cors(listing)).filter((name) => name !== 'status' && name !== 'content-length')).toEqual([]);
+    // A literal '#' in the request line ends the path for both routers: this is the project's REST route.
+    const hashed = await rawRequest(t.app.getHttpServer() as http.Server, 'GET', `/v1/projects/${projectId}#/mcp`, { origin: page.origin, authorization: tenant.auth.Authorization });
+    expect([hashed.status, JSON.parse(hashed.body).id]).toEqual([200, projectId]);
+    expect(Object.keys(hashed.headers).filter((name) => name.startsWith('access-control-') || name === 'vary')).toEqual([]);
+    const hashedPreflight = await rawRequest(t.app.getHttpServer() as http.Server, 'OPTIONS', `/v1/projects/${projectId}#/mcp`, { origin: page.origin, 'access-control-request-method': 'GET' });
+    expect([hashedPreflight.status, hashedPreflight.headers['access-control-allow-origin']]).toEqual([404, undefined]);
   });
 
   it('opens no REST route, the console or the authorization endpoint to other origins, the listed ones included', async () => {
