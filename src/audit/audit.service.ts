@@ -38,11 +38,11 @@ export class AuditService {
       status: entry.status,
       event: entry.event,
       errorCode: entry.errorCode,
-      errorMessage: entry.errorMessage === null ? null : withoutNul(entry.errorMessage),
+      errorMessage: entry.errorMessage === null ? null : withoutNul(capText(entry.errorMessage, ERROR_MESSAGE_MAX_CHARS)),
       durationMs: entry.durationMs,
       argumentsJson: json,
       argumentsTruncated: truncated,
-      redactedPathsJson: entry.redactedPaths.length > 0 ? jsonbSafe(JSON.stringify(entry.redactedPaths)) : null,
+      redactedPathsJson: entry.redactedPaths.length > 0 ? jsonbSafe(capPaths(entry.redactedPaths, this.config.audit.argumentsMaxBytes)) : null,
       startedAt: entry.startedAt,
       finishedAt: entry.finishedAt,
       traceId: entry.traceId ?? null,
@@ -62,6 +62,32 @@ export class AuditService {
   flush(): Promise<void> {
     return this.writer.drain();
   }
+}
+
+// A message longer than any the service writes (a tool's error quoting a large body, say) is kept in part:
+// every row stays small, and a batch of them one JSON text well within what a string can hold.
+const ERROR_MESSAGE_MAX_CHARS = 8 * 1024;
+// One redacted path as long as a key may be (execution/validation/argument-parser.ts), escaped.
+const REDACTED_PATH_MAX_CHARS = 2 * 1024;
+
+const capText = (text: string, maxChars: number): string => (text.length <= maxChars ? text : `${text.slice(0, maxChars)}…`);
+
+// The redacted paths as the jsonb column gets them, within the arguments' cap: each path cut to a size, and
+// the list to as many as fit, with a last entry saying how many more there were.
+export function capPaths(paths: readonly string[], maxBytes: number): string {
+  const cut = paths.map((path) => capText(path, REDACTED_PATH_MAX_CHARS));
+  const all = JSON.stringify(cut);
+  if (Buffer.byteLength(all) <= maxBytes) return all;
+  const kept: string[] = [];
+  let bytes = 2;
+  for (const [i, path] of cut.entries()) {
+    const more = `… and ${cut.length - i} more`;
+    const itemBytes = Buffer.byteLength(JSON.stringify(path)) + 1;
+    if (bytes + itemBytes + Buffer.byteLength(JSON.stringify(more)) + 1 > maxBytes) return JSON.stringify([...kept, more]);
+    kept.push(path);
+    bytes += itemBytes;
+  }
+  return JSON.stringify(kept);
 }
 
 // Arguments are kept for the audit as received, up to a size; beyond it, a preview of the JSON text.

@@ -91,6 +91,20 @@ describe('tool arguments and request bodies over HTTP', () => {
     await settle();
   });
 
+  it('refuses a key of nearly a megabyte of slashes at the first look: a small answer and a small audit row', async () => {
+    // Each '/' becomes '~1' in a JSON Pointer: such a key once cost every later step (the schema's errors, the
+    // redaction's paths, the answer, the audit row) a copy of twice its size, and the event loop a second.
+    const key = `token${'/'.repeat(BODY_LIMIT - 200)}`;
+    const res = await raw('read_file', JSON.stringify({ arguments: { path: 5, [key]: 'v' } }));
+    expectRefusal(res, 422, 'invalid_arguments');
+    expect(res.body.error.issues).toEqual([expect.objectContaining({ keyword: 'maxKeyLength', path: expect.stringMatching(/^\/token(~1)+…$/) })]);
+    expect(JSON.stringify(res.body).length).toBeLessThan(4096);
+    const [row] = await audit.expectRows('invalid_arguments', [{ tool: 'read_file', errorCode: 'invalid_arguments' }]);
+    expect(row.argumentsTruncated).toBe(true);
+    expect(JSON.stringify(row).length).toBeLessThan(32 * 1024);
+    await settle();
+  });
+
   it('[sec-37] refuses __proto__ beside "arguments" in the request body itself', async () => {
     const res = await raw('write_file', '{"__proto__": {"isAdmin": true}, "arguments": {"path": "proto.txt", "content": "x"}}');
     const { code } = expectRefusal(res, 400, /^(invalid_body|invalid_json)$/);

@@ -3,6 +3,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import {
   FORBIDDEN_ARGUMENT_KEYS,
   MAX_ARGUMENT_DEPTH,
+  MAX_ARGUMENT_KEY_CHARS,
   parseToolArguments,
   scanArgumentTree,
 } from './argument-parser.js';
@@ -80,6 +81,19 @@ describe('parseToolArguments', () => {
   it('refuses objects that JSON cannot produce (a Date, a Map)', () => {
     expect(refusal(new Date()).message).toContain('got a non-JSON object');
     expect(refusal(new Map()).message).toContain('got a non-JSON object');
+  });
+
+  it('refuses a key longer than MAX_ARGUMENT_KEY_CHARS at any depth, naming where without echoing it', () => {
+    const atLimit = 'k'.repeat(MAX_ARGUMENT_KEY_CHARS);
+    expect(parseToolArguments({ path: 'a', opts: { [atLimit]: 1 } }, tool)).toBeDefined();
+    const key = `token${'/'.repeat(1_000_000)}`;
+    const error = refusal(JSON.parse(JSON.stringify({ path: 'a', opts: [{ [key]: 'v' }] })));
+    const issue = issuesOf(error)[0];
+    expect(issue).toMatchObject({ keyword: 'maxKeyLength' });
+    expect(issue.path.startsWith('/opts/0/token~1~1')).toBe(true);
+    expect(issue.message).toContain(`a key of ${key.length} characters at /opts/0/token`);
+    expect(issue.message).toContain(`at most ${MAX_ARGUMENT_KEY_CHARS} characters`);
+    expect(JSON.stringify(error.extra).length).toBeLessThan(2000);
   });
 
   it('accepts the forbidden names as values, only keys are refused', () => {

@@ -2,6 +2,10 @@ import { isPlainObject, jsonTypeOf, oneLine, previewJson } from './json-preview.
 import { invalidArguments, type ToolArgumentIssue, type ToolRef } from './validation-message.js';
 
 export const MAX_ARGUMENT_DEPTH = 64;
+// No parameter name comes near it. A longer key is refused before anything else reads the arguments: a
+// megabyte key of slashes cost every later step (the schema's errors, the redaction's JSON Pointers, where
+// each '/' becomes '~1') a second of the event loop, for every tenant.
+export const MAX_ARGUMENT_KEY_CHARS = 1024;
 
 // Keys that reach a prototype when arguments are merged or assigned further down; refused at any depth.
 export const FORBIDDEN_ARGUMENT_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
@@ -71,6 +75,7 @@ export function scanArgumentTree(root: object, maxDepth = MAX_ARGUMENT_DEPTH): T
       const key: unknown = keys ? keys[i] : String(i);
       if (typeof key !== 'string') continue;
       if (!isArray && FORBIDDEN_ARGUMENT_KEYS.has(key)) return forbiddenKey(pointerOf(frame, key), key);
+      if (!isArray && key.length > MAX_ARGUMENT_KEY_CHARS) return keyTooLong(pointerOf(frame, `${key.slice(0, 40)}…`), key.length);
       const child: unknown = isArray
         ? (frame.value as unknown[])[i]
         : Object.getOwnPropertyDescriptor(frame.value, key)?.value;
@@ -96,6 +101,15 @@ function forbiddenKey(path: string, key: string): ToolArgumentIssue {
     path,
     keyword: 'forbiddenKey',
     message: `${oneLine(path, 120)}: the key '${key}' is not allowed anywhere in arguments; rename or remove it`,
+  };
+}
+
+function keyTooLong(path: string, length: number): ToolArgumentIssue {
+  return {
+    path: oneLine(path, 200),
+    keyword: 'maxKeyLength',
+    message: `a key of ${length} characters at ${oneLine(path, 80)}; keys in arguments are at most ${MAX_ARGUMENT_KEY_CHARS} characters`,
+    expected: `keys of at most ${MAX_ARGUMENT_KEY_CHARS} characters`,
   };
 }
 
