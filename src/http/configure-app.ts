@@ -8,6 +8,7 @@ import fresh from 'fresh';
 import type { Span } from '@opentelemetry/api';
 import type { Logger as PinoLogger } from 'pino';
 import { requestContext } from '../common/logging/request-context.js';
+import { redactText } from '../common/secrets/secret-redaction.js';
 import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConsoleFiles, isConsolePath } from './console-static.js';
@@ -80,7 +81,8 @@ const logRequest = (
   traceId?: string,
 ) =>
   log.info(
-    { requestId, ...(traceId ? { traceId } : {}), method, path: url?.split('?')[0], status, durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6 },
+    // The path is the caller's text: a key pasted where a tool's name goes is logged as its audit row has it.
+    { requestId, ...(traceId ? { traceId } : {}), method, path: url === undefined ? undefined : redactText(url.split('?')[0]), status, durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6 },
     'request',
   );
 

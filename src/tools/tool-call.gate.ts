@@ -15,7 +15,7 @@ import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 import { retoldAs } from '../execution/validation/validation-message.js';
 import type { ToolRenames } from './exposed-texts.js';
-import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
+import { redactAppError, redactMessage, redactText } from '../common/secrets/secret-redaction.js';
 
 // The key a call came with, as far as the call path needs it: who asked (every audit row names it, a parked
 // call records it, and that key may never decide the call) and which tools it may use (null: all).
@@ -184,6 +184,12 @@ export class ToolCallGate {
   // e.g. "got 'sk-…'", says which parameter and why without it).
   private async refused(identity: CallIdentity, error: unknown, body: { arguments?: unknown }, tool: RegisteredTool | undefined, startedAt: Date): Promise<unknown> {
     if (!(error instanceof AppError)) return error;
+    // A name that matched no tool is only what the caller typed: one shaped like a credential (a key pasted
+    // into the tool's place) is kept in the row as the message has it, redacted.
+    if (error.code === 'tool_not_found') {
+      identity.tool = redactText(identity.tool);
+      if (identity.exposedTool !== undefined) identity.exposedTool = redactText(identity.exposedTool);
+    }
     const invalid = error.code === 'invalid_arguments';
     // An unknown tool has no schema: its arguments are still redacted by key name and value.
     const args = redactRawArguments(body.arguments, tool?.validator.redaction ?? null);

@@ -12,6 +12,7 @@ interface Row {
   id: string;
   tool: string;
   status: string;
+  errorCode: string | null;
   errorMessage: string | null;
   arguments: unknown;
   redactedPaths: string[];
@@ -113,6 +114,10 @@ describe('audit data: no secret at rest or on the wire', () => {
       const nested = keep(secret('nested'));
       await invoke(t, tenant, projectId, 'fetch_urll', { url: receiver.url('/echo'), options: { headers: { Authorization: `Bearer ${nested}` } } }).expect(404);
 
+      // A key pasted where the tool's name goes: the row (and the event) name the tool as the message does.
+      const keyAsTool = keep(`sk-live-${randomBytes(16).toString('hex')}`);
+      expectRefusal(await invoke(t, tenant, projectId, keyAsTool, {}), 404, 'tool_not_found');
+
       const rows = await listed();
       expect(rows.find((r) => r.tool === 'fetch_url' && typeof r.arguments === 'string')).toMatchObject({
         arguments: JSON.stringify({ url: receiver.url('/echo'), headers: { Cookie: '[redacted]' } }),
@@ -121,6 +126,7 @@ describe('audit data: no secret at rest or on the wire', () => {
       expect(rows.find((r) => r.status === 'denied' && r.tool === 'fetch_url')).toMatchObject({ redactedPaths: ['/headers/Proxy-Authorization'] });
       const invalid = rows.find((r) => r.status === 'invalid_arguments')!;
       expect(invalid).toMatchObject({ redactedPaths: ['/headers/X-Api-Key'], arguments: { url: receiver.url('/echo'), headers: { 'X-Api-Key': '[redacted]' } } });
+      expect(rows.filter((r) => r.tool.includes('[redacted]')).map((r) => [r.status, r.errorCode])).toEqual([['denied', 'tool_not_found']]);
       expect(rows.find((r) => r.tool === 'fetch_urll')).toMatchObject({
         status: 'denied',
         arguments: { url: receiver.url('/echo'), options: { headers: { Authorization: '[redacted]' } } },
