@@ -12,7 +12,7 @@ import { redactText } from '../common/secrets/secret-redaction.js';
 import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConsoleFiles, isConsolePath } from './console-static.js';
-import { type CorsAnswer, corsPolicy } from './cors-policy.js';
+import { type CorsPolicy, corsPolicy } from './cors-policy.js';
 import { DOCS_HEADERS, isDocsPath } from './docs-headers.js';
 import { setupOpenApi } from './openapi.js';
 import { answerParserError } from './parser-errors.js';
@@ -86,9 +86,7 @@ const logRequest = (
     'request',
   );
 
-type Cors = (method: string, url: string, origin: string | undefined) => CorsAnswer | null;
-
-function configureExpress(app: NestExpressApplication, config: AppConfig, log: PinoLogger, consoleFiles: ConsoleFiles, cors: Cors): void {
+function configureExpress(app: NestExpressApplication, config: AppConfig, log: PinoLogger, consoleFiles: ConsoleFiles, cors: CorsPolicy): void {
   app.disable('x-powered-by');
   // Express would hash every body into a weak ETag; Fastify does not. Only routes that set their own
   // ETag (the tool listing) take part in conditional GETs, on both adapters, and no body is hashed for nothing.
@@ -103,7 +101,7 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
       res.setHeader('x-request-id', requestId);
       const method = req.method ?? 'GET';
       // Null unless an OpenTelemetry SDK was started (OTEL_* variables).
-      const traced = tracingEnabled() ? startRequestSpan(method, req.url?.split('?')[0] ?? '/', req.headers) : null;
+      const traced = startRequestSpan(method, req.url ?? '/', req.headers);
       // Below LOG_LEVEL=info the access line is never written: no clock read and no listener per request
       // unless a span has to be ended.
       const accessLog = log.isLevelEnabled('info');
@@ -158,7 +156,7 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
   server.on('clientError', answerParserError);
 }
 
-function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleFiles: ConsoleFiles, cors: Cors): void {
+function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleFiles: ConsoleFiles, cors: CorsPolicy): void {
   const fastify = app.getHttpAdapter().getInstance();
   useUtf8JsonParser(fastify);
   // OAuth's token and revocation endpoints take forms (RFC 6749 4.1.3); a repeated name keeps its first value.
@@ -185,7 +183,7 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleF
     reply.header('x-request-id', request.id);
     if (accessLog) started.set(request, process.hrtime.bigint());
     // Null unless an OpenTelemetry SDK was started (OTEL_* variables).
-    const traced = tracingEnabled() ? startRequestSpan(request.method, request.url.split('?')[0], request.headers) : null;
+    const traced = startRequestSpan(request.method, request.url, request.headers);
     if (!traced) return requestContext.run({ requestId: request.id }, done);
     spans.set(request, traced.span);
     runInContext(traced.context, () => requestContext.run({ requestId: request.id }, done));

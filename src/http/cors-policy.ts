@@ -58,7 +58,9 @@ function rule(origins: '*' | ReadonlySet<string>, methods: string[], requestHead
 }
 
 // Null: no CORS headers (another route, or an origin the MCP endpoints do not take); the request goes on.
-export function corsPolicy(mcpAllowedOrigins: readonly string[]): (method: string, url: string, origin: string | undefined) => CorsAnswer | null {
+export type CorsPolicy = (method: string, url: string, origin: string | undefined) => CorsAnswer | null;
+
+export function corsPolicy(mcpAllowedOrigins: readonly string[]): CorsPolicy {
   const oauth = rule('*', ['GET', 'POST'], OAUTH_REQUEST_HEADERS, []);
   const mcp = mcpAllowedOrigins.length > 0 ? rule(new Set(mcpAllowedOrigins), ['GET', 'POST', 'DELETE'], MCP_REQUEST_HEADERS, MCP_RESPONSE_HEADERS) : null;
   return (method, url, origin) => {

@@ -36,6 +36,9 @@ export interface DecidedBy {
   name: string;
 }
 
+// What an audit row says of the call beside who made it (InvocationRecorder.entry).
+type RowOutcome = Omit<AuditEntry, 'id' | 'tenantId' | 'projectId' | 'tool' | 'channel' | 'toolset' | 'exposedTool' | 'callerKeyId' | 'callerName' | 'traceId'>;
+
 export interface CallOutcome {
   status: InvocationStatus;
   event?: string;
@@ -60,18 +63,19 @@ export class InvocationRecorder {
 
   // A call parked for approval: its audit row says pending_approval until the decision replaces it.
   async parked(call: CallIdentity, args: RedactedArguments, startedAt: Date): Promise<void> {
-    await this.write({
-      ...this.row(call),
-      status: 'pending_approval',
-      event: null,
-      errorCode: null,
-      errorMessage: null,
-      durationMs: 0,
-      arguments: args.value,
-      redactedPaths: args.paths,
-      startedAt,
-      finishedAt: startedAt,
-    });
+    await this.write(
+      this.entry(call, {
+        status: 'pending_approval',
+        event: null,
+        errorCode: null,
+        errorMessage: null,
+        durationMs: 0,
+        arguments: args.value,
+        redactedPaths: args.paths,
+        startedAt,
+        finishedAt: startedAt,
+      }),
+    );
     this.events.emit({ type: 'tool.pending', ...call, status: 'pending_approval' });
   }
 
@@ -87,18 +91,19 @@ export class InvocationRecorder {
     const durationMs = finishedAt.getTime() - startedAt.getTime();
     // The denial's reason is a person's text: credentials pasted into it are not kept either.
     const shown = { ...error, message: redactMessage(error.message) };
-    await this.write({
-      ...this.row(call),
-      status,
-      event: null,
-      errorCode: shown.code,
-      errorMessage: shown.message,
-      durationMs,
-      arguments: null,
-      redactedPaths: [],
-      startedAt,
-      finishedAt,
-    });
+    await this.write(
+      this.entry(call, {
+        status,
+        event: null,
+        errorCode: shown.code,
+        errorMessage: shown.message,
+        durationMs,
+        arguments: null,
+        redactedPaths: [],
+        startedAt,
+        finishedAt,
+      }),
+    );
     this.events.emit({ type: 'tool.denied', ...call, status, error: shown, durationMs, ...(decidedBy && { decidedBy }) });
   }
 
@@ -107,18 +112,19 @@ export class InvocationRecorder {
   async lostParked(call: CallIdentity, error: { code: string; message: string }, startedAt: Date): Promise<void> {
     const finishedAt = new Date();
     const durationMs = finishedAt.getTime() - startedAt.getTime();
-    await this.write({
-      ...this.row(call),
-      status: 'error',
-      event: null,
-      errorCode: error.code,
-      errorMessage: error.message,
-      durationMs,
-      arguments: null,
-      redactedPaths: [],
-      startedAt,
-      finishedAt,
-    });
+    await this.write(
+      this.entry(call, {
+        status: 'error',
+        event: null,
+        errorCode: error.code,
+        errorMessage: error.message,
+        durationMs,
+        arguments: null,
+        redactedPaths: [],
+        startedAt,
+        finishedAt,
+      }),
+    );
     this.events.emit({ type: 'tool.result', ...call, status: 'error', error, durationMs });
   }
 
@@ -137,7 +143,9 @@ export class InvocationRecorder {
     else if (code === 'sandbox_failed') this.metrics.sandboxSetupFailed();
   }
 
-  private row(call: CallIdentity) {
+  // A call's audit entry, written out in one literal: copying objects through spreads was most of the
+  // audit's share of a refused call's CPU.
+  private entry(call: CallIdentity, row: RowOutcome): AuditEntry {
     return {
       id: call.invocationId,
       tenantId: call.tenantId,
@@ -148,6 +156,15 @@ export class InvocationRecorder {
       exposedTool: call.exposedTool ?? null,
       callerKeyId: call.caller?.keyId ?? null,
       callerName: call.caller?.name ?? null,
+      status: row.status,
+      event: row.event,
+      errorCode: row.errorCode,
+      errorMessage: row.errorMessage,
+      durationMs: row.durationMs,
+      arguments: row.arguments,
+      redactedPaths: row.redactedPaths,
+      startedAt: row.startedAt,
+      finishedAt: row.finishedAt,
     };
   }
 
@@ -159,8 +176,7 @@ export class InvocationRecorder {
     return inSpan('toolgate.audit', { 'toolgate.tool': entry.tool, 'toolgate.status': entry.status }, () => this.audit.record(entry));
   }
 
-  // Every call, refused or run, ends here. The row is written out field by field, not spread from row():
-  // copying objects with spreads was most of the audit's share of a refused call's CPU.
+  // Every call, refused or run, ends here.
   async finished(call: CallIdentity, outcome: CallOutcome): Promise<number> {
     const finishedAt = new Date();
     const durationMs = finishedAt.getTime() - outcome.startedAt.getTime();
@@ -168,26 +184,19 @@ export class InvocationRecorder {
     // with anything else in it that looks like a credential.
     const error = outcome.error && { ...outcome.error, message: redactMessage(outcome.error.message, outcome.arguments.secrets) };
     this.count(call, outcome, durationMs);
-    await this.write({
-      id: call.invocationId,
-      tenantId: call.tenantId,
-      projectId: call.projectId,
-      tool: call.tool,
-      channel: call.channel,
-      toolset: call.toolset ?? null,
-      exposedTool: call.exposedTool ?? null,
-      callerKeyId: call.caller?.keyId ?? null,
-      callerName: call.caller?.name ?? null,
-      status: outcome.status,
-      event: outcome.event ?? null,
-      errorCode: error?.code ?? null,
-      errorMessage: error?.message ?? null,
-      durationMs,
-      arguments: outcome.arguments.value,
-      redactedPaths: outcome.arguments.paths,
-      startedAt: outcome.startedAt,
-      finishedAt,
-    });
+    await this.write(
+      this.entry(call, {
+        status: outcome.status,
+        event: outcome.event ?? null,
+        errorCode: error?.code ?? null,
+        errorMessage: error?.message ?? null,
+        durationMs,
+        arguments: outcome.arguments.value,
+        redactedPaths: outcome.arguments.paths,
+        startedAt: outcome.startedAt,
+        finishedAt,
+      }),
+    );
     if (this.events.watched(call.tenantId, call.projectId)) {
       this.events.emit({
         type: outcome.status === 'ok' ? 'tool.completed' : 'tool.error',

@@ -57,8 +57,10 @@ function exceptionOf(error: unknown): Exception {
 
 // The server span of one HTTP request, continuing the caller's trace when it sent a traceparent header.
 // Returns the context to run the request in, or null when tracing is off.
-export function startRequestSpan(method: string, path: string, headers: Record<string, unknown>): { span: Span; context: Context } | null {
+// `url` as received: the path is cut from it only when a span is made (nothing is copied with tracing off).
+export function startRequestSpan(method: string, url: string, headers: Record<string, unknown>): { span: Span; context: Context } | null {
   if (!enabled) return null;
+  const path = url.split('?')[0];
   const parent = propagation.extract(ROOT_CONTEXT, headers);
   const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path } }, parent);
   return { span, context: trace.setSpan(parent, span) };
