@@ -478,3 +478,40 @@ asRoot('runProcess with runAs an unprivileged uid', () => {
     await expect(run(['true'], { sandbox: { kind: 'none', runAs: { uid: -1, gid: 0 } } })).rejects.toMatchObject({ code: 'invalid_run_as' });
   });
 });
+
+// A busy service: every turn of the event loop stalls for longer than the runner waits for pipes after an
+// exit. Several commands end at once, so one SIGCHLD reaps some whose last writes the loop has not polled.
+async function withStalledLoop<T>(stallMs: number, fn: () => Promise<T>): Promise<T> {
+  let stop = false;
+  const stall = () => {
+    const until = Date.now() + stallMs;
+    while (Date.now() < until);
+    if (!stop) setImmediate(stall);
+  };
+  setImmediate(stall);
+  try {
+    return await fn();
+  } finally {
+    stop = true;
+  }
+}
+
+const STALL_MS = 120; // more than the 100 ms drain
+const ROUNDS = 6;
+
+describe('runProcess on a stalled event loop', () => {
+  // In a sandbox the same wait decides whether bubblewrap's exit status (written just before it exits)
+  // was read: unread, a command that ran was answered as "the sandbox could not be set up".
+  it('keeps the last output of commands that end together', async () => {
+    const outputs = await withStalledLoop(STALL_MS, async () => {
+      const seen: string[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const results = await Promise.all(Array.from({ length: 8 }, () => run(['sh', '-c', 'sleep 0.2; printf done'])));
+        seen.push(...results.map((r) => `${r.exitCode} ${r.stdout}`));
+      }
+      return seen;
+    });
+    expect(outputs).toEqual(Array(8 * ROUNDS).fill('0 done'));
+  });
+});
+

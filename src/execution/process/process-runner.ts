@@ -315,7 +315,14 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, {
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       killGroup(pgid); // whatever it left running in the background goes with it
-      timers.push(setTimeout(settle, DRAIN_MS));
+      // What the command wrote before it exited (its last output, bubblewrap's exit status) is in the
+      // pipes, but may not have been read: one SIGCHLD reaps every child that has exited, some after the
+      // loop last polled. The drain's clock starts once the loop has polled again, so a stall of the
+      // loop (a busy machine) cannot end the wait before that is read and turn a command that ran into
+      // "the sandbox could not be set up".
+      afterNextPoll(() => {
+        if (!settled) timers.push(setTimeout(settle, DRAIN_MS));
+      });
     });
     child.on('close', settle);
     child.on('error', () => {}); // after a successful spawn only kill() reports here, and it is not used
@@ -334,6 +341,12 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, {
     }
     watchdog?.start((excess) => kill(excess));
   });
+}
+
+// setImmediate from the poll phase runs in the same turn's check phase; one more is queued for the next
+// turn's, after its poll phase has read whatever the pipes held.
+function afterNextPoll(fn: () => void): void {
+  setImmediate(() => setImmediate(fn));
 }
 
 // A sandbox ends with its init: SIGKILL to it makes the kernel kill everything in its pid namespace, and
