@@ -10,6 +10,7 @@ import type { ParkedCall } from '../generated/prisma/client.js';
 import { InFlightCalls } from '../tools/in-flight-calls.js';
 import { type CallIdentity, InvocationRecorder } from '../tools/invocation-recorder.js';
 import { ToolCallsService } from '../tools/tool-calls.service.js';
+import { refusedCallStatus } from '../tools/tools.errors.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import type { DecisionResponseDto } from './dto/approval.dto.js';
 
@@ -86,7 +87,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       }
       // Refused when admitted again (the tool was removed, the workspace moved): it did not run.
       const refusal = { code: error.code, message: error.message };
-      outcome = { invocationId: call.id, tool: shownName(call), status: error.code === 'invalid_arguments' ? 'invalid_arguments' : 'denied', error: refusal };
+      outcome = { invocationId: call.id, tool: shownName(call), status: refusedCallStatus(error), error: refusal };
       this.recorder.result(identity, outcome.status as string, 0, refusal, decidedBy(decider));
     }
     // As stored: finish cannot fail on what the tool answered, and a run is answered with its outcome.

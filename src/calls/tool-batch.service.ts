@@ -3,6 +3,7 @@ import { AppError } from '../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ToolCallsService, type ToolCallOutcome } from '../tools/tool-calls.service.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
+import { refusedCallStatus } from '../tools/tools.errors.js';
 import type { CallPrincipal, RawToolCall } from '../tools/tool-call.gate.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { type BatchCall, mapBounded, parseBatch } from './batch-request.js';
@@ -93,8 +94,7 @@ function refusedResult(call: BatchCall, error: AppError): BatchResultDto {
 }
 
 function refusalStatus(error: AppError): BatchStatus {
-  if (error.code === 'invalid_arguments' || error.code === 'invalid_body' || error.code === 'invalid_timeout') return 'invalid_arguments';
   if (error.status === 429) return 'rate_limited';
   if (error.status === 503) return 'unavailable';
-  return 'denied';
+  return refusedCallStatus(error);
 }

@@ -139,7 +139,7 @@ export class InvocationRecorder {
     const code = outcome.error?.code;
     const label = this.metrics.toolLabel(call.tool, code !== 'tool_not_found');
     this.metrics.callFinished(label, outcome.status, call.channel, durationMs);
-    if (outcome.status === 'invalid_arguments') this.metrics.validationRefused(label);
+    if (code === 'invalid_arguments') this.metrics.validationRefused(label);
     else if (code === 'sandbox_failed') this.metrics.sandboxSetupFailed();
   }
 

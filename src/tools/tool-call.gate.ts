@@ -11,7 +11,7 @@ import type { ProjectSettings } from '../projects/project-access.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import type { ExposedTool, ToolCatalogue } from './tool-catalogue.js';
 import type { ToolListeners } from '../execution/tool-definition.js';
-import { invalidCallBody, invalidCallTimeout, unknownCallFields } from './tools.errors.js';
+import { invalidCallBody, invalidCallTimeout, refusedCallStatus, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 import { retoldAs } from '../execution/validation/validation-message.js';
 import type { ToolRenames } from './exposed-texts.js';
@@ -190,13 +190,12 @@ export class ToolCallGate {
       identity.tool = redactText(identity.tool);
       if (identity.exposedTool !== undefined) identity.exposedTool = redactText(identity.exposedTool);
     }
-    const invalid = error.code === 'invalid_arguments';
     // An unknown tool has no schema: its arguments are still redacted by key name and value.
     const args = redactRawArguments(body.arguments, tool?.validator.redaction ?? null);
     const refusal = redactAppError(error, (text) => redactMessage(text, args.secrets));
     await this.recorder.finished(identity, {
-      status: invalid ? 'invalid_arguments' : 'denied',
-      event: invalid ? TOOL_ARG_VALIDATION_FAILURE : undefined,
+      status: refusedCallStatus(error),
+      event: error.code === 'invalid_arguments' ? TOOL_ARG_VALIDATION_FAILURE : undefined,
       error: { code: refusal.code, message: refusal.message },
       arguments: args,
       startedAt,

@@ -8,6 +8,12 @@ export const unknownCallFields = (fields: string[]) =>
 
 export const invalidCallTimeout = () => badRequest('invalid_timeout', 'timeoutMs must be a positive integer (milliseconds)');
 
+// How a refused call is filed, in its audit row and in a batch's or an approval's answer alike: what the
+// caller wrote was wrong (its arguments, its body, its timeout) or the call was not allowed.
+export function refusedCallStatus(error: AppError): 'invalid_arguments' | 'denied' {
+  return error.code === 'invalid_arguments' || error.code === 'invalid_body' || error.code === 'invalid_timeout' ? 'invalid_arguments' : 'denied';
+}
+
 export const invalidToolFormat = (value: string, formats: readonly string[]) =>
   badRequest('invalid_format', `Unknown format '${value}'; use one of ${formats.join(', ')}`);
 

@@ -108,7 +108,7 @@ describe('tool arguments and request bodies over HTTP', () => {
   it('[sec-37] refuses __proto__ beside "arguments" in the request body itself', async () => {
     const res = await raw('write_file', '{"__proto__": {"isAdmin": true}, "arguments": {"path": "proto.txt", "content": "x"}}');
     const { code } = expectRefusal(res, 400, /^(invalid_body|invalid_json)$/);
-    if (code === 'invalid_body') await audit.expectRows('denied', [{ tool: 'write_file', errorCode: 'invalid_body' }]);
+    if (code === 'invalid_body') await audit.expectRows('invalid_arguments', [{ tool: 'write_file', errorCode: 'invalid_body' }]);
     expect(existsSync(path.join(ws, 'proto.txt'))).toBe(false);
     expectPrototypesClean();
     await settle();

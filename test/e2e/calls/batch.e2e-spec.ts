@@ -59,6 +59,22 @@ describe('tool batches', () => {
     );
   });
 
+  it('files a call with a bad timeout or body the same way in its answer and its audit row', async () => {
+    const p = await project();
+    const res = await batch(p.id, {
+      calls: [
+        { id: 'negative-timeout', tool: 'write_file', arguments: { path: 't.txt', content: 'x' }, timeoutMs: -5 },
+        { id: 'array-arguments', tool: 'write_file', arguments: ['t.txt', 'x'] },
+      ],
+    }).expect(200);
+    const answered = res.body.results.map((r: { id: string; status: string; error: { code: string } }) => [r.id, r.status, r.error.code]);
+    const log = await t.http.get(`/v1/projects/${p.id}/invocations`).set(tenant.auth).expect(200);
+    const audited = log.body.items.map((i: { status: string; errorCode: string }) => [i.status, i.errorCode]).sort();
+    expect(answered.map(([, status, code]: string[]) => [status, code]).sort()).toEqual(audited);
+    expect(answered.map(([, status]: string[]) => status)).toEqual(['invalid_arguments', 'invalid_arguments']);
+    expect(existsSync(path.join(p.dir, 't.txt'))).toBe(false);
+  });
+
   it('runs calls concurrently: eight one-second sleeps finish well under eight seconds', async () => {
     const p = await project(SHELL_PROJECT);
     const calls = Array.from({ length: 8 }, (_, i) => ({ id: `s${i}`, tool: 'shell_exec', arguments: { argv: ['sleep', '1'] } }));
