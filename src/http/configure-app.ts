@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { maxHeaderSize, type Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import type { AbstractHttpAdapter } from '@nestjs/core';
 import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fresh from 'fresh';
 import type { Span } from '@opentelemetry/api';
 import type { Logger as PinoLogger } from 'pino';
+import { type ErrorBody, MALFORMED_PATH } from '../common/errors/error-answer.js';
 import { requestContext } from '../common/logging/request-context.js';
 import { redactText } from '../common/secrets/secret-redaction.js';
 import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
@@ -52,6 +54,15 @@ export async function createHttpAdapter(config: AppConfig): Promise<AbstractHttp
     bodyLimit: config.bodyLimitBytes,
     genReqId: (req: { headers: Record<string, unknown> }) => requestIdFrom(req.headers['x-request-id']),
     clientErrorHandler: answerParserError,
+    // A path that cannot be decoded, in the one error shape (Fastify's own body quotes the path).
+    frameworkErrors: (_error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const body: ErrorBody = { error: { code: MALFORMED_PATH.code, message: MALFORMED_PATH.message }, requestId: request.id };
+      void reply.code(MALFORMED_PATH.status).header('x-request-id', request.id).send(body);
+    },
+    // No path segment is refused for its length (Fastify's default is 100 characters, answered 414 in a body
+    // of its own): a long tool name reaches its route and is answered and audited as on Express. The
+    // request line is held to Node's header limit (16 KiB) anyway.
+    maxParamLength: maxHeaderSize,
     // Fastify's own logger stays off: requests are logged below, like on Express.
     logger: false,
   });

@@ -19,6 +19,27 @@ describe('the HTTP surface', () => {
     expect(res.headers['x-request-id']).toBe(res.body.requestId);
   });
 
+  // Fastify's router once answered both in bodies of its own (a 414 for a path segment past 100 characters,
+  // quoting the whole path), before any hook: no request id, no audit row.
+  it('answers a long tool name and an undecodable path in the one error shape on either adapter', async () => {
+    const { id } = await t.createProject(tenant, {});
+    for (const length of [150, 4000]) {
+      const res = await t.http.post(`/v1/projects/${id}/tools/${'x'.repeat(length)}/invoke`).set(tenant.auth).send({ arguments: {} }).expect(404);
+      expect(res.body).toMatchObject({ error: { code: 'tool_not_found' }, requestId: res.headers['x-request-id'] });
+    }
+    const log = await t.http.get(`/v1/projects/${id}/invocations`).set(tenant.auth).expect(200);
+    expect(log.body.items.map((i: { status: string; errorCode: string }) => [i.status, i.errorCode])).toEqual([
+      ['denied', 'tool_not_found'],
+      ['denied', 'tool_not_found'],
+    ]);
+    for (const url of [`/v1/projects/${id}/tools/%ff/invoke`, '/v1/projects/%ff']) {
+      const res = await t.http.post(url).set(tenant.auth).send({ arguments: {} }).expect(400);
+      expectShape(res.body, 'bad_request');
+      expect(res.body.error.message).toBe('The request path has an invalid percent-encoding');
+      expect(res.headers['x-request-id']).toBe(res.body.requestId);
+    }
+  });
+
   it('keeps a well-formed request id sent by the client', async () => {
     const res = await t.http.get('/health/live').set('x-request-id', 'client-trace-1234').expect(200);
     expect(res.headers['x-request-id']).toBe('client-trace-1234');

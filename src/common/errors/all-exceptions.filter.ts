@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import { HttpAdapterHost } from '@nestjs/core';
 import { Prisma } from '../../generated/prisma/client.js';
 import { AppError } from './app-error.js';
-import { errorAnswer, mapAppError, type MappedError as Mapped } from './error-answer.js';
+import { errorAnswer, MALFORMED_PATH, mapAppError, type MappedError as Mapped } from './error-answer.js';
 
 // Every error leaves the service in one shape: { error: { code, message, details? }, requestId }.
 // Nothing but an AppError's own message reaches a client; anything unexpected is a logged 500.
@@ -103,9 +103,7 @@ function mapBodyParserError(exception: unknown): Mapped | null {
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || httpStatus === 415) {
     return { status: 415, code: 'unsupported_media_type', message: 'Send the body as application/json' };
   }
-  if (exception instanceof URIError) {
-    return { status: 400, code: 'bad_request', message: 'The request path has an invalid percent-encoding' };
-  }
+  if (exception instanceof URIError) return MALFORMED_PATH;
   if ((typeof type === 'string' || (typeof code === 'string' && code.startsWith('FST_'))) && httpStatus !== undefined && httpStatus >= 400 && httpStatus < 500) {
     return { status: httpStatus, code: 'bad_request', message: 'The request body could not be read' };
   }

@@ -22,6 +22,10 @@ export interface MappedError {
   headers?: Record<string, string>;
 }
 
+// A path whose percent-encoding does not decode (%ff), as both adapters answer it: Express's router throws
+// a URIError to the filter, Fastify's router hands it to the adapter's frameworkErrors.
+export const MALFORMED_PATH: MappedError = { status: 400, code: 'bad_request', message: 'The request path has an invalid percent-encoding' };
+
 export function errorAnswer(mapped: MappedError): ErrorAnswer {
   return {
     status: mapped.status,
