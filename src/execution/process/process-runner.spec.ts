@@ -514,4 +514,3 @@ describe('runProcess on a stalled event loop', () => {
     expect(outputs).toEqual(Array(8 * ROUNDS).fill('0 done'));
   });
 });
-
