@@ -8,7 +8,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fresh from 'fresh';
 import type { Span } from '@opentelemetry/api';
 import type { Logger as PinoLogger } from 'pino';
-import { type ErrorBody, MALFORMED_PATH } from '../common/errors/error-answer.js';
+import { errorAnswer, MALFORMED_PATH } from '../common/errors/error-answer.js';
+import { requestPath } from '../common/format/request-path.js';
 import { requestContext } from '../common/logging/request-context.js';
 import { redactText } from '../common/secrets/secret-redaction.js';
 import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
@@ -56,8 +57,8 @@ export async function createHttpAdapter(config: AppConfig): Promise<AbstractHttp
     clientErrorHandler: answerParserError,
     // A path that cannot be decoded, in the one error shape (Fastify's own body quotes the path).
     frameworkErrors: (_error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const body: ErrorBody = { error: { code: MALFORMED_PATH.code, message: MALFORMED_PATH.message }, requestId: request.id };
-      void reply.code(MALFORMED_PATH.status).header('x-request-id', request.id).send(body);
+      const answer = errorAnswer(MALFORMED_PATH, request.id);
+      void reply.code(answer.status).header('x-request-id', request.id).send(answer.body);
     },
     // No path segment is refused for its length (Fastify's default is 100 characters, answered 414 in a body
     // of its own): a long tool name reaches its route and is answered and audited as on Express. The
@@ -93,7 +94,7 @@ const logRequest = (
 ) =>
   log.info(
     // The path is the caller's text: a key pasted where a tool's name goes is logged as its audit row has it.
-    { requestId, ...(traceId ? { traceId } : {}), method, path: url === undefined ? undefined : redactText(url.split('?')[0]), status, durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6 },
+    { requestId, ...(traceId ? { traceId } : {}), method, path: url === undefined ? undefined : redactText(requestPath(url)), status, durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6 },
     'request',
   );
 

@@ -1,3 +1,4 @@
+import { requestPath } from '../common/format/request-path.js';
 
 // Which cross-origin browser requests the service takes, and on which routes. MCP clients that run in a
 // page (an inspector, a web agent) sign in and call from their own origin, so the browser asks first.
@@ -64,10 +65,8 @@ export function corsPolicy(mcpAllowedOrigins: readonly string[]): CorsPolicy {
   const oauth = rule('*', ['GET', 'POST'], OAUTH_REQUEST_HEADERS, []);
   const mcp = mcpAllowedOrigins.length > 0 ? rule(new Set(mcpAllowedOrigins), ['GET', 'POST', 'DELETE'], MCP_REQUEST_HEADERS, MCP_RESPONSE_HEADERS) : null;
   return (method, url, origin) => {
-    // The path as the routers read it: both end it at '?' or at a literal '#' (which no browser sends), so
-    // `/v1/projects/{id}#/mcp` is the project's REST route and gets no CORS header.
-    const end = url.search(/[?#]/);
-    const path = end === -1 ? url : url.slice(0, end);
+    // `/v1/projects/{id}#/mcp` is the project's REST route, as the routers read it: no CORS header.
+    const path = requestPath(url);
     const applies = OAUTH_PATH.test(path) ? oauth : mcp !== null && MCP_PATH.test(path) ? mcp : null;
     if (applies === null) return null;
     let allowOrigin: Record<string, string>;

@@ -26,7 +26,8 @@ export interface MappedError {
 // a URIError to the filter, Fastify's router hands it to the adapter's frameworkErrors.
 export const MALFORMED_PATH: MappedError = { status: 400, code: 'bad_request', message: 'The request path has an invalid percent-encoding' };
 
-export function errorAnswer(mapped: MappedError): ErrorAnswer {
+// `requestId`: the request's own, where no request context runs yet (an error of Fastify's router).
+export function errorAnswer(mapped: MappedError, requestId = currentRequestId()): ErrorAnswer {
   return {
     status: mapped.status,
     headers: mapped.headers ?? {},
@@ -37,7 +38,7 @@ export function errorAnswer(mapped: MappedError): ErrorAnswer {
         ...mapped.extra,
         ...(mapped.details ? { details: mapped.details } : {}),
       },
-      requestId: currentRequestId(),
+      requestId,
     },
   };
 }

@@ -1,4 +1,5 @@
 import { context, type Exception, isSpanContextValid, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { requestPath } from '../format/request-path.js';
 import { redactText } from '../secrets/secret-redaction.js';
 
 // Spans go through @opentelemetry/api. Until an SDK is started (OTEL_* variables, see src/tracing) nothing
@@ -60,7 +61,7 @@ function exceptionOf(error: unknown): Exception {
 // `url` as received: the path is cut from it only when a span is made (nothing is copied with tracing off).
 export function startRequestSpan(method: string, url: string, headers: Record<string, unknown>): { span: Span; context: Context } | null {
   if (!enabled) return null;
-  const path = url.split('?')[0];
+  const path = requestPath(url);
   const parent = propagation.extract(ROOT_CONTEXT, headers);
   const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path } }, parent);
   return { span, context: trace.setSpan(parent, span) };
