@@ -33,7 +33,7 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
 // cluster would cost 15-20 s of CPU each).
 export async function createPglite({ migrated }: { migrated: boolean }): Promise<PGlite> {
   const dumpPath = process.env[migrated ? TEMPLATE_ENV.pgliteDump : TEMPLATE_ENV.pgliteEmptyDump];
-  const db = dumpPath ? new PGlite({ loadDataDir: new Blob([await readFile(dumpPath)]) }) : new PGlite();
+  const db = dumpPath ? new PGlite({ loadDataDir: await readDump(dumpPath) }) : new PGlite();
   await db.waitReady;
   return db;
 }
@@ -44,10 +44,15 @@ export async function createPglite({ migrated }: { migrated: boolean }): Promise
 export async function migratedPgliteUrl(dir: string): Promise<string> {
   const dumpPath = process.env[TEMPLATE_ENV.pgliteDump];
   if (!dumpPath) return 'pglite://memory';
-  const db = new PGlite({ dataDir: dir, loadDataDir: new Blob([await readFile(dumpPath)]) });
+  const db = new PGlite({ dataDir: dir, loadDataDir: await readDump(dumpPath) });
   await db.waitReady;
   await db.close();
   return `pglite://${dir}`;
+}
+
+// The global setup's dumps are gzipped tar files; the type tells PGlite to unzip.
+async function readDump(dumpPath: string): Promise<Blob> {
+  return new Blob([await readFile(dumpPath)], { type: 'application/gzip' });
 }
 
 export async function createPostgresDatabase(serverUrl: string, template?: string): Promise<TestDatabase> {
