@@ -9,7 +9,7 @@ import { AppModule } from '../../src/app.module.js';
 import { createPinoLogger, JsonLogger } from '../../src/common/logging/json-logger.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig } from '../../src/config/load-config.js';
-import { DATABASE_DRIVER } from '../../src/database/database-driver.js';
+import { DATABASE_DRIVER, type DatabaseDriver } from '../../src/database/database-driver.js';
 import { configureApp, createHttpAdapter } from '../../src/http/configure-app.js';
 import { sandboxTestEnv } from './sandbox.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
@@ -47,6 +47,13 @@ export interface TestApp {
 }
 
 let tenantCounter = 0;
+
+// The driver as an app that did not create the database sees it: the app closes its driver when it shuts
+// down, but the database belongs to the app it was borrowed from, which still writes its audit rows there
+// (once it was closed under it, that app's shutdown retried them until the 10 s flush deadline).
+function borrowed(driver: DatabaseDriver): DatabaseDriver {
+  return { ...driver, close: () => Promise.resolve() };
+}
 
 // The real Nest app on a real database (PGlite, or PostgreSQL with TEST_DATABASE_URL), real files.
 export async function createTestApp(options: { env?: Record<string, string>; database?: TestDatabase } = {}): Promise<TestApp> {
@@ -91,7 +98,7 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
   const pinoLogger = createPinoLogger(config.logLevel, sink);
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
     .overrideProvider(DATABASE_DRIVER)
-    .useValue(database.driver)
+    .useValue(ownsDatabase ? database.driver : borrowed(database.driver))
     .compile();
   const app = moduleRef.createNestApplication(await createHttpAdapter(config), { bodyParser: false, logger: new JsonLogger(pinoLogger) });
   configureApp(app, config, pinoLogger);
