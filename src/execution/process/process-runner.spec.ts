@@ -289,9 +289,10 @@ describe('runProcess against hostile commands', () => {
     const result = await run(['sh', '-c', bomb], { timeoutMs: 15_000, limits: { maxProcesses: 40 } });
     const started = readFileSync(join(dir, 'started'), 'utf8').length;
     // The watchdog (this runner's only limit under root) killed the group: how many started before its
-    // next look depends on the scheduler, so what holds is that it fired and nothing is left.
+    // next look depends on the scheduler, so what holds is that it fired and nothing is left. It fires at
+    // 41 members, the shell and 40 children, and the shell may not have noted the last one yet: 39 at least.
     expect(result).toMatchObject({ killedForProcessLimit: true, timedOut: false, signal: 'SIGKILL' });
-    expect(started).toBeGreaterThanOrEqual(40);
+    expect(started).toBeGreaterThanOrEqual(39);
     expect(groupIsGone(pgidOf(result.stdout))).toBe(true);
     expect(pidsRunning('995.32')).toEqual([]);
   });
