@@ -20,10 +20,11 @@ export default {
   testTimeout: 30000,
   // Two suites at a time: most of a suite's time is spent waiting on child processes, servers and timers, so
   // two share these two-core machines well. Each suite loads the whole app into a fresh module registry that
-  // stays in the worker's heap after the suite (about 30 MB each), and everything the worker does slows as
-  // that heap grows (a PGlite database's start doubled over twelve suites): a worker past this much heap
-  // after a suite is replaced by a fresh one, which costs about a second. At 1 GB the whole run took a third
-  // more CPU; 300 MB was no faster than 400.
+  // stays in the worker's heap after the suite, about 30 MB each (a heap snapshot shows the suite's context
+  // held by Node's own handles of its vm modules, on Node 20 and 24, not by anything of the app's), and
+  // everything the worker does slows as that heap grows (a PGlite database's start doubled over twelve
+  // suites): a worker past this much heap after a suite is replaced by a fresh one, which costs about a
+  // second. At 1 GB the whole run took a third more CPU; 300 MB was no faster than 400.
   maxWorkers: 2,
   workerIdleMemoryLimit: '400MB',
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
