@@ -58,8 +58,8 @@ async function pgliteTemplates(migrations) {
   await db.exec('DROP DATABASE template1');
   // Every start of a database sets up its whole buffer pool, PostgreSQL's 128 MB by default, which was most
   // of the start's CPU (a second or more per test database on a busy machine); a test database holds a few
-  // megabytes. The setting travels in the dump
-  // (postgresql.auto.conf), so services started on an unpacked dump get it too.
+  // megabytes. The setting travels in the dump (postgresql.auto.conf), so services started on an unpacked
+  // dump get it too.
   await db.exec(`ALTER SYSTEM SET shared_buffers = '16MB'`);
   await db.exec('CHECKPOINT');
   // Gzipped: most of a dump is the zeroed rest of its 16 MB WAL segment, and a loader copies the dump

@@ -260,7 +260,7 @@ describe('skills with an http executor', () => {
     expectError(await callTool(t, tenant, projectId, 'motd', {}), 404, 'tool_not_found');
   });
 
-  // Last: the second instance shares this suite's database, and closing it closes that database too.
+  // The second instance shares this suite's database; closing it must leave that database open.
   it('refuses at call time an endpoint registered where its private address was open, and that server receives nothing', async () => {
     const opener = await createTestApp({ database: t.database, env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${endpoint.port},127.0.0.1:${privateEndpoint.port}` } });
     try {
@@ -275,5 +275,8 @@ describe('skills with an http executor', () => {
     } finally {
       await opener.close();
     }
+    const after = await callTool(t, tenant, projectId, 'forecast', { city: 'Oslo' }).expect(200);
+    expect(after.body.status).toBe('ok');
+    await t.http.get(`/v1/projects/${projectId}/invocations/${after.body.invocationId}`).set(tenant.auth).expect(200);
   });
 });
