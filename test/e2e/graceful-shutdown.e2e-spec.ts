@@ -1,7 +1,9 @@
+import net from 'node:net';
 import { InFlightCalls } from '../../src/tools/in-flight-calls.js';
 import { processesWith } from '../support/processes.js';
 import { createTestApp } from '../support/test-app.js';
 import { createTestDatabase } from '../support/test-database.js';
+import { listen } from './tools/tool-test-kit.js';
 
 describe('graceful shutdown', () => {
   it('lets short calls finish, cancels long ones and kills their processes, refuses new calls, and audits them all', async () => {
@@ -45,5 +47,35 @@ describe('graceful shutdown', () => {
       await closeDatabase();
       await database.close();
     }
+  });
+
+  // Node counts a connection that has not sent a whole request yet as busy (so that headersTimeout applies to
+  // it), and server.close() waited for it. Here that wait would be ten minutes, past the test's timeout.
+  it('closes connections that never sent a request, and still answers the request in progress', async () => {
+    const app = await createTestApp({ env: { HTTP_HEADERS_TIMEOUT_MS: '600000', HTTP_REQUEST_TIMEOUT_MS: '600000' } });
+    const tenant = await app.createTenant();
+    const project = await app.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'] });
+    const port = await listen(app);
+    const connect = () =>
+      new Promise<{ socket: net.Socket; closed: Promise<void> }>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => resolve({ socket, closed: new Promise((done) => socket.once('close', () => done())) }));
+        socket.once('error', reject);
+      });
+    const silent = await connect();
+    const halfway = await connect();
+    halfway.socket.write('GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const running = fetch(`http://127.0.0.1:${port}/v1/projects/${project.id}/tools/shell_exec/invoke`, {
+      method: 'POST',
+      headers: { ...tenant.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { argv: ['sleep', '0.5'] } }),
+    });
+    while (app.app.get(InFlightCalls).size === 0) await new Promise((r) => setTimeout(r, 20));
+
+    await app.close();
+
+    await Promise.all([silent.closed, halfway.closed]);
+    const answer = await running;
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { status: string }).status).toBe('ok');
   });
 });
