@@ -22,6 +22,14 @@ interface InvocationRow {
   finishedAt: string;
 }
 
+// One app for the parts below that need no settings of their own (each works in tenants of its own): an app
+// and its database cost a few seconds of a test file's time to start.
+let shared: TestApp;
+beforeAll(async () => {
+  shared = await createTestApp();
+});
+afterAll(() => shared.close());
+
 describe('the invocation audit', () => {
   let t: TestApp;
   let tenant: TestTenant;
@@ -32,10 +40,9 @@ describe('the invocation audit', () => {
     (await invocations(projectId, { limit: 100, ...query }).expect(200)).body.items as InvocationRow[];
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = shared;
     tenant = await t.createTenant();
   });
-  afterAll(() => t.close());
 
   describe('one row per call, whatever the outcome', () => {
     let projectId: string;
@@ -229,10 +236,9 @@ describe('the invocation audit after a project is deleted during a call', () => 
   let tenant: TestTenant;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = shared;
     tenant = await t.createTenant();
   });
-  afterAll(() => t.close());
 
   it("keeps recording other projects' calls", async () => {
     const doomed = await t.createProject(tenant, SHELL_PROJECT);
@@ -268,7 +274,7 @@ describe('the event stream', () => {
   let stream: EventStream;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = shared;
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
     await writeFile(path.join(t.config.workspace.root!, projectId, 'present.txt'), 'here\n');
@@ -278,7 +284,6 @@ describe('the event stream', () => {
     stream = await EventStream.open(port, projectId, tenant);
   });
   afterEach(() => stream.close());
-  afterAll(() => t.close());
 
   it('sends tool.error with the invocation id, the tool and the error when a call fails', async () => {
     const res = await callTool(t, tenant, projectId, 'read_file', { path: 'absent.txt' }).expect(200);
@@ -360,10 +365,9 @@ describe('[sec-40] tools, invocations and events across tenants', () => {
   let bob: TestTenant;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = shared;
     [alice, bob] = [await t.createTenant(), await t.createTenant()];
   });
-  afterAll(() => t.close());
 
   const routes = (projectId: string, invocationId: string): Array<[string, string, object?]> => [
     ['get', `/v1/projects/${projectId}/tools`],
