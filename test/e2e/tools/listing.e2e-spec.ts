@@ -13,6 +13,13 @@ interface NativeTool {
   source: string;
 }
 
+// One app for both parts: an app and its database cost a few seconds of a test file's time to start.
+let shared: TestApp;
+beforeAll(async () => {
+  shared = await createTestApp();
+});
+afterAll(() => shared.close());
+
 describe('tool listing', () => {
   let t: TestApp;
   let tenant: TestTenant;
@@ -25,12 +32,11 @@ describe('tool listing', () => {
     t.http.get(`/v1/projects/${projectId}/tools/${name}`).query(format ? { format } : {}).set(tenant.auth);
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = shared;
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
     native = (await list().expect(200)).body.tools as NativeTool[];
   });
-  afterAll(() => t.close());
 
   it('lists every built-in tool with its schema, annotations, timeout and source', () => {
     expect(native.map((tool) => tool.name).sort()).toEqual([...BUILTINS].sort());
@@ -182,10 +188,9 @@ describe('the OpenAPI document for tools', () => {
   const operation = (route: string, method: string) => doc.paths[route][method];
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = shared;
     doc = (await t.http.get('/openapi.json').expect(200)).body as OpenApiDocument;
   });
-  afterAll(() => t.close());
 
   it('lists the tool, invocation and event routes, each secured', () => {
     const routes = Object.entries(doc.paths).flatMap(([p, ops]) =>
