@@ -186,14 +186,14 @@ export class ToolCallGate {
     if (!(error instanceof AppError)) return error;
     // A name that matched no tool is only what the caller typed: one shaped like a credential (a key pasted
     // into the tool's place) is kept in the row as the message has it, redacted.
-    if (error.code === 'tool_not_found') {
-      identity.tool = redactText(identity.tool);
-      if (identity.exposedTool !== undefined) identity.exposedTool = redactText(identity.exposedTool);
-    }
+    const recorded: CallIdentity =
+      error.code === 'tool_not_found'
+        ? { ...identity, tool: redactText(identity.tool), ...(identity.exposedTool !== undefined && { exposedTool: redactText(identity.exposedTool) }) }
+        : identity;
     // An unknown tool has no schema: its arguments are still redacted by key name and value.
     const args = redactRawArguments(body.arguments, tool?.validator.redaction ?? null);
     const refusal = redactAppError(error, (text) => redactMessage(text, args.secrets));
-    await this.recorder.finished(identity, {
+    await this.recorder.finished(recorded, {
       status: refusedCallStatus(error),
       event: error.code === 'invalid_arguments' ? TOOL_ARG_VALIDATION_FAILURE : undefined,
       error: { code: refusal.code, message: refusal.message },
