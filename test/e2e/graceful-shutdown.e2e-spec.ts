@@ -1,5 +1,7 @@
+import type { Server } from 'node:http';
 import net from 'node:net';
 import { InFlightCalls } from '../../src/tools/in-flight-calls.js';
+import { eventually } from '../support/eventually.js';
 import { processesWith } from '../support/processes.js';
 import { createTestApp } from '../support/test-app.js';
 import { createTestDatabase } from '../support/test-database.js';
@@ -51,31 +53,37 @@ describe('graceful shutdown', () => {
 
   // Node counts a connection that has not sent a whole request yet as busy (so that headersTimeout applies to
   // it), and server.close() waited for it. Here that wait would be ten minutes, past the test's timeout.
-  it('closes connections that never sent a request, and still answers the request in progress', async () => {
+  it('closes connections that never sent a request, and still answers a request whose body is still arriving', async () => {
     const app = await createTestApp({ env: { HTTP_HEADERS_TIMEOUT_MS: '600000', HTTP_REQUEST_TIMEOUT_MS: '600000' } });
-    const tenant = await app.createTenant();
-    const project = await app.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'] });
+    const server = app.app.getHttpServer() as Server;
     const port = await listen(app);
     const connect = () =>
-      new Promise<{ socket: net.Socket; closed: Promise<void> }>((resolve, reject) => {
-        const socket = net.connect(port, '127.0.0.1', () => resolve({ socket, closed: new Promise((done) => socket.once('close', () => done())) }));
+      new Promise<{ socket: net.Socket; closed: Promise<string> }>((resolve, reject) => {
+        let received = '';
+        const socket = net.connect(port, '127.0.0.1', () => resolve({ socket, closed: new Promise((done) => socket.once('close', () => done(received))) }));
+        socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
         socket.once('error', reject);
       });
     const silent = await connect();
     const halfway = await connect();
     halfway.socket.write('GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-    const running = fetch(`http://127.0.0.1:${port}/v1/projects/${project.id}/tools/shell_exec/invoke`, {
-      method: 'POST',
-      headers: { ...tenant.auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ arguments: { argv: ['sleep', '0.5'] } }),
-    });
-    while (app.app.get(InFlightCalls).size === 0) await new Promise((r) => setTimeout(r, 20));
+    // A request under way: its headers are in, half its body is not yet sent when the server stops listening.
+    const uploading = await connect();
+    const body = JSON.stringify({ name: `closing-${process.pid}` });
+    const requested = new Promise((resolve) => server.once('request', resolve));
+    uploading.socket.write(
+      `POST /v1/admin/tenants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${app.admin.Authorization}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await requested;
 
-    await app.close();
+    const closing = app.close();
+    await eventually(() => expect(server.listening).toBe(false));
+    uploading.socket.write(body.slice(5));
+    await closing;
 
-    await Promise.all([silent.closed, halfway.closed]);
-    const answer = await running;
-    expect(answer.status).toBe(200);
-    expect(((await answer.json()) as { status: string }).status).toBe('ok');
+    expect(await silent.closed).toBe('');
+    expect(await halfway.closed).toBe('');
+    expect(await uploading.closed).toMatch(/^HTTP\/1\.1 201 /);
   });
 });

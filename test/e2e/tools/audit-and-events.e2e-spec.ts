@@ -24,14 +24,13 @@ interface InvocationRow {
 
 // One app for the parts below that need no settings of their own (each works in tenants of its own): an app
 // and its database cost a few seconds of a test file's time to start.
-let shared: TestApp;
+let t: TestApp;
 beforeAll(async () => {
-  shared = await createTestApp();
+  t = await createTestApp();
 });
-afterAll(() => shared.close());
+afterAll(() => t.close());
 
 describe('the invocation audit', () => {
-  let t: TestApp;
   let tenant: TestTenant;
 
   const invocations = (projectId: string, query: Record<string, string | number> = {}) =>
@@ -40,7 +39,6 @@ describe('the invocation audit', () => {
     (await invocations(projectId, { limit: 100, ...query }).expect(200)).body.items as InvocationRow[];
 
   beforeAll(async () => {
-    t = shared;
     tenant = await t.createTenant();
   });
 
@@ -210,21 +208,21 @@ describe('the invocation audit', () => {
 
 // The rows of one audit batch share created_at: the log must still come back in the order of the calls.
 describe('the order of the invocation audit', () => {
-  let t: TestApp;
+  let batched: TestApp;
   let tenant: TestTenant;
 
   beforeAll(async () => {
     // A longer flush interval puts every call below in one batch, as a busy server does.
-    t = await createTestApp({ env: { AUDIT_FLUSH_INTERVAL_MS: '400' } });
-    tenant = await t.createTenant();
+    batched = await createTestApp({ env: { AUDIT_FLUSH_INTERVAL_MS: '400' } });
+    tenant = await batched.createTenant();
   });
-  afterAll(() => t.close());
+  afterAll(() => batched.close());
 
   it('lists calls oldest first, in the order they were made, also when one batch wrote them', async () => {
-    const { id: projectId } = await t.createProject(tenant);
+    const { id: projectId } = await batched.createProject(tenant);
     const made: string[] = [];
-    for (let i = 0; i < 6; i++) made.push((await callTool(t, tenant, projectId, 'list_files', {}).expect(200)).body.invocationId);
-    const listed = (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as InvocationRow[];
+    for (let i = 0; i < 6; i++) made.push((await callTool(batched, tenant, projectId, 'list_files', {}).expect(200)).body.invocationId);
+    const listed = (await batched.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as InvocationRow[];
     expect(listed.map((row) => row.id)).toEqual(made);
   });
 });
@@ -232,11 +230,9 @@ describe('the order of the invocation audit', () => {
 // A call that ends after its project was deleted queues a row the database refuses (foreign key); it must
 // not hold back the rows of other projects.
 describe('the invocation audit after a project is deleted during a call', () => {
-  let t: TestApp;
   let tenant: TestTenant;
 
   beforeAll(async () => {
-    t = shared;
     tenant = await t.createTenant();
   });
 
@@ -267,14 +263,12 @@ describe('the invocation audit after a project is deleted during a call', () => 
 });
 
 describe('the event stream', () => {
-  let t: TestApp;
   let tenant: TestTenant;
   let projectId: string;
   let port: number;
   let stream: EventStream;
 
   beforeAll(async () => {
-    t = shared;
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
     await writeFile(path.join(t.config.workspace.root!, projectId, 'present.txt'), 'here\n');
@@ -360,12 +354,10 @@ describe('the event stream', () => {
 });
 
 describe('[sec-40] tools, invocations and events across tenants', () => {
-  let t: TestApp;
   let alice: TestTenant;
   let bob: TestTenant;
 
   beforeAll(async () => {
-    t = shared;
     [alice, bob] = [await t.createTenant(), await t.createTenant()];
   });
 

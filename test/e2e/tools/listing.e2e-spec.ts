@@ -14,14 +14,13 @@ interface NativeTool {
 }
 
 // One app for both parts: an app and its database cost a few seconds of a test file's time to start.
-let shared: TestApp;
+let t: TestApp;
 beforeAll(async () => {
-  shared = await createTestApp();
+  t = await createTestApp();
 });
-afterAll(() => shared.close());
+afterAll(() => t.close());
 
 describe('tool listing', () => {
-  let t: TestApp;
   let tenant: TestTenant;
   let projectId: string;
   let native: NativeTool[];
@@ -32,7 +31,6 @@ describe('tool listing', () => {
     t.http.get(`/v1/projects/${projectId}/tools/${name}`).query(format ? { format } : {}).set(tenant.auth);
 
   beforeAll(async () => {
-    t = shared;
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
     native = (await list().expect(200)).body.tools as NativeTool[];
@@ -175,7 +173,6 @@ interface OpenApiDocument {
 }
 
 describe('the OpenAPI document for tools', () => {
-  let t: TestApp;
   let doc: OpenApiDocument;
 
   // Follows $ref pointers into components, so assertions read the schema a client generator sees.
@@ -188,7 +185,6 @@ describe('the OpenAPI document for tools', () => {
   const operation = (route: string, method: string) => doc.paths[route][method];
 
   beforeAll(async () => {
-    t = shared;
     doc = (await t.http.get('/openapi.json').expect(200)).body as OpenApiDocument;
   });
 
