@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { AuditPartitions } from '../../src/audit/audit-partitions.js';
-import { callTool, listen } from '../e2e/tools/tool-test-kit.js';
+import { callTool } from '../e2e/tools/tool-test-kit.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
 const onPostgres = process.env.TEST_DATABASE_URL ? describe : describe.skip;
@@ -66,7 +66,7 @@ describe('the audit export', () => {
   beforeAll(async () => {
     t = await createTestApp();
     tenant = await t.createTenant();
-    port = await listen(t);
+    port = t.port;
   });
   afterAll(() => t.close());
 

@@ -5,7 +5,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { describeInBrowser, launchChromium, listen, signInToConsole, watchPage } from '../support/console-browser.js';
+import { describeInBrowser, launchChromium, baseUrl, signInToConsole, watchPage } from '../support/console-browser.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
 const run = promisify(execFile);
@@ -33,7 +33,7 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
 
   beforeAll(async () => {
     t = await createTestApp();
-    base = await listen(t);
+    base = baseUrl(t);
     tenant = await t.createTenant('acme');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });

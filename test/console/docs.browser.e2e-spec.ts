@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 // page.evaluate callbacks run in the browser.
 import type { Browser } from 'playwright-core';
-import { describeInBrowser, launchChromium, listen } from '../support/console-browser.js';
+import { describeInBrowser, launchChromium, baseUrl } from '../support/console-browser.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 // /docs is sent with the console's protections (a CSP that loads only this origin's scripts, no framing, no
@@ -13,7 +13,7 @@ describeInBrowser('the interactive API docs in a real browser', 'the API docs in
 
   beforeAll(async () => {
     t = await createTestApp();
-    base = await listen(t);
+    base = baseUrl(t);
     browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {

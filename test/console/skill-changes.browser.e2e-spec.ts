@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
 import { UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
-import { describeInBrowser, launchChromium, listen, signInToConsole, watchPage } from '../support/console-browser.js';
+import { describeInBrowser, launchChromium, baseUrl, signInToConsole, watchPage } from '../support/console-browser.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
 // An admin reviews an MCP skill's pinned definitions in the console: a tool withheld at import for its
@@ -22,7 +22,7 @@ describeInBrowser('the pending-changes view of an MCP skill in a real browser', 
   beforeAll(async () => {
     await upstream.start();
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}`, MCP_SOURCE_REFRESH_S: '0' } });
-    base = await listen(t);
+    base = baseUrl(t);
     tenant = await t.createTenant();
     const skill = await t.http
       .post('/v1/skills')

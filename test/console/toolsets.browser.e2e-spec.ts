@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { describeInBrowser, launchChromium, listen, signInToConsole, watchPage } from '../support/console-browser.js';
+import { describeInBrowser, launchChromium, baseUrl, signInToConsole, watchPage } from '../support/console-browser.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
 describeInBrowser('the console: a project’s toolset editor in a real browser', 'the toolset editor in a browser', () => {
@@ -15,7 +15,7 @@ describeInBrowser('the console: a project’s toolset editor in a real browser',
 
   beforeAll(async () => {
     t = await createTestApp();
-    base = await listen(t);
+    base = baseUrl(t);
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant, { name: 'Handbook' })).id;
     browser = await launchChromium();

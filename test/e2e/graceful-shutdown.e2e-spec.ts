@@ -5,7 +5,6 @@ import { eventually } from '../support/eventually.js';
 import { processesWith } from '../support/processes.js';
 import { createTestApp } from '../support/test-app.js';
 import { createTestDatabase } from '../support/test-database.js';
-import { listen } from './tools/tool-test-kit.js';
 
 describe('graceful shutdown', () => {
   it('lets short calls finish, cancels long ones and kills their processes, refuses new calls, and audits them all', async () => {
@@ -56,7 +55,7 @@ describe('graceful shutdown', () => {
   it('closes connections that never sent a request, and still answers a request whose body is still arriving', async () => {
     const app = await createTestApp({ env: { HTTP_HEADERS_TIMEOUT_MS: '600000', HTTP_REQUEST_TIMEOUT_MS: '600000' } });
     const server = app.app.getHttpServer() as Server;
-    const port = await listen(app);
+    const port = app.port;
     const connect = () =>
       new Promise<{ socket: net.Socket; closed: Promise<string> }>((resolve, reject) => {
         let received = '';

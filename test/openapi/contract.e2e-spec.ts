@@ -3,7 +3,6 @@ import http from 'node:http';
 import path from 'node:path';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Response, Test } from 'supertest';
-import { listen } from '../e2e/tools/tool-test-kit.js';
 import { UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
 import { type Answer, OpenApiContract, type OpenApiDocument } from '../support/openapi-contract.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -255,7 +254,7 @@ describe('the OpenAPI document against the running service', () => {
   });
 
   it('the event stream', async () => {
-    const port = await listen(t);
+    const port = t.port;
     let held: http.ClientRequest | undefined;
     const answer = await new Promise<Answer>((resolve, reject) => {
       held = http.get(

@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listen } from '../e2e/tools/tool-test-kit.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 // The published document as its users meet it: Redocly's recommended lint, then a typed client generated
@@ -79,7 +78,7 @@ describe('the OpenAPI document as a client meets it', () => {
     const tsc = await run(process.execPath, [bin('typescript/bin/tsc'), '-p', path.join(clientDir, 'tsconfig.json')]);
     expect({ code: tsc.code, output: tsc.stdout }).toEqual({ code: 0, output: '' });
 
-    const port = await listen(t);
+    const port = t.port;
     const tenant = await t.createTenant();
     const program = await run(process.execPath, [path.join(generated, 'out/client-program.js')], {
       TOOLGATE_URL: `http://127.0.0.1:${port}`,

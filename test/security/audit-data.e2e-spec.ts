@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { httpTool, installSkill, Receiver, skillOf } from '../e2e/skills/skill-test-kit.js';
-import { EventStream, listen } from '../e2e/tools/tool-test-kit.js';
+import { EventStream } from '../e2e/tools/tool-test-kit.js';
 import { expectRefusal, invoke } from './security-helpers.js';
 
 // security-cases.md, "Audit data" (lines 62-64): a credential given to a tool reaches the tool and nothing
@@ -60,7 +60,7 @@ describe('audit data: no secret at rest or on the wire', () => {
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${receiver.port}` } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    events = await EventStream.open(await listen(t), projectId, tenant);
+    events = await EventStream.open(t.port, projectId, tenant);
   });
   afterAll(async () => {
     events.close();

@@ -1,7 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
-import { listen } from '../e2e/tools/tool-test-kit.js';
 
 // security-cases.md line 70: a request that carries many calls (a REST batch, an MCP JSON-RPC batch) costs
 // what its calls would cost one by one, runs no more than BATCH_CONCURRENCY of them at once, and JSON-RPC
@@ -16,7 +15,7 @@ describe('[sec-70] charges that add up', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ env: { RATE_LIMIT_REQUESTS: String(LIMIT), RATE_LIMIT_WINDOW_MS: '600000', BATCH_CONCURRENCY: String(CONCURRENCY) } });
-    port = await listen(t);
+    port = t.port;
   });
   afterAll(() => t.close());
 

@@ -6,7 +6,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../support/test-ap
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { eventually } from '../support/eventually.js';
 import { enableSkill, postSkill, uniqueName } from '../e2e/skills/skill-test-kit.js';
-import { listen, SHELL_PROJECT } from '../e2e/tools/tool-test-kit.js';
+import { SHELL_PROJECT } from '../e2e/tools/tool-test-kit.js';
 
 // Exactly once under every failure: a call with an Idempotency-Key runs once, whatever its result and
 // whatever its client does, and every retry gets the answer it stored; an approved call always ends.
@@ -139,7 +139,7 @@ function caller(app: TestApp, tenant: TestTenant) {
   });
   const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...tenant.auth };
   const mcp = async (projectId: string, body: unknown) => {
-    const port = await listen(app);
+    const port = app.port;
     const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, { method: 'POST', headers: mcpHeaders, body: JSON.stringify(body) });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON-RPC answers, read field by field
     return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -147,7 +147,7 @@ function caller(app: TestApp, tenant: TestTenant) {
   const mcpCall = (projectId: string, tool: string, args: object, key?: string, meta?: Record<string, unknown>) => mcp(projectId, mcpBody(tool, args, key, meta));
   // Sends a request and drops its connection once the upstream holds the call: the client went away mid-run.
   const abandon = async (upstream: RawMcpUpstream, url: string, body: unknown, headers: Record<string, string>) => {
-    const port = await listen(app);
+    const port = app.port;
     const arrived = upstream.arrival('slow', upstream.runs('slow') + 1);
     const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: url, headers: { 'content-type': 'application/json', ...headers } });
     request.on('error', () => undefined);
@@ -316,7 +316,7 @@ describe('exactly once under every failure', () => {
   it('[sec-94] an explicit MCP notifications/cancelled is kept as the cancelled answer of its key', async () => {
     const key = newKey('cancelled');
     const runsBefore = upstream.runs('slow');
-    const port = await listen(t);
+    const port = t.port;
     const gone = new AbortController();
     // A JSON-RPC batch (protocol 2025-03-26): the call, then its cancellation. A cancelled request gets no
     // JSON-RPC answer, so this HTTP request is given up once the call's answer is stored.

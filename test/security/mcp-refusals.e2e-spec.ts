@@ -1,6 +1,6 @@
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { connectMcp, mcpClientFor, type TextResult, textOf } from '../e2e/mcp/mcp-test-kit.js';
-import { callTool, listen } from '../e2e/tools/tool-test-kit.js';
+import { callTool } from '../e2e/tools/tool-test-kit.js';
 
 // [sec-56] Over MCP, every refusal of the REST routes holds the same.
 describe('MCP endpoint refusals', () => {
@@ -16,7 +16,7 @@ describe('MCP endpoint refusals', () => {
   afterAll(() => t.close());
 
   const post = async (headers: Record<string, string>, body: string, project = projectId) => {
-    const port = await listen(t);
+    const port = t.port;
     const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${project}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },

@@ -5,7 +5,6 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { mcpClientFor, refusedWith as refusal } from '../e2e/mcp/mcp-test-kit.js';
-import { listen } from '../e2e/tools/tool-test-kit.js';
 
 const SECRET = 'outside-secret-5b02';
 const THEIRS = 'other-tenant-9d41';
@@ -105,7 +104,7 @@ describe('MCP resources stay inside the project workspace', () => {
   });
 
   it("answers another tenant's key on this project's endpoint 404, as a missing project, reading nothing", async () => {
-    const port = await listen(t);
+    const port = t.port;
     for (const project of [projectId, '00000000-0000-4000-8000-000000000000']) {
       const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${project}/mcp`, {
         method: 'POST',

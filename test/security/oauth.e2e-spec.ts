@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type http from 'node:http';
 import type { Response } from 'supertest';
-import { listen } from '../e2e/tools/tool-test-kit.js';
 import { type DocumentServer, LOCALHOST_CERT_FILE, serveJson, startDocumentServer } from '../support/oauth-clients.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
@@ -69,8 +68,6 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
         OAUTH_CLIENT_METADATA_TIMEOUT_MS: '1000',
       },
     });
-    // One listening port, so every request names the same origin (the resource URLs are built from it).
-    await listen(t);
     tenant = await t.createTenant();
     other = await t.createTenant();
     p = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sh'] })).id;
@@ -112,7 +109,7 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     expect(((await t.http.get('/v1/api-keys').set(other.auth).expect(200)).body.items as Array<{ id: string }>).some((k) => k.id === listed[0].id)).toBe(false);
     await t.http.delete(`/v1/api-keys/${listed[0].id}`).set(other.auth).expect(404);
 
-    const port = await listen(t);
+    const port = t.port;
     const running = fetch(`http://127.0.0.1:${port}/v1/projects/${p}/mcp`, {
       method: 'POST',
       headers: { ...bearer(access), ...MCP_ACCEPT, 'content-type': 'application/json' },

@@ -8,7 +8,7 @@ import { DATABASE_DRIVER, type DatabaseDriver } from '../../src/database/databas
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { enableSkill, httpTool, installSkill, listSkills, postSkill, Receiver, skillOf, uniqueName } from '../e2e/skills/skill-test-kit.js';
-import { EventStream, listen } from '../e2e/tools/tool-test-kit.js';
+import { EventStream } from '../e2e/tools/tool-test-kit.js';
 import { mcpClientFor, textOf, type TextResult } from '../e2e/mcp/mcp-test-kit.js';
 import { UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
 import { expectRefusal, invoke } from './security-helpers.js';
@@ -135,7 +135,7 @@ describe('redaction of a call, in every channel', () => {
     expect(imported.status).toBe(201);
     expect((await enableSkill(t, tenant, direct, imported.body.id as string)).status).toBe(201);
 
-    const port = await listen(t);
+    const port = t.port;
     streams.push(await EventStream.open(port, direct, tenant), await EventStream.open(port, gated, tenant));
     mcp = await mcpClientFor(t, tenant, direct);
   });

@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Test } from 'supertest';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
-import { EventStream, listen } from '../e2e/tools/tool-test-kit.js';
+import { EventStream } from '../e2e/tools/tool-test-kit.js';
 
 // security-cases.md, "Roles" (lines 77-86): an agent's credential cannot change its own rules, and a person
 // approves. Over REST, batch and MCP against the real app, with keys of each role made through the API.
@@ -82,7 +82,7 @@ describe('roles on keys', () => {
   const invoke = (auth: Auth, project: string, tool: string, args: object) =>
     t.http.post(`/v1/projects/${project}/tools/${tool}/invoke`).set(auth).send({ arguments: args });
   const mcp = async (auth: Auth, project: string, body: unknown) => {
-    const port = await listen(t);
+    const port = t.port;
     const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${project}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...auth },
@@ -201,7 +201,7 @@ describe('roles on keys', () => {
 
   it('[sec-78] an agent bound to some tools reads neither the audit rows nor the events of the others', async () => {
     const readerKey = { ...tenant, auth: readOnlyAgent };
-    const stream = await EventStream.open(await listen(t), p, readerKey);
+    const stream = await EventStream.open(t.port, p, readerKey);
     try {
       const written = await invoke(tenant.auth, p, 'write_file', { path: 'secret-78.txt', content: 'WRITTEN-SECRET-78' }).expect(200);
       const read = await invoke(readOnlyAgent, p, 'read_file', { path: 'notes.txt' }).expect(200);
@@ -235,7 +235,7 @@ describe('roles on keys', () => {
   });
 
   it('[sec-80] [sec-81] the key that made a parked call cannot decide it; an approver does, and every channel names who decided', async () => {
-    const stream = await EventStream.open(await listen(t), p, tenant);
+    const stream = await EventStream.open(t.port, p, tenant);
     try {
       for (const [maker, makerKey] of [
         ['agent', agent],
@@ -295,7 +295,7 @@ describe('roles on keys', () => {
 
   it('[sec-82] an event stream opened before its key expires is closed at the expiry', async () => {
     const expiring = (await issue({ name: 'stream-expiry', role: 'agent', projectIds: [p], expiresAt: new Date(Date.now() + 1200).toISOString() })).auth;
-    const port = await listen(t);
+    const port = t.port;
     const opened = Date.now();
     const closedAt = await new Promise<number>((resolve, reject) => {
       const request = http.get({ host: '127.0.0.1', port, path: `/v1/projects/${p}/events`, headers: { ...expiring, accept: 'text/event-stream' } }, (response) => {
@@ -312,7 +312,7 @@ describe('roles on keys', () => {
 
   it('[sec-98] a key revoked while its event stream is open, or while its MCP call runs, is cut off at once', async () => {
     const doomed = await issue({ name: 'doomed', role: 'agent', projectIds: [p] });
-    const port = await listen(t);
+    const port = t.port;
     const closed = new Promise<void>((resolve, reject) => {
       const request = http.get({ host: '127.0.0.1', port, path: `/v1/projects/${p}/events`, headers: { ...doomed.auth, accept: 'text/event-stream' } }, (response) => {
         if (response.statusCode !== 200) return reject(new Error(`answered ${response.statusCode}`));
@@ -373,7 +373,7 @@ describe('roles on keys', () => {
   });
 
   it('[sec-84] the approver sees a parked call\'s arguments as they will run; the log, the export, events and other roles see them redacted; at rest they are sealed', async () => {
-    const stream = await EventStream.open(await listen(t), p, tenant);
+    const stream = await EventStream.open(t.port, p, tenant);
     try {
       const secret = 'sk-live-planted-84-0123456789';
       await t.http.patch(`/v1/projects/${p}`).set(tenant.auth).send({ approvalRequired: ['delete_file', 'fetch_url'] }).expect(200);

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, stat } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { eventually } from '../support/eventually.js';
 import { processesWith, uniqueSleep, waitForProcess } from '../support/processes.js';
@@ -120,9 +119,7 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
   });
 
   it('[sec-49] no network: TCP to PostgreSQL, Redis and the service itself fails, and /run has no sockets', async () => {
-    const server = t.app.getHttpServer() as http.Server;
-    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const ownPort = (server.address() as AddressInfo).port;
+    const ownPort = t.port;
     for (const port of [5432, 6379, ownPort]) {
       const res = await run(['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected`]);
       expect({ port, exitCode: res.result!.exitCode, stdout: res.result!.stdout }).toEqual({ port, exitCode: 1, stdout: '' });
@@ -148,12 +145,10 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     expect(timedOut.status).toBe('timeout');
     await eventually(() => expect(processesWith(marker)).toEqual([]), 40, 50);
 
-    const server = t.app.getHttpServer() as http.Server;
-    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const gone = uniqueSleep(999);
     const request = http.request({
       host: '127.0.0.1',
-      port: (server.address() as AddressInfo).port,
+      port: t.port,
       method: 'POST',
       path: `/v1/projects/${projectId}/tools/shell_exec/invoke`,
       headers: { ...tenant.auth, 'content-type': 'application/json' },

@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { sandboxSupport } from '../support/sandbox.js';
-import { listen } from '../e2e/tools/tool-test-kit.js';
 
 // security-cases.md, "Tenancy" (lines 65-67): who chooses a workspace directory, and what happens when the
 // directory an accepted path names is swapped afterwards. Two tenants on one service running as root,
@@ -168,7 +167,7 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
       expect(JSON.stringify(batch.body)).not.toContain('root:');
       for (const r of batch.body.results ?? []) expect(r).toMatchObject({ status: 'denied', error: { code: 'workspace_unavailable' } });
 
-      const port = await listen(t);
+      const port = t.port;
       const mcp = await fetch(`http://127.0.0.1:${port}/v1/projects/${p2.id}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...alice.auth },

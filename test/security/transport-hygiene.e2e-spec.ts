@@ -30,7 +30,6 @@ const scriptedLookup = async (hostname: string, options?: { all?: boolean }) => 
 };
 jest.unstable_mockModule('node:dns/promises', () => ({ ...realDns, default: { ...realDns.default, lookup: scriptedLookup }, lookup: scriptedLookup }));
 const { createTestApp } = await import('../support/test-app.js');
-const { listen } = await import('../e2e/tools/tool-test-kit.js');
 
 const ALLOWED_ORIGIN = 'https://agent.example.com';
 const MCP_ACCEPT = { Accept: 'application/json, text/event-stream' };
@@ -158,7 +157,7 @@ describe('transport hygiene', () => {
     otherProjectId = (await t.createProject(other)).id;
     ws = t.workspaceOf(projectId);
     audit = new AuditTrail(t, tenant, projectId);
-    port = await listen(t);
+    port = t.port;
   });
   afterAll(async () => {
     await t?.close();
@@ -272,7 +271,7 @@ describe('transport hygiene', () => {
         slowTenant = await slow.createTenant();
         slowOther = await slow.createTenant();
         slowProject = (await slow.createProject(slowTenant)).id;
-        slowPort = await listen(slow);
+        slowPort = slow.port;
       });
       afterAll(() => slow?.close());
 

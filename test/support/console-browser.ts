@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { listen as listenOnPort } from '../e2e/tools/tool-test-kit.js';
 import type { TestApp } from './test-app.js';
 
 // Debian's chromium (apt-get install chromium), or the one CHROMIUM_PATH names. Playwright's own browser
@@ -18,7 +17,7 @@ export function describeInBrowser(name: string, what: string, body: () => void):
 }
 
 // The test app on a real port, so a real browser (and curl) can reach it.
-export const listen = async (t: TestApp): Promise<string> => `http://127.0.0.1:${await listenOnPort(t)}`;
+export const baseUrl = (t: TestApp): string => `http://127.0.0.1:${t.port}`;
 
 // Running as root in CI: Chromium's own sandbox needs an unprivileged user.
 export const launchChromium = (): Promise<Browser> =>

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { createTestDatabase } from '../../support/test-database.js';
 import { mcpClientFor, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
-import { EventStream, listen } from '../tools/tool-test-kit.js';
+import { EventStream } from '../tools/tool-test-kit.js';
 
 describe('approval of tool calls', () => {
   let t: TestApp;
@@ -41,7 +41,7 @@ describe('approval of tool calls', () => {
 
   it('parks a call (202, audit row pending_approval, tool.pending), runs it on approval, and GET holds the result', async () => {
     const p = await project();
-    const stream = await EventStream.open(await listen(t), p.id, tenant);
+    const stream = await EventStream.open(t.port, p.id, tenant);
     try {
       const parked = await write(p.id, 'approved.txt', 'hello');
       expect(parked.status).toBe(202);
@@ -88,7 +88,7 @@ describe('approval of tool calls', () => {
 
   it('denies a call with a reason: it never runs, and the caller learns why (GET, tool.denied)', async () => {
     const p = await project();
-    const stream = await EventStream.open(await listen(t), p.id, tenant);
+    const stream = await EventStream.open(t.port, p.id, tenant);
     try {
       const id = (await write(p.id, 'denied.txt').expect(202)).body.invocationId as string;
       const denied = await decide(p.id, id, 'deny', { reason: 'wrong file' }).expect(200);

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { EventStream, listen, SHELL_PROJECT } from '../tools/tool-test-kit.js';
+import { EventStream, SHELL_PROJECT } from '../tools/tool-test-kit.js';
 
 describe('tool batches', () => {
   let t: TestApp;
@@ -94,7 +94,7 @@ describe('tool batches', () => {
 
   it('streams each call of a batch as its own events', async () => {
     const p = await project();
-    const stream = await EventStream.open(await listen(t), p.id, tenant);
+    const stream = await EventStream.open(t.port, p.id, tenant);
     try {
       const res = await batch(p.id, {
         calls: [

@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/test-databa
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
 import { expectNoProcess, uniqueSleep, waitForProcess } from '../../support/processes.js';
-import { callTool, EventStream, listen } from '../tools/tool-test-kit.js';
+import { callTool, EventStream } from '../tools/tool-test-kit.js';
 import { commandTool, enableSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
 import { connectMcp } from '../mcp/mcp-test-kit.js';
 import { LOGGING_TOOLS, LoggingUpstream } from '../mcp/logging-upstream.js';
@@ -100,7 +100,7 @@ describeOnPostgres(title, () => {
   it('[sec-98] a key revoked on A closes the event stream it holds open on B within 2 s', async () => {
     const other = await a.createTenant();
     const project = await a.createProject(other);
-    const port = await listen(b);
+    const port = b.port;
     const keyId = ((await a.http.get('/v1/api-keys').set(other.auth).expect(200)).body.items as Array<{ id: string; name: string }>).find((k) => k.name === 'default')!.id;
     let markRevoked!: (at: number) => void;
     const revokedAt = new Promise<number>((resolve) => (markRevoked = resolve));
@@ -122,7 +122,7 @@ describeOnPostgres(title, () => {
     const project = await a.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'] });
     const marker = uniqueSleep(30);
     const mcp = async (app: TestApp, message: unknown) =>
-      fetch(`http://127.0.0.1:${await listen(app)}/v1/projects/${project.id}/mcp`, {
+      fetch(`http://127.0.0.1:${app.port}/v1/projects/${project.id}/mcp`, {
         method: 'POST',
         headers: { ...tenant.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify(message),
@@ -145,7 +145,7 @@ describeOnPostgres(title, () => {
     const skill = await a.http.post('/v1/skills').set(tenant.auth).send({ name: `logging-${project.id.slice(0, 8)}`, version: '1.0.0', description: 'logs', source }).expect(201);
     await enableSkill(a, tenant, project.id, skill.body.id as string);
     const call = async (app: TestApp) => {
-      const res = await fetch(`http://127.0.0.1:${await listen(app)}/v1/projects/${project.id}/mcp`, {
+      const res = await fetch(`http://127.0.0.1:${app.port}/v1/projects/${project.id}/mcp`, {
         method: 'POST',
         headers: { ...tenant.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {} } }),
@@ -216,7 +216,7 @@ describeOnPostgres(title, () => {
 
   it("an event stream on B carries the calls A runs, in order, and resumes with Last-Event-ID on either instance", async () => {
     const project = await a.createProject(tenant);
-    const [portA, portB] = [await listen(a), await listen(b)];
+    const [portA, portB] = [a.port, b.port];
     const stream = await EventStream.open(portB, project.id, tenant);
     let first: string;
     try {

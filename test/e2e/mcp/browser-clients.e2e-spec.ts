@@ -1,16 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { describeInBrowser, launchChromium, listen, watchPage } from '../../support/console-browser.js';
+import { describeInBrowser, launchChromium, baseUrl, watchPage } from '../../support/console-browser.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 
 const MCP_ACCEPT = 'application/json, text/event-stream';
 const FOREIGN = 'https://elsewhere.example';
 
 // A request sent as written: the path goes on the request line with a literal '#' (clients would drop it).
-async function rawRequest(server: http.Server, method: string, path: string, headers: Record<string, string>) {
-  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+async function rawRequest(port: number, method: string, path: string, headers: Record<string, string>) {
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
       let body = '';
@@ -129,10 +127,10 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
     const listing = await t.http.get('/v1/projects').set('Origin', page.origin).set(tenant.auth).expect(200);
     expect(Object.keys(cors(listing)).filter((name) => name !== 'status' && name !== 'content-length')).toEqual([]);
     // A literal '#' in the request line ends the path for both routers: this is the project's REST route.
-    const hashed = await rawRequest(t.app.getHttpServer() as http.Server, 'GET', `/v1/projects/${projectId}#/mcp`, { origin: page.origin, authorization: tenant.auth.Authorization });
+    const hashed = await rawRequest(t.port, 'GET', `/v1/projects/${projectId}#/mcp`, { origin: page.origin, authorization: tenant.auth.Authorization });
     expect([hashed.status, JSON.parse(hashed.body).id]).toEqual([200, projectId]);
     expect(Object.keys(hashed.headers).filter((name) => name.startsWith('access-control-') || name === 'vary')).toEqual([]);
-    const hashedPreflight = await rawRequest(t.app.getHttpServer() as http.Server, 'OPTIONS', `/v1/projects/${projectId}#/mcp`, { origin: page.origin, 'access-control-request-method': 'GET' });
+    const hashedPreflight = await rawRequest(t.port, 'OPTIONS', `/v1/projects/${projectId}#/mcp`, { origin: page.origin, 'access-control-request-method': 'GET' });
     expect([hashedPreflight.status, hashedPreflight.headers['access-control-allow-origin']]).toEqual([404, undefined]);
   });
 
@@ -160,7 +158,7 @@ describeInBrowser('a browser-based MCP client on another origin', 'browser MCP c
   beforeAll(async () => {
     clientPage = await startClientPage();
     t = await createTestApp({ env: { MCP_ALLOWED_ORIGINS: clientPage.origin } });
-    base = await listen(t);
+    base = baseUrl(t);
     const tenant = await t.createTenant();
     adminKey = tenant.auth.Authorization.replace(/^Bearer /, '');
     projectId = (await t.createProject(tenant)).id;

@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { enableSkill, postSkill, uniqueName } from '../skills/skill-test-kit.js';
-import { listen } from '../tools/tool-test-kit.js';
 import { CONFORMANCE_TOOLS, ConformanceUpstream } from './conformance-upstream.js';
 import { KeyAddingProxy } from './key-adding-proxy.js';
 
@@ -111,7 +110,7 @@ describeWithNode('the official MCP conformance suite against a project’s MCP e
     expect({ status: imported.status, body: imported.status === 201 ? 'imported' : imported.body }).toEqual({ status: 201, body: 'imported' });
     expect((await enableSkill(t, tenant, projectId, imported.body.id as string)).status).toBe(201);
     const agent = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'conformance', role: 'agent', projectIds: [projectId] }).expect(201);
-    proxy = new KeyAddingProxy(await listen(t), { Authorization: `Bearer ${agent.body.key as string}` });
+    proxy = new KeyAddingProxy(t.port, { Authorization: `Bearer ${agent.body.key as string}` });
     const url = `http://127.0.0.1:${await proxy.start()}/v1/projects/${projectId}/mcp`;
 
     outputDir = await mkdtemp(path.join(os.tmpdir(), 'toolgate-conformance-'));

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { commandTool, installSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
-import { callTool, listen, SHELL_PROJECT } from '../tools/tool-test-kit.js';
+import { callTool, SHELL_PROJECT } from '../tools/tool-test-kit.js';
 import { connectMcp, mcpClientFor, type TextResult, textOf } from './mcp-test-kit.js';
 
 interface InvocationRow {
@@ -103,7 +103,7 @@ describe('the MCP endpoint of a project', () => {
   });
 
   it('refuses a missing key with 401 and another tenant with 404, in the service’s error shape', async () => {
-    const port = await listen(t);
+    const port = t.port;
     const url = `http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`;
     await expect(connectMcp(t, projectId, {})).rejects.toThrow(/"code":"unauthorized"/);
     const other = await t.createTenant();

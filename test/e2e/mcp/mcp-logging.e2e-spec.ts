@@ -2,7 +2,6 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { EmptyResultSchema, ErrorCode, type LoggingLevel, type LoggingMessageNotification, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { enableSkill, postSkill, uniqueName } from '../skills/skill-test-kit.js';
-import { listen } from '../tools/tool-test-kit.js';
 import { connectMcp, refusedWith, textOf, type TextResult } from './mcp-test-kit.js';
 import { LOGGING_SECRET as SECRET, LOGGING_TOOLS as TOOLS, LoggingUpstream } from './logging-upstream.js';
 
@@ -40,7 +39,7 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
   }
 
   async function rawPost(auth: Record<string, string>, body: unknown, headers: Record<string, string> = {}, endpoint = '/mcp') {
-    const port = await listen(t);
+    const port = t.port;
     const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}${endpoint}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers, ...auth },

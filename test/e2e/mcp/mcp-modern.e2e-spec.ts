@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { listen } from '../tools/tool-test-kit.js';
 
 interface Answer {
   status: number;
@@ -24,7 +23,7 @@ describe('MCP protocol revision 2026-07-28', () => {
     t = await createTestApp();
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    url = `http://127.0.0.1:${await listen(t)}/v1/projects/${projectId}/mcp`;
+    url = `http://127.0.0.1:${t.port}/v1/projects/${projectId}/mcp`;
   });
   afterAll(() => t.close());
 

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { McpEndpointService } from '../../../src/mcp/mcp-endpoint.service.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { listen } from '../tools/tool-test-kit.js';
 
 interface Answer {
   status: number;
@@ -30,7 +29,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     projectId = (await t.createProject(tenant)).id;
     const workspace = t.workspaceOf(projectId);
     await writeFile(path.join(workspace, 'a.txt'), 'one\ntwo\n');
-    url = `http://127.0.0.1:${await listen(t)}/v1/projects/${projectId}/mcp`;
+    url = `http://127.0.0.1:${t.port}/v1/projects/${projectId}/mcp`;
   });
   afterAll(() => t.close());
 

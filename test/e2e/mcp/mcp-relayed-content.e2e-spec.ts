@@ -2,7 +2,6 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { enableSkill, postSkill, uniqueName } from '../skills/skill-test-kit.js';
-import { listen } from '../tools/tool-test-kit.js';
 import { ConformanceUpstream, RED_PIXEL_PNG, SILENT_WAV } from './conformance-upstream.js';
 import { mcpClientFor } from './mcp-test-kit.js';
 
@@ -79,7 +78,7 @@ describe('an upstream MCP server’s answers, relayed through a project’s MCP 
 
   it('asks the upstream for no progress when the client did not', async () => {
     // Without a progressToken the answer is plain JSON: nothing was streamed.
-    const port = await listen(t);
+    const port = t.port;
     const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
       method: 'POST',
       headers: { ...tenant.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },

@@ -4,7 +4,6 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { listen } from '../tools/tool-test-kit.js';
 import { connectMcp, mcpClientFor, postModern, refusedWith } from './mcp-test-kit.js';
 import { LEGACY_TASKS_CAPABILITY } from '../../../src/mcp/mcp-tasks.service.js';
 
@@ -130,7 +129,7 @@ describe('workspace files as MCP resources', () => {
     const other = await t.createProject(tenant);
     await writeFile(path.join(t.workspaceOf(other.id), 'theirs.txt'), 'of the other project');
     const key = (await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'one-project', role: 'agent', projectIds: [projectId] }).expect(201)).body as { key: string };
-    const port = await listen(t);
+    const port = t.port;
     const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${other.id}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', Authorization: `Bearer ${key.key}` },
@@ -174,7 +173,7 @@ describe('workspace files as MCP resources', () => {
       expect(listerClient.getServerCapabilities()).toEqual({ tools: { listChanged: false }, tasks: LEGACY_TASKS_CAPABILITY });
       const before = (await readRows()).length;
       // The SDK client checks the capability itself; a raw request shows what the server answers.
-      const port = await listen(t);
+      const port = t.port;
       for (const method of ['resources/list', 'resources/read', 'resources/templates/list', 'completion/complete']) {
         const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
           method: 'POST',

@@ -6,7 +6,7 @@ import { eventually } from '../../support/eventually.js';
 import { expectNoProcess, uniqueSleep, waitForProcess } from '../../support/processes.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { commandTool, installSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
-import { listen, SHELL_PROJECT } from '../tools/tool-test-kit.js';
+import { SHELL_PROJECT } from '../tools/tool-test-kit.js';
 import { mcpClientFor, type TextResult, textOf } from './mcp-test-kit.js';
 
 interface InvocationRow {
@@ -42,7 +42,7 @@ describe('MCP results that keep their promises, cancellation and progress', () =
     const outputSchema = { type: 'object', properties: { stdout: { type: 'string', pattern: '^ok' } }, required: ['stdout'] };
     await installSkill(t, tenant, projectId, skillOf([commandTool('echo_ok', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { outputSchema, title: 'Echo (ok)' })]));
     client = await mcpClientFor(t, tenant, projectId);
-    url = `http://127.0.0.1:${await listen(t)}/v1/projects/${projectId}/mcp`;
+    url = `http://127.0.0.1:${t.port}/v1/projects/${projectId}/mcp`;
   });
   afterAll(async () => {
     await client?.close();

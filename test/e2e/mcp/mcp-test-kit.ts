@@ -2,12 +2,11 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestApp, TestTenant } from '../../support/test-app.js';
-import { listen } from '../tools/tool-test-kit.js';
 
 // One JSON-RPC request of protocol revision 2026-07-28 to the project's endpoint, with the headers that
 // revision asks for (`Mcp-Method`, and `Mcp-Name` where the method names something); the answer as sent.
 export async function postModern(t: TestApp, projectId: string, auth: Record<string, string>, method: string, params: Record<string, unknown>, name?: string) {
-  const port = await listen(t);
+  const port = t.port;
   const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
     method: 'POST',
     headers: {
@@ -30,7 +29,7 @@ type ModernBody = { result?: any; error?: { code: number; message: string } };
 // An MCP client as users run it: the official SDK Client over Streamable HTTP, with the tenant's key.
 // `endpoint`: the path below the project (a toolset's is /toolsets/<slug>/mcp).
 export async function connectMcp(t: TestApp, projectId: string, headers: Record<string, string>, endpoint = '/mcp'): Promise<Client> {
-  const port = await listen(t);
+  const port = t.port;
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/v1/projects/${projectId}${endpoint}`), {
     requestInit: { headers },
   });

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { listen } from '../tools/tool-test-kit.js';
 
 // OAUTH_ISSUER: the service trusts a real authorization server (oidc-provider, run here on a local port,
 // issuing JWT access tokens for a resource indicator by the client credentials grant) instead of issuing
@@ -53,7 +52,7 @@ describe('MCP sign-in with an external authorization server (OAUTH_ISSUER)', () 
     });
     server.on('request', provider.callback());
     t = await createTestApp({ env: { OAUTH_ISSUER: issuer } });
-    base = `http://127.0.0.1:${await listen(t)}`;
+    base = `http://127.0.0.1:${t.port}`;
     tenant = await t.createTenant();
     other = await t.createTenant();
     p = (await t.createProject(tenant)).id;

@@ -2,7 +2,7 @@ import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser } from 'playwright-core';
-import { describeInBrowser, launchChromium, listen } from '../../support/console-browser.js';
+import { describeInBrowser, launchChromium, baseUrl } from '../../support/console-browser.js';
 import {
   type CallbackServer,
   type DocumentServer,
@@ -33,7 +33,7 @@ describeInBrowser('MCP sign-in with OAuth, as an MCP client does it', 'MCP sign-
     t = await createTestApp({
       env: { OAUTH_CLIENT_METADATA_ALLOW_HOSTS: documents.hostPort, OAUTH_CLIENT_METADATA_CA_FILE: LOCALHOST_CERT_FILE },
     });
-    base = await listen(t);
+    base = baseUrl(t);
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
     await t.http

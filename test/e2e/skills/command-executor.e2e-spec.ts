@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
@@ -206,12 +205,10 @@ describe('skills with a command executor', () => {
 
   for (const tool of ['long_nap_sync', 'long_nap']) {
     it(`kills the command when the caller goes away, and records the call as cancelled (${tool})`, async () => {
-      const server = t.app.getHttpServer() as http.Server;
-      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const seconds = uniqueSeconds();
       const client = http.request({
         host: '127.0.0.1',
-        port: (server.address() as AddressInfo).port,
+        port: t.port,
         method: 'POST',
         path: `/v1/projects/${projectId}/tools/${tool}/invoke`,
         headers: { ...tenant.auth, 'content-type': 'application/json' },

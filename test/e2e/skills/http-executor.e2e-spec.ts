@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import {
@@ -222,9 +221,7 @@ describe('skills with an http executor', () => {
   });
 
   it('closes the connection to the endpoint when the caller goes away (sync mode)', async () => {
-    const server = t.app.getHttpServer() as http.Server;
-    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
+    const port = t.port;
     endpoint.on('/hang', () => ({ delayMs: 20_000, body: '{}' }));
     const hang = skillOf([{ ...httpTool('hang', endpoint.url('/hang'), { type: 'object', properties: {} }), mode: 'sync' }]);
     await installSkill(t, tenant, projectId, hang);

@@ -3,7 +3,7 @@ import { createPostgresDriver } from '../../../src/database/database-driver.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { eventually } from '../../support/eventually.js';
 import { UpstreamMcpServer } from '../mcp/upstream-mcp-server.js';
-import { EventStream, listen } from '../tools/tool-test-kit.js';
+import { EventStream } from '../tools/tool-test-kit.js';
 import { callTool, enableSkill, expectError, postSkill, uniqueName } from './skill-test-kit.js';
 
 interface Change {
@@ -53,7 +53,7 @@ describe('Pinned definitions of MCP sources', () => {
     expect(imported.status).toBe(201);
     skillId = imported.body.id as string;
     expect((await enableSkill(t, tenant, projectId, skillId)).status).toBe(201);
-    events = await EventStream.open(await listen(t), projectId, tenant);
+    events = await EventStream.open(t.port, projectId, tenant);
   });
   afterAll(async () => {
     events.close();

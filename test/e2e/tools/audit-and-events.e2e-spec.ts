@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { connectMcp } from '../mcp/mcp-test-kit.js';
-import { callTool, EventStream, listen, SHELL_PROJECT, withoutRequestId } from './tool-test-kit.js';
+import { callTool, EventStream, SHELL_PROJECT, withoutRequestId } from './tool-test-kit.js';
 
 interface InvocationRow {
   id: string;
@@ -239,7 +239,7 @@ describe('the invocation audit after a project is deleted during a call', () => 
   it("keeps recording other projects' calls", async () => {
     const doomed = await t.createProject(tenant, SHELL_PROJECT);
     const other = await t.createProject(tenant);
-    const events = await EventStream.open(await listen(t), doomed.id, tenant);
+    const events = await EventStream.open(t.port, doomed.id, tenant);
     const running = callTool(t, tenant, doomed.id, 'shell_exec', { argv: ['sleep', '0.5'] }).then((res) => res);
     try {
       await events.next((e) => e.event === 'tool.started' && e.data.tool === 'shell_exec');
@@ -272,7 +272,7 @@ describe('the event stream', () => {
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
     await writeFile(path.join(t.config.workspace.root!, projectId, 'present.txt'), 'here\n');
-    port = await listen(t);
+    port = t.port;
   });
   beforeEach(async () => {
     stream = await EventStream.open(port, projectId, tenant);

@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { callTool, EventStream, listen } from './tool-test-kit.js';
+import { callTool, EventStream } from './tool-test-kit.js';
 
 const READ_MAX_BYTES = 1024;
 
@@ -266,7 +266,7 @@ describe('file tools', () => {
       await promisify(execFile)('sh', ['-c', 'for d in $(seq -w 1 30); do mkdir "d$d" && (cd "d$d" && touch $(seq -f "file-%04g.txt" 1 1000)); done'], {
         cwd: w.dir,
       });
-      const port = await listen(t);
+      const port = t.port;
       const events = await EventStream.open(port, w.id, tenant);
       try {
         const finished: string[] = [];

@@ -5,7 +5,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { INLINE_LISTING_ENTRIES } from '../../../src/workspace/recursive-listing.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { connectMcp, mcpClientFor, postModern, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
-import { callTool, listen } from './tool-test-kit.js';
+import { callTool } from './tool-test-kit.js';
 
 // A recursive listing past the inline budget is walked on a worker thread and comes back as its JSON text,
 // which the answers splice in as it is (common/json/json-text.ts). Every channel must answer the same
@@ -100,7 +100,7 @@ describe('a listing walked in the worker pool, on every channel', () => {
     expect(modern.body.result.structuredContent).toEqual(expected);
 
     // A JSON-RPC batch (revision 2025-03-26) is the MCP SDK's server to answer.
-    const port = await listen(t);
+    const port = t.port;
     const batch = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26', ...tenant.auth },

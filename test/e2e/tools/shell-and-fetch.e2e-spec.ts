@@ -5,7 +5,7 @@ import path from 'node:path';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { expectNoProcess, uniqueSleep, waitForProcess } from '../../support/processes.js';
-import { callTool, listen, SHELL_PROJECT } from './tool-test-kit.js';
+import { callTool, SHELL_PROJECT } from './tool-test-kit.js';
 
 // The command of the timeout tests: a background child that would outlive its shell, its pid written down.
 // Two sleeps of a unique length: one in the background, so the kill must reach more than the command itself.
@@ -123,7 +123,7 @@ describe('shell_exec', () => {
   });
 
   it('cancels the call when the client disconnects: the command is killed and the audit says so', async () => {
-    const port = await listen(t);
+    const port = t.port;
     const marker = uniqueSleep(30);
     const argv = sleeperWithChild(marker);
     const request = http.request({

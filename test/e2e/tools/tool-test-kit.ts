@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TestApp, TestTenant } from '../../support/test-app.js';
 
 // Shared pieces of the tool e2e suites: calling a tool, watching child processes, reading the event stream.
@@ -22,13 +21,6 @@ export function callTool(
 }
 
 export const withoutRequestId = (text: string) => text.replace(/"requestId":"[^"]*"/, '');
-
-// Makes the app's server listen on a free port (supertest then reuses it) for clients that need a real socket.
-export async function listen(t: TestApp): Promise<number> {
-  const server = t.app.getHttpServer() as http.Server;
-  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
 
 export interface StreamedEvent {
   event: string;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { connectMcp, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
-import { EventStream, listen } from '../tools/tool-test-kit.js';
+import { EventStream } from '../tools/tool-test-kit.js';
 import { commandTool, installSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
 
 interface AuditRow {
@@ -223,7 +223,7 @@ describe('toolsets: curated tools served over REST and MCP', () => {
       await mkdir(path.join(workspace, 'docs', 'notes'));
       await t.http.post(base()).set(tenant.auth).send(FILING).expect(201);
       await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
-      events = await EventStream.open(await listen(t), projectId, tenant);
+      events = await EventStream.open(t.port, projectId, tenant);
     });
     afterAll(async () => {
       events?.close();
