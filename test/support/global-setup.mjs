@@ -73,10 +73,13 @@ async function pgliteTemplates(migrations) {
   // branches sharing this cache (worktrees with one node_modules) may be running on theirs right now.
   const current = new Set(Object.values(files).map((f) => path.basename(f)));
   for (const name of await readdir(PGLITE_CACHE)) {
-    if (!/^pglite-(empty|migrated)-[0-9a-f]+\.tar(\.gz)?$/.test(name) || current.has(name)) continue;
+    // The dumps, the migrated one unpacked for services started as child processes (test-database.ts), and
+    // what a run stopped while writing them left.
+    const dump = /^(pglite-(?:empty|migrated)-[0-9a-f]+)(?:\.tar(?:\.gz)?|-unpacked)(?:\.\d+\.[0-9a-f]{8})?$/.exec(name)?.[1];
+    if (!dump || current.has(`${dump}.tar.gz`)) continue;
     const file = path.join(PGLITE_CACHE, name);
     const made = await stat(file).then((s) => s.mtimeMs, () => Date.now());
-    if (Date.now() - made > STALE_DUMP_MS) await rm(file, { force: true });
+    if (Date.now() - made > STALE_DUMP_MS) await rm(file, { recursive: true, force: true });
   }
   return files;
 }

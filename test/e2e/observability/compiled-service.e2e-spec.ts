@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -79,7 +79,9 @@ describe('the compiled service (dist/main.js)', () => {
       output: () => output,
       stop: async () => {
         const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
+        // script(1) passes a SIGTERM on and then waits two seconds before it exits: the service gets it directly.
+        const service = tty ? Number((await readFile(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')).trim()) : child.pid!;
+        process.kill(service, 'SIGTERM');
         await exited;
       },
     };
