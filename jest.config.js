@@ -27,6 +27,8 @@ export default {
   // second. At 1 GB the whole run took a third more CPU; 300 MB was no faster than 400.
   maxWorkers: 2,
   workerIdleMemoryLimit: '400MB',
+  // Files of parts (`*.part.ts`, imported by one `*.e2e-spec.ts`) are ordered by the size of their parts.
+  testSequencer: '<rootDir>/test/support/test-sequencer.mjs',
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
 };

@@ -1,0 +1,8 @@
+// One Jest file for the parts below, which share nothing but the app's code. Jest loads that code again
+// for every file it runs, in a realm of its own where it all starts cold (about 2 s of CPU a file), so
+// they run together; each part still starts the app it needs. One part alone:
+// `npx jest test/e2e/skills/skill-sources -t '<the title of its describe>'`.
+import './enabling-and-collisions.part.js';
+import './http-executor.part.js';
+import './pinned-definitions.part.js';
+import './registration.part.js';
