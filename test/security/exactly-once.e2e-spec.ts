@@ -387,8 +387,10 @@ describe('exactly once: refusals and abandoned approvals', () => {
   let tenant: TestTenant;
 
   beforeAll(async () => {
-    // One command call a second; parked calls swept every 500 ms.
-    t = await createTestApp({ env: { RATE_LIMIT_COMMAND_CALLS: '1', RATE_LIMIT_WINDOW_MS: '1000', APPROVAL_TIMEOUT_MS: '2000' } });
+    // One command call in 3 s (the window starts at the first call, so the second call is refused unless the
+    // first took longer than the window: with 1 s, a loaded machine took that long once); parked calls swept
+    // every 500 ms.
+    t = await createTestApp({ env: { RATE_LIMIT_COMMAND_CALLS: '1', RATE_LIMIT_WINDOW_MS: '3000', APPROVAL_TIMEOUT_MS: '2000' } });
     tenant = await t.createTenant();
   });
   afterAll(() => t.close());
@@ -407,7 +409,7 @@ describe('exactly once: refusals and abandoned approvals', () => {
       const res = await call('limited');
       expect(res.status).toBe(200);
       return res;
-    }, 60, 100);
+    }, 100, 100);
     expect(ran.headers['idempotent-replayed']).toBeUndefined();
     expect(ran.body.status).toBe('ok');
     expect(await readFile(path.join(t.workspaceOf(id), 'count.txt'), 'utf8')).toBe('ran\nran\n');
