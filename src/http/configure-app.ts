@@ -63,8 +63,9 @@ export async function createHttpAdapter(config: AppConfig): Promise<AbstractHttp
     },
     // No path segment is refused for its length (Fastify's default is 100 characters, answered 414 in a body
     // of its own): a long tool name reaches its route and is answered and audited as on Express. The
-    // request line is held to Node's header limit (16 KiB) anyway.
-    maxParamLength: maxHeaderSize,
+    // request line is held to Node's header limit (16 KiB) anyway. A router option: Fastify warns at every
+    // start (FSTDEP022) when it is given at the top level.
+    routerOptions: { maxParamLength: maxHeaderSize },
     // Fastify's own logger stays off: requests are logged below, like on Express.
     logger: false,
   });

@@ -89,11 +89,24 @@ describe('the compiled service (dist/main.js)', () => {
 
   const listeningLine = (output: string) => output.split(/\r?\n/).find((line) => line.includes('Toolgate is listening'))!;
 
-  it('writes JSON lines when stdout is not a terminal and LOG_FORMAT is unset', async () => {
-    const service = await start({});
+  // Every line, on either adapter: a line of another shape (a runtime warning, say) breaks a log pipeline.
+  it.each(['express', 'fastify'])('writes only JSON lines when stdout is not a terminal and LOG_FORMAT is unset (%s)', async (adapter) => {
+    const service = await start({ HTTP_ADAPTER: adapter });
     await service.stop();
     const line = JSON.parse(listeningLine(service.output())) as Record<string, unknown>;
     expect(line).toMatchObject({ level: 'info', msg: 'Toolgate is listening', port: service.port, tracing: 'none' });
+    const notJson = service
+      .output()
+      .split('\n')
+      .filter((text) => text.trim() !== '')
+      .filter((text) => {
+        try {
+          return typeof JSON.parse(text) !== 'object';
+        } catch {
+          return true;
+        }
+      });
+    expect(notJson).toEqual([]);
   }, 40_000);
 
   it('writes readable lines on a terminal when LOG_FORMAT is unset, and JSON there with LOG_FORMAT=json', async () => {
