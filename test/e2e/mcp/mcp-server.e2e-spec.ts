@@ -7,3 +7,5 @@ import './mcp-logging.part.js';
 import './mcp-modern.part.js';
 import './mcp-protocol.part.js';
 import './mcp-tasks.part.js';
+import './browser-clients.part.js';
+import './oauth-sign-in.part.js';

@@ -8,3 +8,5 @@ import './invocation.part.js';
 import './listing-cache.part.js';
 import './sdk-formats.part.js';
 import './listing.part.js';
+import './pooled-listing.part.js';
+import './shell-and-fetch.part.js';
