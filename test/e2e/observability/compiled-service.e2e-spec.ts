@@ -88,6 +88,14 @@ describe('the compiled service (dist/main.js)', () => {
   }
 
   const listeningLine = (output: string) => output.split(/\r?\n/).find((line) => line.includes('Toolgate is listening'))!;
+  const isJsonObject = (line: string) => {
+    try {
+      const value: unknown = JSON.parse(line);
+      return typeof value === 'object' && value !== null;
+    } catch {
+      return false;
+    }
+  };
 
   // Every line, on either adapter: a line of another shape (a runtime warning, say) breaks a log pipeline.
   it.each(['express', 'fastify'])('writes only JSON lines when stdout is not a terminal and LOG_FORMAT is unset (%s)', async (adapter) => {
@@ -97,15 +105,8 @@ describe('the compiled service (dist/main.js)', () => {
     expect(line).toMatchObject({ level: 'info', msg: 'Toolgate is listening', port: service.port, tracing: 'none' });
     const notJson = service
       .output()
-      .split('\n')
-      .filter((text) => text.trim() !== '')
-      .filter((text) => {
-        try {
-          return typeof JSON.parse(text) !== 'object';
-        } catch {
-          return true;
-        }
-      });
+      .split(/\r?\n/)
+      .filter((text) => text.trim() !== '' && !isJsonObject(text));
     expect(notJson).toEqual([]);
   }, 40_000);
 
