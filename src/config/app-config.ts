@@ -159,7 +159,7 @@ export interface CommandSandboxConfig {
   gid: number;
   // Size of the sandbox's private /tmp (a tmpfs).
   tmpSizeBytes: number;
-  // auto: a cgroup v2 per command holds its memory where the service can delegate one; off: never touch cgroups.
+  // auto: a memory cgroup per command (v2 where delegable, else v1) holds its memory; off: never touch cgroups.
   cgroup: 'auto' | 'off';
 }
 

@@ -68,14 +68,14 @@ export class CommandSandbox implements OnModuleInit {
       systemMounts: systemMountArgs(),
       etcFiles: sandboxEtcFiles(uid, gid, '/tmp'),
       disableUserns: binary.disableUserns,
-      ...('parent' in cgroups && { cgroupParent: cgroups.parent }),
+      ...('parent' in cgroups && { cgroup: cgroups }),
     };
-    this.memory = 'parent' in cgroups ? { by: 'cgroup', detail: cgroups.parent } : { by: 'rlimit', detail: cgroups.reason };
+    this.memory = 'parent' in cgroups ? { by: 'cgroup', detail: `cgroup v${cgroups.version} ${cgroups.parent}` } : { by: 'rlimit', detail: cgroups.reason };
     let problem = await probeSandbox(spec);
-    if (problem && spec.cgroupParent) {
+    if (problem && spec.cgroup) {
       // Commands still run, their memory held the other way.
       this.memory = { by: 'rlimit', detail: `a command could not run in a cgroup of its own (${problem.reason})` };
-      spec = { ...spec, cgroupParent: undefined };
+      spec = { ...spec, cgroup: undefined };
       problem = await probeSandbox(spec);
     }
     if (problem) return this.refuse(problem);
@@ -84,8 +84,8 @@ export class CommandSandbox implements OnModuleInit {
     this.logger.log(`Commands run in bubblewrap ${binary.version} sandboxes as uid ${uid}`);
     this.logger.log(
       this.memory.by === 'cgroup'
-        ? `Each command's memory is held by a cgroup v2 of its own (memory.max, under ${this.memory.detail})`
-        : `Each command's memory is held by RLIMIT_AS and a watchdog on its processes (no cgroup: ${this.memory.detail})`,
+        ? `Each command's memory, its tmpfs pages included, is held by a cgroup of its own (under ${this.memory.detail})`
+        : `Each command's memory is held by RLIMIT_AS and a watchdog on its processes and its tmpfs mounts (no cgroup: ${this.memory.detail})`,
     );
     const root = this.config.workspace.root;
     const blocked = root && runAs ? await firstUnsearchableAncestor(root) : undefined;

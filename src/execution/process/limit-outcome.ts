@@ -39,7 +39,7 @@ export function limitOutcome(result: RunProcessResult, limits: CommandLimits): L
   if (result.killedForMemory) {
     return {
       killed: 'memory_limit',
-      note: `The command was stopped: its processes together used more than ${memory} (SHELL_MAX_MEMORY_BYTES); process less data at a time.`,
+      note: `The command was stopped: its processes together, with the files they kept in /tmp and /dev/shm, used more than ${memory} (SHELL_MAX_MEMORY_BYTES); process less data at a time, or keep files in the workspace.`,
     };
   }
   if (result.killedForWriteLimit) {

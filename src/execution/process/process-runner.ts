@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants as fsConstants, openSync, readlinkSync } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, readlinkSync, statfsSync } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -103,8 +103,8 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
 
   // A cgroup that cannot be made for this call leaves its memory to the rlimit and the watchdog.
   const cgroup =
-    opts.memoryBytes !== undefined && sandbox.kind === 'bwrap' && sandbox.cgroupParent
-      ? await CallCgroup.create(sandbox.cgroupParent, opts.memoryBytes).catch(() => undefined)
+    opts.memoryBytes !== undefined && sandbox.kind === 'bwrap' && sandbox.cgroup
+      ? await CallCgroup.create(sandbox.cgroup, opts.memoryBytes).catch(() => undefined)
       : undefined;
   const memoryBy = opts.memoryBytes === undefined ? null : cgroup ? 'cgroup' : 'rlimit';
   const limits = memoryBy === 'rlimit' ? { ...opts.limits, addressSpaceBytes: opts.memoryBytes! + ADDRESS_SPACE_HEADROOM_BYTES } : opts.limits;
@@ -224,7 +224,10 @@ function spawnSandboxed(
     pipe.on('error', () => {});
     pipe.end(content);
   };
-  feed(ARGS_FD, bwrapArgs(spec, SANDBOX_WORKSPACE, cwdInSandbox(opts.workspace, opts.cwd), workspaceFdInChild).map((arg) => `${arg}\0`).join(''));
+  // Each tmpfs of the sandbox holds no more than the command may hold in memory; its pages count there too.
+  const tmpfsBytes = Math.min(spec.tmpSizeBytes, opts.memoryBytes ?? Infinity);
+  const profile = bwrapArgs(spec, { workspace: SANDBOX_WORKSPACE, cwd: cwdInSandbox(opts.workspace, opts.cwd), workspaceFd: workspaceFdInChild, tmpfsBytes });
+  feed(ARGS_FD, profile.map((arg) => `${arg}\0`).join(''));
   etcFiles.forEach((content, i) => feed(FIRST_ETC_FD + i, content));
   return child;
 }
@@ -241,7 +244,14 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, {
   const watchMemory = memoryBy === 'rlimit';
   const watchdog =
     watchMemory || opts.writes
-      ? new ResourceWatchdog({ rootPid: pgid, workspace: opts.workspace, memoryBytes: watchMemory ? opts.memoryBytes : undefined, writes: opts.writes })
+      ? new ResourceWatchdog({
+          rootPid: pgid,
+          workspace: opts.workspace,
+          memoryBytes: watchMemory ? opts.memoryBytes : undefined,
+          // What the sandbox's tmpfs mounts hold is memory too, held by nobody's RSS.
+          tmpfsBytes: watchMemory && sandbox ? () => sandboxTmpfsBytes(sandbox) : undefined,
+          writes: opts.writes,
+        })
       : undefined;
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -340,7 +350,33 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, {
       void watchProcessCount(pgid, maxProcesses, done, () => kill('processes'));
     }
     watchdog?.start((excess) => kill(excess));
+    // cgroup v1's OOM killer ends one process (the one writing to /dev/shm, say) and lets the rest go on:
+    // once it has struck, the whole sandbox goes, and its tmpfs pages with its mount namespace.
+    if (cgroup) void watchOomKills(cgroup, () => settled || killReason !== undefined, () => kill('memory'));
   });
+}
+
+async function watchOomKills(cgroup: CallCgroup, done: () => boolean, onKilled: () => void) {
+  while (!done()) {
+    if (cgroup.oomKilled()) return onKilled();
+    await delay(WATCHDOG_INTERVAL_MS);
+  }
+}
+
+// The sandbox's own /tmp and /dev/shm, seen through its init's root (the service may look there: it
+// started the sandbox). Before the init is known, nothing can have been written yet.
+function sandboxTmpfsBytes(sandbox: SandboxStatus): number {
+  if (sandbox.childPid === undefined) return 0;
+  let bytes = 0;
+  for (const mount of [SANDBOX_TMP, '/dev/shm']) {
+    try {
+      const fs = statfsSync(`/proc/${sandbox.childPid}/root${mount}`);
+      bytes += (fs.blocks - fs.bfree) * fs.bsize;
+    } catch {
+      // The sandbox has ended: its tmpfs mounts with it.
+    }
+  }
+  return bytes;
 }
 
 // setImmediate from the poll phase runs in the same turn's check phase; one more is queued for the next

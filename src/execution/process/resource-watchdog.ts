@@ -18,8 +18,10 @@ export interface ResourceWatchOptions {
   // adopted by the sandbox's init, which descends from it too).
   rootPid: number;
   workspace: string;
-  // Resident memory of all the processes together; given only where no cgroup holds the memory.
+  // Resident memory of all the processes together, with what `tmpfsBytes` reports (the bytes held in the
+  // run's own tmpfs mounts); given only where no cgroup holds the memory.
   memoryBytes?: number;
+  tmpfsBytes?: () => number;
   writes?: WriteLimits;
 }
 
@@ -79,6 +81,7 @@ export class ResourceWatchdog {
       const sample = sampleProcessTree(this.opts.rootPid, { memory: memoryBytes !== undefined });
       if (this.stopped) return;
       wait = Math.min(SAMPLE_INTERVAL_MS, wait * 2);
+      if (sample && this.opts.tmpfsBytes) sample.memoryBytes += this.opts.tmpfsBytes();
       if (sample) {
         this.writtenBytes = Math.max(this.writtenBytes, sample.writtenBytes);
         this.memoryBytes = Math.max(this.memoryBytes, sample.memoryBytes);

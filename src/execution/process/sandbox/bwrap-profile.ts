@@ -18,14 +18,24 @@ const USR_ALIASES = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 // editor...), time zones and CA certificates. Nothing else of /etc is visible.
 const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/localtime', '/etc/ssl/certs'];
 
+export interface SandboxPlacement {
+  // Where the workspace appears inside the sandbox (SANDBOX_WORKSPACE, not its host path), and the
+  // command's working directory there.
+  workspace: string;
+  cwd: string;
+  // The descriptor (in bubblewrap's table) of the workspace directory the runner opened and checked.
+  workspaceFd: number;
+  // The size of each of the sandbox's tmpfs mounts (/tmp and /dev/shm).
+  tmpfsBytes: number;
+}
+
 // One sandbox per command: fresh user, pid, network, ipc, uts (and cgroup) namespaces; no capabilities;
-// the host's system directories read-only, a size-capped private /tmp, the workspace the only writable
-// bind, and a read-only root. Killing bubblewrap's init (or bubblewrap, or the service) ends every
-// process inside, whatever session or group it moved to.
-// `workspaceFd`: the descriptor (in bubblewrap's table) of the workspace directory the runner opened and
-// checked, mounted at `workspace` inside the sandbox (SANDBOX_WORKSPACE, not its host path); `cwd` is a
-// path inside the sandbox.
-export function bwrapArgs(spec: BwrapSandbox, workspace: string, cwd: string, workspaceFd: number): string[] {
+// the host's system directories read-only, size-capped private /tmp and /dev/shm, the workspace the only
+// writable bind, and a read-only root. `--dev` mounts /dev as a tmpfs with no size limit: it is made
+// read-only once /dev/shm is mounted on it, so every writable byte of memory is in a capped mount.
+// Killing bubblewrap's init (or bubblewrap, or the service) ends every process inside, whatever
+// session or group it moved to.
+export function bwrapArgs(spec: BwrapSandbox, { workspace, cwd, workspaceFd, tmpfsBytes }: SandboxPlacement): string[] {
   return [
     '--unshare-user',
     '--unshare-pid',
@@ -47,7 +57,13 @@ export function bwrapArgs(spec: BwrapSandbox, workspace: string, cwd: string, wo
     '--dev',
     '/dev',
     '--size',
-    String(spec.tmpSizeBytes),
+    String(tmpfsBytes),
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
+    '/dev',
+    '--size',
+    String(tmpfsBytes),
     '--tmpfs',
     SANDBOX_TMP,
     // After /tmp: a workspace under the host's /tmp is then mounted inside the sandbox's own.

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ownCgroupDirectory, parseMemoryEvents, prepareCallCgroups } from './call-cgroup.js';
+import { ownCgroupDirectory, ownMemoryV1Directory, parseMemoryEvents, prepareCallCgroups } from './call-cgroup.js';
 
 const UNIFIED_ONLY = [
   '25 30 0:23 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw',
@@ -33,7 +33,28 @@ describe('ownCgroupDirectory', () => {
   });
 });
 
+describe('ownMemoryV1Directory', () => {
+  it("finds the service's directory in the v1 memory hierarchy", () => {
+    const procSelfCgroup = '5:devices:/\n4:memory:/process_api/abc\n1:cpu,cpuacct:/\n0::/\n';
+    expect(ownMemoryV1Directory({ procSelfCgroup, mountinfo: HYBRID })).toEqual({ dir: '/sys/fs/cgroup/memory/process_api/abc' });
+  });
+
+  it('reads a controller that shares its hierarchy with others', () => {
+    const mountinfo = '35 31 0:32 / /cg/mem rw,relatime - cgroup cgroup rw,memory,hugetlb';
+    expect(ownMemoryV1Directory({ procSelfCgroup: '4:hugetlb,memory:/x\n', mountinfo })).toEqual({ dir: '/cg/mem/x' });
+  });
+
+  it('says why when there is no v1 memory hierarchy', () => {
+    expect(ownMemoryV1Directory({ procSelfCgroup: '0::/a\n', mountinfo: UNIFIED_ONLY })).toEqual({ reason: expect.stringContaining('no cgroup v1 memory') });
+    expect(ownMemoryV1Directory({ procSelfCgroup: '4:memory:/a\n', mountinfo: UNIFIED_ONLY })).toEqual({ reason: expect.stringContaining('no cgroup v1 memory') });
+  });
+});
+
 describe('parseMemoryEvents', () => {
+  it("reads v1's memory.oom_control", () => {
+    expect(parseMemoryEvents('oom_kill_disable 0\nunder_oom 0\noom_kill 2\n')).toEqual({ oomKills: 2 });
+  });
+
   it('counts OOM kills, of one process or of the whole group', () => {
     expect(parseMemoryEvents('low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n')).toEqual({ oomKills: 1 });
     expect(parseMemoryEvents('max 3\noom 1\noom_kill 0\noom_group_kill 1\n')).toEqual({ oomKills: 1 });
@@ -54,7 +75,7 @@ describe('prepareCallCgroups', () => {
     mkdirSync(join(root, 'service'));
     writeFileSync(join(root, 'service/cgroup.controllers'), 'hugetlb\n');
     const answer = await prepareCallCgroups(sources(root));
-    expect(answer).toEqual({ reason: expect.stringMatching(/memory controller is not available .*hugetlb/) });
+    expect(answer).toEqual({ reason: expect.stringMatching(/memory controller is not available .*hugetlb.*no cgroup v1 memory/) });
     expect(readdirSync(join(root, 'service'))).toEqual(['cgroup.controllers']);
   });
 

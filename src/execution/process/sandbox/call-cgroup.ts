@@ -3,9 +3,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { CallCgroupParent } from './sandbox-spec.js';
 
-// cgroup v2 for commands: each sandbox goes into a cgroup of its own whose memory.max holds all of its
-// processes together, tmpfs pages included; the kernel's OOM killer ends the whole sandbox past it.
+// A memory cgroup for each command: the sandbox goes into a cgroup of its own whose limit holds all of its
+// processes together, tmpfs pages (its /tmp, its /dev/shm) included. cgroup v2 where the service's own
+// cgroup offers the memory controller (memory.max; the OOM killer then ends the whole group), else the v1
+// memory hierarchy (memory.limit_in_bytes; the OOM killer takes one process and the runner the rest).
 
 const SERVICE_LEAF = 'toolgate-service';
 const CALLS = 'toolgate-calls';
@@ -33,6 +36,27 @@ export function ownCgroupDirectory({ procSelfCgroup, mountinfo }: CgroupSources)
   return { reason: 'no cgroup2 file system is mounted where the service can see its own cgroup' };
 }
 
+// The service's own directory in the cgroup v1 memory hierarchy: its path from the
+// "N:memory:/path" line of /proc/self/cgroup below the mount of a v1 `cgroup` file system with the memory
+// controller.
+export function ownMemoryV1Directory({ procSelfCgroup, mountinfo }: CgroupSources): { dir: string } | { reason: string } {
+  const own = /^\d+:([^:\n]*):(\/[^\n]*)$/gm;
+  let ownPath: string | undefined;
+  for (let m = own.exec(procSelfCgroup); m; m = own.exec(procSelfCgroup)) if (m[1].split(',').includes('memory')) ownPath = m[2];
+  if (ownPath === undefined) return { reason: 'the service is in no cgroup v1 memory hierarchy' };
+  for (const line of mountinfo.split('\n')) {
+    const [before, after] = line.split(' - ');
+    const [fsType, , superOptions = ''] = after?.split(' ') ?? [];
+    if (fsType !== 'cgroup' || !superOptions.split(',').includes('memory')) continue;
+    const fields = before.split(' ');
+    const [mountRoot, mountPoint] = [unescapeMountField(fields[3] ?? ''), unescapeMountField(fields[4] ?? '')];
+    const relative = path.posix.relative(mountRoot, ownPath);
+    if (relative.startsWith('..') || path.posix.isAbsolute(relative)) continue;
+    return { dir: path.posix.join(mountPoint, relative) };
+  }
+  return { reason: 'no cgroup v1 memory hierarchy is mounted where the service can see its own cgroup' };
+}
+
 export async function readCgroupSources(): Promise<CgroupSources> {
   const [procSelfCgroup, mountinfo] = await Promise.all([readFile('/proc/self/cgroup', 'utf8'), readFile('/proc/self/mountinfo', 'utf8')]);
   return { procSelfCgroup, mountinfo };
@@ -41,16 +65,44 @@ export async function readCgroupSources(): Promise<CgroupSources> {
 // mountinfo writes a space, tab, newline or backslash in a path as \040, \011, \012, \134.
 const unescapeMountField = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 
+// v2's memory.events and v1's memory.oom_control both count the OOM killer's work as `oom_kill N`.
 export function parseMemoryEvents(text: string): { oomKills: number } {
   const count = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
   return { oomKills: count('oom_kill') + count('oom_group_kill') };
+}
+
+// A cgroup per command under v2 when the service's cgroup can hand the memory controller down, else under
+// v1's memory hierarchy (hosts that mount cgroup v1, where v2 holds no memory controller).
+export async function prepareCallCgroups(sources: CgroupSources, pid = process.pid): Promise<CallCgroupParent | { reason: string }> {
+  const v2 = await prepareV2CallCgroups(sources, pid);
+  if ('parent' in v2) return { parent: v2.parent, version: 2 };
+  const v1 = await prepareV1CallCgroups(sources);
+  if ('parent' in v1) return { parent: v1.parent, version: 1 };
+  return { reason: `${v2.reason}; and ${v1.reason}` };
+}
+
+// v1 needs no controller handed down: every directory of the memory hierarchy has its own limit files.
+async function prepareV1CallCgroups(sources: CgroupSources): Promise<{ parent: string } | { reason: string }> {
+  const own = ownMemoryV1Directory(sources);
+  if ('reason' in own) return own;
+  const parent = path.join(own.dir, CALLS);
+  try {
+    await mkdir(parent, { recursive: true });
+    await removeStaleCalls(parent);
+    const check = await CallCgroup.create({ parent, version: 1 }, 64 * 1024 * 1024);
+    await check.remove();
+    return { parent };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    return { reason: `the service cannot make cgroups under ${own.dir} (${code})` };
+  }
 }
 
 // Makes `<own cgroup>/toolgate-calls` a parent whose children get the memory controller. The kernel hands
 // controllers only to cgroups whose parent holds no process, so when the service's own cgroup holds it
 // (a container's, a systemd unit's with Delegate=yes), the service first moves into a leaf of its own
 // beside the calls. Answers why not when the memory controller is not there to have, or not ours to use.
-export async function prepareCallCgroups(sources: CgroupSources, pid = process.pid): Promise<{ parent: string } | { reason: string }> {
+async function prepareV2CallCgroups(sources: CgroupSources, pid: number): Promise<{ parent: string } | { reason: string }> {
   const own = ownCgroupDirectory(sources);
   if ('reason' in own) return own;
   const { dir } = own;
@@ -80,7 +132,7 @@ export async function prepareCallCgroups(sources: CgroupSources, pid = process.p
     if (!(await enableMemory(parent))) return { reason: `${parent} would not take the memory controller` };
     await removeStaleCalls(parent);
     // One cgroup made and removed as every call will: the limit is writable here.
-    const check = await CallCgroup.create(parent, 64 * 1024 * 1024);
+    const check = await CallCgroup.create({ parent, version: 2 }, 64 * 1024 * 1024);
     await check.remove();
     return { parent };
   } catch (err) {
@@ -113,21 +165,30 @@ const REMOVE_ATTEMPTS = 20;
 const REMOVE_RETRY_MS = 50;
 
 export class CallCgroup {
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly version: 1 | 2,
+  ) {}
 
-  static async create(parent: string, memoryBytes: number): Promise<CallCgroup> {
+  static async create({ parent, version }: CallCgroupParent, memoryBytes: number): Promise<CallCgroup> {
     const dir = path.join(parent, `${CALL_PREFIX}${randomBytes(8).toString('hex')}`);
     await mkdir(dir);
     try {
-      await writeFile(path.join(dir, 'memory.max'), String(memoryBytes));
-      // No swap to spill into, and an OOM kill takes every process of the sandbox, not just the largest.
-      await writeOptional(path.join(dir, 'memory.swap.max'), '0');
-      await writeOptional(path.join(dir, 'memory.oom.group'), '1');
+      if (version === 2) {
+        await writeFile(path.join(dir, 'memory.max'), String(memoryBytes));
+        // No swap to spill into, and an OOM kill takes every process of the sandbox, not just the largest.
+        await writeOptional(path.join(dir, 'memory.swap.max'), '0');
+        await writeOptional(path.join(dir, 'memory.oom.group'), '1');
+      } else {
+        await writeFile(path.join(dir, 'memory.limit_in_bytes'), String(memoryBytes));
+        // Memory and swap together (only where the kernel accounts swap): tmpfs pages cannot spill to swap.
+        await writeOptional(path.join(dir, 'memory.memsw.limit_in_bytes'), String(memoryBytes));
+      }
     } catch (err) {
       await rmdir(dir).catch(() => undefined);
       throw err;
     }
-    return new CallCgroup(dir);
+    return new CallCgroup(dir, version);
   }
 
   // Before the process can fork: what it starts is born in the cgroup.
@@ -137,7 +198,8 @@ export class CallCgroup {
 
   oomKilled(): boolean {
     try {
-      return parseMemoryEvents(readFileSync(path.join(this.dir, 'memory.events'), 'utf8')).oomKills > 0;
+      const file = this.version === 2 ? 'memory.events' : 'memory.oom_control';
+      return parseMemoryEvents(readFileSync(path.join(this.dir, file), 'utf8')).oomKills > 0;
     } catch {
       return false;
     }

@@ -79,7 +79,7 @@ export async function probeSandbox(spec: BwrapSandbox): Promise<SandboxProblem |
       maxOutputBytes: 64 * 1024,
       limits: { maxProcesses: 16 },
       // Inside a cgroup of its own when commands get one: the probe then proves that step too.
-      memoryBytes: spec.cgroupParent ? PROBE_MEMORY_BYTES : undefined,
+      memoryBytes: spec.cgroup ? PROBE_MEMORY_BYTES : undefined,
       sandbox: spec,
     });
     return judge(result.exitCode, result.stdout, result.stderr, canary);

@@ -6,12 +6,20 @@ export interface RunAs {
   gid: number;
 }
 
+// Where the commands' cgroups are made, and under which version's files.
+export interface CallCgroupParent {
+  parent: string;
+  version: 1 | 2;
+}
+
 export interface BwrapSandbox {
   kind: 'bwrap';
   bwrapPath: string;
   // Set when the service runs as root: bubblewrap then starts as this unprivileged uid, so nothing
   // inside holds a capability on the host and the kernel's per-namespace process limit applies.
   runAs?: RunAs;
+  // The most each of the sandbox's tmpfs mounts (/tmp, /dev/shm) may hold; a command's memory limit,
+  // where lower, caps them too, and their pages count in it.
   tmpSizeBytes: number;
   // bwrap arguments for the read-only system directories, the merged-/usr symlinks and the few /etc
   // files commands need, worked out from the host once (see systemMountArgs).
@@ -21,9 +29,9 @@ export interface BwrapSandbox {
   etcFiles: Record<string, string>;
   // bubblewrap 0.8 and later can forbid new user namespaces inside the sandbox.
   disableUserns: boolean;
-  // Where each command gets a cgroup v2 of its own that holds its memory (see call-cgroup.ts); unset,
-  // memory is held by RLIMIT_AS and the runner's watchdog.
-  cgroupParent?: string;
+  // Where each command gets a memory cgroup of its own, tmpfs pages included (see call-cgroup.ts); unset,
+  // memory (resident and in the sandbox's tmpfs mounts) is held by RLIMIT_AS and the runner's watchdog.
+  cgroup?: CallCgroupParent;
 }
 
 // Unsandboxed: the command runs in its own process group with rlimits, as `runAs` when given. Only
