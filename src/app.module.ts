@@ -22,6 +22,7 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { TracingModule } from './tracing/tracing.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
+import { BudgetsModule } from './budgets/budgets.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { WorkspaceModule } from './workspace/workspace.module.js';
@@ -47,6 +48,7 @@ export class AppModule {
         SecretsModule,
         WorkerPoolModule,
         SandboxModule,
+        BudgetsModule,
         ChangeBusModule,
         KeyRevocationsModule,
         ProjectChangesModule,

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE_DRIVER, type DatabaseDriver } from '../database/database-driver.js';
+import type { Prisma } from '../generated/prisma/client.js';
 
 // A key belongs to the API key that sent it: another key of the tenant (a narrower one, say) can neither
 // replay its answers, nor pre-claim a key it expects it to use, nor learn that it used one.
@@ -59,6 +60,12 @@ export class IdempotencyRepository {
       `UPDATE idempotency_keys SET state = 'done', outcome = $4 WHERE tenant_id = $1 AND project_id = $2 AND key = $3`,
       [scope.tenantId, scope.projectId, storedKey(scope), outcome],
     );
+  }
+
+  // The same, inside a transaction holding the tenant's row lock (its stored-answer budget is checked there).
+  async completeLocked(tx: Prisma.TransactionClient, scope: IdempotencyScope, outcome: string): Promise<void> {
+    await tx.$executeRaw`UPDATE idempotency_keys SET state = 'done', outcome = ${outcome}
+      WHERE tenant_id = ${scope.tenantId}::uuid AND project_id = ${scope.projectId}::uuid AND key = ${storedKey(scope)}`;
   }
 
   async release(scope: IdempotencyScope): Promise<void> {

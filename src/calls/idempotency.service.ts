@@ -7,6 +7,10 @@ import { boundedJson, droppedResult, type JsonLimitExceeded, type JsonLimits, RE
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ToolCallOutcome } from '../tools/tool-calls.service.js';
 import { type IdempotencyScope, IdempotencyRepository } from './idempotency.repository.js';
+import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
+import { BudgetsRepository } from '../budgets/budgets.repository.js';
+import { TenantBudgets } from '../budgets/tenant-budgets.js';
+import { describeBytes } from '../common/format/describe-bytes.js';
 
 // Longer than any call may run (the longest tool deadline is 120 s): a request that still holds its key
 // past this is taken to have died with its instance, and a retry of the same call may run it.
@@ -43,6 +47,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly repository: IdempotencyRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly budgets: TenantBudgets,
+    private readonly budgetStore: BudgetsRepository,
   ) {}
 
   static checkKey(key: string): void {
@@ -66,6 +72,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     execute: () => Promise<ToolCallOutcome>,
   ): Promise<{ outcome: ToolCallOutcome; replayed: boolean }> {
     IdempotencyService.checkKey(scope.key);
+    await this.assertRoomForAnswers(scope.tenantId);
     const fingerprint = createHash('sha256').update(canonicalJson(call)).digest('hex');
     if (await this.repository.claim(scope, fingerprint, this.config.calls.idempotencyTtlMs, LEASE_MS)) {
       return { outcome: await this.runClaimed(scope, execute), replayed: false };
@@ -115,9 +122,29 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  // A keyed call is refused before it runs while the tenant's stored answers fill its budget: its answer
+  // could not be kept, and a retry would then run it again.
+  private async assertRoomForAnswers(tenantId: string): Promise<void> {
+    const figures = await this.budgets.figures(tenantId);
+    if (!figures) return;
+    const stored = await this.budgetStore.storedAnswerBytes(this.budgetStore.client, tenantId);
+    if (stored >= figures.storedAnswerBytes) {
+      throw tenantBudgetExceeded(
+        'storedAnswerBytes',
+        figures.storedAnswerBytes,
+        stored,
+        1,
+        `Calls with an Idempotency-Key keep their answers for ${Math.round(this.config.calls.idempotencyTtlMs / 3_600_000)} h; call without the header, or wait for stored answers to expire.`,
+      );
+    }
+  }
+
   // The answer as it is kept and replayed: the outcome's JSON, or (should it not fit) an error naming the cap,
-  // which this request answers too, so the first answer and every replay are the same. A write that keeps
-  // failing leaves the key claimed; its lease then lets the same call run again (see LEASE_MS).
+  // which this request answers too, so the first answer and every replay are the same. An answer that does
+  // not fit in the tenant's storedAnswerBytes budget is answered to this request, and a stand-in saying
+  // so is kept for the replays: the call never runs twice, and the database never holds more than the
+  // budget. A write that keeps failing leaves the key claimed; its lease then lets the same call run
+  // again (see LEASE_MS).
   private async store(scope: IdempotencyScope, outcome: ToolCallOutcome): Promise<ToolCallOutcome> {
     const limits: JsonLimits = { maxDepth: RESULT_MAX_DEPTH + OUTCOME_LEVELS, maxBytes: this.config.tools.resultMaxBytes + OUTCOME_SLACK_BYTES };
     const written = boundedJson(outcome, limits);
@@ -125,7 +152,12 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     const text = 'text' in written ? written.text : JSON.stringify(kept);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.repository.complete(scope, text);
+        await this.budgetStore.withTenantLocked(scope.tenantId, async (tx, overrides) => {
+          const budget = this.budgets.merge(overrides).storedAnswerBytes;
+          const stored = await this.budgetStore.storedAnswerBytes(tx, scope.tenantId);
+          const fits = stored + Buffer.byteLength(text) <= budget;
+          await this.repository.completeLocked(tx, scope, fits ? text : JSON.stringify(notKept(kept, Buffer.byteLength(text), budget, stored)));
+        });
         return kept;
       } catch (error) {
         if (attempt >= STORE_ATTEMPTS) {
@@ -164,6 +196,13 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
 function unstorable(outcome: ToolCallOutcome, exceeded: JsonLimitExceeded, limits: JsonLimits): ToolCallOutcome {
   const durationMs = 'durationMs' in outcome ? outcome.durationMs : 0;
   return { invocationId: outcome.invocationId, tool: outcome.tool, status: 'error', error: droppedResult(exceeded, limits), durationMs };
+}
+
+// What a replay answers when the first answer did not fit in the tenant's stored-answer budget.
+function notKept(outcome: ToolCallOutcome, bytes: number, budget: number, stored: number): ToolCallOutcome {
+  const durationMs = 'durationMs' in outcome ? outcome.durationMs : 0;
+  const message = `This call ran once and answered ${outcome.status} (invocation ${outcome.invocationId}); its answer of ${describeBytes(bytes)} was not kept, because the tenant's stored answers (${describeBytes(stored)}) would pass its storedAnswerBytes budget of ${describeBytes(budget)}. It is not run again: read its effects, or its audit row.`;
+  return { invocationId: outcome.invocationId, tool: outcome.tool, status: 'error', error: { code: 'tenant_budget_exceeded', message }, durationMs } as ToolCallOutcome;
 }
 
 const scopeKey = (s: IdempotencyScope) => `${s.tenantId}\n${s.projectId}\n${s.apiKeyId}\n${s.key}`;

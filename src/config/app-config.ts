@@ -136,6 +136,9 @@ export interface AppConfig {
     maxStreamsPerKey: number;
   };
   // Call control: batches, idempotency keys, approval of calls (see src/calls).
+  // What each tenant may hold at most, unless the operator set other figures for it (PATCH
+  // /v1/admin/tenants/{id}); see src/budgets.
+  budgets: TenantBudgetFigures;
   calls: {
     // Calls of one batch running at once.
     batchConcurrency: number;
@@ -185,4 +188,15 @@ export interface OAuthConfig {
   jwksUrl: string | null;
   // The claim naming the tenant (its id or name) a token acts for.
   tenantClaim: string;
+}
+
+export interface TenantBudgetFigures {
+  // Projects a tenant may have.
+  maxProjects: number;
+  // Commands (shell_exec, command skills) of the tenant running at once, on every instance together, and
+  // the memory limits of those commands added up.
+  concurrentCommands: number;
+  commandMemoryBytes: number;
+  // Bytes of answers kept for the tenant: idempotency keys' stored answers and parked calls' outcomes.
+  storedAnswerBytes: number;
 }

@@ -66,6 +66,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
         maxBytesLimit: read.integer('FETCH_MAX_BYTES_LIMIT', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
       },
     },
+    budgets: {
+      maxProjects: read.integer('TENANT_MAX_PROJECTS', 100, 1, 1_000_000),
+      concurrentCommands: read.integer('TENANT_CONCURRENT_COMMANDS', 4, 1, 10_000),
+      commandMemoryBytes: read.integer('TENANT_COMMAND_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 * 1024, 2 ** 50),
+      storedAnswerBytes: read.integer('TENANT_STORED_ANSWER_BYTES', 256 * 1024 ** 2, 1024 * 1024, 2 ** 50),
+    },
     rateLimit: {
       requests: read.integer('RATE_LIMIT_REQUESTS', 1200, 1, 10_000_000),
       commandCalls: read.integer('RATE_LIMIT_COMMAND_CALLS', 120, 1, 10_000_000),

@@ -3,7 +3,7 @@ import { afterCursor, type CursorPosition } from '../common/pagination/cursor.js
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { orUniqueTaken, UNIQUE_TAKEN, type UniqueTaken } from '../database/unique-violation.js';
-import type { Project } from '../generated/prisma/client.js';
+import type { Prisma, Project } from '../generated/prisma/client.js';
 import type { ProjectSettings } from './project-settings.js';
 
 export interface ProjectFields {
@@ -22,6 +22,18 @@ export class ProjectsRepository {
   // UNIQUE_TAKEN: the tenant already has a project with this slug.
   create(tenantId: string, fields: ProjectFields): Promise<Project | UniqueTaken> {
     return orUniqueTaken(this.prisma.project.create({ data: { tenantId, ...fields } }));
+  }
+
+  // Within a transaction that holds the tenant's row lock (BudgetsRepository.withTenantLocked): the count
+  // and the insert are then one step for every instance. The slug is looked up first, since a unique
+  // violation would abort the transaction.
+  async createLocked(tx: Prisma.TransactionClient, tenantId: string, fields: ProjectFields): Promise<Project | UniqueTaken> {
+    if (await tx.project.findFirst({ where: { tenantId, slug: fields.slug }, select: { id: true } })) return UNIQUE_TAKEN;
+    return tx.project.create({ data: { tenantId, ...fields } });
+  }
+
+  countLocked(tx: Prisma.TransactionClient, tenantId: string): Promise<number> {
+    return tx.project.count({ where: { tenantId } });
   }
 
   // One row more than asked, so the caller knows whether another page exists.

@@ -13,6 +13,9 @@ import { projectNotFound, projectSlugTaken } from './projects.errors.js';
 import { AdminProjectResponseDto, type CreateProjectDto, type ProjectListResponseDto, ProjectResponseDto, type UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectAccess } from './project-access.js';
 import { ProjectsRepository } from './projects.repository.js';
+import { BudgetsRepository } from '../budgets/budgets.repository.js';
+import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
+import { TenantBudgets } from '../budgets/tenant-budgets.js';
 
 const DEFAULT_PAGE_SIZE = 20;
 
@@ -25,19 +28,30 @@ export class ProjectsService {
     private readonly skillTools: SkillTools,
     private readonly access: ProjectAccess,
     private readonly placement: WorkspacePlacement,
+    private readonly budgets: TenantBudgets,
+    private readonly budgetLocks: BudgetsRepository,
   ) {}
 
   async create(tenantId: string, dto: CreateProjectDto): Promise<ProjectResponseDto> {
     const workspacePath = dto.workspacePath ? await this.placement.checkTenantPath(tenantId, null, dto.workspacePath) : null;
-    const project = await this.projects.create(tenantId, {
-        name: dto.name,
-        slug: dto.slug,
-        workspacePath,
-        shellEnabled: dto.shellEnabled ?? false,
-        shellAllowlist: dto.shellAllowlist ?? [],
-        // A new project has no skills yet: only built-in tools can be named.
-        approvalRequired: checkToolNames(dto.approvalRequired ?? [], BUILTIN_TOOL_NAMES),
+    const fields = {
+      name: dto.name,
+      slug: dto.slug,
+      workspacePath,
+      shellEnabled: dto.shellEnabled ?? false,
+      shellAllowlist: dto.shellAllowlist ?? [],
+      // A new project has no skills yet: only built-in tools can be named.
+      approvalRequired: checkToolNames(dto.approvalRequired ?? [], BUILTIN_TOOL_NAMES),
+    };
+    // Counted and created under the tenant's row lock: two instances cannot both make the last one allowed.
+    const project = await this.budgetLocks.withTenantLocked(tenantId, async (tx, overrides) => {
+      const max = this.budgets.merge(overrides).maxProjects;
+      const count = await this.projects.countLocked(tx, tenantId);
+      if (count >= max) return tenantBudgetExceeded('maxProjects', max, count, 1, 'Delete a project the tenant no longer needs, or ask the operator for a larger budget.');
+      return this.projects.createLocked(tx, tenantId, fields);
     });
+    if (project instanceof AppError) throw project;
+    if (project === false) throw projectNotFound(tenantId);
     if (project === UNIQUE_TAKEN) throw projectSlugTaken(dto.slug);
     await this.workspaces.provision(project.id);
     return this.tenantView(tenantId, project);

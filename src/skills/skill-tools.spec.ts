@@ -1,3 +1,4 @@
+import type { CommandAdmission } from '../budgets/command-admission.js';
 import { InProcessChangeBus } from '../common/bus/change-bus.js';
 import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -40,6 +41,7 @@ const skillToolsOn = (skills: ControlledSkills) => {
     {} as CommandSandbox,
     {} as UpstreamMcpClients,
     {} as WorkspaceQuota,
+    {} as CommandAdmission,
     new ProjectChanges(bus),
     new Metrics({ defaultMetrics: false }),
     bus,

@@ -1,3 +1,4 @@
+import { CommandAdmission } from '../budgets/command-admission.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { busTopic, ChangeBus } from '../common/bus/change-bus.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -48,6 +49,7 @@ export class SkillTools {
     private readonly sandbox: CommandSandbox,
     private readonly upstreams: UpstreamMcpClients,
     private readonly quota: WorkspaceQuota,
+    private readonly admission: CommandAdmission,
     changes: ProjectChanges,
     metrics: Metrics,
     private readonly bus: ChangeBus,
@@ -83,7 +85,7 @@ export class SkillTools {
       .load(skill.id, skillRevision(skill), body, skillSource(skill))
       .filter((tool) => tool.spec.withheld === undefined)
       .map((tool) => ({
-      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams, this.quota),
+      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams, this.quota, this.admission),
       validator: tool.validator,
     }));
   }

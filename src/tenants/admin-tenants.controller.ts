@@ -51,13 +51,13 @@ export class AdminTenantsController {
   }
 
   @Patch(':tenantId')
-  @ApiOperation({ operationId: 'updateTenant', summary: "Grant a tenant the roots inside which its own keys may place project workspaces" })
+  @ApiOperation({ operationId: 'updateTenant', summary: "Grant a tenant the roots inside which its own keys may place project workspaces, and set its own budgets" })
   @ApiParam(TENANT_ID)
   @ApiOkResponse({ type: TenantResponseDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_roots_not_allowed' })
   async update(@Param('tenantId') tenantId: string, @Body() dto: UpdateTenantDto): Promise<TenantResponseDto> {
-    return this.tenants.grantWorkspaceRoots(tenantId, dto.workspaceRoots);
+    return this.tenants.update(tenantId, dto);
   }
 
   @Delete(':tenantId')

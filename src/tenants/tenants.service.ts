@@ -1,6 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
-import { type ApiKeyListResponseDto, type CreateApiKeyDto, type CreatedApiKeyResponseDto, type TenantListResponseDto, TenantResponseDto } from './dto/tenant.dto.js';
+import {
+  type ApiKeyListResponseDto,
+  type CreateApiKeyDto,
+  type CreatedApiKeyResponseDto,
+  type TenantListResponseDto,
+  TenantResponseDto,
+  type UpdateTenantDto,
+} from './dto/tenant.dto.js';
+import { BudgetsService } from '../budgets/budgets.service.js';
+import { TenantBudgets } from '../budgets/tenant-budgets.js';
+import type { TenantBudgetFigures } from '../config/app-config.js';
+import type { Tenant } from '../generated/prisma/client.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TenantsRepository } from './tenants.repository.js';
 import { WorkspacePlacement } from '../workspace/placement/workspace-placement.js';
@@ -12,24 +23,32 @@ export class TenantsService {
     private readonly tenants: TenantsRepository,
     private readonly apiKeys: ApiKeysService,
     private readonly placement: WorkspacePlacement,
+    private readonly budgets: TenantBudgets,
+    private readonly budgetOverrides: BudgetsService,
   ) {}
+
+  private view(tenant: Tenant): TenantResponseDto {
+    return TenantResponseDto.from(tenant, this.budgets.merge((tenant.budgets ?? {}) as Partial<TenantBudgetFigures>));
+  }
 
   async create(name: string): Promise<TenantResponseDto> {
     const tenant = await this.tenants.create(name);
     if (tenant === UNIQUE_TAKEN) throw tenantNameTaken(name);
-    return TenantResponseDto.from(tenant);
+    return this.view(tenant);
   }
 
   async list(): Promise<TenantListResponseDto> {
-    return { items: (await this.tenants.list()).map((t) => TenantResponseDto.from(t)) };
+    return { items: (await this.tenants.list()).map((t) => this.view(t)) };
   }
 
-  async grantWorkspaceRoots(tenantId: string, roots: string[]): Promise<TenantResponseDto> {
+  // Either part of the change may be left out; what is given is applied, the roots first (they are checked).
+  async update(tenantId: string, dto: UpdateTenantDto): Promise<TenantResponseDto> {
     await this.assertExists(tenantId);
-    await this.placement.setTenantRoots(tenantId, roots);
+    if (dto.workspaceRoots) await this.placement.setTenantRoots(tenantId, dto.workspaceRoots);
+    if (dto.budgets) await this.budgetOverrides.setOverrides(tenantId, dto.budgets);
     const tenant = await this.tenants.findById(tenantId);
     if (!tenant) throw tenantNotFound(tenantId);
-    return TenantResponseDto.from(tenant);
+    return this.view(tenant);
   }
 
   async delete(tenantId: string): Promise<void> {

@@ -45,6 +45,8 @@ export interface TestApp {
   createProject(tenant: TestTenant, body?: Record<string, unknown>): Promise<{ id: string } & Record<string, unknown>>;
   // The operator grants the tenant roots inside which its keys may place project workspaces.
   grantWorkspaceRoots(tenant: TestTenant, roots: string[]): Promise<void>;
+  // The operator's own budget figures for one tenant (PATCH /v1/admin/tenants/{id}).
+  setBudgets(tenant: TestTenant, budgets: Record<string, number | null>): Promise<void>;
   // The directory of a project created under WORKSPACE_ROOT.
   workspaceOf(projectId: string): string;
   close(): Promise<void>;
@@ -150,6 +152,9 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
     },
     async grantWorkspaceRoots(tenant, roots) {
       await http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ workspaceRoots: roots }).expect(200);
+    },
+    async setBudgets(tenant, budgets) {
+      await http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ budgets }).expect(200);
     },
     workspaceOf(projectId) {
       return path.join(config.workspace.root!, projectId);

@@ -3,6 +3,7 @@ import type { WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { SkillWorkerTasks } from './skill-worker-tasks.js';
 import type { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import type { WorkspaceQuota } from '../../workspace/workspace-quota.js';
+import type { CommandAdmission } from '../../budgets/command-admission.js';
 import { cpuSecondsFor } from '../../execution/process/process-limits.js';
 import { shellDisabled } from '../../execution/process/executable-allowlist.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
@@ -32,6 +33,7 @@ export class SkillToolExecutor implements ToolExecutor {
     private readonly sandbox: CommandSandbox,
     private readonly upstreams: UpstreamMcpClients,
     private readonly quota: WorkspaceQuota,
+    private readonly admission: CommandAdmission,
   ) {
     this.definition = tool.definition;
     this.spawnsProcesses = tool.spec.executor.type === 'command';
@@ -91,7 +93,7 @@ export class SkillToolExecutor implements ToolExecutor {
       },
     };
     try {
-      return await this.run(request, ctx);
+      return await this.admission.run(ctx.tenantId, shell.maxMemoryBytes, ctx.timeoutMs, () => this.run(request, ctx));
     } finally {
       this.quota.forget(ctx.workspace);
     }

@@ -1,7 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsRFC3339, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsObject, IsOptional, ValidateNested, IsRFC3339, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
 import { KEY_ROLES, type KeyRole } from '../../common/auth/key-roles.js';
 import type { ApiKey, Tenant } from '../../generated/prisma/client.js';
+import type { TenantBudgetFigures } from '../../config/app-config.js';
+import { BudgetFiguresDto, TenantBudgetsDto } from '../../budgets/dto/budgets.dto.js';
 
 export class CreateTenantDto {
   @ApiProperty({ example: 'acme', description: 'Unique tenant name: letters, digits, dot, dash, underscore' })
@@ -71,22 +74,36 @@ export class UpdateTenantDto {
     description:
       "Directories inside WORKSPACE_ALLOWED_ROOTS this tenant's keys may place project workspaces in (each existing, canonical, without symlinks, not an allowed root itself, not holding WORKSPACE_ROOT, not overlapping another tenant's roots or workspaces). [] takes the choice back.",
   })
+  @IsOptional()
   @IsArray()
   @ArrayMaxSize(20)
   @IsString({ each: true })
   @MaxLength(4096, { each: true })
-  workspaceRoots!: string[];
+  workspaceRoots?: string[];
+
+  @ApiPropertyOptional({
+    type: TenantBudgetsDto,
+    example: { maxProjects: 20, concurrentCommands: 2 },
+    description: "This tenant's own budget figures, each overriding its TENANT_* default; a figure left out stays as it is, null puts it back to the default",
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => TenantBudgetsDto)
+  budgets?: TenantBudgetsDto;
 }
 
 export class TenantResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty() name!: string;
   @ApiProperty({ type: [String], description: 'Directories the operator granted this tenant for its project workspaces' }) workspaceRoots!: string[];
+  @ApiProperty({ type: BudgetFiguresDto, description: 'The budgets in force for this tenant: the TENANT_* defaults with its own figures on top' })
+  budgets!: BudgetFiguresDto;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 
-  static from(t: Tenant): TenantResponseDto {
-    return { id: t.id, name: t.name, workspaceRoots: t.workspaceRoots, createdAt: t.createdAt.toISOString(), updatedAt: t.updatedAt.toISOString() };
+  static from(t: Tenant, budgets: TenantBudgetFigures): TenantResponseDto {
+    return { id: t.id, name: t.name, workspaceRoots: t.workspaceRoots, budgets, createdAt: t.createdAt.toISOString(), updatedAt: t.updatedAt.toISOString() };
   }
 }
 

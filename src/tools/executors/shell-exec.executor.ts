@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { resolveWorkspaceDirectory } from '../../workspace/fs/workspace-fs.js';
 import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
+import { CommandAdmission } from '../../budgets/command-admission.js';
 import { resolveAllowedExecutable, shellDisabled } from '../../execution/process/executable-allowlist.js';
 import { limitOutcome } from '../../execution/process/limit-outcome.js';
 import { cpuSecondsFor } from '../../execution/process/process-limits.js';
@@ -68,6 +69,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sandbox: CommandSandbox,
     private readonly quota: WorkspaceQuota,
+    private readonly admission: CommandAdmission,
   ) {}
 
   async execute(args: ShellExecArgs, ctx: ToolContext) {
@@ -82,7 +84,8 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
     const quota = await this.quota.forCommand(ctx.workspace);
     let result;
     try {
-      result = await runProcess({
+      // Counted against the tenant's concurrentCommands and commandMemoryBytes on every instance.
+      result = await this.admission.run(ctx.tenantId, shell.maxMemoryBytes, timeoutMs, () => runProcess({
         argv: args.argv,
         executable,
         workspace: ctx.workspace,
@@ -96,7 +99,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
         memoryBytes: shell.maxMemoryBytes,
         writes: { maxBytes: shell.maxWriteBytes, quota },
         sandbox,
-      });
+      }));
     } catch (err) {
       this.quota.forget(ctx.workspace);
       throw err;

@@ -77,6 +77,8 @@ describe('tool batches', () => {
 
   it('runs calls concurrently: eight one-second sleeps all run at the same time', async () => {
     const p = await project(SHELL_PROJECT);
+    // Past the default budget of four commands at once: the operator gave this tenant eight.
+    await t.setBudgets(tenant, { concurrentCommands: 8, commandMemoryBytes: 8 * 512 * 1024 * 1024 });
     const calls = Array.from({ length: 8 }, (_, i) => ({ id: `s${i}`, tool: 'shell_exec', arguments: { argv: ['sleep', '1'] } }));
     const res = await batch(p.id, { calls }).expect(200);
     // A call that did not run says why in the failure, not just its status.

@@ -1,0 +1,19 @@
+import { describeBytes } from '../common/format/describe-bytes.js';
+import { AppError } from '../common/errors/app-error.js';
+import type { BudgetName } from './tenant-budgets.js';
+
+const isBytes = (budget: BudgetName) => budget.endsWith('Bytes');
+const show = (budget: BudgetName, figure: number) => (isBytes(budget) ? describeBytes(figure) : String(figure));
+
+// One code for every budget, naming which one and its figure. Budgets that free up as calls end (running
+// commands) answer 429 with Retry-After; the others (projects, stored answers) 403 until something is
+// deleted or expires, as Kubernetes answers a ResourceQuota.
+export function tenantBudgetExceeded(budget: BudgetName, limit: number, inUse: number, asked: number, advice: string): AppError {
+  const transient = budget === 'concurrentCommands' || budget === 'commandMemoryBytes';
+  return new AppError(
+    transient ? 429 : 403,
+    'tenant_budget_exceeded',
+    `The tenant's ${budget} budget is ${show(budget, limit)}; ${show(budget, inUse)} is in use and this needs ${show(budget, asked)} more. ${advice}`,
+    { details: { budget, limit, inUse, asked }, ...(transient && { headers: { 'Retry-After': '1' } }) },
+  );
+}

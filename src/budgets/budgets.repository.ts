@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { isUuid } from '../common/validation/is-uuid.js';
+import { PrismaService } from '../database/prisma.service.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { TenantBudgetFigures } from '../config/app-config.js';
+import type { TenantUsage } from './tenant-budgets.js';
+
+type Tx = Prisma.TransactionClient;
+
+// Budget checks that must hold across instances take the tenant's row lock first (SELECT ... FOR UPDATE),
+// then count: every instance checking the same tenant waits its turn, and each count, a statement of its
+// own, sees what the one before it committed.
+@Injectable()
+export class BudgetsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  // For reads outside a transaction.
+  get client(): PrismaService {
+    return this.prisma;
+  }
+
+  async overrides(tenantId: string): Promise<Partial<TenantBudgetFigures> | null> {
+    if (!isUuid(tenantId)) return null;
+    const tenant = await this.prisma.tenant.findUnique({ where: { id: tenantId }, select: { budgets: true } });
+    return tenant ? ((tenant.budgets ?? {}) as Partial<TenantBudgetFigures>) : null;
+  }
+
+  async setOverrides(tenantId: string, budgets: Partial<TenantBudgetFigures>): Promise<void> {
+    await this.prisma.tenant.update({ where: { id: tenantId }, data: { budgets } });
+  }
+
+  // `fn` runs in a transaction holding the tenant's row lock; false when there is no such tenant.
+  async withTenantLocked<T>(tenantId: string, fn: (tx: Tx, overrides: Partial<TenantBudgetFigures>) => Promise<T>): Promise<T | false> {
+    if (!isUuid(tenantId)) return false;
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<Array<{ budgets: Partial<TenantBudgetFigures> }>>`SELECT budgets FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
+      if (rows.length === 0) return false;
+      return fn(tx, rows[0].budgets ?? {});
+    });
+  }
+
+  async runningCommands(tx: Tx, tenantId: string): Promise<{ count: number; memoryBytes: number }> {
+    const [row] = await tx.$queryRaw<Array<{ count: bigint; memory: bigint | null }>>`
+      SELECT count(*) AS count, sum(memory_bytes) AS memory FROM command_leases WHERE tenant_id = ${tenantId}::uuid AND expires_at > now()`;
+    return { count: Number(row?.count ?? 0), memoryBytes: Number(row?.memory ?? 0) };
+  }
+
+  async insertLease(tx: Tx, lease: { id: string; tenantId: string; memoryBytes: number; expiresAt: Date }): Promise<void> {
+    await tx.commandLease.create({ data: { id: lease.id, tenantId: lease.tenantId, memoryBytes: BigInt(lease.memoryBytes), expiresAt: lease.expiresAt } });
+  }
+
+  async deleteLease(id: string): Promise<void> {
+    await this.prisma.commandLease.deleteMany({ where: { id } });
+  }
+
+  // Leases of instances that died; they stopped counting at expiry, this only keeps the table small.
+  async deleteExpiredLeases(): Promise<number> {
+    return (await this.prisma.commandLease.deleteMany({ where: { expiresAt: { lte: new Date() } } })).count;
+  }
+
+  async storedAnswerBytes(tx: Tx | PrismaService, tenantId: string): Promise<number> {
+    // octet_length of a text or json value reads its stored size, without decompressing it.
+    const [row] = await tx.$queryRaw<Array<{ bytes: bigint | null }>>`
+      SELECT (SELECT coalesce(sum(octet_length(outcome)), 0) FROM idempotency_keys
+               WHERE tenant_id = ${tenantId}::uuid AND outcome IS NOT NULL AND expires_at > now())
+           + (SELECT coalesce(sum(octet_length(outcome::text)), 0) FROM parked_calls
+               WHERE tenant_id = ${tenantId}::uuid AND outcome IS NOT NULL) AS bytes`;
+    return Number(row?.bytes ?? 0);
+  }
+
+  async usage(tenantId: string): Promise<TenantUsage> {
+    const [projects, commands, storedAnswerBytes] = await Promise.all([
+      this.prisma.project.count({ where: { tenantId } }),
+      this.runningCommands(this.prisma as unknown as Tx, tenantId),
+      this.storedAnswerBytes(this.prisma, tenantId),
+    ]);
+    return { maxProjects: projects, concurrentCommands: commands.count, commandMemoryBytes: commands.memoryBytes, storedAnswerBytes };
+  }
+}

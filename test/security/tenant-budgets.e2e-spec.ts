@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { BudgetsRepository } from '../../src/budgets/budgets.repository.js';
+import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { invoke } from './security-helpers.js';
+
+// security-cases.md, cases 102, 103 and 105: what one tenant may hold of the machine in all, whatever number
+// of projects, calls and instances it spreads it over. Each budget has an operator default (TENANT_*) and a
+// figure of the tenant's own (PATCH /v1/admin/tenants/{id}); past it the call is refused before anything
+// happens, with tenant_budget_exceeded naming the budget and its figure.
+
+const MiB = 1024 * 1024;
+const COMMAND_MEMORY = 64 * MiB;
+
+type Refusal = { error: { code: string; message: string; details: { budget: string; limit: number; inUse: number } } };
+
+describe('tenant budgets', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+  let neighbour: TestTenant;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SHELL_MAX_MEMORY_BYTES: String(COMMAND_MEMORY), TENANT_MAX_PROJECTS: '50' } });
+    tenant = await t.createTenant();
+    neighbour = await t.createTenant();
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  }, 60_000);
+
+  const usage = async (who: TestTenant) => (await t.http.get('/v1/usage').set(who.auth).expect(200)).body as { budgets: Record<string, number>; usage: Record<string, number> };
+
+  it('shows the budgets in force on the tenant and its usage, to the tenant and to the operator', async () => {
+    const own = await usage(tenant);
+    expect(own.budgets).toEqual({ maxProjects: 50, concurrentCommands: 4, commandMemoryBytes: 2 * 1024 ** 3, storedAnswerBytes: 256 * MiB });
+    expect(own.usage).toEqual({ maxProjects: 0, concurrentCommands: 0, commandMemoryBytes: 0, storedAnswerBytes: 0 });
+    const admin = { Authorization: 'Bearer test-admin-token-0123456789abcdef' };
+    const patched = await t.http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ budgets: { maxProjects: 3 } }).expect(200);
+    expect(patched.body.budgets).toMatchObject({ maxProjects: 3, concurrentCommands: 4 });
+    const operatorView = await t.http.get(`/v1/admin/tenants/${tenant.id}/usage`).set(admin).expect(200);
+    expect(operatorView.body).toMatchObject({ tenantId: tenant.id, budgets: { maxProjects: 3 } });
+    // A figure out of range is refused; null goes back to the default.
+    await t.http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ budgets: { maxProjects: 0 } }).expect(400);
+    await t.http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ budgets: { maxProjects: null } }).expect(200);
+    expect((await usage(tenant)).budgets.maxProjects).toBe(50);
+    // A tenant's key cannot set its own budgets.
+    await t.http.patch(`/v1/admin/tenants/${tenant.id}`).set(tenant.auth).send({ budgets: { maxProjects: 1000 } }).expect(403);
+  });
+
+  it('[sec-102] refuses projects past maxProjects, even when asked for all at once', async () => {
+    const spender = await t.createTenant();
+    await t.setBudgets(spender, { maxProjects: 5 });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => t.http.post('/v1/projects').set(spender.auth).send({ name: `p${i}`, slug: `burst-${i}` })),
+    );
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(5);
+    const refused = answers.filter((r) => r.status !== 201);
+    expect(refused.map((r) => r.status)).toEqual(Array(7).fill(403));
+    expect((refused[0]!.body as Refusal).error).toMatchObject({ code: 'tenant_budget_exceeded', details: { budget: 'maxProjects', limit: 5, inUse: 5 } });
+    expect((refused[0]!.body as Refusal).error.message).toMatch(/maxProjects budget is 5/);
+    const listed = await t.http.get('/v1/projects').query({ limit: 100 }).set(spender.auth).expect(200);
+    expect(listed.body.items).toHaveLength(5);
+    expect((await usage(spender)).usage.maxProjects).toBe(5);
+    // Another tenant is not counted with it.
+    await t.createProject(neighbour);
+  });
+
+  it('[sec-103] runs no more commands at once than concurrentCommands; the rest are refused before they run, and other tenants go on', async () => {
+    await t.setBudgets(tenant, { concurrentCommands: 2, maxProjects: null });
+    const project = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep', 'printf'] })).id;
+    const other = (await t.createProject(neighbour, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
+    // Sent now (a supertest request goes out when it is awaited).
+    const sleeps = Array.from({ length: 5 }, () => invoke(t, tenant, project, 'shell_exec', { argv: ['sleep', '2'] }).then((r) => r));
+    // While the tenant is at its budget, the neighbour's command runs.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const during = await usage(tenant);
+    const neighbourCall = await invoke(t, neighbour, other, 'shell_exec', { argv: ['printf', 'mine'] });
+    const answers = await Promise.all(sleeps);
+    expect(neighbourCall.body).toMatchObject({ status: 'ok', result: { stdout: 'mine' } });
+    expect(during.usage).toMatchObject({ concurrentCommands: 2, commandMemoryBytes: 2 * COMMAND_MEMORY });
+    expect(answers.filter((r) => r.status === 200).map((r) => r.body.status)).toEqual(['ok', 'ok']);
+    const refused = answers.filter((r) => r.status !== 200);
+    expect(refused.map((r) => [r.status, r.headers['retry-after']])).toEqual(Array(3).fill([429, '1']));
+    expect((refused[0]!.body as Refusal).error).toMatchObject({ code: 'tenant_budget_exceeded', details: { budget: 'concurrentCommands', limit: 2 } });
+    // The refused calls never started a command: the audit holds two sleeps that ran.
+    const rows = (await t.http.get(`/v1/projects/${project}/invocations`).query({ tool: 'shell_exec', limit: 50 }).set(tenant.auth).expect(200)).body.items as Array<{
+      status: string;
+    }>;
+    expect(rows.map((r) => r.status).sort()).toEqual(['denied', 'denied', 'denied', 'ok', 'ok']);
+    // Once they end, the room is back.
+    expect((await usage(tenant)).usage).toMatchObject({ concurrentCommands: 0, commandMemoryBytes: 0 });
+    await t.setBudgets(tenant, { concurrentCommands: null });
+  }, 60_000);
+
+  it('[sec-103] adds up the memory limits of running commands against commandMemoryBytes, batch calls included', async () => {
+    await t.setBudgets(tenant, { commandMemoryBytes: Math.floor(1.5 * COMMAND_MEMORY) });
+    const project = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'] })).id;
+    const calls = Array.from({ length: 3 }, (_, i) => ({ id: `c${i}`, tool: 'shell_exec', arguments: { argv: ['sleep', '1'] } }));
+    const res = await t.http.post(`/v1/projects/${project}/tools/batch`).set(tenant.auth).send({ calls }).expect(200);
+    const results = res.body.results as Array<{ status: string; error?: { code: string; details?: { budget: string } } }>;
+    expect(results.filter((r) => r.status === 'ok')).toHaveLength(1);
+    expect(results.filter((r) => r.status !== 'ok').map((r) => [r.error?.code, r.error?.details?.budget])).toEqual(
+      Array(2).fill(['tenant_budget_exceeded', 'commandMemoryBytes']),
+    );
+    await t.setBudgets(tenant, { commandMemoryBytes: null });
+  }, 60_000);
+
+  it('[sec-105] keeps stored answers within storedAnswerBytes: past it a replay says the answer was not kept, and the call never runs twice', async () => {
+    const keeper = await t.createTenant();
+    await t.setBudgets(keeper, { storedAnswerBytes: MiB });
+    const project = (await t.createProject(keeper)).id;
+    // 200 KiB of text that JSON keeps as it is.
+    await writeFile(path.join(t.workspaceOf(project), 'big.txt'), 'x'.repeat(200 * 1024));
+    const keyed = (key: string) =>
+      t.http.post(`/v1/projects/${project}/tools/read_file/invoke`).set(keeper.auth).set('Idempotency-Key', key).send({ arguments: { path: 'big.txt' } });
+    const keys = Array.from({ length: 8 }, () => randomUUID());
+    const stored = async () => t.app.get(BudgetsRepository).storedAnswerBytes(t.app.get(BudgetsRepository).client, keeper.id);
+    const firstAnswers = [];
+    for (const key of keys) {
+      const res = await keyed(key);
+      firstAnswers.push(res);
+      expect(await stored()).toBeLessThanOrEqual(MiB);
+    }
+    // Every call that ran answered its caller in full.
+    const ran = firstAnswers.filter((r) => r.status === 200);
+    expect(ran.every((r) => r.body.status === 'ok' && r.body.result.content.length === 200 * 1024)).toBe(true);
+    // Four answers fit in 1 MiB; a fifth did not: it was answered, and its replay says what happened.
+    const replays = await Promise.all(keys.slice(0, ran.length).map((key) => keyed(key)));
+    const notKept = replays.filter((r) => r.body.status === 'error');
+    expect(notKept.length).toBeGreaterThan(0);
+    expect(notKept[0]!.body.error).toMatchObject({ code: 'tenant_budget_exceeded' });
+    expect(notKept[0]!.body.error.message).toMatch(/ran once .* not kept, .*storedAnswerBytes/);
+    expect(replays.filter((r) => r.body.status === 'ok').every((r) => r.headers['idempotent-replayed'] === 'true')).toBe(true);
+    // The audit holds one run per key, not one per request.
+    const rows = (await t.http.get(`/v1/projects/${project}/invocations`).query({ tool: 'read_file', limit: 100 }).set(keeper.auth).expect(200)).body.items;
+    expect(rows.filter((r: { status: string }) => r.status === 'ok')).toHaveLength(ran.length);
+    // Calls without a key store nothing and still run.
+    await t.http.post(`/v1/projects/${project}/tools/read_file/invoke`).set(keeper.auth).send({ arguments: { path: 'big.txt' } }).expect(200);
+    expect((await usage(keeper)).usage.storedAnswerBytes).toBeLessThanOrEqual(MiB);
+  }, 60_000);
+});
+
+// Two instances on one PostgreSQL: the budgets are counted in the database, so a tenant gets no more by
+// spreading its calls over instances. Runs in CI's PostgreSQL pass.
+const serverUrl = process.env.TEST_DATABASE_URL;
+(serverUrl ? describe : describe.skip)('tenant budgets across two instances on one PostgreSQL', () => {
+  let database: TestDatabase;
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    a = await createTestApp({ database, env: { SHELL_MAX_MEMORY_BYTES: String(COMMAND_MEMORY) } });
+    b = await createTestApp({ database, env: { SHELL_MAX_MEMORY_BYTES: String(COMMAND_MEMORY), WORKSPACE_ROOT: path.dirname(a.workspaceOf('x')) } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await database?.close();
+  }, 60_000);
+
+  it('[sec-102] [sec-103] holds maxProjects and concurrentCommands over both instances together', async () => {
+    const tenant = await a.createTenant();
+    await a.setBudgets(tenant, { maxProjects: 4, concurrentCommands: 2 });
+    const creates = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? b : a).http.post('/v1/projects').set(tenant.auth).send({ name: `x${i}`, slug: `x-${i}` })),
+    );
+    expect(creates.filter((r) => r.status === 201)).toHaveLength(4);
+    const project = (creates.find((r) => r.status === 201)!.body as { id: string }).id;
+    await a.http.patch(`/v1/projects/${project}`).set(tenant.auth).send({ shellEnabled: true, shellAllowlist: ['sleep'] }).expect(200);
+    const sleeps = await Promise.all(Array.from({ length: 6 }, (_, i) => invoke(i % 2 ? b : a, tenant, project, 'shell_exec', { argv: ['sleep', '1'] })));
+    expect(sleeps.filter((r) => r.status === 200 && r.body.status === 'ok')).toHaveLength(2);
+    expect(sleeps.filter((r) => r.status === 429 && r.body.error.code === 'tenant_budget_exceeded')).toHaveLength(4);
+  }, 60_000);
+});
