@@ -126,6 +126,10 @@ describe('the OpenAPI document against the running service', () => {
     await call('updateTenant', 200, { ...admin, params: { tenantId: tenant.body.id }, body: { workspaceRoots: [granted] } });
     await call('updateTenant', 422, { ...admin, params: { tenantId: tenant.body.id }, body: { workspaceRoots: ['/etc'] } });
     await call('updateTenant', 404, { ...admin, params: { tenantId: randomUUID() }, body: { workspaceRoots: [] } });
+    await call('updateTenant', 200, { ...admin, params: { tenantId: tenant.body.id }, body: { budgets: { maxProjects: 40 } } });
+    await call('getTenantUsage', 200, { ...admin, params: { tenantId: tenant.body.id } });
+    await call('getTenantUsage', 404, { ...admin, params: { tenantId: randomUUID() } });
+    await call('getUsage', 200);
   });
 
   it('projects and their workspace', async () => {

@@ -59,8 +59,8 @@ describe('tenant budgets', () => {
     expect(answers.filter((r) => r.status === 201)).toHaveLength(5);
     const refused = answers.filter((r) => r.status !== 201);
     expect(refused.map((r) => r.status)).toEqual(Array(7).fill(403));
-    expect((refused[0]!.body as Refusal).error).toMatchObject({ code: 'tenant_budget_exceeded', details: { budget: 'maxProjects', limit: 5, inUse: 5 } });
-    expect((refused[0]!.body as Refusal).error.message).toMatch(/maxProjects budget is 5/);
+    expect((refused[0].body as Refusal).error).toMatchObject({ code: 'tenant_budget_exceeded', details: { budget: 'maxProjects', limit: 5, inUse: 5 } });
+    expect((refused[0].body as Refusal).error.message).toMatch(/maxProjects budget is 5/);
     const listed = await t.http.get('/v1/projects').query({ limit: 100 }).set(spender.auth).expect(200);
     expect(listed.body.items).toHaveLength(5);
     expect((await usage(spender)).usage.maxProjects).toBe(5);
@@ -84,7 +84,7 @@ describe('tenant budgets', () => {
     expect(answers.filter((r) => r.status === 200).map((r) => r.body.status)).toEqual(['ok', 'ok']);
     const refused = answers.filter((r) => r.status !== 200);
     expect(refused.map((r) => [r.status, r.headers['retry-after']])).toEqual(Array(3).fill([429, '1']));
-    expect((refused[0]!.body as Refusal).error).toMatchObject({ code: 'tenant_budget_exceeded', details: { budget: 'concurrentCommands', limit: 2 } });
+    expect((refused[0].body as Refusal).error).toMatchObject({ code: 'tenant_budget_exceeded', details: { budget: 'concurrentCommands', limit: 2 } });
     // The refused calls never started a command: the audit holds two sleeps that ran.
     const rows = (await t.http.get(`/v1/projects/${project}/invocations`).query({ tool: 'shell_exec', limit: 50 }).set(tenant.auth).expect(200)).body.items as Array<{
       status: string;
@@ -131,8 +131,8 @@ describe('tenant budgets', () => {
     const replays = await Promise.all(keys.slice(0, ran.length).map((key) => keyed(key)));
     const notKept = replays.filter((r) => r.body.status === 'error');
     expect(notKept.length).toBeGreaterThan(0);
-    expect(notKept[0]!.body.error).toMatchObject({ code: 'tenant_budget_exceeded' });
-    expect(notKept[0]!.body.error.message).toMatch(/ran once .* not kept, .*storedAnswerBytes/);
+    expect(notKept[0].body.error).toMatchObject({ code: 'tenant_budget_exceeded' });
+    expect(notKept[0].body.error.message).toMatch(/ran once .* not kept, .*storedAnswerBytes/);
     expect(replays.filter((r) => r.body.status === 'ok').every((r) => r.headers['idempotent-replayed'] === 'true')).toBe(true);
     // The audit holds one run per key, not one per request.
     const rows = (await t.http.get(`/v1/projects/${project}/invocations`).query({ tool: 'read_file', limit: 100 }).set(keeper.auth).expect(200)).body.items;
