@@ -68,7 +68,7 @@ export class CreateApiKeyDto {
 }
 
 export class UpdateTenantDto {
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: [String],
     example: ['/srv/repos/acme'],
     description:
