@@ -154,6 +154,8 @@ function parseOAuth(read: EnvReader, production: boolean, problems: string[]): A
     issuer: url('OAUTH_ISSUER') === null ? null : issuer,
     jwksUrl: url('OAUTH_JWKS_URL'),
     tenantClaim: read.string('OAUTH_TENANT_CLAIM') ?? 'toolgate_tenant',
+    // The id by default: the service assigns it and it never changes; a name is the operator's choice.
+    tenantClaimMatches: read.oneOf('OAUTH_TENANT_CLAIM_MATCHES', ['id', 'name'] as const, 'id'),
   };
 }
 
