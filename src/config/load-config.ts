@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { AppConfig, CommandSandboxConfig, DatabaseTarget, WorkspaceFallback } from './app-config.js';
+import { isRefusedAppScheme } from './redirect-schemes.js';
 
 // A bad variable stops start-up with a message naming every bad variable, not just the first.
 export class ConfigError extends Error {
@@ -336,14 +337,11 @@ class EnvReader {
 // Redirect URI schemes of MCP clients that name theirs without a reverse domain (RFC 8252 prefers one).
 const DEFAULT_APP_SCHEMES = ['cursor', 'vscode', 'vscode-insiders', 'windsurf'];
 const APP_SCHEME = /^[a-z][a-z0-9+.-]*$/;
-// Schemes no list may open: they run script, reach the network in the clear, or hand the browser to the
-// operating system's handlers.
-const NEVER_APP_SCHEMES = new Set(['http', 'javascript', 'data', 'file', 'vbscript', 'about', 'blob', 'ws', 'wss', 'ftp', 'mailto', 'tel', 'sms', 'shell']);
 
 function appSchemes(read: EnvReader, problems: string[]): string[] {
   const listed = read.list('OAUTH_APP_SCHEMES')?.map((s) => s.toLowerCase().replace(/:$/, '')) ?? DEFAULT_APP_SCHEMES;
   for (const scheme of listed) {
-    if (!APP_SCHEME.test(scheme) || NEVER_APP_SCHEMES.has(scheme) || scheme.startsWith('ms-')) {
+    if (!APP_SCHEME.test(scheme) || isRefusedAppScheme(scheme)) {
       problems.push(`OAUTH_APP_SCHEMES lists scheme names of native MCP clients (e.g. cursor,vscode); '${scheme}' cannot be one`);
     }
   }

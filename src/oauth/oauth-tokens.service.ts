@@ -51,7 +51,7 @@ export class OAuthTokensService {
     if (this.external) throw externalIssuerOnly();
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidClientMetadata('the body must be a JSON object of client metadata');
     const metadata = body as Record<string, unknown>;
-    const redirectUris = checkRedirectUris(metadata.redirect_uris, this.appSchemes);
+    const redirectUris = checkRedirectUris(metadata.redirect_uris, this.appSchemes, null);
     const grantTypes = metadata.grant_types ?? ['authorization_code', 'refresh_token'];
     if (!Array.isArray(grantTypes) || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
       throw invalidClientMetadata('grant_types may hold only authorization_code and refresh_token');
