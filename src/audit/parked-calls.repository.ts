@@ -63,19 +63,21 @@ export class ParkedCallsRepository {
 
   // What a decision needs to know of the key that made a call, in one read: the key whose consent issued it
   // (an OAuth access token's; null otherwise), which is on the caller's side of the call and may not decide it
-  // either; and whether it still works (not revoked, not expired). A requester that is no key of this
-  // service (an external issuer's token, judged by its issuer) consented to nothing and is not refused here.
+  // either; and whether its authority still holds. For an API key, whether the key works (not revoked, not
+  // expired); for an OAuth access token, whether its consent does: the client's refresh retires the token and
+  // its expiry is an hour's, but the consent behind it lasts (revoking the token revokes the consent too). A
+  // requester that is no key of this service (an external issuer's token, judged by its issuer) consented to
+  // nothing and is not refused here.
   async requester(requestedByKeyId: string): Promise<{ consentedByKeyId: string | null; active: boolean }> {
     if (!isUuid(requestedByKeyId)) return { consentedByKeyId: null, active: true };
     const key = await this.prisma.apiKey.findUnique({
       where: { id: requestedByKeyId },
-      select: { revokedAt: true, expiresAt: true, oauthGrant: { select: { decidedByKeyId: true } } },
+      select: { revokedAt: true, expiresAt: true, oauthGrant: { select: { decidedByKeyId: true, revokedAt: true, expiresAt: true } } },
     });
     if (key === null) return { consentedByKeyId: null, active: true };
-    return {
-      consentedByKeyId: key.oauthGrant?.decidedByKeyId ?? null,
-      active: key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > Date.now()),
-    };
+    const holds = (revokedAt: Date | null, expiresAt: Date | null) => revokedAt === null && (expiresAt === null || expiresAt.getTime() > Date.now());
+    if (key.oauthGrant) return { consentedByKeyId: key.oauthGrant.decidedByKeyId, active: holds(key.oauthGrant.revokedAt, key.oauthGrant.expiresAt) };
+    return { consentedByKeyId: null, active: holds(key.revokedAt, key.expiresAt) };
   }
 
   private opened(call: ParkedCall | null): ParkedCall | null {

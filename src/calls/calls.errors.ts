@@ -30,7 +30,7 @@ export const approvalAlreadyDecided = (status: 'approved' | 'denied') =>
 export const approvalRequesterEnded = () =>
   conflict(
     'approval_requester_ended',
-    'The key that made this call was revoked or has expired since (an OAuth client\'s consent ended with it): the call was denied instead of run',
+    'The key that made this call was revoked or has expired since, or the OAuth consent its token was issued under ended: the call was denied instead of run',
     { status: 'denied' },
   );
 

@@ -186,8 +186,9 @@ export interface OAuthConfig {
   issuer: string | null;
   // Where its signing keys are; null: the jwks_uri of its metadata.
   jwksUrl: string | null;
-  // The claim naming the tenant (its id or name) a token acts for.
+  // The claim naming the tenant a token acts for, and what it holds: the tenant's id, or its name (OAUTH_TENANT_CLAIM_MATCHES).
   tenantClaim: string;
+  tenantClaimMatches: 'id' | 'name';
 }
 
 export interface TenantBudgetFigures {

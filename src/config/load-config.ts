@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { AppConfig, CommandSandboxConfig, DatabaseTarget, WorkspaceFallback } from './app-config.js';
+import { isRefusedAppScheme } from './redirect-schemes.js';
 
 // A bad variable stops start-up with a message naming every bad variable, not just the first.
 export class ConfigError extends Error {
@@ -160,6 +161,8 @@ function parseOAuth(read: EnvReader, production: boolean, problems: string[]): A
     issuer: url('OAUTH_ISSUER') === null ? null : issuer,
     jwksUrl: url('OAUTH_JWKS_URL'),
     tenantClaim: read.string('OAUTH_TENANT_CLAIM') ?? 'toolgate_tenant',
+    // The id by default: the service assigns it and it never changes; a name is the operator's choice.
+    tenantClaimMatches: read.oneOf('OAUTH_TENANT_CLAIM_MATCHES', ['id', 'name'] as const, 'id'),
   };
 }
 
@@ -340,14 +343,11 @@ class EnvReader {
 // Redirect URI schemes of MCP clients that name theirs without a reverse domain (RFC 8252 prefers one).
 const DEFAULT_APP_SCHEMES = ['cursor', 'vscode', 'vscode-insiders', 'windsurf'];
 const APP_SCHEME = /^[a-z][a-z0-9+.-]*$/;
-// Schemes no list may open: they run script, reach the network in the clear, or hand the browser to the
-// operating system's handlers.
-const NEVER_APP_SCHEMES = new Set(['http', 'javascript', 'data', 'file', 'vbscript', 'about', 'blob', 'ws', 'wss', 'ftp', 'mailto', 'tel', 'sms', 'shell']);
 
 function appSchemes(read: EnvReader, problems: string[]): string[] {
   const listed = read.list('OAUTH_APP_SCHEMES')?.map((s) => s.toLowerCase().replace(/:$/, '')) ?? DEFAULT_APP_SCHEMES;
   for (const scheme of listed) {
-    if (!APP_SCHEME.test(scheme) || NEVER_APP_SCHEMES.has(scheme) || scheme.startsWith('ms-')) {
+    if (!APP_SCHEME.test(scheme) || isRefusedAppScheme(scheme)) {
       problems.push(`OAUTH_APP_SCHEMES lists scheme names of native MCP clients (e.g. cursor,vscode); '${scheme}' cannot be one`);
     }
   }

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { isRefusedAppScheme } from '../config/redirect-schemes.js';
 import { safeFetch } from '../execution/net/safe-fetch.js';
 import { ToolError } from '../execution/tool-error.js';
 import { invalidClientMetadata, invalidRedirectUri } from './oauth.errors.js';
@@ -18,11 +20,12 @@ export interface OAuthClientInfo {
 // A client ID metadata document is small; anything larger is refused, not cut.
 export const CLIENT_METADATA_MAX_BYTES = 5 * 1024;
 const NAME_MAX = 200;
-// A redirect URI is https, http to a loopback address, or a native app's own scheme (RFC 8252 7.1): a
-// reverse domain name such as com.example.app, or one the operator lists in OAUTH_APP_SCHEMES (cursor,
-// vscode…). Anything else (script, browser-internal, cleartext network, mail and telephone schemes, the
-// operating system's protocol handlers) is refused: an allowlist, because the handlers are too many to list.
-const REVERSE_DNS_SCHEME = /^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$/;
+// A redirect URI is https, http to a loopback address, or a native app's own scheme (RFC 8252 7.1): one the
+// operator lists in OAUTH_APP_SCHEMES (cursor, vscode…), or, for a client with a metadata document, the
+// reverse of its client_id's host (com.example.app for app.example.com, or a name under it), a domain the
+// client shows it controls. Anything else (script, browser-internal, cleartext network, mail and telephone
+// schemes, the operating system's protocol handlers, a dotted name anyone could claim) is refused: an
+// allowlist, because the handlers are too many to list.
 // The written form: printable ASCII only (an IDN host as punycode, a path percent-encoded), no backslash, so
 // the person deciding reads exactly where the browser goes (no bidi or zero-width tricks, no homographs).
 const PRINTABLE_URI = /^[\x21-\x5b\x5d-\x7e]+$/;
@@ -91,14 +94,15 @@ export class ClientMetadataDocuments {
     return {
       clientId,
       name: clientName(document.client_name, url.host),
-      redirectUris: checkRedirectUris(document.redirect_uris, this.appSchemes),
+      redirectUris: checkRedirectUris(document.redirect_uris, this.appSchemes, url.hostname),
       verifiedOrigin: url.origin,
     };
   }
 }
 
-// What a registration (RFC 7591) or a metadata document asks for, checked the same way.
-export function checkRedirectUris(value: unknown, appSchemes: readonly string[]): string[] {
+// What a registration (RFC 7591) or a metadata document asks for, checked the same way; `documentHost` is
+// the host of a metadata document's client_id (null for a registered client).
+export function checkRedirectUris(value: unknown, appSchemes: readonly string[], documentHost: string | null): string[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > 10) throw invalidRedirectUri('redirect_uris must list 1 to 10 URIs');
   return value.map((uri) => {
     if (typeof uri !== 'string' || uri.length > 2000) throw invalidRedirectUri('each redirect URI must be a string of at most 2000 characters');
@@ -118,12 +122,14 @@ export function checkRedirectUris(value: unknown, appSchemes: readonly string[])
     const scheme = parsed.protocol.slice(0, -1);
     // Plain http only back to this machine (a native client's loopback listener, RFC 8252 7.3).
     if (scheme === 'http' && !LOOPBACK.has(parsed.hostname)) throw invalidRedirectUri(`${clip(uri)}: http is allowed only for a loopback address; use https`);
-    if (scheme !== 'https' && scheme !== 'http' && !REVERSE_DNS_SCHEME.test(scheme) && !appSchemes.includes(scheme)) {
-      throw invalidRedirectUri(
-        `${clip(uri)}: the ${scheme}: scheme cannot receive a code; use https, http to a loopback address, or an app's own scheme named by reverse domain (com.example.app:) or listed by the operator (OAUTH_APP_SCHEMES)`,
-      );
-    }
-    return uri;
+    if (scheme === 'https' || scheme === 'http') return uri;
+    if (isRefusedAppScheme(scheme)) throw invalidRedirectUri(`${clip(uri)}: the ${scheme}: scheme hands the browser to a system or browser handler, not to an app`);
+    if (appSchemes.includes(scheme) || (documentHost !== null && isReverseOf(scheme, documentHost))) return uri;
+    const own =
+      documentHost === null
+        ? 'a scheme the operator lists (OAUTH_APP_SCHEMES); a private-use scheme of your own needs a client ID metadata document'
+        : `the reverse of the client_id's host (${reverseOf(documentHost)}:) or a name under it, or a scheme the operator lists (OAUTH_APP_SCHEMES)`;
+    throw invalidRedirectUri(`${clip(uri)}: the ${scheme}: scheme cannot receive a code; use https, http to a loopback address, or ${own}`);
   });
 }
 
@@ -147,6 +153,16 @@ export function isLoopbackUri(uri: string): boolean {
   const parsed = new URL(uri);
   return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && LOOPBACK.has(parsed.hostname);
 }
+
+// RFC 8252 7.1: com.example.app for app.example.com, or com.example.app.beta under it; a dotted name only
+// (a single label is anyone's), never of an IP address.
+function isReverseOf(scheme: string, host: string): boolean {
+  if (isIP(host.replace(/^\[|\]$/g, '')) !== 0 || !scheme.includes('.')) return false;
+  const reversed = reverseOf(host);
+  return scheme === reversed || scheme.startsWith(`${reversed}.`);
+}
+
+const reverseOf = (host: string) => host.toLowerCase().split('.').reverse().join('.');
 
 export function clientName(value: unknown, fallback: string): string {
   if (typeof value !== 'string') return fallback;

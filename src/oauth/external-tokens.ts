@@ -11,11 +11,14 @@ const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 // Asymmetric signatures only: a shared-secret (HS*) token could be forged by anyone holding the secret.
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const TOOLS_CLAIM = 'toolgate_tools';
+// An entry of the tools claim: a tool name, or a prefix ending in `*` (as an agent key's tools).
+const TOOL_PATTERN = /^[A-Za-z0-9_.-]{0,128}\*?$/;
 
 // OAUTH_ISSUER mode: the access tokens of an external authorization server, as JWTs (RFC 9068) signed by a
 // key of its JWKS (from its metadata's jwks_uri, or OAUTH_JWKS_URL), with `iss` the issuer, `aud` the
-// project's MCP URL, and a claim (OAUTH_TENANT_CLAIM) naming the tenant that owns the project by id or name.
-// Such a token acts as an agent of that one project, with the tools of its toolgate_tools claim (or all).
+// project's MCP URL, and a claim (OAUTH_TENANT_CLAIM) naming the tenant that owns the project by its id or by
+// its name, whichever the operator chose (OAUTH_TENANT_CLAIM_MATCHES). Such a token acts as an agent of that
+// one project, with the tools of its toolgate_tools claim (every tool when it has none).
 @Injectable()
 export class ExternalTokenVerifier implements ExternalTokens {
   private readonly logger = new Logger('OAuth');
@@ -41,9 +44,12 @@ export class ExternalTokenVerifier implements ExternalTokens {
     }
     const project = await this.projects.findByIdAnyTenant(projectId);
     if (!project) return null;
-    const claimed = payload[this.config.oauth.tenantClaim];
-    if (typeof claimed !== 'string' || (claimed !== project.tenantId && claimed !== (await this.oauth.tenantName(project.tenantId)))) return null;
-    const tools = payload[TOOLS_CLAIM];
+    if (!(await this.tenantMatches(payload[this.config.oauth.tenantClaim], project.tenantId))) return null;
+    const tools = toolsOf(payload[TOOLS_CLAIM]);
+    if (tools === undefined) {
+      this.logger.warn(`external token refused: its ${TOOLS_CLAIM} claim is not a list of tool names`);
+      return null;
+    }
     const who = [payload.client_id, payload.azp, payload.sub].find((v): v is string => typeof v === 'string') ?? 'unknown client';
     return {
       tenantId: project.tenantId,
@@ -52,12 +58,19 @@ export class ExternalTokenVerifier implements ExternalTokens {
       keyName: `${who} (${this.issuer})`,
       role: 'agent',
       projectIds: [projectId],
-      tools: Array.isArray(tools) && tools.length > 0 && tools.every((t) => typeof t === 'string') ? (tools) : null,
+      tools,
       expiresAt: new Date((payload.exp ?? 0) * 1000),
       // A token for a toolset's MCP URL is bound to that toolset, as a toolset key is.
       toolset,
       oauthResource: resource,
     };
+  }
+
+  // One of the two, never either: a name chosen for one tenant must not match another's id.
+  private async tenantMatches(claimed: unknown, tenantId: string): Promise<boolean> {
+    if (typeof claimed !== 'string') return false;
+    if (this.config.oauth.tenantClaimMatches === 'id') return claimed === tenantId;
+    return claimed === (await this.oauth.tenantName(tenantId));
   }
 
   private async keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
@@ -83,6 +96,16 @@ export class ExternalTokenVerifier implements ExternalTokens {
     }
     throw new Error(`OAUTH_ISSUER ${this.issuer}: no jwks_uri in its metadata; set OAUTH_JWKS_URL`);
   }
+}
+
+// The tools claim: absent is every tool (null); a list of tool names or prefixes binds the token to them
+// (`[]` to none). Anything else (a string, a list holding a non-string) is undefined: the token is refused,
+// since reading a malformed binding as no binding would hand it every tool.
+function toolsOf(claim: unknown): string[] | null | undefined {
+  if (claim === undefined) return null;
+  if (!Array.isArray(claim)) return undefined;
+  const tools: unknown[] = claim;
+  return tools.every((t): t is string => typeof t === 'string' && t !== '' && TOOL_PATTERN.test(t)) ? [...new Set(tools)] : undefined;
 }
 
 function uuidFrom(text: string): string {

@@ -51,7 +51,7 @@ export class OAuthTokensService {
     if (this.external) throw externalIssuerOnly();
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidClientMetadata('the body must be a JSON object of client metadata');
     const metadata = body as Record<string, unknown>;
-    const redirectUris = checkRedirectUris(metadata.redirect_uris, this.appSchemes);
+    const redirectUris = checkRedirectUris(metadata.redirect_uris, this.appSchemes, null);
     const grantTypes = metadata.grant_types ?? ['authorization_code', 'refresh_token'];
     if (!Array.isArray(grantTypes) || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
       throw invalidClientMetadata('grant_types may hold only authorization_code and refresh_token');
@@ -114,13 +114,15 @@ export class OAuthTokensService {
     const clientId = required(params, 'client_id');
     const found = await this.oauth.findRefreshToken(new Uint8Array(hashApiKey(token)));
     if (found === null || found.grant.clientId !== clientId) throw invalidGrantError('The refresh token is not valid');
+    // Another resource is refused before the token is spent, so the client can send it again as it should be
+    // (spent, the token sent again would read as replay and revoke the grant). A spent one is replay whatever it names.
+    if (found.usedAt === null) this.checkResource(params, found.grant);
     if (!(await this.oauth.spendRefreshToken(found.id, new Date()))) {
       await this.keys.revokeOAuthGrant(found.grant.tenantId, found.grant.id);
       this.logger.warn(`refresh token used twice: revoked the grant ${found.grant.id} of client ${found.grant.clientName}`);
       throw invalidGrantError('The refresh token was already used; the grant is revoked');
     }
     if (found.expiresAt.getTime() <= Date.now()) throw invalidGrantError('The refresh token expired');
-    this.checkResource(params, found.grant);
     return this.issue(found.grant);
   }
 

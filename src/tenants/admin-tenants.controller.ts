@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import {
+  ApiBadRequestResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
   ApiNoContentResponse,
@@ -38,6 +39,7 @@ export class AdminTenantsController {
   @Post()
   @ApiOperation({ operationId: 'createTenant', summary: 'Create a tenant' })
   @ApiCreatedResponse({ type: TenantResponseDto })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'validation_failed (details.fields), invalid_json, tenant_name_like_id (a name shaped like a tenant id)' })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'tenant_name_taken' })
   async create(@Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
     return this.tenants.create(dto.name);

@@ -3,6 +3,11 @@ import { AppError, badRequest, conflict, notFound } from '../common/errors/app-e
 export const tenantNotFound = (tenantId: string) => notFound('tenant_not_found', `No tenant with id '${tenantId}'`);
 export const apiKeyNotFound = (keyId: string) => notFound('api_key_not_found', `No API key with id '${keyId}'`);
 export const tenantNameTaken = (name: string) => conflict('tenant_name_taken', `A tenant named '${name}' already exists`);
+export const tenantNameLikeId = (name: string) =>
+  badRequest(
+    'tenant_name_like_id',
+    `A tenant cannot be named '${name}': it is shaped like a tenant id (a UUID), and an external issuer's tenant claim could then name two tenants; choose a name that is not a UUID`,
+  );
 
 export const missingCredentials = () =>
   new AppError(401, 'unauthorized', 'Missing credentials: send Authorization: Bearer <API key>');

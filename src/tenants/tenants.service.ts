@@ -15,7 +15,11 @@ import type { Tenant } from '../generated/prisma/client.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TenantsRepository } from './tenants.repository.js';
 import { WorkspacePlacement } from '../workspace/placement/workspace-placement.js';
-import { tenantNameTaken, tenantNotFound } from './tenants.errors.js';
+import { tenantNameLikeId, tenantNameTaken, tenantNotFound } from './tenants.errors.js';
+
+// A tenant id is a UUID (the database assigns it); a name in any spelling of one (upper case, without
+// dashes, braced) is refused, so a name never reads as another tenant's id wherever one or the other is accepted.
+const UUID_SHAPED = /^\{?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\}?$/i;
 
 @Injectable()
 export class TenantsService {
@@ -32,6 +36,7 @@ export class TenantsService {
   }
 
   async create(name: string): Promise<TenantResponseDto> {
+    if (UUID_SHAPED.test(name)) throw tenantNameLikeId(name);
     const tenant = await this.tenants.create(name);
     if (tenant === UNIQUE_TAKEN) throw tenantNameTaken(name);
     return this.view(tenant);

@@ -296,10 +296,18 @@ describe('OAUTH_APP_SCHEMES', () => {
   it('lists the native MCP clients\' own redirect schemes, and refuses one that runs script, reaches the network or hands off to the system', () => {
     expect(loadConfig({}, CWD).oauth.appSchemes).toEqual(['cursor', 'vscode', 'vscode-insiders', 'windsurf']);
     expect(loadConfig({ OAUTH_APP_SCHEMES: 'Zed:, myclient' }, CWD).oauth.appSchemes).toEqual(['zed', 'myclient']);
-    const error = configError({ OAUTH_APP_SCHEMES: 'cursor,javascript,ms-msdt,http,not a scheme' });
+    const error = configError({ OAUTH_APP_SCHEMES: 'cursor,javascript,ms-msdt,http,not a scheme,x-apple.systempreferences' });
     expect([...error.problems].sort()).toEqual(
-      ['http', 'javascript', 'ms-msdt', 'not a scheme'].map((s) => `OAUTH_APP_SCHEMES lists scheme names of native MCP clients (e.g. cursor,vscode); '${s}' cannot be one`),
+      ['http', 'javascript', 'ms-msdt', 'not a scheme', 'x-apple.systempreferences'].map((s) => `OAUTH_APP_SCHEMES lists scheme names of native MCP clients (e.g. cursor,vscode); '${s}' cannot be one`),
     );
+  });
+});
+
+describe('OAUTH_TENANT_CLAIM_MATCHES', () => {
+  it("matches an external token's tenant claim against the tenant's id by default, or its name, and nothing else", () => {
+    expect(loadConfig({}, CWD).oauth.tenantClaimMatches).toBe('id');
+    expect(loadConfig({ OAUTH_TENANT_CLAIM_MATCHES: 'name' }, CWD).oauth.tenantClaimMatches).toBe('name');
+    expect(configError({ OAUTH_TENANT_CLAIM_MATCHES: 'either' }).problems).toEqual(["OAUTH_TENANT_CLAIM_MATCHES must be one of id, name, got 'either'"]);
   });
 });
 

@@ -418,10 +418,10 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       const res = await t.http.post('/oauth/register').send({ redirect_uris: [uri] });
       expect({ what, status: res.status, error: res.body.error }).toEqual({ what, status: 400, error: 'invalid_redirect_uri' });
     }
-    // A native app's own scheme is taken, with or without a reverse domain name (RFC 8252 7.1).
-    for (const uri of ['com.example.app:/oauth/callback', 'cursor://anysphere.cursor-mcp/oauth/callback']) {
-      await t.http.post('/oauth/register').send({ redirect_uris: [uri] }).expect(201);
-    }
+    // A native app's own scheme is taken when the operator lists it (OAUTH_APP_SCHEMES); a reverse domain name
+    // needs a metadata document whose host it reverses (RFC 8252 7.1; sign-in-exact.e2e-spec.ts).
+    await t.http.post('/oauth/register').send({ redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback'] }).expect(201);
+    expect((await t.http.post('/oauth/register').send({ redirect_uris: ['com.example.app:/oauth/callback'] })).body.error).toBe('invalid_redirect_uri');
 
     // A loopback redirect URI matches on any port (a native client listens where it can, RFC 8252 7.3), never
     // on another host name.

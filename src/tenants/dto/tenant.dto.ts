@@ -7,7 +7,7 @@ import type { TenantBudgetFigures } from '../../config/app-config.js';
 import { BudgetFiguresDto, TenantBudgetsDto } from '../../budgets/dto/budgets.dto.js';
 
 export class CreateTenantDto {
-  @ApiProperty({ example: 'acme', description: 'Unique tenant name: letters, digits, dot, dash, underscore' })
+  @ApiProperty({ example: 'acme', description: 'Unique tenant name: letters, digits, dot, dash, underscore; not shaped like a tenant id (a UUID)' })
   @IsString()
   @Length(1, 100)
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'name may hold letters, digits, dot, dash and underscore' })
