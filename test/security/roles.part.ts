@@ -15,6 +15,8 @@ type Auth = { Authorization: string };
 // route fails the matrix until someone decides who may use it) and must agree with what the document says.
 const ROUTE_ROLES: Record<string, Array<'admin' | 'agent' | 'approver'>> = {
   listApiKeys: ['admin'],
+  // The tenant's budgets and usage: what an operator of the tenant reads, like its keys.
+  getUsage: ['admin'],
   createApiKey: ['admin'],
   revokeApiKey: ['admin'],
   createProject: ['admin'],
