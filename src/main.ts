@@ -7,8 +7,12 @@ import { applyHeapGrowth } from './config/heap-growth.js';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import { configureApp, createHttpAdapter } from './http/configure-app.js';
 import { startTracing } from './tracing/start-tracing.js';
+import { closeInheritedDescriptors } from './execution/process/inherited-descriptors.js';
 
 async function bootstrap(): Promise<void> {
+  // Before anything else runs: no child (a command's sandbox least of all) may inherit them. An IPC
+  // channel Node was started with (NODE_CHANNEL_FD) is the service's own.
+  const closed = closeInheritedDescriptors(process.env.NODE_CHANNEL_FD ? [Number(process.env.NODE_CHANNEL_FD)] : []);
   let config;
   try {
     config = loadConfig();
@@ -28,6 +32,7 @@ async function bootstrap(): Promise<void> {
   });
   configureApp(app, config, pinoLogger);
   await app.listen(config.port, config.host);
+  if (closed.length > 0) pinoLogger.info({ descriptors: closed }, 'Closed descriptors inherited from the launcher, so that no command can reach them');
   pinoLogger.info(
     { port: config.port, host: config.host, database: config.database.kind, httpAdapter: config.httpAdapter, tracing: config.tracing.exporter },
     'Toolgate is listening',

@@ -112,4 +112,19 @@ describe('resolveAllowedExecutable', () => {
     expect(existsSync(marker)).toBe(false);
     expect(existsSync(join(dir, 'impostor-ran'))).toBe(false);
   });
+
+  it('[sec-108] answers a command outside the allow-list the same whether or not such a file exists on the host', () => {
+    const answer = (argv0: string) => {
+      try {
+        resolveAllowedExecutable(argv0, ['ls', 'printf']);
+        return 'allowed';
+      } catch (error) {
+        return (error as Error).message.replace(JSON.stringify(argv0), '<argv0>');
+      }
+    };
+    const existing = [process.execPath, '/bin/sh', '/usr/bin/env', 'env', 'sh'];
+    const missing = ['/root/no-such-file', '/usr/bin/no-such-tool', 'no-such-tool', '/etc/no-such-dir/x'];
+    const answers = new Set([...existing, ...missing].map(answer));
+    expect([...answers]).toEqual(['The command <argv0> is not allowed: it is not on the allow-list. Allowed commands: ls, printf.']);
+  });
 });

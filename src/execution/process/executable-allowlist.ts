@@ -21,6 +21,12 @@ export function resolveAllowedExecutable(
   const matchAbsolute = (real: string | undefined) =>
     real === undefined ? undefined : absolute.find((entry) => realpathOrUndefined(entry) === real);
 
+  // Whether argv0 could name an allowed command is decided from the names alone, before the host's file
+  // system is looked at: a command outside the allow-list gets one answer whether or not such a file
+  // exists, so the refusal tells nothing about the host.
+  const mayBeAllowed = names.has(basename(argv0)) || absolute.some((entry) => entry === argv0 || basename(entry) === basename(argv0));
+  if (!mayBeAllowed) throw refuse('it is not on the allow-list');
+
   if (!argv0.includes('/')) {
     const found = lookUpInPath(argv0, pathDirs);
     if (found === undefined) throw refuse('it was not found on the PATH');
