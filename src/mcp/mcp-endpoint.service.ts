@@ -59,6 +59,7 @@ import {
   isModernRevision,
   MODERN_REVISIONS,
   type ResourceRequest,
+  SERVER_INFO_META,
   resourceMessage,
   TOOLS_LIST_CACHE,
 } from './mcp-modern.js';
@@ -396,7 +397,13 @@ export class McpEndpointService {
   private async resultOf(caller: McpCaller, message: EndpointRequest, listening: Listening): Promise<unknown> {
     switch (message.kind) {
       case 'discover':
-        return { supportedVersions: ALL_REVISIONS, capabilities: { ...(await this.capabilities(caller)), extensions: MODERN_TASKS_CAPABILITY }, serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
+        // The revision's DiscoverResult has no serverInfo of its own: the server names itself in _meta.
+        return {
+          supportedVersions: ALL_REVISIONS,
+          capabilities: { ...(await this.capabilities(caller)), extensions: MODERN_TASKS_CAPABILITY },
+          ...DISCOVER_CACHE,
+          _meta: { [SERVER_INFO_META]: SERVER_INFO },
+        };
       case 'call': {
         const result = await this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey, ...listening });
         return message.tasks ? this.tasks.answerModern(taskCaller(caller), result, await this.resultShape(caller, message.name)) : result;
