@@ -562,7 +562,10 @@ export class McpEndpointService {
   // instance: McpCancellations). `request.signal`: the SDK's signal for it (a notifications/cancelled in the
   // same batch). `request.idempotencyKey`: params._meta["dev.toolgate/idempotencyKey"], REST's Idempotency-Key.
   // An unknown tool is the request's error (-32602), not a tool result: MCP's answer to a name tools/list
-  // did not offer (the gate has audited the refusal). MCP's arguments are optional: none is an empty object.
+  // did not offer (the gate has audited the refusal). A tool that tools/list did offer (search mode's
+  // call_tool) whose arguments name an unknown tool is a tool that ran and failed: its error result, with
+  // the closest names, which a client relays to the model (one turns a JSON-RPC error into a fixed text).
+  // MCP's arguments are optional: none is an empty object.
   private async call(caller: McpCaller, name: string, sent: unknown, request: CallRequest = {}): Promise<CallToolResult> {
     const args = sent === undefined ? {} : sent;
     const shape = await this.resultShape(caller, name);
@@ -576,7 +579,7 @@ export class McpEndpointService {
       if (request.idempotencyKey !== undefined) return await this.keyedCall(caller, name, args, run, request.idempotencyKey);
       return await this.plainCall(caller, name, args, run);
     } catch (error) {
-      if (error instanceof AppError && error.code === 'tool_not_found') throw new McpError(ErrorCode.InvalidParams, error.message);
+      if (error instanceof AppError && error.code === 'tool_not_found' && !(await this.offers(caller, name))) throw new McpError(ErrorCode.InvalidParams, error.message);
       if (error instanceof AppError) return fromRefusal(error, shape.outputSchema);
       // The SDK would send an error's own message: nothing unexpected reaches a client.
       this.logger.error(error instanceof Error ? error : String(error));
@@ -585,6 +588,13 @@ export class McpEndpointService {
       release?.();
       request.signal?.removeEventListener('abort', onSdkCancel);
     }
+  }
+
+  // Whether tools/list shows a tool of this name to the caller.
+  private async offers(caller: McpCaller, name: string): Promise<boolean> {
+    const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
+    if (!caller.catalogue) return tools.some((t) => t.executor.definition.name === name);
+    return caller.catalogue.view(tools).definitions.some((d) => d.name === name);
   }
 
   // Whether tools/list showed this tool with an output schema: then structuredContent is only ever a result
