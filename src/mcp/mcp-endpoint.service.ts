@@ -59,6 +59,7 @@ import {
   isModernRevision,
   MODERN_REVISIONS,
   type ResourceRequest,
+  SERVER_INFO_META,
   resourceMessage,
   TOOLS_LIST_CACHE,
 } from './mcp-modern.js';
@@ -396,7 +397,13 @@ export class McpEndpointService {
   private async resultOf(caller: McpCaller, message: EndpointRequest, listening: Listening): Promise<unknown> {
     switch (message.kind) {
       case 'discover':
-        return { supportedVersions: ALL_REVISIONS, capabilities: { ...(await this.capabilities(caller)), extensions: MODERN_TASKS_CAPABILITY }, serverInfo: SERVER_INFO, ...DISCOVER_CACHE };
+        // The revision's DiscoverResult has no serverInfo of its own: the server names itself in _meta.
+        return {
+          supportedVersions: ALL_REVISIONS,
+          capabilities: { ...(await this.capabilities(caller)), extensions: MODERN_TASKS_CAPABILITY },
+          ...DISCOVER_CACHE,
+          _meta: { [SERVER_INFO_META]: SERVER_INFO },
+        };
       case 'call': {
         const result = await this.call(caller, message.name, message.arguments, { id: message.id, idempotencyKey: message.idempotencyKey, ...listening });
         return message.tasks ? this.tasks.answerModern(taskCaller(caller), result, await this.resultShape(caller, message.name)) : result;
@@ -555,7 +562,10 @@ export class McpEndpointService {
   // instance: McpCancellations). `request.signal`: the SDK's signal for it (a notifications/cancelled in the
   // same batch). `request.idempotencyKey`: params._meta["dev.toolgate/idempotencyKey"], REST's Idempotency-Key.
   // An unknown tool is the request's error (-32602), not a tool result: MCP's answer to a name tools/list
-  // did not offer (the gate has audited the refusal). MCP's arguments are optional: none is an empty object.
+  // did not offer (the gate has audited the refusal). A tool that tools/list did offer (search mode's
+  // call_tool) whose arguments name an unknown tool is a tool that ran and failed: its error result, with
+  // the closest names, which a client relays to the model (one turns a JSON-RPC error into a fixed text).
+  // MCP's arguments are optional: none is an empty object.
   private async call(caller: McpCaller, name: string, sent: unknown, request: CallRequest = {}): Promise<CallToolResult> {
     const args = sent === undefined ? {} : sent;
     const shape = await this.resultShape(caller, name);
@@ -569,7 +579,7 @@ export class McpEndpointService {
       if (request.idempotencyKey !== undefined) return await this.keyedCall(caller, name, args, run, request.idempotencyKey);
       return await this.plainCall(caller, name, args, run);
     } catch (error) {
-      if (error instanceof AppError && error.code === 'tool_not_found') throw new McpError(ErrorCode.InvalidParams, error.message);
+      if (error instanceof AppError && error.code === 'tool_not_found' && !(await this.offers(caller, name))) throw new McpError(ErrorCode.InvalidParams, error.message);
       if (error instanceof AppError) return fromRefusal(error, shape.outputSchema);
       // The SDK would send an error's own message: nothing unexpected reaches a client.
       this.logger.error(error instanceof Error ? error : String(error));
@@ -578,6 +588,13 @@ export class McpEndpointService {
       release?.();
       request.signal?.removeEventListener('abort', onSdkCancel);
     }
+  }
+
+  // Whether tools/list shows a tool of this name to the caller.
+  private async offers(caller: McpCaller, name: string): Promise<boolean> {
+    const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
+    if (!caller.catalogue) return tools.some((t) => t.executor.definition.name === name);
+    return caller.catalogue.view(tools).definitions.some((d) => d.name === name);
   }
 
   // Whether tools/list showed this tool with an output schema: then structuredContent is only ever a result

@@ -26,6 +26,9 @@ export const ALL_REVISIONS: readonly string[] = [...MODERN_REVISIONS, ...SUPPORT
 
 export const HEADER_MISMATCH = -32020;
 export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+// Where a result of this revision names the server that produced it (ResultMetaObject): server/discover's
+// only place for it, as the official SDKs read it.
+export const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
 
 // How long a client may keep a listing, and who may share it. A project's tool and resource lists depend
 // on the tenant, the key's binding and the project's skills: private to the caller, and short, since a

@@ -1,6 +1,7 @@
 import type { ToolDefinition } from '../execution/tool-definition.js';
 import { invalidToolFormat } from './tools.errors.js';
 import type { JsonSchema } from '../execution/validation/schema-type.js';
+import { toOpenAiStrict } from './openai-strict.js';
 
 export const TOOL_FORMATS = ['native', 'openai', 'openai-responses', 'anthropic', 'mcp'] as const;
 export type ToolFormat = (typeof TOOL_FORMATS)[number];
@@ -12,23 +13,17 @@ export function parseToolFormat(value: string | undefined): ToolFormat {
 }
 
 // Each provider's own shape for a tool definition, so a client can hand the list straight to its model.
-export function formatTool(tool: ToolDefinition, format: ToolFormat): Record<string, unknown> {
+// `strict` (the OpenAI formats only): each tool's schema rewritten for strict mode where it can be
+// (openai-strict.ts), instead of strict: false for a schema that does not fit as it is.
+export function formatTool(tool: ToolDefinition, format: ToolFormat, { strict = false }: { strict?: boolean } = {}): Record<string, unknown> {
   switch (format) {
     case 'native':
       return { ...tool };
     case 'openai':
-      return {
-        type: 'function',
-        function: {
-          name: tool.name,
-          description: tool.description,
-          parameters: tool.inputSchema,
-          strict: fitsOpenAiStrictMode(tool.inputSchema),
-        },
-      };
+      return { type: 'function', function: { name: tool.name, description: tool.description, ...openAiParameters(tool.inputSchema, strict) } };
     // The Responses API's function tool is flat: no `function` wrapper.
     case 'openai-responses':
-      return { type: 'function', name: tool.name, description: tool.description, parameters: tool.inputSchema, strict: fitsOpenAiStrictMode(tool.inputSchema) };
+      return { type: 'function', name: tool.name, description: tool.description, ...openAiParameters(tool.inputSchema, strict) };
     case 'anthropic':
       return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
     case 'mcp':
@@ -46,6 +41,12 @@ export function formatTool(tool: ToolDefinition, format: ToolFormat): Record<str
         },
       };
   }
+}
+
+function openAiParameters(schema: JsonSchema, strict: boolean): { parameters: JsonSchema; strict: boolean } {
+  const rewritten = strict ? toOpenAiStrict(schema) : null;
+  if (rewritten !== null && fitsOpenAiStrictMode(rewritten)) return { parameters: rewritten, strict: true };
+  return { parameters: schema, strict: fitsOpenAiStrictMode(schema) };
 }
 
 // OpenAI's strict mode (Structured Outputs) takes a subset of JSON Schema: the root an object, every object

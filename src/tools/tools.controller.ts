@@ -45,7 +45,7 @@ export class ToolsController {
   })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })
   list(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string, @Query() query: ToolFormatQueryDto): Promise<SerializedJson> {
-    return this.tools.list(tenant.tenantId, projectId, query.format, tenant.tools);
+    return this.tools.list(tenant.tenantId, projectId, query.format, tenant.tools, query.strict);
   }
 
   @Get('tools/:toolName')
@@ -59,7 +59,7 @@ export class ToolsController {
     @Param('toolName') toolName: string,
     @Query() query: ToolFormatQueryDto,
   ) {
-    return this.tools.get(tenant.tenantId, projectId, toolName, query.format, tenant.tools);
+    return this.tools.get(tenant.tenantId, projectId, toolName, query.format, tenant.tools, query.strict);
   }
 
   @Sse('events')

@@ -10,28 +10,29 @@ export class ToolsService {
   // the project's skill tools change (one shared array for built-ins only), so whatever makes SkillTools drop
   // its array (a skill enabled, disabled, updated or deleted, the project changed, the TTL) drops these too.
   // Weak keys tie the memory to SkillTools' bounded LRU: per cached project, one body per format asked for.
-  private readonly listings = new WeakMap<readonly RegisteredTool[], Map<ToolFormat, SerializedJson>>();
+  private readonly listings = new WeakMap<readonly RegisteredTool[], Map<string, SerializedJson>>();
 
   constructor(private readonly registry: ToolRegistry) {}
 
   // `allowed`: the tools the asking key is bound to (null: all); a tool outside it is neither listed nor found.
-  async list(tenantId: string, projectId: string, format: ToolFormat = 'native', allowed: readonly string[] | null = null): Promise<SerializedJson> {
+  async list(tenantId: string, projectId: string, format: ToolFormat = 'native', allowed: readonly string[] | null = null, strict = false): Promise<SerializedJson> {
     const { tools } = ToolRegistry.restrict(await this.registry.forProject(tenantId, projectId), allowed);
     let byFormat = this.listings.get(tools);
     if (!byFormat) {
       byFormat = new Map();
       this.listings.set(tools, byFormat);
     }
-    let listing = byFormat.get(format);
+    const key = strict ? `${format}+strict` : format;
+    let listing = byFormat.get(key);
     if (!listing) {
-      listing = SerializedJson.of({ format, tools: tools.map((t) => formatTool(t.executor.definition, format)) });
-      byFormat.set(format, listing);
+      listing = SerializedJson.of({ format, tools: tools.map((t) => formatTool(t.executor.definition, format, { strict })) });
+      byFormat.set(key, listing);
     }
     return listing;
   }
 
-  async get(tenantId: string, projectId: string, toolName: string, format: ToolFormat = 'native', allowed: readonly string[] | null = null) {
+  async get(tenantId: string, projectId: string, toolName: string, format: ToolFormat = 'native', allowed: readonly string[] | null = null, strict = false) {
     const project = ToolRegistry.restrict(await this.registry.forProject(tenantId, projectId), allowed);
-    return formatTool(ToolRegistry.pick(project, toolName).executor.definition, format);
+    return formatTool(ToolRegistry.pick(project, toolName).executor.definition, format, { strict });
   }
 }

@@ -50,7 +50,7 @@ export class ToolsetServingController {
     @Param('slug') slug: string,
     @Query() query: ToolFormatQueryDto,
   ): Promise<SerializedJson> {
-    return this.serving.list(tenant, projectId, slug, query.format);
+    return this.serving.list(tenant, projectId, slug, query.format, query.strict);
   }
 
   @Post('tools/:toolName/invoke')

@@ -15,7 +15,7 @@ import type { ExposedDefinition, ToolsetView } from './toolset-view.js';
 // idempotency and the audit are the project's own.
 @Injectable()
 export class ToolsetServingService {
-  private readonly listings = new WeakMap<ToolsetView, Map<ToolFormat, SerializedJson>>();
+  private readonly listings = new WeakMap<ToolsetView, Map<string, SerializedJson>>();
 
   constructor(
     private readonly catalogues: ToolsetCatalogues,
@@ -24,16 +24,17 @@ export class ToolsetServingService {
     private readonly mcp: McpEndpointService,
   ) {}
 
-  async list(tenant: Tenant, projectId: string, slug: string, format: ToolFormat = 'native'): Promise<SerializedJson> {
+  async list(tenant: Tenant, projectId: string, slug: string, format: ToolFormat = 'native', strict = false): Promise<SerializedJson> {
     const catalogue = await this.catalogues.catalogue(tenant.tenantId, projectId, slug);
     const { tools } = ToolRegistry.restrict(await this.registry.forProject(tenant.tenantId, projectId), tenant.tools);
     const view = catalogue.view(tools) as ToolsetView;
     let byFormat = this.listings.get(view);
-    if (!byFormat) this.listings.set(view, (byFormat = new Map<ToolFormat, SerializedJson>()));
-    let listing = byFormat.get(format);
+    if (!byFormat) this.listings.set(view, (byFormat = new Map<string, SerializedJson>()));
+    const key = strict ? `${format}+strict` : format;
+    let listing = byFormat.get(key);
     if (!listing) {
-      listing = SerializedJson.of({ format, tools: view.definitions.map((d) => shaped(d, format)) });
-      byFormat.set(format, listing);
+      listing = SerializedJson.of({ format, tools: view.definitions.map((d) => shaped(d, format, strict)) });
+      byFormat.set(key, listing);
     }
     return listing;
   }
@@ -55,8 +56,8 @@ export class ToolsetServingService {
 }
 
 // The provider's shape, with the toolset's title where the shape has one (MCP).
-function shaped(definition: ExposedDefinition, format: ToolFormat): Record<string, unknown> {
-  const tool = formatTool(definition, format);
+function shaped(definition: ExposedDefinition, format: ToolFormat, strict = false): Record<string, unknown> {
+  const tool = formatTool(definition, format, { strict });
   if (definition.title === undefined) return tool;
   if (format === 'mcp' || format === 'native') return { ...tool, title: definition.title };
   return tool;

@@ -1,7 +1,8 @@
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { callTool, enableSkill, expectError, postSkill, uniqueName } from '../e2e/skills/skill-test-kit.js';
 import { mcpClientFor, type TextResult } from '../e2e/mcp/mcp-test-kit.js';
-import { UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { UPSTREAM_TOOLS, UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
 import { AppWorkerPool } from '../../src/app-worker-pool.module.js';
 
 // A tenant's MCP server imported as a skill, run once (not per adapter where it matters little): the
@@ -56,6 +57,35 @@ describe('MCP servers as skill sources', () => {
     const error = expectError(res, 422, 'schema_refused');
     expect(error.message).toMatch(/remote_ref/);
     expect(error.message).toMatch(/\$ref/);
+  });
+
+  it('imports a tool whose input schema uses JSON Schema 2020-12 keywords ($anchor and others) and validates calls by it', async () => {
+    const anchored: Tool = {
+      name: 'order',
+      description: 'Orders an item',
+      inputSchema: {
+        type: 'object',
+        $defs: { sku: { $anchor: 'sku', type: 'string', pattern: '^[A-Z]{3}-\\d+$' } },
+        properties: { sku: { $ref: '#sku' }, size: { type: 'array', prefixItems: [{ type: 'integer' }, { type: 'integer' }] }, gift: { type: 'boolean' }, note: { type: 'string' } },
+        required: ['sku'],
+        dependentRequired: { gift: ['note'] },
+        unevaluatedProperties: false,
+      },
+    };
+    upstream.tools = [...UPSTREAM_TOOLS, anchored];
+    try {
+      const imported = await postSkill(t, tenant, source(['order']));
+      expect(imported.status).toBe(201);
+      const project = (await t.createProject(tenant)).id;
+      expect((await enableSkill(t, tenant, project, imported.body.id as string)).status).toBe(201);
+      const before = upstream.calls.length;
+      for (const refused of [{ sku: 'abc' }, { sku: 'ABC-1', gift: true }, { sku: 'ABC-1', colour: 'red' }]) expectError(await callTool(t, tenant, project, 'order', refused), 422, 'invalid_arguments');
+      expect(upstream.calls.length).toBe(before);
+      await callTool(t, tenant, project, 'order', { sku: 'ABC-1', size: [2, 3], gift: true, note: 'for you' }).expect(200);
+      expect(upstream.calls.slice(before)).toEqual(['order']);
+    } finally {
+      upstream.tools = UPSTREAM_TOOLS;
+    }
   });
 
   it('forwards a valid call through REST and MCP; an invalid one never reaches the upstream', async () => {

@@ -2,7 +2,8 @@ import { describeBytes } from '../../common/format/describe-bytes.js';
 import { ADDRESS_SPACE_HEADROOM_BYTES } from './process-limits.js';
 import type { RunProcessResult } from './process-runner.js';
 
-export type CommandLimit = 'output_limit' | 'process_limit' | 'memory_limit' | 'cpu_limit' | 'write_limit' | 'workspace_quota';
+export const COMMAND_LIMITS = ['output_limit', 'process_limit', 'memory_limit', 'cpu_limit', 'write_limit', 'workspace_quota'] as const;
+export type CommandLimit = (typeof COMMAND_LIMITS)[number];
 
 // The limits one command ran under, as the messages name them.
 export interface CommandLimits {

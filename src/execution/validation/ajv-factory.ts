@@ -26,6 +26,9 @@ export const TOOL_AJV_OPTIONS: Readonly<Options> = Object.freeze({
   validateFormats: true,
   // strict mode otherwise refuses ordinary schemas such as `anyOf: [{ required: ['a'] }, { required: ['b'] }]`.
   strictRequired: false,
+  // Nor a tuple without minItems (`prefixItems: [...]` alone, or draft-07's `items: [...]`): valid JSON Schema,
+  // ordinary in MCP servers' tools, whose meaning is plain (items past the tuple are allowed unless refused).
+  strictTuples: false,
   // No `loadSchema`: a `$ref` to anything outside the schema fails at compile time instead of fetching it.
 });
 
@@ -34,9 +37,21 @@ export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema
 
 export type SchemaDialect = 'draft-07' | '2020-12';
 
-// Keywords that only 2020-12 (and 2019-09) define. A schema without `$schema` that uses one cannot mean
-// draft-07 (strict draft-07 would refuse it as unknown), so it is read as 2020-12, MCP's default dialect.
-const ONLY_2020_12 = ['prefixItems', '$dynamicRef', '$dynamicAnchor', 'dependentSchemas', 'unevaluatedProperties', 'unevaluatedItems', 'minContains', 'maxContains'];
+// Keywords that only 2020-12 (and 2019-09) define, every one of them. A schema without `$schema` that uses
+// one cannot mean draft-07 (strict draft-07 would refuse it as unknown), so it is read as 2020-12, MCP's
+// default dialect. (`$comment`, `$defs`, `$vocabulary`, `contentSchema` and the annotations mean the same in both.)
+const ONLY_2020_12 = [
+  '$anchor',
+  '$dynamicAnchor',
+  '$dynamicRef',
+  'prefixItems',
+  'dependentSchemas',
+  'dependentRequired',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'minContains',
+  'maxContains',
+];
 
 // The dialect a tool schema is read in: its `$schema` when it names one of the two; without `$schema`,
 // draft-07 (Toolgate's schemas and most MCP servers' are written for it, and where the two dialects
@@ -88,7 +103,7 @@ export class ToolAjv {
     const ajv =
       schemaDialect(schema) === 'draft-07'
         ? (this.firstErrorDraft07 ??= withFormats(new Ajv(this.ajvOptions(false))))
-        : (this.firstErrorDraft2020 ??= withFormats(new Ajv2020(this.ajvOptions(false))));
+        : (this.firstErrorDraft2020 ??= new2020(this.ajvOptions(false)));
     return ajv.compile<T>(schema);
   }
 
@@ -100,12 +115,20 @@ export class ToolAjv {
 
   private instanceFor(schema: AnySchema): Ajv {
     if (schemaDialect(schema) === 'draft-07') return this.draft07;
-    return (this.draft2020 ??= withFormats(new Ajv2020(this.ajvOptions(true))));
+    return (this.draft2020 ??= new2020(this.ajvOptions(true)));
   }
 
   private ajvOptions(allErrors: boolean): Options {
     return { ...TOOL_AJV_OPTIONS, allErrors, ...(this.options.regExp ? { code: { regExp: this.options.regExp } } : {}) };
   }
+}
+
+// AJV resolves `$ref: "#name"` to a 2020-12 `$anchor` (resolve.ts) but does not list `$anchor` among the
+// keywords it knows, so strict mode refused every schema naming one: it is declared here, with nothing to check.
+function new2020(options: Options): Ajv2020 {
+  const ajv = withFormats(new Ajv2020(options));
+  ajv.addKeyword({ keyword: '$anchor', schemaType: 'string' });
+  return ajv;
 }
 
 function withFormats<T extends Ajv>(ajv: T): T {

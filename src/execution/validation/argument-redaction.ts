@@ -1,5 +1,6 @@
 import { isSensitiveName, REDACTED, redactText } from '../../common/secrets/secret-redaction.js';
 import { isPlainObject } from './json-preview.js';
+import { isPairList } from './map-pairs.js';
 import { type JsonSchema, resolveLocalRef } from './schema-type.js';
 
 // Arguments as they may be kept and shown: what was redacted, where (JSON Pointers), and the values
@@ -146,8 +147,10 @@ export function redactArguments(value: unknown, plan: RedactionPlan | null): Red
     const here = plans.length > 0 ? expand(plans) : plans;
     if (Array.isArray(node)) {
       let copy: unknown[] | null = null;
+      // A map sent as a `{name, value}` list (strict definitions, map-pairs.ts): each value as the map's.
+      const pairs = here.some((p) => p.otherProperties !== null) && !here.some((p) => p.items !== null || p.tuple.length > 0) && isPairList(node);
       for (let i = 0; i < node.length; i++) {
-        const childPlans = here.length > 0 ? itemPlans(here, i) : here;
+        const childPlans = pairs ? [pairPlan(propertyPlans(here, (node[i] as { name: string }).name))] : here.length > 0 ? itemPlans(here, i) : here;
         const before: unknown = node[i];
         const after = childPlans.some((p) => p.writeOnly)
           ? take(before, `${path}/${i}`)
@@ -180,6 +183,12 @@ function propertyPlans(plans: readonly PlanNode[], key: string): PlanNode[] {
     if (child) out.push(child);
   }
   return out;
+}
+
+// A `{name, value}` pair whose value is read as the map's value under that name.
+function pairPlan(plans: PlanNode[]): PlanNode {
+  const value: PlanNode = plans.length === 1 ? plans[0] : { ...emptyNode(), writeOnly: plans.some((p) => p.writeOnly), also: plans };
+  return { ...emptyNode(), properties: new Map([['value', value]]) };
 }
 
 function itemPlans(plans: readonly PlanNode[], index: number): PlanNode[] {

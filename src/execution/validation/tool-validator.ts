@@ -3,6 +3,7 @@ import { parseToolArguments } from './argument-parser.js';
 import { createToolAjv, type ToolAjv } from './ajv-factory.js';
 import { PatternTooCostly } from './linear-patterns.js';
 import { schemaExpansion } from './schema-expansion.js';
+import { compileMapPlan, pairsToMaps } from './map-pairs.js';
 import { compileNullPlan, dropAbsentNulls } from './null-as-absent.js';
 import type { JsonSchema } from './schema-type.js';
 import { describeAjvErrors, invalidArguments, usageLine, type ToolRef } from './validation-message.js';
@@ -15,7 +16,8 @@ export interface CompiledToolValidator {
   readonly redaction: RedactionPlan | null;
   // Throws the 422 `invalid_arguments` AppError; `args` must come from `parseToolArguments` (or `parse` below).
   validate(args: Record<string, unknown>): void;
-  // The whole gate, in order: JSON object, forbidden keys and depth, nulls of optional parameters dropped, then the schema.
+  // The whole gate, in order: JSON object, forbidden keys and depth, maps sent as `{name, value}` lists made
+  // maps again, nulls of optional parameters dropped, then the schema.
   parse(raw: unknown): Record<string, unknown>;
 }
 
@@ -34,6 +36,7 @@ export function compileToolValidator(ajv: ToolAjv, toolName: string, inputSchema
   }
   const tool: ToolRef = { name: toolName, usage: usageLine(toolName, schema) };
   const nulls = compileNullPlan(schema);
+  const maps = compileMapPlan(schema);
   // Collecting every error costs up to one per subschema per part of the value: past ALL_ERRORS_BUDGET the
   // value is checked by a validator that stops at its first error (made on first need, then kept).
   const expansion = schemaExpansion(schema, Number.MAX_SAFE_INTEGER);
@@ -59,8 +62,9 @@ export function compileToolValidator(ajv: ToolAjv, toolName: string, inputSchema
     redaction: compileRedactionPlan(schema),
     validate,
     parse(raw) {
-      // A null for an optional parameter that does not take null means "absent" (strict converters send it).
-      const args = dropAbsentNulls(parseToolArguments(raw, tool), nulls);
+      // A null for an optional parameter that does not take null means "absent" (strict converters send it),
+      // and a map may come as the `{name, value}` list Toolgate's strict definitions ask for.
+      const args = dropAbsentNulls(pairsToMaps(parseToolArguments(raw, tool), maps), nulls);
       validate(args);
       return args;
     },

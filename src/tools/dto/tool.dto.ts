@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsOptional } from 'class-validator';
 import { JSON_VALUE_SCHEMA } from '../../common/http/json-value.schema.js';
 import { TOOL_FORMATS, type ToolFormat } from '../tool-formats.js';
 
@@ -8,6 +9,16 @@ export class ToolFormatQueryDto {
   @IsOptional()
   @IsIn(TOOL_FORMATS)
   format?: ToolFormat;
+
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      "format=openai or openai-responses: each tool's parameters rewritten for OpenAI's strict mode where they can be (every property required, optional ones nullable, constraints said in the description, free-form maps as lists of {name, value}); calls are still validated against the full schema",
+  })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value))
+  @IsBoolean()
+  strict?: boolean;
 }
 
 class ToolAnnotationsDto {

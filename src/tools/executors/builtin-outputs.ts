@@ -1,3 +1,4 @@
+import { COMMAND_LIMITS } from '../../execution/process/limit-outcome.js';
 import type { JsonSchema } from '../../execution/validation/schema-type.js';
 
 // What each built-in tool returns when it succeeds, as MCP's tools/list advertises it (outputSchema) and as
@@ -9,6 +10,9 @@ const int = { type: 'integer' } as const;
 const bool = { type: 'boolean' } as const;
 const entryType = { type: 'string', enum: ['file', 'directory', 'symlink', 'other'] } as const;
 const object = (properties: Record<string, unknown>, required: string[]): JsonSchema => ({ type: 'object', properties, required });
+// A value that may be null, as branches of one type each: clients that map a schema onto a single-`type`
+// dialect (and the MCP Inspector's schema lint) take `anyOf` where they refuse `type: [..., "null"]`.
+const orNull = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
 
 const readFile = object(
   {
@@ -39,14 +43,14 @@ export const BUILTIN_OUTPUTS: Record<string, { title: string; outputSchema: Json
     title: 'Run a command',
     outputSchema: object(
       {
-        exitCode: { type: ['integer', 'null'] },
-        signal: { type: ['string', 'null'] },
+        exitCode: orNull(int),
+        signal: orNull(str),
         stdout: str,
         stderr: str,
         stdoutTruncated: bool,
         stderrTruncated: bool,
-        killed: {},
-        note: {},
+        killed: orNull({ type: 'string', enum: [...COMMAND_LIMITS] }),
+        note: orNull(str),
         durationMs: { type: 'number' },
       },
       ['exitCode', 'stdout', 'stderr'],

@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { commandTool, installSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
+import { BUILTIN_TOOL_NAMES } from '../../../src/tools/builtin-tool-names.js';
+import { commandTool, enableSkill, installSkill, registerSkill, skillOf, STRING_ARG, uniqueName } from '../skills/skill-test-kit.js';
 import { callTool, SHELL_PROJECT } from '../tools/tool-test-kit.js';
 import { connectMcp, mcpClientFor, type TextResult, textOf } from './mcp-test-kit.js';
 
@@ -48,6 +49,29 @@ describe('the MCP endpoint of a project', () => {
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['read_file', 'write_file', 'shell_exec', 'say']));
     expect(tools.find((tool) => tool.name === 'say')?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false });
     expect(client.getServerVersion()?.name).toBe('toolgate');
+  });
+
+  it('lists the tools in one order on every request: the built-ins, then skills by creation (not by when they were enabled), each in its own order', async () => {
+    const ordered = (await t.createProject(tenant)).id;
+    const echo = (name: string) => commandTool(name, ['printf', '%s', '{{text}}'], STRING_ARG('text'));
+    const first = await registerSkill(t, tenant, skillOf([echo('zeta_tool'), echo('alpha_tool')], { name: uniqueName('first') }));
+    const second = await registerSkill(t, tenant, skillOf([echo('beta_tool')], { name: uniqueName('second') }));
+    const expected = [...BUILTIN_TOOL_NAMES, 'zeta_tool', 'alpha_tool', 'beta_tool'];
+    const listings = async () => {
+      const mcp = await connectMcp(t, ordered, tenant.auth);
+      try {
+        const rest = (await t.http.get(`/v1/projects/${ordered}/tools`).query({ format: 'mcp' }).set(tenant.auth).expect(200)).body.tools as Array<{ name: string }>;
+        return [(await mcp.listTools()).tools, (await mcp.listTools()).tools, rest].map((tools) => tools.map((tool) => tool.name));
+      } finally {
+        await mcp.close();
+      }
+    };
+    for (const skill of [second, first]) expect((await enableSkill(t, tenant, ordered, skill.id)).status).toBe(201);
+    expect(await listings()).toEqual([expected, expected, expected]);
+    // Enabled again, the first skill is now the last enabled: the order stays.
+    await t.http.delete(`/v1/projects/${ordered}/skills/${first.id}`).set(tenant.auth).expect(204);
+    expect((await enableSkill(t, tenant, ordered, first.id)).status).toBe(201);
+    expect(await listings()).toEqual([expected, expected, expected]);
   });
 
   it('calls a tool through the same pipeline as REST: the JSON result as structuredContent and text, one audit row with channel mcp', async () => {

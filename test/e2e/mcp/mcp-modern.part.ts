@@ -47,9 +47,30 @@ describe('MCP protocol revision 2026-07-28', () => {
     expect(res.body).toMatchObject({
       jsonrpc: '2.0',
       id: 'd1',
-      result: { resultType: 'complete', capabilities: { tools: {}, resources: { subscribe: false }, completions: {} }, serverInfo: { name: 'toolgate' }, ttlMs: expect.any(Number), cacheScope: 'private' },
+      result: {
+        resultType: 'complete',
+        capabilities: { tools: {}, resources: { subscribe: false }, completions: {} },
+        ttlMs: expect.any(Number),
+        cacheScope: 'private',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolgate', version: expect.any(String) } },
+      },
     });
     expect(res.body.result.supportedVersions).toEqual(expect.arrayContaining([MODERN, '2025-11-25', '2025-03-26']));
+    // The revision's final DiscoverResult, and nothing else: the identity lives in _meta, not beside it.
+    expect(Object.keys(res.body.result).sort()).toEqual(['_meta', 'cacheScope', 'capabilities', 'resultType', 'supportedVersions', 'ttlMs']);
+  });
+
+  it("shows Toolgate's name to the Vercel AI SDK's MCP client on its default path (server/discover), and serves it the tools", async () => {
+    const { createMCPClient } = await import('@ai-sdk/mcp');
+    const client = await createMCPClient({ transport: { type: 'http', url, headers: tenant.auth } });
+    try {
+      expect(client.initializeResult.protocolVersion).toBe(MODERN);
+      expect(client.serverInfo).toMatchObject({ name: 'toolgate' });
+      const listed = await client.listTools();
+      expect(listed.tools.map((tool) => tool.name)).toContain('read_file');
+    } finally {
+      await client.close();
+    }
   });
 
   it('lists the tools with cache hints private to the caller, and calls one: results marked complete, audited as MCP', async () => {

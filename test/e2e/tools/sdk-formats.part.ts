@@ -3,7 +3,7 @@ import path from 'node:path';
 import { tool as agentsTool } from '@openai/agents-core';
 import ts from 'typescript';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { callTool } from './tool-test-kit.js';
+import { callTool, SHELL_PROJECT } from './tool-test-kit.js';
 
 interface OpenAiTool {
   type: 'function';
@@ -104,6 +104,28 @@ describe('tool formats real SDKs accept', () => {
     }
     // oneOf is outside OpenAI's strict subset: the converter refuses it, and Toolgate never claimed it.
     expect(() => agentsTool({ name: 'convert', description: 'x', parameters: ONE_OF as never, strict: true, execute: () => '' })).toThrow(/oneOf/);
+  });
+
+  it('lists every tool strict with ?strict=true, in a form the Agents SDK takes unchanged, and runs a call made with it against the full schema', async () => {
+    const strict = (await t.http.get(`/v1/projects/${projectId}/tools?format=openai&strict=true`).set(tenant.auth).expect(200)).body as { tools: OpenAiTool[] };
+    expect(strict.tools.filter((tool) => !tool.function.strict).map((tool) => tool.function.name)).toEqual([]);
+    for (const fn of strict.tools.map((tool) => tool.function)) {
+      const converted = agentsTool({ name: fn.name, description: fn.description, parameters: fn.parameters as never, strict: true, execute: () => '' }) as { parameters: unknown };
+      expect({ tool: fn.name, parameters: converted.parameters }).toEqual({ tool: fn.name, parameters: fn.parameters });
+    }
+    const shell = strict.tools.find((tool) => tool.function.name === 'shell_exec')!.function;
+    expect(shell.parameters).toMatchObject({ properties: { env: { type: ['array', 'null'], items: { properties: { name: { type: 'string' } } } } } });
+    // As a strict model calls it: every parameter present, nulls for those it leaves out, the map as pairs.
+    const shellProject = (await t.createProject(tenant, SHELL_PROJECT)).id;
+    const args = { argv: ['sh', '-c', 'printf %s "$GREETING"'], cwd: null, timeoutMs: null, env: [{ name: 'GREETING', value: 'hello-strict' }], stdin: null };
+    const ran = await callTool(t, tenant, shellProject, 'shell_exec', args).expect(200);
+    expect(ran.body).toMatchObject({ status: 'ok', result: { stdout: 'hello-strict' } });
+    const row = (await t.http.get(`/v1/projects/${shellProject}/invocations/${ran.body.invocationId as string}`).set(tenant.auth).expect(200)).body as { arguments: unknown };
+    expect(JSON.stringify(row.arguments)).not.toContain('hello-strict');
+    // What the strict definition only describes is still checked: an environment variable's name.
+    const refused = await callTool(t, tenant, shellProject, 'shell_exec', { ...args, env: [{ name: 'NOT A NAME', value: 'hello-strict' }] });
+    expect(refused.status).toBe(422);
+    expect(JSON.stringify(refused.body)).not.toContain('hello-strict');
   });
 
   it("accepts the nulls a strict converter's schema makes a model send for optional parameters, as absent", async () => {

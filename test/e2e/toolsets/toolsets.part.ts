@@ -2,7 +2,7 @@ import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { connectMcp, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
+import { connectMcp, refusedWith, type TextResult, textOf } from '../mcp/mcp-test-kit.js';
 import { EventStream } from '../tools/tool-test-kit.js';
 import { commandTool, installSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
 
@@ -304,6 +304,33 @@ describe('toolsets: curated tools served over REST and MCP', () => {
       expect(malformed.body.error.message).toContain('Invalid arguments for call_tool');
       const nested = await invoke('everything', 'call_tool', { name: 'call_tool', arguments: { name: 'write_file' } }).expect(404);
       expect(nested.body.error.code).toBe('tool_not_found');
+    });
+
+    it("answers call_tool naming an unknown tool over MCP as call_tool's error result with the closest names; an unknown tools/call name stays -32602", async () => {
+      const client = await connectMcp(t, projectId, tenant.auth, '/toolsets/everything/mcp');
+      try {
+        const result = (await client.callTool({ name: 'call_tool', arguments: { name: 'wrte_file', arguments: {} } })) as TextResult;
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toMatch(/^No tool named 'wrte_file' in this toolset\. Did you mean 'write_file'/);
+        expect(result.structuredContent).toMatchObject({ status: 'refused', error: { code: 'tool_not_found', details: { suggestions: expect.arrayContaining(['write_file']) } } });
+        expect(await refusedWith(client.callTool({ name: 'wrte_file', arguments: {} }))).toEqual({ code: -32602, message: expect.stringContaining("Did you mean 'write_file'") });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('relays the closest names of an unknown tool named in call_tool to the model through the OpenAI Agents SDK', async () => {
+      const { MCPServerStreamableHttp, RunContext, getAllMcpTools, invokeFunctionTool } = await import('@openai/agents-core');
+      const server = new MCPServerStreamableHttp({ name: 'toolgate', url: `http://127.0.0.1:${t.port}${base()}/everything/mcp`, requestInit: { headers: tenant.auth } });
+      await server.connect();
+      try {
+        const callTool = (await getAllMcpTools({ mcpServers: [server] })).find((tool) => tool.name === 'call_tool');
+        if (callTool?.type !== 'function') throw new Error('call_tool is not among the MCP tools the SDK took');
+        const output = await invokeFunctionTool({ tool: callTool, runContext: new RunContext(), input: JSON.stringify({ name: 'wrte_file', arguments: {} }) });
+        expect(JSON.stringify(output)).toContain("No tool named 'wrte_file' in this toolset. Did you mean 'write_file'");
+      } finally {
+        await server.close();
+      }
     });
 
     it('keeps a call_tool under an Idempotency-Key like a direct call: run once, replayed after', async () => {
