@@ -96,7 +96,9 @@ export class WorkspaceQuota {
     const inFlight = this.measuring.get(workspace);
     if (inFlight) return inFlight;
     const measurement: Promise<Figure> = this.pool
-      .run('measureWorkspaceUsage', { root: workspace })
+      // Writes wait on it: urgent, with a reserved thread, and fair between workspaces, so it never waits
+      // behind another tenant's searches or listings.
+      .run('measureWorkspaceUsage', { root: workspace }, { key: workspace, urgent: true })
       .then(({ bytes, complete }) => {
         const figure = { bytes, complete, measured: true };
         // Not kept when the workspace was forgotten while it was walked: the walk may predate the change.
