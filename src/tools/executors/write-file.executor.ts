@@ -36,6 +36,8 @@ export class WriteFileExecutor implements ToolExecutor<WriteFileArgs> {
     source: 'builtin',
   };
 
+  readonly settlesOnStop = true;
+
   constructor(private readonly quota: WorkspaceQuota) {}
 
   execute(args: WriteFileArgs, ctx: ToolContext) {
@@ -43,6 +45,7 @@ export class WriteFileExecutor implements ToolExecutor<WriteFileArgs> {
     return writeWorkspaceFile(ctx.fileRoot ?? ctx.workspace, args.path, content, {
       createDirs: args.createDirs,
       reserveGrowth: (growth, display) => this.quota.reserve(ctx.workspace, growth, display),
+      signal: ctx.signal,
     });
   }
 }
