@@ -1,14 +1,20 @@
-import { Global, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { appWorkerErrors, type AppWorkerTasks } from './app-worker.tasks.js';
 import { resolveWorkerEntry, WORKER_POOL, WorkerPool } from './common/worker-pool/worker-pool.js';
+import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { Metrics } from './metrics/metrics.js';
 
 // The app's one pool of worker threads; closed (running tasks finished) when the app shuts down. Features
 // receive it as WORKER_POOL, typed with their own part of the task table.
 @Injectable()
 export class AppWorkerPool extends WorkerPool<AppWorkerTasks> implements OnApplicationShutdown {
-  constructor(metrics: Metrics) {
-    super({ entry: resolveWorkerEntry(import.meta.url, 'app-worker.entry.js'), errors: appWorkerErrors });
+  constructor(metrics: Metrics, @Inject(APP_CONFIG) config: AppConfig) {
+    super({
+      entry: resolveWorkerEntry(import.meta.url, 'app-worker.entry.js'),
+      errors: appWorkerErrors,
+      threads: config.workerPool.threads,
+      perKeyThreads: config.workerPool.tenantThreads,
+    });
     metrics.gauge('toolgate_worker_pool_threads', 'Worker pool threads running now (they start with the first task)', () => this.running);
     metrics.gauge('toolgate_worker_pool_max_threads', 'Worker pool threads at most', () => this.threads);
     metrics.gauge('toolgate_worker_pool_queued_tasks', 'Worker pool tasks waiting for a thread', () => this.queued);

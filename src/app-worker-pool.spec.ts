@@ -66,8 +66,8 @@ describe('resolveWorkerEntry', () => {
 });
 
 describe('WorkerPool', () => {
-  it('defaults to one thread less than the CPUs available, and at least one', () => {
-    expect(defaultThreadCount()).toBe(Math.max(1, availableParallelism() - 1));
+  it('defaults to one thread less than the CPUs available, and at least two', () => {
+    expect(defaultThreadCount()).toBe(Math.max(2, availableParallelism() - 1));
     expect(() => appPool({ threads: 0 })).toThrow(/at least 1/);
   });
 

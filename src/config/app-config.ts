@@ -37,6 +37,12 @@ export interface AppConfig {
     // Disk space (allocated blocks) a project's workspace may use, through file tools and commands alike.
     quotaBytes: number;
   };
+  workerPool: {
+    // Threads of the shared worker pool (searches, big listings, quota measurements, sync skills).
+    threads: number;
+    // Most of them one tenant's tasks may hold at once; its other tasks wait in its own queue.
+    tenantThreads: number;
+  };
   tools: {
     readMaxBytes: number;
     // The JSON text of one tool result, at most (RESULT_MAX_BYTES): a larger one is answered and stored as

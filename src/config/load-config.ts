@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { defaultPerKeyThreads, defaultThreadCount } from '../common/worker-pool/pool-size.js';
 import type { AppConfig, CommandSandboxConfig, DatabaseTarget, WorkspaceFallback } from './app-config.js';
 import { isRefusedAppScheme } from './redirect-schemes.js';
 
@@ -48,6 +49,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       readThreads: read.integer('WORKSPACE_READ_THREADS', 1, 0, 16),
       quotaBytes: read.integer('WORKSPACE_QUOTA_BYTES', 1024 ** 3, 1024 * 1024, 2 ** 50),
     },
+    workerPool: parseWorkerPool(read, problems),
     tools: {
       readMaxBytes: read.integer('READ_FILE_MAX_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
       resultMaxBytes: read.integer('RESULT_MAX_BYTES', 32 * 1024 * 1024, 1024, 256 * 1024 * 1024),
@@ -111,6 +113,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+function parseWorkerPool(read: EnvReader, problems: string[]): AppConfig['workerPool'] {
+  const threads = read.integer('WORKER_POOL_THREADS', defaultThreadCount(), 1, 256);
+  const tenantThreads = read.integer('WORKER_POOL_TENANT_THREADS', defaultPerKeyThreads(threads), 1, 256);
+  if (tenantThreads > threads) problems.push(`WORKER_POOL_TENANT_THREADS (${tenantThreads}) must not be more than WORKER_POOL_THREADS (${threads})`);
+  return { threads, tenantThreads: Math.min(tenantThreads, threads) };
 }
 
 function parseSandbox(read: EnvReader, production: boolean, problems: string[]): CommandSandboxConfig {

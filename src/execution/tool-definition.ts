@@ -69,5 +69,9 @@ export interface ToolExecutor<Args = Record<string, unknown>> {
   // The upstream MCP server it calls (a tool of an MCP source): the MCP endpoint relays that server's
   // resources and prompts to a key that may call the tool.
   readonly mcpUpstream?: { url: string; headers?: Record<string, string> };
+  // Checks its signal just before its change to the workspace, and finishes that change once begun: at its
+  // deadline the call is awaited, not abandoned, so its answer and audit row say what happened (a change
+  // that landed is ok; a `timeout` changed nothing).
+  readonly settlesOnStop?: boolean;
   execute(args: Args, context: ToolContext): Promise<unknown>;
 }

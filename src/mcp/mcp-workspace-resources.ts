@@ -169,7 +169,7 @@ export class McpWorkspaceResources {
   // Workspace-relative paths of the regular files below `directory`, as list_files walks them.
   private async files(caller: ResourceCaller, directory: string, limit: number): Promise<WalkedFiles> {
     const { path: root } = await this.workspaces.resolve(caller.tenantId, caller.projectId);
-    const listing = await listRecursively(this.pool, root, directory, { limit }, caller.controller.signal);
+    const listing = await listRecursively(this.pool, root, directory, { limit }, { signal: caller.controller.signal, key: caller.tenantId });
     return { files: listing.entries.filter((entry) => entry.type === 'file').map((entry) => entry.path), truncated: listing.truncated };
   }
 }

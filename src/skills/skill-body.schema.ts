@@ -89,7 +89,7 @@ export const SKILL_BODY_SCHEMA = {
             ],
           },
           timeoutMs: { type: 'integer', minimum: 100, maximum: SKILL_TOOL_MAX_TIMEOUT_MS },
-          mode: { type: 'string', enum: ['async', 'sync'], description: 'sync: CPU-bound work, run in the worker pool' },
+          mode: { type: 'string', enum: ['async', 'sync'], description: 'sync: a command run in the worker pool (an http endpoint is awaited on the event loop in either mode)' },
           title: { type: 'string', minLength: 1, maxLength: 128, description: 'A display name for people (MCP title)' },
           annotations: {
             type: 'object',

@@ -91,7 +91,12 @@ export class ToolInvocationService {
       );
     this.inFlight.track(call.invocationId, controller, execution);
     try {
-      return await Promise.race([execution, deadline]);
+      const raced = await Promise.race([execution, deadline]);
+      if (raced !== TIMED_OUT || call.tool.executor.settlesOnStop !== true) return raced;
+      // Told to stop, it either never began its change (still waiting: a quota measurement, a thread) or
+      // finishes it: the answer waits to say which, so no write lands after a row that says it was stopped.
+      const late = await execution;
+      return late !== TIMED_OUT && late.ok ? late : TIMED_OUT;
     } finally {
       clearTimeout(timer);
     }
@@ -136,7 +141,11 @@ export class ToolInvocationService {
     if (settled === TIMED_OUT) {
       return {
         status: 'timeout',
-        error: { code: 'timeout', message: `The tool did not finish within ${call.timeoutMs} ms and was stopped`, retryable: true },
+        error: {
+          code: 'timeout',
+          message: `The tool did not finish within ${call.timeoutMs} ms and was stopped${call.tool.executor.settlesOnStop === true ? ' before it changed anything' : ''}`,
+          retryable: true,
+        },
       };
     }
     if (settled.ok) {

@@ -9,3 +9,6 @@ export const EDIT_MAX_FILE_BYTES = 8 * 1024 * 1024;
 // search_files skips larger files (generated bundles, data dumps) and says how many it skipped.
 export const SEARCH_MAX_FILE_BYTES = 1024 * 1024;
 export const SEARCH_TOOL_TIMEOUT_MS = 30_000;
+// search_files stops after this long on its thread (or half the call's timeout, if less) and answers what it
+// found, truncated, with the reason: a costly pattern holds a thread for this long at most.
+export const SEARCH_TIME_BUDGET_MS = 5_000;

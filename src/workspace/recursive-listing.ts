@@ -1,5 +1,5 @@
 import { JsonText } from '../common/json/json-text.js';
-import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
+import type { RunOptions, WorkerPool } from '../common/worker-pool/worker-pool.js';
 import { columnsToListing, type ListWorkspaceRecursivePayload, type WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { listWorkspace, type DetailedWorkspaceEntry, type ListWorkspaceOptions, type ListWorkspaceResult } from './fs/workspace-fs.js';
 
@@ -14,24 +14,24 @@ export function listRecursively(
   root: string,
   path: string,
   options: RecursiveListingOptions & { details: true },
-  signal?: AbortSignal,
+  run?: RunOptions,
 ): Promise<ListWorkspaceResult<DetailedWorkspaceEntry>>;
 export function listRecursively(
   pool: WorkerPool<WorkspaceWorkerTasks>,
   root: string,
   path: string,
   options: RecursiveListingOptions,
-  signal?: AbortSignal,
+  run?: RunOptions,
 ): Promise<ListWorkspaceResult>;
 export async function listRecursively(
   pool: WorkerPool<WorkspaceWorkerTasks>,
   root: string,
   path: string,
   options: RecursiveListingOptions,
-  signal?: AbortSignal,
+  run: RunOptions = {},
 ): Promise<ListWorkspaceResult> {
   const payload: ListWorkspaceRecursivePayload = { root, path, options };
-  return listInlineOrInPool(root, path, options, async () => columnsToListing(await pool.run('listWorkspaceRecursive', payload, { signal })));
+  return listInlineOrInPool(root, path, options, async () => columnsToListing(await pool.run('listWorkspaceRecursive', payload, run)));
 }
 
 // Nesting of a listing's JSON: the result object, its entries array, an entry.
@@ -46,11 +46,11 @@ export async function listRecursivelyAsJson(
   path: string,
   options: RecursiveListingOptions,
   maxBytes: number,
-  signal?: AbortSignal,
+  run: RunOptions = {},
 ): Promise<ListWorkspaceResult | JsonText> {
   const payload = { root, path, options, maxBytes };
   return listInlineOrInPool(root, path, options, async () => {
-    const written = await pool.run('listWorkspaceRecursiveJson', payload, { signal });
+    const written = await pool.run('listWorkspaceRecursiveJson', payload, run);
     return 'text' in written ? JsonText.written(written.text, { bytes: written.bytes, depth: LISTING_DEPTH }) : JsonText.oversized(written.overBytes, LISTING_DEPTH);
   });
 }

@@ -33,7 +33,7 @@ export class WorkspaceBrowserService {
       asHttpError(() => {
         // The dashboard shows sizes and times.
         if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT, details: true });
-        return listRecursively(this.pool, root, path, { limit: LISTING_LIMIT, details: true });
+        return listRecursively(this.pool, root, path, { limit: LISTING_LIMIT, details: true }, { key: tenant.tenantId });
       }),
     );
   }

@@ -40,12 +40,13 @@ export class WorkspaceQuota {
 
   // Makes room for a write that grows the workspace by `growth` bytes, or refuses it with
   // workspace_quota_exceeded. A write that does not grow it always passes, even past the quota. The
-  // answer gives the room back when the write did not happen.
-  async reserve(workspace: string, growth: number, display: string): Promise<() => void> {
-    let figure = growth > 0 ? await this.current(workspace) : this.figures.get(workspace);
+  // answer gives the room back when the write did not happen. `signal`: the write stops waiting for a
+  // measurement when it is stopped (the measurement goes on for the others, and is kept).
+  async reserve(workspace: string, growth: number, display: string, signal?: AbortSignal): Promise<() => void> {
+    let figure = growth > 0 ? await untilAborted(this.current(workspace), signal) : this.figures.get(workspace);
     if (!figure) return () => undefined;
     if (growth > 0) {
-      if (!figure.measured && figure.bytes + growth > this.quotaBytes) figure = await this.measure(workspace);
+      if (!figure.measured && figure.bytes + growth > this.quotaBytes) figure = await untilAborted(this.measure(workspace), signal);
       if (!figure.complete) throw tooDeepToMeasure(display);
       if (figure.bytes + growth > this.quotaBytes) throw quotaExceeded(display, growth, figure.bytes, this.quotaBytes);
     }
@@ -96,7 +97,9 @@ export class WorkspaceQuota {
     const inFlight = this.measuring.get(workspace);
     if (inFlight) return inFlight;
     const measurement: Promise<Figure> = this.pool
-      .run('measureWorkspaceUsage', { root: workspace })
+      // Writes wait on it: urgent, with a reserved thread, and fair between workspaces, so it never waits
+      // behind another tenant's searches or listings.
+      .run('measureWorkspaceUsage', { root: workspace }, { key: workspace, urgent: true })
       .then(({ bytes, complete }) => {
         const figure = { bytes, complete, measured: true };
         // Not kept when the workspace was forgotten while it was walked: the walk may predate the change.
@@ -109,6 +112,17 @@ export class WorkspaceQuota {
     this.measuring.set(workspace, measurement);
     return measurement;
   }
+}
+
+// The promise's outcome, or the signal's reason as soon as it aborts.
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 const quotaExceeded = (display: string, growth: number, used: number, quota: number) =>

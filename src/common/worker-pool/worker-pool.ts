@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { FairQueue } from './fair-queue.js';
+import { defaultPerKeyThreads, defaultThreadCount } from './pool-size.js';
 import type { TaskRequest, TaskTable } from './task.js';
 import type { ErrorCodec, TaskOutcome } from './worker-error.codec.js';
 
@@ -18,8 +19,12 @@ export interface WorkerPoolOptions {
   entry: string;
   // The error classes that must come back whole from a thread; the entry module uses the same codec.
   errors: ErrorCodec;
-  // Defaults to one less than the CPUs available, and at least one.
+  // Defaults to one less than the CPUs available, and at least two.
   threads?: number;
+  // Most tasks of one key running at once; defaults to half the threads, at least one.
+  perKeyThreads?: number;
+  // Threads beyond `threads` that only urgent tasks use (see FairQueue); defaults to one.
+  reservedThreads?: number;
   // A thread idle this long exits; the next task starts a new one.
   idleTimeoutMs?: number;
   // V8 heap limits of each thread; defaults to workerResourceLimits.
@@ -28,6 +33,10 @@ export interface WorkerPoolOptions {
 
 export interface RunOptions {
   signal?: AbortSignal;
+  // Whose share of the pool the task counts against (the caller's tenant, say); tasks without one share ''.
+  key?: string;
+  // Short work that other calls wait on (a quota measurement): served first, with a reserved thread.
+  urgent?: boolean;
 }
 
 // The task receives `cancel` (a MessagePort) in its payload and gets one message when the caller aborts.
@@ -35,7 +44,7 @@ export interface CancellablePayload {
   cancel: MessagePort;
 }
 
-export const defaultThreadCount = (): number => Math.max(1, availableParallelism() - 1);
+export { defaultPerKeyThreads, defaultThreadCount } from './pool-size.js';
 
 // By default a thread's young generation grows to 32 MB of semi-spaces like the main thread's: 40-50 MB more
 // resident memory during a 10,000-entry walk, and no measurable speed-up. The old generation keeps V8's limit.
@@ -62,20 +71,30 @@ export function resolveWorkerEntry(moduleUrl: string, fileName: string): string 
   return entry;
 }
 
-// Runs its owner's tasks on a thread pool, off the event loop. Aborting a task's signal stops it for real:
-// piscina terminates the thread running it and starts a fresh one when needed.
+// Runs its owner's tasks on a thread pool, off the event loop, shared fairly between the keys its callers
+// give (FairQueue): tasks wait in the pool's own queues, never in piscina's. Aborting a waiting task takes it
+// out of its queue; aborting a running one stops it for real: piscina terminates the thread running it and
+// starts a fresh one when needed.
 export class WorkerPool<Tasks extends TaskTable> {
   private readonly piscina: Piscina<TaskRequest, TaskOutcome>;
   private readonly errors: ErrorCodec;
+  private readonly queue: FairQueue;
+  readonly perKeyThreads: number;
 
   constructor(options: WorkerPoolOptions) {
     const threads = options.threads ?? defaultThreadCount();
     if (!Number.isInteger(threads) || threads < 1) throw new Error(`WorkerPool threads must be at least 1, got ${threads}`);
+    const perKey = options.perKeyThreads ?? defaultPerKeyThreads(threads);
+    if (!Number.isInteger(perKey) || perKey < 1 || perKey > threads) throw new Error(`WorkerPool perKeyThreads must be between 1 and ${threads}, got ${perKey}`);
+    const reserved = options.reservedThreads ?? 1;
+    if (!Number.isInteger(reserved) || reserved < 0) throw new Error(`WorkerPool reservedThreads must be at least 0, got ${reserved}`);
     this.errors = options.errors;
+    this.perKeyThreads = perKey;
+    this.queue = new FairQueue({ shared: threads, perKey, reserved });
     this.piscina = new Piscina<TaskRequest, TaskOutcome>({
       filename: options.entry,
       minThreads: 0,
-      maxThreads: threads,
+      maxThreads: threads + reserved,
       idleTimeout: options.idleTimeoutMs ?? 30_000,
       resourceLimits: options.resourceLimits ?? workerResourceLimits,
     });
@@ -90,9 +109,9 @@ export class WorkerPool<Tasks extends TaskTable> {
     return this.piscina.threads.length;
   }
 
-  // Tasks waiting for a free thread.
+  // Tasks waiting for their turn or a free thread.
   get queued(): number {
-    return this.piscina.queueSize;
+    return this.queue.waiting + this.piscina.queueSize;
   }
 
   // Share of the threads' capacity spent running tasks since the pool started (piscina's own measure).
@@ -105,7 +124,12 @@ export class WorkerPool<Tasks extends TaskTable> {
   }
 
   async run<K extends keyof Tasks & string>(task: K, payload: PayloadOf<Tasks[K]>, opts: RunOptions = {}): Promise<ResultOf<Tasks[K]>> {
-    const outcome = await this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null });
+    const outcome = await this.queue.submit(
+      opts.key ?? '',
+      opts.urgent === true,
+      () => this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null }),
+      opts.signal,
+    );
     return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
   }
 
@@ -115,16 +139,18 @@ export class WorkerPool<Tasks extends TaskTable> {
     task: K,
     payload: Omit<PayloadOf<Tasks[K]>, 'cancel'>,
     signal: AbortSignal,
+    opts: Omit<RunOptions, 'signal'> = {},
   ): Promise<ResultOf<Tasks[K]>> {
+    const outcome = await this.queue.submit(opts.key ?? '', opts.urgent === true, () => this.startCooperative(task, payload, signal), signal);
+    return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
+  }
+
+  private async startCooperative(task: string, payload: object, signal: AbortSignal): Promise<TaskOutcome> {
     const { port1, port2 } = new MessageChannel();
     const onAbort = () => port1.postMessage('abort');
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const outcome = await this.piscina.run(
-        { task, payload: { ...payload, cancel: port2 } },
-        { name: 'runTask', transferList: [port2] },
-      );
-      return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
+      return (await this.piscina.run({ task, payload: { ...payload, cancel: port2 } }, { name: 'runTask', transferList: [port2] }));
     } finally {
       signal.removeEventListener('abort', onAbort);
       port1.close();

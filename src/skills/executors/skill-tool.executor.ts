@@ -16,8 +16,8 @@ import { redactText, scrubWholeValues } from '../../common/secrets/secret-redact
 import { executorSecrets } from '../skill-secrets.js';
 import { runSkillTool, type CommandExecutorSpec, type SkillRunRequest } from './skill-runner.js';
 
-// A tenant's tool, run like a built-in one: `async` on the event loop, `sync` in the worker pool with
-// cooperative cancellation (the pool thread kills its child process or socket itself).
+// A tenant's tool, run like a built-in one: `async` on the event loop, a `sync` command in the worker pool
+// with cooperative cancellation (the pool thread kills its child process itself).
 export class SkillToolExecutor implements ToolExecutor {
   readonly definition: ToolDefinition;
   readonly spawnsProcesses: boolean;
@@ -99,8 +99,13 @@ export class SkillToolExecutor implements ToolExecutor {
     }
   }
 
+  // An http executor only waits on the network, which the event loop does without a thread: in either mode
+  // it never takes one of the pool's (a `sync` endpoint that never answers held one until its timeout).
+  // A `sync` command counts against its tenant's share of the pool.
   private run(request: SkillRunRequest, ctx: ToolContext): Promise<unknown> {
-    if (this.tool.spec.mode === 'sync') return this.pool.runCooperative('runSkillTool', request, ctx.signal);
+    if (this.tool.spec.mode === 'sync' && request.spec.type !== 'http') {
+      return this.pool.runCooperative('runSkillTool', request, ctx.signal, { key: ctx.tenantId });
+    }
     return runSkillTool(request, ctx.signal);
   }
 

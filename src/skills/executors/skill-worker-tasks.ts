@@ -8,7 +8,7 @@ export interface CapUpstreamAnswerTask {
   maxContentItems: number;
 }
 
-// Tenant skill tools registered with mode "sync" run in the app's worker pool, and so does the parsing of a
+// Command skill tools registered with mode "sync" run in the app's worker pool, and so does the parsing of a
 // large answer of an upstream MCP server (its bytes are decoded on the thread, too).
 export const skillWorkerTasks = {
   runSkillTool: runSkillToolInWorker,

@@ -167,7 +167,7 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
         timeoutMs,
         maxBytes: UPSTREAM_MAX_BYTES,
         reshapeLargeAnswer: (body, contentType) =>
-          this.pool.run('capUpstreamAnswer', { bytes: body, contentType, maxContentItems: this.config.tools.mcpResultMaxContentItems }),
+          this.pool.run('capUpstreamAnswer', { bytes: body, contentType, maxContentItems: this.config.tools.mcpResultMaxContentItems }, { key: target.tenantId }),
       }),
     });
     const client = new Client(CLIENT_INFO);

@@ -84,6 +84,7 @@ export const BUILTIN_OUTPUTS: Record<string, { title: string; outputSchema: Json
         truncated: bool,
         filesSearched: int,
         filesSkipped: int,
+        stoppedBy: { type: 'string', enum: ['maxResults', 'budget'] },
         hint: str,
       },
       ['matches', 'truncated'],

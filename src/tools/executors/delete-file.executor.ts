@@ -32,11 +32,13 @@ export class DeleteFileExecutor implements ToolExecutor<DeleteFileArgs> {
     source: 'builtin',
   };
 
+  readonly settlesOnStop = true;
+
   constructor(private readonly quota: WorkspaceQuota) {}
 
   async execute(args: DeleteFileArgs, ctx: ToolContext) {
     try {
-      return await deleteWorkspacePath(ctx.fileRoot ?? ctx.workspace, args.path, { recursive: args.recursive });
+      return await deleteWorkspacePath(ctx.fileRoot ?? ctx.workspace, args.path, { recursive: args.recursive, signal: ctx.signal });
     } finally {
       // What was freed counts once the workspace is measured again, before anything is refused.
       this.quota.afterDelete(ctx.workspace);

@@ -50,12 +50,14 @@ export class EditFileExecutor implements ToolExecutor<EditFileArgs> {
     source: 'builtin',
   };
 
+  readonly settlesOnStop = true;
+
   constructor(private readonly quota: WorkspaceQuota) {}
 
   async execute(args: EditFileArgs, ctx: ToolContext) {
     const dryRun = args.dryRun ?? false;
-    const reserveGrowth = (growth: number, display: string) => this.quota.reserve(ctx.workspace, growth, display);
-    const result = await editWorkspaceFile(ctx.fileRoot ?? ctx.workspace, args.path, { maxBytes: EDIT_MAX_FILE_BYTES, dryRun, reserveGrowth }, (text, display) => {
+    const reserveGrowth = (growth: number, display: string) => this.quota.reserve(ctx.workspace, growth, display, ctx.signal);
+    const result = await editWorkspaceFile(ctx.fileRoot ?? ctx.workspace, args.path, { maxBytes: EDIT_MAX_FILE_BYTES, dryRun, reserveGrowth, signal: ctx.signal }, (text, display) => {
       const edited = applyTextEdits(text, args.edits, display);
       return { text: edited.text === text ? null : edited.text, value: edited };
     });

@@ -66,6 +66,6 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
     if (!args.recursive) return listWorkspace(ctx.fileRoot ?? ctx.workspace, args.path ?? '', options);
     // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool,
     // which answers the listing as JSON text (common/json/json-text.ts).
-    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, this.config.tools.resultMaxBytes, ctx.signal);
+    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, this.config.tools.resultMaxBytes, { signal: ctx.signal, key: ctx.tenantId });
   }
 }

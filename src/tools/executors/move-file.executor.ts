@@ -35,7 +35,9 @@ export class MoveFileExecutor implements ToolExecutor<MoveFileArgs> {
     source: 'builtin',
   };
 
+  readonly settlesOnStop = true;
+
   execute(args: MoveFileArgs, ctx: ToolContext) {
-    return moveWorkspaceEntry(ctx.fileRoot ?? ctx.workspace, args.source, args.destination, { overwrite: args.overwrite, createDirs: args.createDirs });
+    return moveWorkspaceEntry(ctx.fileRoot ?? ctx.workspace, args.source, args.destination, { overwrite: args.overwrite, createDirs: args.createDirs, signal: ctx.signal });
   }
 }

@@ -6,7 +6,7 @@ import type { SearchWorkspacePayload } from '../../workspace/workspace-worker-ta
 import { compileGlob } from '../../workspace/fs/workspace-glob.js';
 import { compileSearchPattern, type SearchWorkspaceResult } from '../../workspace/fs/workspace-search.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
-import { SEARCH_MAX_FILE_BYTES, SEARCH_TOOL_TIMEOUT_MS } from '../tools.config.js';
+import { SEARCH_MAX_FILE_BYTES, SEARCH_TIME_BUDGET_MS, SEARCH_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { GLOB_PROPERTY, PATH_PROPERTY } from './file-tool.schemas.js';
 
 interface SearchFilesArgs {
@@ -25,7 +25,7 @@ export class SearchFilesExecutor implements ToolExecutor<SearchFilesArgs> {
   readonly definition: ToolDefinition = {
     name: 'search_files',
     ...BUILTIN_OUTPUTS.search_files,
-    description: `Search the text files of the project workspace for lines matching a regular expression (RE2 syntax: no backreferences or lookaround). Answers each matching line with its path and line number, optionally with context lines. Skips binary files, .git, symlinks and files over ${SEARCH_MAX_FILE_BYTES / 1024 / 1024} MiB.`,
+    description: `Search the text files of the project workspace for lines matching a regular expression (RE2 syntax: no backreferences or lookaround). Answers each matching line with its path and line number, optionally with context lines. Skips binary files, .git, symlinks and files over ${SEARCH_MAX_FILE_BYTES / 1024 / 1024} MiB. Stops after ${SEARCH_TIME_BUDGET_MS / 1000} s with what it found (truncated, stoppedBy: budget) when the pattern is costly to match.`,
     inputSchema: {
       type: 'object',
       properties: {
@@ -60,10 +60,11 @@ export class SearchFilesExecutor implements ToolExecutor<SearchFilesArgs> {
         maxResults: args.maxResults ?? DEFAULT_MAX_RESULTS,
         contextLines: args.contextLines ?? 0,
         maxFileBytes: SEARCH_MAX_FILE_BYTES,
+        budgetMs: Math.min(SEARCH_TIME_BUDGET_MS, Math.floor(ctx.timeoutMs / 2)),
       },
     };
     // A tree of thousands of files would hold the event loop: the walk and the reads run in the pool, and
     // the call's deadline or cancellation stops the thread.
-    return this.pool.run('searchWorkspace', payload, { signal: ctx.signal });
+    return this.pool.run('searchWorkspace', payload, { signal: ctx.signal, key: ctx.tenantId });
   }
 }

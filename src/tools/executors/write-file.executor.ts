@@ -36,13 +36,16 @@ export class WriteFileExecutor implements ToolExecutor<WriteFileArgs> {
     source: 'builtin',
   };
 
+  readonly settlesOnStop = true;
+
   constructor(private readonly quota: WorkspaceQuota) {}
 
   execute(args: WriteFileArgs, ctx: ToolContext) {
     const content = Buffer.from(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
     return writeWorkspaceFile(ctx.fileRoot ?? ctx.workspace, args.path, content, {
       createDirs: args.createDirs,
-      reserveGrowth: (growth, display) => this.quota.reserve(ctx.workspace, growth, display),
+      reserveGrowth: (growth, display) => this.quota.reserve(ctx.workspace, growth, display, ctx.signal),
+      signal: ctx.signal,
     });
   }
 }

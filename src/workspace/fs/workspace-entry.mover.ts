@@ -17,6 +17,8 @@ import { entryType, type WorkspaceEntryType } from './workspace-tree.walker.js';
 export interface MoveWorkspaceEntryOptions {
   overwrite?: boolean;
   createDirs?: boolean;
+  // Checked just before the rename: a move stopped before it changes nothing.
+  signal?: AbortSignal;
 }
 
 export interface MoveWorkspaceEntryResult {
@@ -72,6 +74,7 @@ export async function moveWorkspaceEntry(
         // Appeared since the destination was resolved.
         throw alreadyExists(destination.display);
       }
+      opts.signal?.throwIfAborted();
       try {
         if (!same) await rename(fdPath(from.parent, from.name), fdPath(to.parent, to.name));
       } catch (err) {

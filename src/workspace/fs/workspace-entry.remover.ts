@@ -13,6 +13,8 @@ import { entryType, type WorkspaceEntryType } from './workspace-tree.walker.js';
 
 export interface DeleteWorkspacePathOptions {
   recursive?: boolean;
+  // Checked just before the first removal: a delete stopped before it removes nothing (once begun, it finishes).
+  signal?: AbortSignal;
 }
 
 export interface DeleteWorkspacePathResult {
@@ -44,11 +46,13 @@ export async function deleteWorkspacePath(
         // Checked before anything is removed, so a refusal leaves the tree whole.
         const shared = await findHardLink(fd!, resolved.segments, 0);
         if (shared) throw hardLink(shared, 'deleted');
+        opts.signal?.throwIfAborted();
         await removeChildren(fd!, 0);
         await rmdir(target);
       } else {
         // A symlink loses only the link; FIFOs and sockets are unlinked without being opened.
         if (type === 'file' && stat!.nlink > 1) throw hardLink(parsed.display, 'deleted');
+        opts.signal?.throwIfAborted();
         await unlink(target);
       }
       return { path: toRelativePath(resolved.segments), type };

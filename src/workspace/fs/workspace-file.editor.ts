@@ -18,6 +18,8 @@ export interface EditWorkspaceFileOptions {
   // Compute the change, write nothing.
   dryRun?: boolean;
   reserveGrowth?: ReserveGrowth;
+  // Checked once more before the new text lands: an edit stopped while it waited changes nothing.
+  signal?: AbortSignal;
 }
 
 // What the caller's change made of the text: the new text (null: nothing to write) and what to answer.
@@ -75,6 +77,8 @@ export async function editWorkspaceFile<T>(
       const content = Buffer.from(next, 'utf8');
       const giveBack = await opts.reserveGrowth?.(growthOf(content.length, stat), parsed.display);
       try {
+        // Past this point the edit finishes whatever the signal says.
+        opts.signal?.throwIfAborted();
         await replaceAtomically(parent, resolved.name, content, stat.mode & 0o7777);
       } catch (err) {
         giveBack?.();

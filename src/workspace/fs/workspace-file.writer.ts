@@ -21,6 +21,8 @@ export type ReserveGrowth = (growthBytes: number, display: string) => Promise<()
 export interface WriteWorkspaceFileOptions {
   createDirs?: boolean;
   reserveGrowth?: ReserveGrowth;
+  // Checked once more before the content lands: a write stopped while it waited changes nothing.
+  signal?: AbortSignal;
 }
 
 // What a file of `size` bytes will occupy, in whole blocks, against what `replaced` occupies now.
@@ -55,6 +57,8 @@ export async function writeWorkspaceFile(
       }
       const giveBack = await opts.reserveGrowth?.(growthOf(content.length, stat), parsed.display);
       try {
+        // Past this point the write finishes whatever the signal says.
+        opts.signal?.throwIfAborted();
         await replaceAtomically(parent, resolved.name, content, stat ? stat.mode & 0o7777 : undefined);
       } catch (err) {
         giveBack?.();

@@ -57,6 +57,35 @@ describe('searchWorkspace', () => {
     expect(result.hint).toMatch(/glob/);
   });
 
+  // A match on the first line of a.txt; then 256 KiB of lines that cost RE2 seconds to scan with a costly pattern.
+  async function costlyTree(): Promise<string> {
+    const dir = join(base, 'costly');
+    await mkdir(dir, { recursive: true });
+    const alphabet = 'abcdefghij ';
+    let noise = '';
+    for (let i = 1; i <= 256 * 1024; i++) noise += i % 1000 === 0 ? '\n' : alphabet[(i * 7919) % alphabet.length];
+    await writeFile(join(dir, 'a.txt'), `${'a'.repeat(60)}\n${noise}\n`);
+    await writeFile(join(dir, 'b.txt'), `${noise}\n`);
+    return dir;
+  }
+
+  it('stops a costly pattern at its time budget and answers what it found, saying why and what to do', async () => {
+    const dir = await costlyTree();
+    const started = Date.now();
+    const result = await searchWorkspace(dir, '', opts({ pattern: '[a-j ]{1,400}[ab]{40}', maxFileBytes: 1024 * 1024, budgetMs: 1000 }));
+    const took = Date.now() - started;
+    expect(took).toBeLessThan(3000);
+    expect(result.matches).toEqual([{ path: 'a.txt', line: 1, text: 'a'.repeat(60) }]);
+    expect(result).toMatchObject({ truncated: true, stoppedBy: 'budget' });
+    expect(result.hint).toMatch(/stopped after 1 s.*narrow the pattern/i);
+  }, 20_000);
+
+  it('leaves a cheap pattern over the same text alone', async () => {
+    const result = await searchWorkspace(await costlyTree(), '', opts({ pattern: 'zzz|a{60}', maxFileBytes: 1024 * 1024, budgetMs: 1000 }));
+    expect(result).toMatchObject({ truncated: false, filesSearched: 2 });
+    expect(result.stoppedBy).toBeUndefined();
+  });
+
   it('searches one file when path names a file', async () => {
     expect((await searchWorkspace(root, 'src/deep/b.js', opts({ pattern: '^needle' }))).matches).toEqual([{ path: 'src/deep/b.js', line: 1, text: 'needle();' }]);
   });

@@ -15,6 +15,8 @@ export interface SearchWorkspaceOptions {
   contextLines: number;
   // Larger files are skipped and counted.
   maxFileBytes: number;
+  // Time the search may take on its thread; past it, it answers what it found so far (truncated, with why).
+  budgetMs?: number;
 }
 
 export interface SearchMatch {
@@ -31,6 +33,8 @@ export interface SearchWorkspaceResult {
   filesSearched: number;
   // Binary files and files over the size cap, not searched.
   filesSkipped: number;
+  // Why it stopped early: at maxResults, or at its time budget (a pattern costly to match on these files).
+  stoppedBy?: 'maxResults' | 'budget';
   hint?: string;
 }
 
@@ -45,8 +49,10 @@ const SKIPPED_DIRECTORIES = new Set(['.git']);
 const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
 
 interface LineMatcher {
-  // False when the file cannot contain a match (checked on the raw bytes or the whole text first).
-  mayMatch(bytes: Buffer, text: () => string): boolean;
+  // False when the file cannot contain a match, judged on its raw bytes (a literal).
+  mayMatchBytes: ((bytes: Buffer) => boolean) | null;
+  // False when none of the whole lines in `text` can match: rules out most of a file in a few passes.
+  mayMatchText: ((text: string) => boolean) | null;
   test(line: string): boolean;
 }
 
@@ -56,7 +62,7 @@ export function compileSearchPattern(pattern: string, caseSensitive = true): Lin
   if (caseSensitive && !REGEX_SYNTAX.test(pattern)) {
     // A plain literal: files without it are skipped on their bytes, before any decoding.
     const needle = Buffer.from(pattern, 'utf8');
-    return { mayMatch: (bytes) => bytes.indexOf(needle) !== -1, test: (line) => line.includes(pattern) };
+    return { mayMatchBytes: (bytes) => bytes.indexOf(needle) !== -1, mayMatchText: null, test: (line) => line.includes(pattern) };
   }
   const flags = caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE;
   let line: RE2JS;
@@ -75,7 +81,8 @@ export function compileSearchPattern(pattern: string, caseSensitive = true): Lin
     );
   }
   return {
-    mayMatch: (_bytes, text) => whole === null || whole.matcher(text()).find(),
+    mayMatchBytes: null,
+    mayMatchText: whole === null ? null : (text) => whole.matcher(text).find(),
     test: (l) => line.matcher(l).find(),
   };
 }
@@ -87,7 +94,69 @@ interface Search {
   glob: PathGlob | null;
   opts: SearchWorkspaceOptions;
   buffer: Buffer;
+  budget: SearchBudget;
   result: SearchWorkspaceResult;
+}
+
+// RE2 runs in linear time, but the factor can be enormous: `[a-j ]{1,400}[ab]{40}` costs 15-80 µs a
+// character, over a minute for a 1 MiB file, and one call of the engine cannot be interrupted. So each call
+// is judged before it is made: its text's length times the rate of the last long call must fit in what is left
+// of the budget. A long text met before any rate is known is first timed on a prefix, twice (the first run
+// also pays for compiling the engine's states). Short texts run unjudged: each costs little, and the deadline
+// is checked between them.
+const PROBE_CHARS = 2048;
+const RATED_CHARS = 1024;
+// The whole-text pass runs over whole lines in pieces of at most this size, each one call of the engine,
+// and smaller ones when the budget left is short.
+const CHUNK_CHARS = 64 * 1024;
+
+class SearchBudget {
+  private readonly deadline: number;
+  // Microseconds a character, from the last call on a text of RATED_CHARS or more (0: none yet).
+  private rate = 0;
+  exhausted = false;
+
+  constructor(readonly ms: number) {
+    this.deadline = performance.now() + ms;
+  }
+
+  get over(): boolean {
+    if (!this.exhausted && performance.now() >= this.deadline) this.exhausted = true;
+    return this.exhausted;
+  }
+
+  // How many characters the next piece of the whole-text pass should hold: a quarter of what is left.
+  pieceChars(): number {
+    if (this.rate === 0) return CHUNK_CHARS;
+    const left = ((this.deadline - performance.now()) * 1000) / this.rate / 4;
+    return Math.max(RATED_CHARS, Math.min(CHUNK_CHARS, Math.floor(left)));
+  }
+
+  // Times `match` on a prefix of a long text when no rate is known yet.
+  calibrate(text: string, match: (text: string) => boolean): void {
+    if (this.rate !== 0 || text.length <= PROBE_CHARS) return;
+    const probe = text.slice(0, PROBE_CHARS);
+    this.timed(probe, match);
+    if (!this.over) this.timed(probe, match);
+  }
+
+  // What `match(text)` answers, or null when it would not finish within the budget (not run).
+  run(text: string, match: (text: string) => boolean): boolean | null {
+    this.calibrate(text, match);
+    if (this.over) return null;
+    if (performance.now() + (text.length * this.rate) / 1000 > this.deadline) {
+      this.exhausted = true;
+      return null;
+    }
+    return this.timed(text, match);
+  }
+
+  private timed(text: string, match: (text: string) => boolean): boolean {
+    const start = performance.now();
+    const found = match(text);
+    if (text.length >= RATED_CHARS) this.rate = ((performance.now() - start) * 1000) / text.length;
+    return found;
+  }
 }
 
 // A search with blocking calls, for a worker thread. Directories are entered by descriptor, checked with
@@ -107,13 +176,19 @@ export async function searchWorkspace(root: string, userPath: string, opts: Sear
         glob,
         opts,
         buffer: Buffer.allocUnsafe(opts.maxFileBytes),
+        budget: new SearchBudget(opts.budgetMs ?? Number.POSITIVE_INFINITY),
         result: { matches: [], truncated: false, filesSearched: 0, filesSkipped: 0 },
       };
       if (stat.isDirectory()) searchDirectory(search, resolved.fd!, resolved.segments, 1);
       else if (stat.isFile()) searchFile(search, fdPath(resolved.fd!), toRelativePath(resolved.segments), constants.O_RDONLY | constants.O_NONBLOCK);
       else throw specialFile(parsed.display, stat);
       const { result } = search;
-      if (result.truncated) {
+      if (search.budget.exhausted) {
+        result.truncated = true;
+        result.stoppedBy = 'budget';
+        result.hint = `The search stopped after ${search.budget.ms / 1000} s, its time budget, having searched ${result.filesSearched} ${result.filesSearched === 1 ? 'file' : 'files'} (the last perhaps in part): the pattern is costly to match against these files. Narrow the pattern (fewer or shorter repetitions such as {1,400}) or the path or glob, and search again`;
+      } else if (result.truncated) {
+        result.stoppedBy = 'maxResults';
         result.hint = `Stopped at ${opts.maxResults} matches; narrow the search with path or glob, or raise maxResults`;
       }
       return result;
@@ -134,7 +209,7 @@ function searchDirectory(search: Search, dir: number, segments: string[], depth:
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
-    if (search.result.truncated) return;
+    if (search.result.truncated || search.budget.over) return;
     const entryPath = fdPath(dir, entry.name);
     let isDirectory = entry.isDirectory();
     let isFile = entry.isFile();
@@ -206,22 +281,41 @@ function searchFile(search: Search, filePath: string, path: string, flags: numbe
     return;
   }
   search.result.filesSearched++;
-  let text: string | null = null;
-  const decoded = () => (text ??= bytes.toString('utf8'));
-  if (!search.matcher.mayMatch(bytes, decoded)) return;
-  matchLines(search, path, decoded());
+  if (search.matcher.mayMatchBytes && !search.matcher.mayMatchBytes(bytes)) return;
+  matchLines(search, path, bytes.toString('utf8'));
 }
 
 function matchLines(search: Search, path: string, text: string): void {
-  const { opts, result, matcher } = search;
+  const { matcher } = search;
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
-  for (let i = 0; i < lines.length; i++) {
+  if (matcher.mayMatchText) search.budget.calibrate(text, matcher.mayMatchText);
+  // Pieces of whole lines: [from, to) and where they start and end in the text.
+  for (let from = 0, start = 0; from < lines.length; ) {
+    const chunk = search.budget.pieceChars();
+    let to = from;
+    let end = start;
+    do end += lines[to++].length + 1;
+    while (to < lines.length && end - start + lines[to].length < chunk);
+    const piece = matcher.mayMatchText ? search.budget.run(text.slice(start, end), matcher.mayMatchText) : true;
+    if (piece === null) return;
+    if (piece && !matchPiece(search, path, lines, from, to)) return;
+    from = to;
+    start = end;
+  }
+}
+
+// False once the search must stop (maxResults or the budget).
+function matchPiece(search: Search, path: string, lines: string[], from: number, to: number): boolean {
+  const { opts, result, matcher, budget } = search;
+  for (let i = from; i < to; i++) {
     const line = lines[i];
-    if (!matcher.test(line)) continue;
+    const found = budget.run(line, matcher.test);
+    if (found === null) return false;
+    if (!found) continue;
     if (result.matches.length >= opts.maxResults) {
       result.truncated = true;
-      return;
+      return false;
     }
     const match: SearchMatch = { path, line: i + 1, text: clip(line) };
     if (opts.contextLines > 0) {
@@ -230,6 +324,7 @@ function matchLines(search: Search, path: string, text: string): void {
     }
     result.matches.push(match);
   }
+  return true;
 }
 
 function clip(line: string): string {
