@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
+import { describeBytes } from '../common/format/describe-bytes.js';
+import { writeJson } from '../common/json/json-text.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ToolCallsService, type ToolCallOutcome } from '../tools/tool-calls.service.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
@@ -34,7 +36,12 @@ export class ToolBatchService {
     for (const call of calls) if (call.idempotencyKey !== undefined) IdempotencyService.checkKey(call.idempotencyKey);
     // The request paid for one call; the others are charged now, all at once, before any runs.
     await this.limiter.chargeExtraCalls(tenantId, calls.length - 1);
-    const results = await mapBounded(calls, this.config.calls.batchConcurrency, (call) => this.runOne(tenantId, projectId, principal, call, request));
+    // The answers together are held to RESPONSE_MAX_BYTES as they arrive: one past it is dropped at once,
+    // so a batch of large answers never holds more than the cap (and the calls still running).
+    const budget = { left: this.config.calls.responseMaxBytes };
+    const results = await mapBounded(calls, this.config.calls.batchConcurrency, async (call) =>
+      withinResponseCap(await this.runOne(tenantId, projectId, principal, call, request), budget, this.config.calls.responseMaxBytes),
+    );
     return { results };
   }
 
@@ -70,6 +77,28 @@ export class ToolBatchService {
       request.signal.removeEventListener('abort', onAbort);
     }
   }
+}
+
+// A result whose JSON would take the batch's answer past the cap keeps its id, tool and invocation id (its
+// audit row tells what it did) and says result_too_large in place of its result.
+function withinResponseCap(result: BatchResultDto, budget: { left: number }, cap: number): BatchResultDto {
+  const size = Buffer.byteLength(writeJson(result));
+  if (size <= budget.left) {
+    budget.left -= size;
+    return result;
+  }
+  const ran = result.status;
+  return {
+    id: result.id,
+    tool: result.tool,
+    ...('invocationId' in result && result.invocationId ? { invocationId: result.invocationId } : {}),
+    status: 'error',
+    error: {
+      code: 'result_too_large',
+      message: `This call ran (${ran}), but its result of ${describeBytes(size)} would take the batch's answer past RESPONSE_MAX_BYTES (${describeBytes(cap)}); call it again on its own, or ask for less (a smaller range, a narrower path).`,
+      retryable: false,
+    },
+  };
 }
 
 function toResult(call: BatchCall, outcome: ToolCallOutcome): BatchResultDto {

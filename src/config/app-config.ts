@@ -129,6 +129,10 @@ export interface AppConfig {
     // body included, within requestTimeoutMs (HTTP_REQUEST_TIMEOUT_MS); a slower client gets 408 and is closed.
     headersTimeoutMs: number;
     requestTimeoutMs: number;
+    // A client with an answer waiting must read at least this many bytes a second (RESPONSE_MIN_READ_BYTES_PER_S),
+    // averaged over RESPONSE_READ_WINDOW_S, or its connection is closed and the answer's memory freed.
+    minReadBytesPerSecond: number;
+    readWindowMs: number;
     // Host names (Host header) the MCP endpoint answers to (ALLOWED_HOSTS); '*' any; `*.example.com` a
     // domain's subdomains. Null: localhost, the loopback addresses, HOST and this machine's names and addresses.
     allowedHosts: string[] | null;
@@ -148,6 +152,9 @@ export interface AppConfig {
   calls: {
     // Calls of one batch running at once.
     batchConcurrency: number;
+    // The most one answer may hold: a batch's results together (RESPONSE_MAX_BYTES); past it each further
+    // result is dropped for result_too_large.
+    responseMaxBytes: number;
     // How long an idempotency key's answer is kept (IDEMPOTENCY_TTL_HOURS).
     idempotencyTtlMs: number;
     // How long a repeat waits for the first request with its key before answering 409.

@@ -102,6 +102,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
     transport: parseTransport(read, problems),
     calls: {
       batchConcurrency: read.integer('BATCH_CONCURRENCY', 8, 1, 32),
+      responseMaxBytes: read.integer('RESPONSE_MAX_BYTES', 64 * 1024 * 1024, 64 * 1024, 1024 ** 3),
       idempotencyTtlMs: read.integer('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365) * 3_600_000,
       idempotencyWaitMs: read.integer('IDEMPOTENCY_WAIT_MS', 10_000, 0, 600_000),
       approvalTimeoutMs: read.integer('APPROVAL_TIMEOUT_MS', 15 * 60_000, 100, 7 * 86_400_000),
@@ -200,7 +201,9 @@ function parseTransport(read: EnvReader, problems: string[]): AppConfig['transpo
       mcpAllowedOrigins.push(parsed.origin);
     }
   }
-  return {
+  const minReadBytesPerSecond = read.integer('RESPONSE_MIN_READ_BYTES_PER_S', 16 * 1024, 1, 1024 ** 3);
+  const readWindowMs = read.integer('RESPONSE_READ_WINDOW_S', 10, 1, 3600) * 1000;
+  return { minReadBytesPerSecond, readWindowMs,
     headersTimeoutMs,
     requestTimeoutMs,
     allowedHosts,

@@ -21,6 +21,7 @@ import { setupOpenApi } from './openapi.js';
 import { answerParserError } from './parser-errors.js';
 import { applyRequestTimeouts } from './request-timeouts.js';
 import { closeUnusedConnectionsWithIdleOnes } from './unused-connections.js';
+import { closeSlowReaders } from './slow-readers.js';
 import { useUtf8JsonParser, verifyUtf8Body } from './utf8-json-body.js';
 
 // A client may pass its own request id (to follow a call across services) if it looks like one.
@@ -80,6 +81,7 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   else configureExpress(app as NestExpressApplication, config, log, consoleFiles, cors);
   applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
   closeUnusedConnectionsWithIdleOnes(app.getHttpServer() as Server);
+  closeSlowReaders(app.getHttpServer() as Server, { bytesPerSecond: config.transport.minReadBytesPerSecond, windowMs: config.transport.readWindowMs });
   // Only the signals that ask a service to stop. Nest's default list also takes SIGUSR2, SIGQUIT and
   // SIGSEGV: an operator's `--heapsnapshot-signal=SIGUSR2` would stop the service.
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);

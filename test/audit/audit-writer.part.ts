@@ -50,7 +50,8 @@ describe('batched audit writer', () => {
 
   it('writes a batch of rows field for field, whatever their text holds', async () => {
     const repository = t.app.get(AuditRepository);
-    const started = new Date('2026-11-27T10:00:00.123Z');
+    // An hour ago, at .123 of a second: inside the audit's partitions (made around today), whatever the day.
+    const started = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000 + 123);
     const plain = { ...row(), startedAt: started, finishedAt: new Date(started.getTime() + 7), durationMs: 7 };
     // What PostgreSQL's text cannot hold, or that looks like an escape in the JSON the rows travel as.
     const odd: InvocationRecord = {
@@ -92,8 +93,8 @@ describe('batched audit writer', () => {
       caller_key_id: plain.callerKeyId,
       caller_name: 'writer-test',
     });
-    expect(new Date(byId.get(plain.id)!.started_at as string).toISOString()).toBe('2026-11-27T10:00:00.123Z');
-    expect(new Date(byId.get(plain.id)!.finished_at as string).toISOString()).toBe('2026-11-27T10:00:00.130Z');
+    expect(new Date(byId.get(plain.id)!.started_at as string).toISOString()).toBe(started.toISOString());
+    expect(new Date(byId.get(plain.id)!.finished_at as string).toISOString()).toBe(new Date(started.getTime() + 7).toISOString());
     expect(byId.get(odd.id)).toMatchObject({
       tool: 'weird "tool"\\',
       status: 'invalid_arguments',

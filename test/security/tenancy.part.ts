@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { sandboxSupport } from '../support/sandbox.js';
+import { waitForProcess } from '../support/processes.js';
 
 // security-cases.md, "Tenancy" (lines 65-67): who chooses a workspace directory, and what happens when the
 // directory an accepted path names is swapped afterwards. Two tenants on one service running as root,
@@ -210,8 +211,9 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
       await chown(outside, SANDBOX_UID, SANDBOX_UID);
       const p2 = await project(alice, { workspacePath: path.join(base, 'sub'), shellEnabled: true, shellAllowlist: ['sh'] });
       // .then sends the request now (supertest sends on the first then).
-      const running = invoke(alice, p2.id, 'shell_exec', { argv: ['sh', '-c', 'sleep 1; echo planted > marker; ls -a'] }).then((r) => r);
-      await new Promise((r) => setTimeout(r, 300));
+      const running = invoke(alice, p2.id, 'shell_exec', { argv: ['sh', '-c', 'sleep 2; echo planted > marker; ls -a # sec66-inflight'] }).then((r) => r);
+      // Swapped once the command runs (admission and the quota's measurement come first, however long they take).
+      await waitForProcess('sec66-inflight');
       // The operator's side of the host, not a tenant: the directory is moved away and a link put in its place.
       await rename(path.join(base, 'sub'), path.join(base, 'sub-moved'));
       await symlink(outside, path.join(base, 'sub'));

@@ -73,12 +73,21 @@ describe('tenant budgets', () => {
     const project = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep', 'printf'] })).id;
     const other = (await t.createProject(neighbour, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
     // Sent now (a supertest request goes out when it is awaited).
-    const sleeps = Array.from({ length: 5 }, () => invoke(t, tenant, project, 'shell_exec', { argv: ['sleep', '2'] }).then((r) => r));
-    // While the tenant is at its budget, the neighbour's command runs.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    let answered = false;
+    const sleeps = Promise.all(Array.from({ length: 5 }, () => invoke(t, tenant, project, 'shell_exec', { argv: ['sleep', '2'] }).then((r) => r))).finally(
+      () => (answered = true),
+    );
+    // What the tenant holds, read while they run: never past the budget, and at it once both have started.
+    const seen: number[] = [];
+    while (!answered && !seen.includes(2)) {
+      seen.push((await usage(tenant)).usage.concurrentCommands);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const during = await usage(tenant);
+    // While the tenant is at its budget, the neighbour's command runs.
     const neighbourCall = await invoke(t, neighbour, other, 'shell_exec', { argv: ['printf', 'mine'] });
-    const answers = await Promise.all(sleeps);
+    const answers = await sleeps;
+    expect(Math.max(...seen)).toBe(2);
     expect(neighbourCall.body).toMatchObject({ status: 'ok', result: { stdout: 'mine' } });
     expect(during.usage).toMatchObject({ concurrentCommands: 2, commandMemoryBytes: 2 * COMMAND_MEMORY });
     expect(answers.filter((r) => r.status === 200).map((r) => r.body.status)).toEqual(['ok', 'ok']);
