@@ -118,6 +118,13 @@ describe('policies', () => {
       refusedByPolicy(viaToolset, 'writes-stay-in-docs');
       const viaToolsetMcp = await mcpCall(p, 'write_code', { path: 'y.ts', content: 'x' }, `/v1/projects/${p}/toolsets/coder/mcp`);
       expect(viaToolsetMcp.result?.isError).toBe(true);
+      // call_tool in search mode is judged as the tool it calls.
+      await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ slug: 'finder', name: 'Finder', mode: 'search', tools: [{ select: 'write_file' }] }).expect(201);
+      const viaCallTool = await t.http
+        .post(`/v1/projects/${p}/toolsets/finder/tools/call_tool/invoke`)
+        .set(tenant.auth)
+        .send({ arguments: { name: 'write_file', arguments: { path: 'docs/../found.txt', content: 'x' } } });
+      refusedByPolicy(viaCallTool, 'writes-stay-in-docs');
 
       expect((await readdir(dir)).sort()).toEqual(['docs', 'src']);
       expect((await readdir(path.join(dir, 'src'))).sort()).toEqual(['b.ts']);
@@ -215,6 +222,24 @@ describe('policies', () => {
       // Another tenant is not affected.
       const mine = await t.http.post(`/v1/projects/${(await t.createProject(tenant)).id}/policies/check`).set(tenant.auth).send({ tool: 'fetch_url', arguments: { url: 'https://example.com/' } }).expect(200);
       expect(mine.body).toMatchObject({ decision: 'allow', policyInForce: false });
+    });
+  });
+
+  describe('[sec-118] a policy that keeps fetch_url to a set of hosts', () => {
+    it('refuses a userinfo trick, a trailing dot and an upper-case host outside the set, before any request is made', async () => {
+      const { id: p } = await t.createProject(tenant);
+      await setProjectPolicy(
+        p,
+        `@id("known-hosts") @reason("Only docs.example.com") forbid (principal, action, resource == Toolgate::Tool::"fetch_url")
+         unless { context has host && context.host == "docs.example.com" };`,
+      ).expect(200);
+      for (const url of ['https://docs.example.com@evil.test/', 'https://user:pw@evil.test./x', 'https://EVIL.test/', 'https://evil.test./', 'https://docs.example.com.evil.test/']) {
+        refusedByPolicy(await invoke(p, 'fetch_url', { url }), 'known-hosts');
+      }
+      for (const url of ['https://DOCS.example.com/a', 'https://docs.example.com./a']) {
+        const check = await t.http.post(`/v1/projects/${p}/policies/check`).set(tenant.auth).send({ tool: 'fetch_url', arguments: { url } }).expect(200);
+        expect({ url, decision: check.body.decision }).toEqual({ url, decision: 'allow' });
+      }
     });
   });
 
