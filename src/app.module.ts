@@ -11,6 +11,7 @@ import { ToolsModule } from './tools/tools.module.js';
 import { SkillReviewModule } from './skills/review/skill-review.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { ToolsetsModule } from './toolsets/toolsets.module.js';
+import { PolicyModule } from './policy/policy.module.js';
 import { CallsModule } from './calls/calls.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ShutdownModule } from './shutdown/shutdown.module.js';
@@ -59,6 +60,7 @@ export class AppModule {
         ToolsModule,
         SkillReviewModule,
         ToolsetsModule,
+        PolicyModule,
         OAuthModule,
         RateLimitModule,
         ShutdownModule,

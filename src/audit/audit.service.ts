@@ -50,6 +50,8 @@ export class AuditService {
       exposedTool: entry.exposedTool ?? null,
       callerKeyId: entry.callerKeyId,
       callerName: entry.callerName,
+      policyDecision: entry.policyDecision ?? null,
+      policyIds: entry.policyIds ?? null,
     });
   }
 

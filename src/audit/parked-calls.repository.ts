@@ -22,6 +22,8 @@ export interface NewParkedCall {
   expiresAt: Date;
   requestedByKeyId: string;
   requestedByName: string;
+  // That key's role: the approved run is decided by the policies as that key.
+  requestedByRole: string;
   // Through a toolset that confines the tool to a directory of the workspace: that directory.
   pathPrefix: string | null;
   // Through a toolset: its slug and the name the model called the tool by.

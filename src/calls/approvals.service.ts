@@ -75,6 +75,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
         timeoutMs: call.timeoutMs,
         startedAt: call.startedAt,
         requestedBy: identity.caller,
+        requestedByRole: call.requestedByRole,
         pathPrefix: call.pathPrefix,
         exposed: call.toolset !== null && call.exposedTool !== null ? { toolset: call.toolset, name: call.exposedTool } : null,
       });

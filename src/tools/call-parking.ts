@@ -3,7 +3,7 @@ import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PendingApprovalDto } from './dto/tool.dto.js';
 import { InFlightCalls } from './in-flight-calls.js';
-import { type CallIdentity, InvocationRecorder } from './invocation-recorder.js';
+import { InvocationRecorder, withPolicy } from './invocation-recorder.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
 import { approvalEntryCovers } from './tool-classes.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
@@ -18,7 +18,7 @@ export function callWouldPark(principal: { parksEveryCall?: boolean }, approvalR
   return approvalRequired.some((entry) => approvalEntryCovers(entry, executor));
 }
 
-// Parks a validated call whose tool the project requires a person to approve: stored with its
+// Parks a validated call whose tool the project requires a person to approve (or a policy asks for one): stored with its
 // arguments until decided (APPROVAL_TIMEOUT_MS), audited as pending_approval, announced as tool.pending.
 // Nothing of it runs here; src/calls/approvals.service.ts runs or refuses it on the decision.
 @Injectable()
@@ -51,11 +51,12 @@ export class CallParking {
       expiresAt,
       requestedByKeyId: call.principal.apiKeyId,
       requestedByName: call.principal.keyName,
+      requestedByRole: call.principal.role,
       pathPrefix: call.pathPrefix,
       toolset: call.exposedAs?.toolset ?? null,
       exposedTool: call.exposedAs?.name ?? null,
     });
-    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel, caller: call.caller };
+    const identity = withPolicy({ tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool, channel: call.channel, caller: call.caller }, call.policy);
     if (call.exposedAs) {
       identity.toolset = call.exposedAs.toolset;
       identity.exposedTool = call.exposedAs.name;

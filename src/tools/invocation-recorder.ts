@@ -21,6 +21,14 @@ export interface CallIdentity {
   exposedTool?: string;
   // The key that made the call; null only for a call parked before its requester was recorded.
   caller: Caller | null;
+  // What the policies decided before the call ran, and the ids of the policies that determined it.
+  policy?: { decision: string; ids: string[] };
+}
+
+// A decided call's identity carries its decision into every row it writes.
+export function withPolicy(identity: CallIdentity, policy: { effect: string; policies: ReadonlyArray<{ id: string }> } | null | undefined): CallIdentity {
+  if (policy) identity.policy = { decision: policy.effect, ids: policy.policies.map((p) => p.id) };
+  return identity;
 }
 
 // Who made a call: the calling key's id and name (an OAuth access token's is "<client> (OAuth)"). The name
@@ -37,7 +45,7 @@ export interface DecidedBy {
 }
 
 // What an audit row says of the call beside who made it (InvocationRecorder.entry).
-type RowOutcome = Omit<AuditEntry, 'id' | 'tenantId' | 'projectId' | 'tool' | 'channel' | 'toolset' | 'exposedTool' | 'callerKeyId' | 'callerName' | 'traceId'>;
+type RowOutcome = Omit<AuditEntry, 'id' | 'tenantId' | 'projectId' | 'tool' | 'channel' | 'toolset' | 'exposedTool' | 'callerKeyId' | 'callerName' | 'traceId' | 'policyDecision' | 'policyIds'>;
 
 export interface CallOutcome {
   status: InvocationStatus;
@@ -156,6 +164,8 @@ export class InvocationRecorder {
       exposedTool: call.exposedTool ?? null,
       callerKeyId: call.caller?.keyId ?? null,
       callerName: call.caller?.name ?? null,
+      policyDecision: call.policy?.decision ?? null,
+      policyIds: call.policy?.ids ?? null,
       status: row.status,
       event: row.event,
       errorCode: row.errorCode,

@@ -15,6 +15,7 @@ import { invalidCallBody, invalidCallTimeout, refusedCallStatus, unknownCallFiel
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 import { retoldAs } from '../execution/validation/validation-message.js';
 import type { ToolRenames } from './exposed-texts.js';
+import type { PolicyDecision } from '../policy/policy-set.js';
 import { redactAppError, redactMessage, redactText } from '../common/secrets/secret-redaction.js';
 
 // The key a call came with, as far as the call path needs it: who asked (every audit row names it, a parked
@@ -25,13 +26,21 @@ export interface CallPrincipal {
   tools: readonly string[] | null;
   // Every call parks for a person's approval, whatever the project says.
   parksEveryCall?: boolean;
+  // What the policies know of the key: its role, and the OAuth client an access token was issued to.
+  role: string;
+  oauthClient?: string | null;
 }
+
+const OAUTH_SUFFIX = ' (OAuth)';
 
 export const principalOf = (tenant: Tenant): CallPrincipal => ({
   apiKeyId: tenant.apiKeyId,
   keyName: tenant.keyName,
   tools: tenant.tools,
   parksEveryCall: tenant.parksEveryCall === true,
+  role: tenant.role,
+  // An access token is a key named "<client> (OAuth)" (oauth-tokens.service.ts).
+  oauthClient: tenant.oauthResource && tenant.keyName.endsWith(OAUTH_SUFFIX) ? tenant.keyName.slice(0, -OAUTH_SUFFIX.length) : null,
 });
 
 // ToolListeners: the progress the tool reports while it runs (MCP: the client sent a progressToken), and
@@ -75,6 +84,8 @@ export interface ValidatedToolCall extends ToolListeners {
   // Through a toolset: the name the model used, and the workspace directory the tool's paths are confined to.
   exposedAs: ExposedAs | null;
   pathPrefix: string | null;
+  // What the policies decided (ToolCallsService), for the audit row; null or absent: no policy in force.
+  policy?: PolicyDecision | null;
 }
 
 // Collects what the gate below needs from the REST route: the tenant, the project, the tool and the body.

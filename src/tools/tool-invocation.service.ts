@@ -10,8 +10,8 @@ import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { renameInResult, renameTools } from './exposed-texts.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { checkToolOutput } from './tool-output-check.js';
-import { InvocationRecorder } from './invocation-recorder.js';
-import type { CallIdentity, CallOutcome } from './invocation-recorder.js';
+import { InvocationRecorder, withPolicy } from './invocation-recorder.js';
+import type { CallOutcome } from './invocation-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
 import type { ToolContext } from '../execution/tool-definition.js';
@@ -40,7 +40,7 @@ export class ToolInvocationService {
   // `controller` is the request's: aborted when the client leaves, and here when the deadline passes.
   async invoke(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
-    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel, caller: call.caller };
+    const identity = withPolicy({ tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel, caller: call.caller }, call.policy);
     if (call.exposedAs) {
       identity.toolset = call.exposedAs.toolset;
       identity.exposedTool = call.exposedAs.name;

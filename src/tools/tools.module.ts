@@ -24,10 +24,11 @@ import { ToolInvocationService } from './tool-invocation.service.js';
 import { ToolRegistry } from './tool-registry.js';
 import { ToolsController } from './tools.controller.js';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
+import { PolicyEngineModule } from '../policy/policy-engine.module.js';
 import { ToolsService } from './tools.service.js';
 
 @Module({
-  imports: [ProjectAccessModule, WorkspaceModule, AuditModule, SkillsModule, RateLimitModule],
+  imports: [ProjectAccessModule, WorkspaceModule, AuditModule, SkillsModule, RateLimitModule, PolicyEngineModule],
   controllers: [ToolsController],
   providers: [
     ReadFileExecutor,

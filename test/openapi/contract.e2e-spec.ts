@@ -332,6 +332,27 @@ describe('the OpenAPI document against the running service', () => {
     await call('deleteToolset', 404, { params: slug });
   });
 
+  it('policies: schema, set and read (tenant and project), check', async () => {
+    const schema = await call('getPolicySchema', 200);
+    expect(schema.body.namespace).toBe('Toolgate');
+    await call('getTenantPolicies', 200);
+    await call('setTenantPolicies', 200, { body: { text: '@id("no-fetch") forbid (principal, action, resource == Toolgate::Tool::"fetch_url");' } });
+    await call('setTenantPolicies', 422, { body: { text: 'forbid (principal, action, resource) when { resource.nme == "x" };' } });
+    await call('setTenantPolicies', 400, { body: { text: 5 } }, { invalidBody: true });
+    await call('getProjectPolicies', 200, { params: { projectId } });
+    await call('getProjectPolicies', 404, { params: { projectId: randomUUID() } });
+    await call('setProjectPolicies', 200, { params: { projectId }, body: { text: '@id("docs") @ask("") permit (principal, action, resource == Toolgate::Tool::"delete_file");' } });
+    await call('setProjectPolicies', 422, { params: { projectId }, body: { text: 'permit (principal, action, resource) when { };' } });
+    await call('setProjectPolicies', 404, { params: { projectId: randomUUID() }, body: { text: '' } });
+    const check = await call('checkPolicies', 200, { params: { projectId }, body: { tool: 'fetch_url', arguments: { url: 'https://example.com/' }, as: { role: 'agent' } } });
+    expect(check.body.decision).toBe('forbid');
+    await call('checkPolicies', 404, { params: { projectId }, body: { tool: 'no_such_tool' } });
+    await call('checkPolicies', 422, { params: { projectId }, body: { tool: 'read_file', arguments: { path: 5 } } });
+    // Left as the other tests expect them: no policy in force.
+    await call('setTenantPolicies', 200, { body: { text: '' } });
+    await call('setProjectPolicies', 200, { params: { projectId }, body: { text: '' } });
+  });
+
   it('skills: register, read, update, enable on a project, disable, delete', async () => {
     const tool = (version: string) => ({
       name: `contract_echo`,

@@ -64,6 +64,14 @@ const ROUTE_ROLES: Record<string, Array<'admin' | 'agent' | 'approver'>> = {
   disableProjectSkill: ['admin'],
   getOAuthRequest: ['admin', 'approver'],
   decideOAuthRequest: ['admin', 'approver'],
+  // Policies: only admin keys set them; an approver reads them (why a call parks) and asks what they decide;
+  // the schema is public to every key of the tenant.
+  getPolicySchema: ['admin', 'agent', 'approver'],
+  getTenantPolicies: ['admin', 'approver'],
+  setTenantPolicies: ['admin'],
+  getProjectPolicies: ['admin', 'approver'],
+  setProjectPolicies: ['admin'],
+  checkPolicies: ['admin', 'approver'],
 };
 
 describe('roles on keys', () => {

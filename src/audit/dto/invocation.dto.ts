@@ -61,6 +61,11 @@ export class InvocationCallerDto {
   name!: string | null;
 }
 
+export class InvocationPolicyDto {
+  @ApiProperty({ enum: ['allow', 'forbid', 'ask'], description: 'What the policies decided before the call ran' }) decision!: string;
+  @ApiProperty({ type: [String], example: ['writes-stay-in-docs'], description: 'The @id of each policy that determined it' }) policyIds!: string[];
+}
+
 export class InvocationResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) projectId!: string;
@@ -72,6 +77,8 @@ export class InvocationResponseDto {
   channel!: string;
   @ApiProperty({ type: () => InvocationCallerDto, nullable: true, description: 'Who made the call: the key it came with (null on rows written before callers were recorded)' })
   caller!: InvocationCallerDto | null;
+  @ApiProperty({ type: () => InvocationPolicyDto, nullable: true, description: 'The policy decision (null: no policy was in force)' })
+  policy!: InvocationPolicyDto | null;
   @ApiProperty({ enum: INVOCATION_STATUSES }) status!: string;
   @ApiProperty({ nullable: true, type: String, example: 'TOOL_ARG_VALIDATION_FAILURE' }) event!: string | null;
   @ApiProperty({ nullable: true, type: String }) errorCode!: string | null;
@@ -108,6 +115,7 @@ export class InvocationResponseDto {
       exposedTool: row.exposedTool,
       channel: row.channel,
       caller: row.callerKeyId === null ? null : { keyId: row.callerKeyId, name: row.callerName },
+      policy: row.policyDecision === null ? null : { decision: row.policyDecision, policyIds: (row.policyIds as string[] | null) ?? [] },
       status: row.status,
       event: row.event,
       errorCode: row.errorCode,
