@@ -84,6 +84,8 @@ for (const how of ['cgroup', 'rlimit'] as const) {
       if (how === 'rlimit') expect(by.by).toBe('rlimit');
       attacker = await t.createTenant();
       neighbour = await t.createTenant();
+      // Eight commands at once below: past the default budget of four, so the operator gave it eight.
+      await t.setBudgets(attacker, { concurrentCommands: 8, commandMemoryBytes: 8 * MEMORY });
       attackerProject = (await t.createProject(attacker, { shellEnabled: true, shellAllowlist: ['sh', 'head', 'touch', 'seq', 'sleep'] })).id;
       neighbourProject = (await t.createProject(neighbour)).id;
       await invoke(t, neighbour, neighbourProject, 'write_file', { path: 'notes.txt', content: 'the neighbour' }).expect(200);

@@ -211,9 +211,9 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
       await chown(outside, SANDBOX_UID, SANDBOX_UID);
       const p2 = await project(alice, { workspacePath: path.join(base, 'sub'), shellEnabled: true, shellAllowlist: ['sh'] });
       // .then sends the request now (supertest sends on the first then).
-      const running = invoke(alice, p2.id, 'shell_exec', { argv: ['sh', '-c', 'sleep 2; echo planted > marker; ls -a # sec66-inflight'] }).then((r) => r);
+      const running = invoke(alice, p2.id, 'shell_exec', { argv: ['sh', '-c', 'sleep 2.066; echo planted > marker; ls -a'] }).then((r) => r);
       // Swapped once the command runs (admission and the quota's measurement come first, however long they take).
-      await waitForProcess('sec66-inflight');
+      await waitForProcess('2.066');
       // The operator's side of the host, not a tenant: the directory is moved away and a link put in its place.
       await rename(path.join(base, 'sub'), path.join(base, 'sub-moved'));
       await symlink(outside, path.join(base, 'sub'));

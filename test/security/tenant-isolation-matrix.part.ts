@@ -34,6 +34,8 @@ describe('[sec-40] tenant isolation matrix', () => {
     'PUT /v1/projects/{projectId}/toolsets/{slug}': () => TOOLSET,
     'POST /v1/projects/{projectId}/toolsets/{slug}/tools/{toolName}/invoke': () => ({ arguments: { path: 'a.txt' } }),
     'POST /v1/oauth/requests/{requestId}/decision': () => ({ approve: false }),
+    'PUT /v1/projects/{projectId}/policies': () => ({ text: '' }),
+    'POST /v1/projects/{projectId}/policies/check': () => ({ tool: 'read_file', arguments: { path: 'a.txt' } }),
   };
   const TOOLSET = { slug: 'matrix-set', name: 'Matrix', mode: 'direct', tools: [{ select: 'read_file' }] };
 

@@ -1,0 +1,148 @@
+// npm run load -- noisy-neighbour (or LOAD_SCENARIO=noisy-neighbour): one tenant (B) works while another (A)
+// runs every attack on shared capacity that Toolgate bounds: commands filling /dev/shm past their memory
+// limit, as many commands as its budget lets it hold, search_files patterns that cost seconds of CPU per
+// MiB, large answers stored under Idempotency-Keys, and batches of large answers. B's calls (read_file,
+// write_file, search_files, list_files) are measured alone, then beside A, in the same run; the report
+// gives B's p50 and p99 both ways and their ratio. Exits 1 when B's p99 beside A is 3x its p99 alone or
+// more, or when one of B's calls failed.
+//
+//   NOISY_DURATION     seconds of each measured phase (default 20)
+//   NOISY_B_CALLERS    B's concurrent callers (default 4)
+//   NOISY_A_CALLERS    A's concurrent callers per attack (default 2)
+//   LOAD_DATABASE_URL  PostgreSQL server for a scratch database (default: embedded PGlite)
+//   HTTP_ADAPTER       express (default) or fastify
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { cleanupAll, defer, trackTempDir } from './lib/cleanup.mjs';
+import { databaseFactory } from './lib/database.mjs';
+import { closedLoop } from './lib/load.mjs';
+import { envInt } from './lib/processes.mjs';
+import { fmt, table, verdict } from './lib/report.mjs';
+import { api, assertBuilt, createProject, provisionTenant, startToolgate } from './lib/toolgate.mjs';
+
+const ADMIN_TOKEN = `noisy-${randomUUID()}`;
+const durationS = envInt('NOISY_DURATION', 20, 1);
+const bCallers = envInt('NOISY_B_CALLERS', 4, 1);
+const aCallers = envInt('NOISY_A_CALLERS', 2, 1);
+const RATIO_LIMIT = 3;
+
+async function main() {
+  assertBuilt();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-noisy-'));
+  trackTempDir(tmp);
+  const workspaces = path.join(tmp, 'workspaces');
+  const database = await databaseFactory(process.env.LOAD_DATABASE_URL?.trim() || '', tmp);
+  const service = await startToolgate({
+    label: 'toolgate',
+    adapter: process.env.HTTP_ADAPTER?.trim() || 'express',
+    databaseUrl: (await database.create('noisy')).url,
+    adminToken: ADMIN_TOKEN,
+    workspaceRoot: workspaces,
+    logFile: path.join(tmp, 'service.log'),
+    env: { SHELL_MAX_MEMORY_BYTES: String(256 * 1024 * 1024), RATE_LIMIT_COMMAND_CALLS: '100000' },
+  });
+  defer('stop toolgate', () => service.stop?.());
+
+  const a = await provisionTenant(service, ADMIN_TOKEN, 'attacker');
+  const b = await provisionTenant(service, ADMIN_TOKEN, 'neighbour');
+  const attackProject = (await createProject(service, a.key, 'attacks')).id;
+  await api(service.baseUrl, 'PATCH', `/v1/projects/${attackProject}`, {
+    token: a.key,
+    body: { shellEnabled: true, shellAllowlist: ['sh', 'head', 'sleep', 'seq'] },
+  });
+  // A's costly search corpus: 1 MiB of text the pattern below backtracks over; and a large file for answers.
+  const line = 'abcdefghij '.repeat(9) + '\n';
+  writeFileSync(path.join(workspaces, attackProject, 'corpus.txt'), line.repeat(Math.ceil((1024 * 1024) / line.length)));
+  writeFileSync(path.join(workspaces, attackProject, 'large.txt'), 'L'.repeat(256 * 1024));
+  writeFileSync(path.join(workspaces, b.projectId, 'notes.md'), Array.from({ length: 200 }, (_, i) => `note ${i}: the neighbour's text\n`).join(''));
+
+  const call = (tenant, project, tool, args, headers = {}) =>
+    fetch(`${service.baseUrl}/v1/projects/${project}/tools/${tool}/invoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ arguments: args }),
+    }).then(async (res) => ({ status: res.status, body: await res.json() }));
+
+  let writes = 0;
+  const neighbourCalls = [
+    () => call(b, b.projectId, 'read_file', { path: 'notes.md', limit: 20 }),
+    () => call(b, b.projectId, 'write_file', { path: `out/${writes++ % 20}.txt`, content: 'written by the neighbour' }),
+    () => call(b, b.projectId, 'search_files', { pattern: 'neighbour', path: '.' }),
+    () => call(b, b.projectId, 'list_files', { path: '.' }),
+  ];
+  let turn = 0;
+  const neighbour = () =>
+    closedLoop({
+      concurrency: bCallers,
+      durationS,
+      call: () => neighbourCalls[turn++ % neighbourCalls.length](),
+      isExpected: (res) => res?.status === 200 && res.body.status === 'ok',
+    });
+
+  process.stderr.write(`measuring tenant B alone for ${durationS} s\n`);
+  const alone = await neighbour();
+
+  // A's attacks, each on its own loop, for as long as B is measured again.
+  let attacking = true;
+  const counts = {};
+  const loop = async (name, fn) => {
+    counts[name] = { sent: 0, answered: {} };
+    while (attacking) {
+      const res = await fn().catch((error) => ({ status: `error ${error.code ?? error.message}` }));
+      counts[name].sent++;
+      const key = res.status === 200 ? (res.body.status ?? 'ok') + (res.body.result?.killed ? `/${res.body.result.killed}` : '') : `${res.status} ${res.body?.error?.code ?? ''}`;
+      counts[name].answered[key] = (counts[name].answered[key] ?? 0) + 1;
+    }
+  };
+  const attacks = {
+    'fill /dev/shm (1.9 GiB vs 256 MiB)': () =>
+      call(a, attackProject, 'shell_exec', { argv: ['sh', '-c', 'for i in $(seq 1 32); do head -c 62914560 /dev/zero > /dev/shm/f$i; done; sleep 2'] }),
+    'hold commands (sleep 5)': () => call(a, attackProject, 'shell_exec', { argv: ['sleep', '5'] }),
+    'costly search_files': () => call(a, attackProject, 'search_files', { pattern: '[a-j ]{1,400}[ab]{40}', path: 'corpus.txt' }),
+    'keyed large answers': () => call(a, attackProject, 'read_file', { path: 'large.txt' }, { 'idempotency-key': randomUUID() }),
+    'batches of large answers': () =>
+      fetch(`${service.baseUrl}/v1/projects/${attackProject}/tools/batch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ calls: Array.from({ length: 32 }, (_, i) => ({ id: `c${i}`, tool: 'read_file', arguments: { path: 'large.txt' } })) }),
+      }).then(async (res) => ({ status: res.status, body: { status: res.status === 200 ? 'ok' : 'error', ...(await res.json()) } })),
+  };
+  const loops = Object.entries(attacks).flatMap(([name, fn]) => Array.from({ length: aCallers }, () => loop(name, fn)));
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  process.stderr.write(`measuring tenant B beside tenant A's attacks for ${durationS} s\n`);
+  const beside = await neighbour();
+  attacking = false;
+  await Promise.all(loops);
+  const usage = (await api(service.baseUrl, 'GET', `/v1/admin/tenants/${a.tenantId}/usage`, { token: ADMIN_TOKEN })).json;
+
+  const ratio = beside.p99 / alone.p99;
+  console.log(`\nNoisy neighbour: tenant B (${bCallers} callers: read_file, write_file, search_files, list_files) alone and beside tenant A's attacks (${aCallers} callers each), ${durationS} s each\n`);
+  console.log(
+    table(
+      ['Tenant B', 'calls', 'failed', 'p50', 'p99'],
+      [
+        ['alone', String(alone.requests), String(alone.errors), fmt.ms(alone.p50), fmt.ms(alone.p99)],
+        ['beside A', String(beside.requests), String(beside.errors), fmt.ms(beside.p50), fmt.ms(beside.p99)],
+      ],
+      ['left', 'right', 'right', 'right', 'right'],
+    ),
+  );
+  console.log(`\nB's p99 beside A / alone: ${ratio.toFixed(2)}x (target < ${RATIO_LIMIT}x): ${verdict(ratio < RATIO_LIMIT)}`);
+  console.log(`B's calls that failed: ${alone.errors + beside.errors}: ${verdict(alone.errors + beside.errors === 0)}\n`);
+  console.log(table(['Attack by A', 'calls', 'answers'], Object.entries(counts).map(([name, c]) => [name, String(c.sent), Object.entries(c.answered).map(([k, n]) => `${k} ×${n}`).join(', ')])));
+  console.log(`\nA's budgets after the run: ${JSON.stringify(usage.budgets)}; in use: ${JSON.stringify(usage.usage)}`);
+  return ratio < RATIO_LIMIT && alone.errors + beside.errors === 0;
+}
+
+main()
+  .then(async (ok) => {
+    await cleanupAll();
+    process.exit(ok ? 0 : 1);
+  })
+  .catch(async (error) => {
+    process.stderr.write(`${error.stack ?? error}\n`);
+    await cleanupAll();
+    process.exit(1);
+  });
