@@ -4,7 +4,9 @@ import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 import { jsonbSafe } from './jsonb-safe.js';
 
-export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId' | 'toolset' | 'exposedTool'> & {
+export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId' | 'toolset' | 'exposedTool' | 'user'> & {
+  // The end user the call was made for (Toolgate-User).
+  user?: string | null;
   // A call through a toolset (see InvocationRecord).
   toolset?: string | null;
   exposedTool?: string | null;
@@ -50,6 +52,7 @@ export class AuditService {
       exposedTool: entry.exposedTool ?? null,
       callerKeyId: entry.callerKeyId,
       callerName: entry.callerName,
+      user: entry.user == null ? null : withoutNul(entry.user),
     });
   }
 

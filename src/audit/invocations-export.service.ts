@@ -55,6 +55,7 @@ function exportLine(row: ExportedInvocationRow): string {
     exposedTool: row.exposed_tool,
     channel: row.channel,
     caller: row.caller_key_id === null ? null : { keyId: row.caller_key_id, name: row.caller_name },
+    user: row.end_user,
     status: row.status,
     event: row.event,
     errorCode: row.error_code,

@@ -21,6 +21,8 @@ export interface CallIdentity {
   exposedTool?: string;
   // The key that made the call; null only for a call parked before its requester was recorded.
   caller: Caller | null;
+  // The end user the call was made for (Toolgate-User).
+  user?: string;
 }
 
 // Who made a call: the calling key's id and name (an OAuth access token's is "<client> (OAuth)"). The name
@@ -37,7 +39,7 @@ export interface DecidedBy {
 }
 
 // What an audit row says of the call beside who made it (InvocationRecorder.entry).
-type RowOutcome = Omit<AuditEntry, 'id' | 'tenantId' | 'projectId' | 'tool' | 'channel' | 'toolset' | 'exposedTool' | 'callerKeyId' | 'callerName' | 'traceId'>;
+type RowOutcome = Omit<AuditEntry, 'id' | 'tenantId' | 'projectId' | 'tool' | 'channel' | 'toolset' | 'exposedTool' | 'callerKeyId' | 'callerName' | 'user' | 'traceId'>;
 
 export interface CallOutcome {
   status: InvocationStatus;
@@ -156,6 +158,7 @@ export class InvocationRecorder {
       exposedTool: call.exposedTool ?? null,
       callerKeyId: call.caller?.keyId ?? null,
       callerName: call.caller?.name ?? null,
+      user: call.user ?? null,
       status: row.status,
       event: row.event,
       errorCode: row.errorCode,

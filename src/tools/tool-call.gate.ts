@@ -25,6 +25,8 @@ export interface CallPrincipal {
   tools: readonly string[] | null;
   // Every call parks for a person's approval, whatever the project says.
   parksEveryCall?: boolean;
+  // The end user the call is for (Toolgate-User); absent: none named.
+  user?: string;
 }
 
 export const principalOf = (tenant: Tenant): CallPrincipal => ({
@@ -32,6 +34,7 @@ export const principalOf = (tenant: Tenant): CallPrincipal => ({
   keyName: tenant.keyName,
   tools: tenant.tools,
   parksEveryCall: tenant.parksEveryCall === true,
+  ...(tenant.user !== undefined && { user: tenant.user }),
 });
 
 // ToolListeners: the progress the tool reports while it runs (MCP: the client sent a progressToken), and
@@ -119,6 +122,7 @@ export class ToolCallGate {
     const caller = resume ? resume.caller : { keyId: call.principal.apiKeyId, name: call.principal.keyName };
     const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel, caller };
     if (catalogue) identity.toolset = catalogue.toolset;
+    if (call.principal.user !== undefined) identity.user = call.principal.user;
     let body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
     let tool: RegisteredTool | undefined;
     let exposed: ExposedTool | null = null;

@@ -41,6 +41,7 @@ export class ToolInvocationService {
   async invoke(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
     const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel, caller: call.caller };
+    if (call.principal.user !== undefined) identity.user = call.principal.user;
     if (call.exposedAs) {
       identity.toolset = call.exposedAs.toolset;
       identity.exposedTool = call.exposedAs.name;

@@ -21,6 +21,12 @@ export class ListInvocationsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsUUID()
   callerKeyId?: string;
+
+  @ApiPropertyOptional({ description: 'Only calls made for this end user (Toolgate-User)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  user?: string;
 }
 
 export class InvocationApprovalDto {
@@ -72,6 +78,8 @@ export class InvocationResponseDto {
   channel!: string;
   @ApiProperty({ type: () => InvocationCallerDto, nullable: true, description: 'Who made the call: the key it came with (null on rows written before callers were recorded)' })
   caller!: InvocationCallerDto | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The end user the call was made for (Toolgate-User); null: none named' })
+  user!: string | null;
   @ApiProperty({ enum: INVOCATION_STATUSES }) status!: string;
   @ApiProperty({ nullable: true, type: String, example: 'TOOL_ARG_VALIDATION_FAILURE' }) event!: string | null;
   @ApiProperty({ nullable: true, type: String }) errorCode!: string | null;
@@ -108,6 +116,7 @@ export class InvocationResponseDto {
       exposedTool: row.exposedTool,
       channel: row.channel,
       caller: row.callerKeyId === null ? null : { keyId: row.callerKeyId, name: row.callerName },
+      user: row.user,
       status: row.status,
       event: row.event,
       errorCode: row.errorCode,
