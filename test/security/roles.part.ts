@@ -64,6 +64,15 @@ const ROUTE_ROLES: Record<string, Array<'admin' | 'agent' | 'approver'>> = {
   disableProjectSkill: ['admin'],
   getOAuthRequest: ['admin', 'approver'],
   decideOAuthRequest: ['admin', 'approver'],
+  // Connections: a provider holds the tenant's client secret, a link connects whoever opens it.
+  createAuthProvider: ['admin'],
+  listAuthProviders: ['admin'],
+  getAuthProvider: ['admin'],
+  updateAuthProvider: ['admin'],
+  deleteAuthProvider: ['admin'],
+  authorizeConnection: ['admin'],
+  listConnections: ['admin'],
+  revokeConnection: ['admin'],
 };
 
 describe('roles on keys', () => {
