@@ -29,6 +29,7 @@ import { TenantsModule } from './tenants/tenants.module.js';
 import { WorkspaceModule } from './workspace/workspace.module.js';
 import { KeyRevocationsModule } from './common/auth/key-revocations.js';
 import { OAuthModule } from './oauth/oauth.module.js';
+import { ConnectionsModule } from './connections/connections.module.js';
 
 @Module({})
 export class AppModule {
@@ -62,6 +63,7 @@ export class AppModule {
         ToolsetsModule,
         PolicyModule,
         OAuthModule,
+        ConnectionsModule,
         RateLimitModule,
         ShutdownModule,
         HealthModule,

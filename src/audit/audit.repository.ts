@@ -36,9 +36,11 @@ export interface InvocationRecord {
   // The policy decision before the call ran and the policies that determined it (null: no policy in force).
   policyDecision?: string | null;
   policyIds?: readonly string[] | null;
+  // The end user the call was made for (Toolgate-User); null: none named.
+  user?: string | null;
 }
 
-export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired'] as const;
+export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired', 'authorization_required'] as const;
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
 // rest and mcp: tool calls; browse: a person reading the workspace through the browsing routes.
 export const INVOCATION_CHANNELS = ['rest', 'mcp', 'browse'] as const;
@@ -70,6 +72,7 @@ export interface ExportedInvocationRow {
   caller_name: string | null;
   policy_decision: string | null;
   policy_ids: string | null;
+  end_user: string | null;
 }
 
 export interface ExportWindow {
@@ -81,19 +84,20 @@ export interface InvocationFilter {
   tool?: string;
   status?: InvocationStatus;
   callerKeyId?: string;
+  user?: string;
 }
 
 // InvocationRecord's fields by name, as JSON gives them (dates as ISO 8601 text, the jsonb columns as text).
 const INSERT_ROWS = `INSERT INTO invocations (id, tenant_id, project_id, tool, status, event, error_code, error_message, duration_ms,
     arguments, arguments_truncated, redacted_paths, started_at, finished_at, channel, trace_id, toolset, exposed_tool,
-    caller_key_id, caller_name, policy_decision, policy_ids)
+    caller_key_id, caller_name, policy_decision, policy_ids, end_user)
   SELECT r.id, r."tenantId", r."projectId", r.tool, r.status, r.event, r."errorCode", r."errorMessage", r."durationMs",
     r."argumentsJson"::jsonb, r."argumentsTruncated", r."redactedPathsJson"::jsonb, r."startedAt", r."finishedAt", r.channel,
-    r."traceId", r.toolset, r."exposedTool", r."callerKeyId", r."callerName", r."policyDecision", r."policyIds"
+    r."traceId", r.toolset, r."exposedTool", r."callerKeyId", r."callerName", r."policyDecision", r."policyIds", r."user"
   FROM json_to_recordset($1::json) AS r(id uuid, "tenantId" uuid, "projectId" uuid, tool text, status text, event text,
     "errorCode" text, "errorMessage" text, "durationMs" int, "argumentsJson" text, "argumentsTruncated" boolean,
     "redactedPathsJson" text, "startedAt" timestamptz, "finishedAt" timestamptz, channel text, "traceId" text, toolset text,
-    "exposedTool" text, "callerKeyId" uuid, "callerName" text, "policyDecision" text, "policyIds" jsonb)
+    "exposedTool" text, "callerKeyId" uuid, "callerName" text, "policyDecision" text, "policyIds" jsonb, "user" text)
   ON CONFLICT (id, started_at) DO UPDATE SET status = EXCLUDED.status, event = EXCLUDED.event, error_code = EXCLUDED.error_code,
     error_message = EXCLUDED.error_message, duration_ms = EXCLUDED.duration_ms, finished_at = EXCLUDED.finished_at,
     trace_id = COALESCE(EXCLUDED.trace_id, invocations.trace_id),
@@ -161,7 +165,7 @@ export class AuditRepository {
       `SELECT seq::text AS seq, id, project_id, tool, channel, status, event, error_code, error_message, duration_ms,
          arguments::text AS arguments, arguments_truncated, redacted_paths::text AS redacted_paths,
          ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at, decided_by_key_id, decided_by_name,
-         toolset, exposed_tool, caller_key_id, caller_name, policy_decision, policy_ids::text AS policy_ids
+         toolset, exposed_tool, caller_key_id, caller_name, policy_decision, policy_ids::text AS policy_ids, end_user
        FROM invocations
        WHERE tenant_id = $1 AND project_id = $2 AND seq > $3
          AND ($4::timestamptz IS NULL OR started_at >= $4) AND ($5::timestamptz IS NULL OR started_at < $5)

@@ -4,7 +4,9 @@ import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 import { jsonbSafe } from './jsonb-safe.js';
 
-export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId' | 'toolset' | 'exposedTool'> & {
+export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId' | 'toolset' | 'exposedTool' | 'user'> & {
+  // The end user the call was made for (Toolgate-User).
+  user?: string | null;
   // A call through a toolset (see InvocationRecord).
   toolset?: string | null;
   exposedTool?: string | null;
@@ -52,6 +54,7 @@ export class AuditService {
       callerName: entry.callerName,
       policyDecision: entry.policyDecision ?? null,
       policyIds: entry.policyIds ?? null,
+      user: entry.user == null ? null : withoutNul(entry.user),
     });
   }
 

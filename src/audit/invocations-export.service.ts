@@ -56,6 +56,7 @@ function exportLine(row: ExportedInvocationRow): string {
     channel: row.channel,
     caller: row.caller_key_id === null ? null : { keyId: row.caller_key_id, name: row.caller_name },
     policy: row.policy_decision === null ? null : { decision: row.policy_decision, policyIds: JSON.parse(row.policy_ids ?? '[]') as unknown },
+    user: row.end_user,
     status: row.status,
     event: row.event,
     errorCode: row.error_code,

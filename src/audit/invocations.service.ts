@@ -30,7 +30,7 @@ export class InvocationsService {
   ): Promise<InvocationListResponseDto> {
     // 404 for a missing or foreign project, not an empty list that would confirm nothing either way.
     await this.access.assertReadable(tenantId, projectId, role);
-    const filter = { tool: query.tool, status: query.status, callerKeyId: query.callerKeyId };
+    const filter = { tool: query.tool, status: query.status, callerKeyId: query.callerKeyId, user: query.user };
     const limit = query.limit ?? 50;
     const after = query.cursor ? decodeSeqCursor(query.cursor) : null;
     // Rows still queued in this process are written first, so a caller reads its own calls.

@@ -36,6 +36,8 @@ export interface ToolContext {
   // (workspace + that directory); absent: the workspace itself. Every file tool's paths go through it.
   fileRoot?: string;
   project: { shellEnabled: boolean; shellAllowlist: string[] };
+  // The end user the call is for (Toolgate-User): a tool acting with people's connections acts as this one.
+  user?: string;
   // Aborted at the timeout or when the client goes away; executors pass it to their I/O.
   signal: AbortSignal;
   timeoutMs: number;

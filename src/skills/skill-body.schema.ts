@@ -62,6 +62,18 @@ export const SKILL_BODY_SCHEMA = {
                   url: { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 },
                   method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'] },
                   headers: HEADERS,
+                  auth: {
+                    type: 'object',
+                    description:
+                      "Send an access token from an auth provider's connection as Authorization: Bearer (only to the provider's apiHosts): the end user's (Toolgate-User) or the tenant's own. Without a usable connection the call answers authorization_required",
+                    properties: {
+                      provider: { type: 'string', pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$', description: "The auth provider's slug" },
+                      scopes: { type: 'array', items: { type: 'string', pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,256}$' }, maxItems: 50, uniqueItems: true, description: 'Scopes the connection must have' },
+                      as: { type: 'string', enum: ['user', 'tenant'], description: "user (the default): the call's end user; tenant: the tenant's own connection" },
+                    },
+                    required: ['provider'],
+                    additionalProperties: false,
+                  },
                 },
                 required: ['type', 'url'],
                 additionalProperties: false,

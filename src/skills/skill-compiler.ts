@@ -111,6 +111,9 @@ export class SkillCompiler {
         refused('outputSchema', error);
       }
     }
+    if (tool.executor.type === 'http' && tool.executor.auth && Object.keys(tool.executor.headers ?? {}).some((name) => name.toLowerCase() === 'authorization')) {
+      throw invalidSkill(`Tool '${tool.name}': an http executor with auth sends its own Authorization header; remove the one in headers`);
+    }
     if (tool.executor.type === 'command') {
       try {
         vetArgvTemplate(tool.executor.argv, inputSchema);

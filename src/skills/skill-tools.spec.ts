@@ -1,3 +1,4 @@
+import type { ConnectionTokens } from '../connections/connection-tokens.js';
 import type { CommandAdmission } from '../budgets/command-admission.js';
 import { InProcessChangeBus } from '../common/bus/change-bus.js';
 import type { WorkerPool } from '../common/worker-pool/worker-pool.js';
@@ -42,6 +43,7 @@ const skillToolsOn = (skills: ControlledSkills) => {
     {} as UpstreamMcpClients,
     {} as WorkspaceQuota,
     {} as CommandAdmission,
+    {} as ConnectionTokens,
     new ProjectChanges(bus),
     new Metrics({ defaultMetrics: false }),
     bus,

@@ -12,6 +12,7 @@ import { WorkspaceQuota } from '../workspace/workspace-quota.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
 import type { CompiledToolValidator } from '../execution/validation/tool-validator.js';
 import { SkillToolExecutor } from './executors/skill-tool.executor.js';
+import { ConnectionTokens } from '../connections/connection-tokens.js';
 import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
 import { type SkillBody, SkillCompiler } from './skill-compiler.js';
 import { type SkillRecord, SkillsRepository } from './skills.repository.js';
@@ -50,6 +51,7 @@ export class SkillTools {
     private readonly upstreams: UpstreamMcpClients,
     private readonly quota: WorkspaceQuota,
     private readonly admission: CommandAdmission,
+    private readonly tokens: ConnectionTokens,
     changes: ProjectChanges,
     metrics: Metrics,
     private readonly bus: ChangeBus,
@@ -85,7 +87,7 @@ export class SkillTools {
       .load(skill.id, skillRevision(skill), body, skillSource(skill))
       .filter((tool) => tool.spec.withheld === undefined)
       .map((tool) => ({
-      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams, this.quota, this.admission),
+      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams, this.quota, this.admission, this.tokens),
       validator: tool.validator,
     }));
   }

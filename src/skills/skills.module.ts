@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
+import { ConnectionsModule } from '../connections/connections.module.js';
 import { ProjectSkillsController } from './project-skills.controller.js';
 import { SkillCompiler } from './skill-compiler.js';
 import { SkillSecretsResealer } from './skill-secrets.resealer.js';
@@ -14,7 +15,7 @@ import { SkillChangesRepository } from './review/skill-changes.repository.js';
 import { ToolNameClaims } from './tool-name-claims.js';
 
 @Module({
-  imports: [ProjectAccessModule, WorkspaceModule],
+  imports: [ProjectAccessModule, WorkspaceModule, ConnectionsModule],
   controllers: [SkillsController, ProjectSkillsController],
   providers: [SkillsRepository, SkillChangesRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer, UpstreamMcpClients, McpSkillImporter, ToolNameClaims],
   exports: [SkillTools, SkillsRepository, SkillChangesRepository, SkillCompiler, UpstreamMcpClients, ToolNameClaims],

@@ -31,6 +31,8 @@ export interface KeyGrant {
   oauthResource?: string;
   // Every call of the key parks for approval (an OAuth client an approver signed in).
   parksEveryCall?: boolean;
+  // Its calls may name their end user (Toolgate-User).
+  actAsUsers?: boolean;
 }
 
 // The key's prefix (the public part that finds the row), never the secret; or every key of a deleted tenant.
@@ -91,7 +93,9 @@ export class ApiKeysService {
       expiresAt = new Date(dto.expiresAt);
       if (!(expiresAt.getTime() > Date.now())) throw invalidGrant(`expiresAt ${dto.expiresAt} is not in the future`);
     }
-    return { role, projectIds, tools, expiresAt, toolset };
+    const actAsUsers = dto.actAsUsers === true;
+    if (actAsUsers && role === 'approver') throw invalidGrant('actAsUsers is for keys that call tools: an admin or agent key');
+    return { role, projectIds, tools, expiresAt, toolset, actAsUsers };
   }
 
   // The full key is in this answer only: the database keeps its hash. `grant` has been checked by the caller.
@@ -170,6 +174,7 @@ export class ApiKeysService {
         toolset: record.toolset,
         oauthResource: record.oauthResource,
         parksEveryCall: record.parksEveryCall,
+        actAsUsers: record.actAsUsers,
         hash: record.keyHash,
         lastTouchedAt: 0,
       };
@@ -178,8 +183,8 @@ export class ApiKeysService {
     if (entry.expiresAt !== null && entry.expiresAt.getTime() <= Date.now()) return { expiredAt: entry.expiresAt };
     this.cache.set(prefix, entry);
     this.touch(entry);
-    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall } = entry;
-    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall };
+    const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall, actAsUsers } = entry;
+    return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall, actAsUsers };
   }
 
   private touch(entry: CachedKey): void {

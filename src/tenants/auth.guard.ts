@@ -6,6 +6,7 @@ import type { KeyRole } from '../common/auth/key-roles.js';
 import { AppError } from '../common/errors/app-error.js';
 import { EXTERNAL_TOKENS, type ExternalTokens, type McpResource, mcpResourceOfUrl, mcpResourceUrl, OAUTH_RESOURCE, resourceMetadataUrl, serviceBaseUrl } from '../common/auth/oauth-resource.js';
 import { projectNotFound } from '../projects/projects.errors.js';
+import { END_USER_HEADER, invalidEndUser, parseEndUser, userAssertionNotAllowed } from '../common/auth/end-user.js';
 import { requestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { hashApiKey, hashesEqual } from './api-key-format.js';
@@ -112,6 +113,14 @@ export class AuthGuard implements CanActivate {
       if (!route.toolsetRoute) throw toolsetKeyRoute();
       const slug = request.params?.slug ?? '';
       if (slug !== tenant.toolset) throw toolsetNotFound(slug);
+    }
+    // The end user a call is for: only a key the admin trusted to say so may name one.
+    const user = request.headers[END_USER_HEADER];
+    if (user !== undefined) {
+      if (tenant.actAsUsers !== true) throw userAssertionNotAllowed();
+      // Sent twice, the header arrives as a list: one person per call.
+      if (typeof user !== 'string') throw invalidEndUser('the header was sent more than once');
+      tenant.user = parseEndUser(user);
     }
     request.tenant = tenant;
     const store = requestContext.getStore();

@@ -23,6 +23,8 @@ export interface CallIdentity {
   caller: Caller | null;
   // What the policies decided before the call ran, and the ids of the policies that determined it.
   policy?: { decision: string; ids: string[] };
+  // The end user the call was made for (Toolgate-User).
+  user?: string;
 }
 
 // A decided call's identity carries its decision into every row it writes.
@@ -45,7 +47,7 @@ export interface DecidedBy {
 }
 
 // What an audit row says of the call beside who made it (InvocationRecorder.entry).
-type RowOutcome = Omit<AuditEntry, 'id' | 'tenantId' | 'projectId' | 'tool' | 'channel' | 'toolset' | 'exposedTool' | 'callerKeyId' | 'callerName' | 'traceId' | 'policyDecision' | 'policyIds'>;
+type RowOutcome = Omit<AuditEntry, 'id' | 'tenantId' | 'projectId' | 'tool' | 'channel' | 'toolset' | 'exposedTool' | 'callerKeyId' | 'callerName' | 'user' | 'traceId' | 'policyDecision' | 'policyIds'>;
 
 export interface CallOutcome {
   status: InvocationStatus;
@@ -166,6 +168,7 @@ export class InvocationRecorder {
       callerName: call.caller?.name ?? null,
       policyDecision: call.policy?.decision ?? null,
       policyIds: call.policy?.ids ?? null,
+      user: call.user ?? null,
       status: row.status,
       event: row.event,
       errorCode: row.errorCode,

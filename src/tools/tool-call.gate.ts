@@ -29,6 +29,8 @@ export interface CallPrincipal {
   // What the policies know of the key: its role, and the OAuth client an access token was issued to.
   role: string;
   oauthClient?: string | null;
+  // The end user the call is for (Toolgate-User); absent: none named.
+  user?: string;
 }
 
 const OAUTH_SUFFIX = ' (OAuth)';
@@ -41,6 +43,7 @@ export const principalOf = (tenant: Tenant): CallPrincipal => ({
   role: tenant.role,
   // An access token is a key named "<client> (OAuth)" (oauth-tokens.service.ts).
   oauthClient: tenant.oauthResource && tenant.keyName.endsWith(OAUTH_SUFFIX) ? tenant.keyName.slice(0, -OAUTH_SUFFIX.length) : null,
+  ...(tenant.user !== undefined && { user: tenant.user }),
 });
 
 // ToolListeners: the progress the tool reports while it runs (MCP: the client sent a progressToken), and
@@ -130,6 +133,7 @@ export class ToolCallGate {
     const caller = resume ? resume.caller : { keyId: call.principal.apiKeyId, name: call.principal.keyName };
     const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel, caller };
     if (catalogue) identity.toolset = catalogue.toolset;
+    if (call.principal.user !== undefined) identity.user = call.principal.user;
     let body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
     let tool: RegisteredTool | undefined;
     let exposed: ExposedTool | null = null;

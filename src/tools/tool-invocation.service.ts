@@ -16,12 +16,22 @@ import type { InvocationResultDto } from './dto/tool.dto.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
 import type { ToolContext } from '../execution/tool-definition.js';
 import { ToolError } from '../execution/tool-error.js';
+import { type AuthorizationLink, AuthorizationRequired } from '../execution/authorization-required.js';
 import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
 
 const TIMED_OUT = Symbol('timed out');
 
 // What a run comes to: a refusal from the executor, or what the call answers.
-type Outcome = AppError | { status: 'ok' | 'error' | 'timeout'; result?: unknown; error?: Required<CallOutcome>['error'] & { retryable: boolean } };
+type Outcome =
+  | AppError
+  | {
+      status: 'ok' | 'error' | 'timeout' | 'authorization_required';
+      result?: unknown;
+      error?: Required<CallOutcome>['error'] & { retryable: boolean };
+      // authorization_required: the link for the user, and what the audit keeps instead of it.
+      authorization?: AuthorizationLink;
+      audited?: string;
+    };
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown; aborted: boolean } | typeof TIMED_OUT;
 
@@ -41,6 +51,7 @@ export class ToolInvocationService {
   async invoke(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
     const identity = withPolicy({ tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel, caller: call.caller }, call.policy);
+    if (call.principal.user !== undefined) identity.user = call.principal.user;
     if (call.exposedAs) {
       identity.toolset = call.exposedAs.toolset;
       identity.exposedTool = call.exposedAs.name;
@@ -63,17 +74,18 @@ export class ToolInvocationService {
       });
       throw refusal;
     }
+    // The link connects whoever opens it: the caller gets it, the audit row says why it was needed.
+    const audited = outcome.error && outcome.audited !== undefined ? { code: outcome.error.code, message: outcome.audited } : outcome.error;
     const durationMs = await this.recorder.finished(identity, {
       status: outcome.status,
-      error: outcome.error,
+      error: audited,
       arguments: call.redacted,
       startedAt: call.startedAt,
     });
     // Through a toolset, the name the model called it by (the audit row names both).
     const tool = call.exposedAs?.name ?? name;
-    return outcome.status === 'ok'
-      ? { invocationId: call.invocationId, tool, status: outcome.status, result: outcome.result, durationMs }
-      : { invocationId: call.invocationId, tool, status: outcome.status, error: outcome.error, durationMs };
+    if (outcome.status === 'ok') return { invocationId: call.invocationId, tool, status: outcome.status, result: outcome.result, durationMs };
+    return { invocationId: call.invocationId, tool, status: outcome.status, error: outcome.error, ...(outcome.authorization && { authorization: outcome.authorization }), durationMs };
   }
 
   private async runWithDeadline(call: ValidatedToolCall, controller: AbortController): Promise<Settled> {
@@ -115,6 +127,7 @@ export class ToolInvocationService {
         signal,
         timeoutMs: call.timeoutMs,
       };
+      if (call.principal.user !== undefined) context.user = call.principal.user;
       if (call.pathPrefix !== null) context.fileRoot = path.posix.join(call.workspace, call.pathPrefix);
       if (call.onProgress) context.onProgress = call.onProgress;
       if (call.logs) context.logs = call.logs;
@@ -165,6 +178,10 @@ export class ToolInvocationService {
     }
     if (settled.aborted && this.inFlight.isDraining) {
       return { status: 'error', error: { code: 'shutting_down', message: 'The service shut down while the call ran; it was stopped', retryable: true } };
+    }
+    if (error instanceof AuthorizationRequired) {
+      const message = error.message;
+      return { status: 'authorization_required', error: { code: 'authorization_required', message, retryable: true }, authorization: error.authorization, audited: error.reason };
     }
     // An executor's AppError is a refusal: a 4xx about the call, or a 503 about the service (no sandbox).
     if (error instanceof AppError && (error.status < 500 || error.status === 503)) return error;

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Response, Test } from 'supertest';
@@ -75,17 +76,36 @@ describe('the OpenAPI document against the running service', () => {
     return res;
   };
 
+  // A provider's token endpoint, for the connection callback: it gives any code a token.
+  const tokenEndpoint = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'contract-access-token', token_type: 'bearer', expires_in: 3600 }));
+  });
+  let tokenHost: string;
+
   beforeAll(async () => {
+    await new Promise<void>((resolve) => tokenEndpoint.listen(0, '127.0.0.1', resolve));
+    tokenHost = `127.0.0.1:${(tokenEndpoint.address() as AddressInfo).port}`;
+    // PUBLIC_URL is the address the app listens on, as a client reaches it anyway (the redirect URI of connections).
+    const probe = http.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
     // The test's temporary directory is the allowed root (WORKSPACE_ROOT is inside it) for the operator's placements.
     // One event stream per key, so the stream cap's 429 can be seen with two.
     await upstream.start();
-    t = await createTestApp({ env: { WORKSPACE_ALLOWED_ROOTS: '.', SSE_MAX_STREAMS_PER_KEY: '1', FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}`, MCP_SOURCE_REFRESH_S: '0' } });
+    t = await createTestApp({
+      port,
+      env: { WORKSPACE_ALLOWED_ROOTS: '.', SSE_MAX_STREAMS_PER_KEY: '1', FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port},${tokenHost}`, MCP_SOURCE_REFRESH_S: '0', PUBLIC_URL: `http://127.0.0.1:${port}` },
+    });
     const doc = (await t.http.get('/openapi.json').expect(200)).body as OpenApiDocument;
     contract = new OpenApiContract(doc);
   });
   afterAll(async () => {
     await t?.close();
     await upstream.stop();
+    tokenEndpoint.closeAllConnections();
+    await new Promise((resolve) => tokenEndpoint.close(resolve));
   });
 
   it('is an OpenAPI 3.1 document whose operations have unique, readable ids', () => {
@@ -422,6 +442,39 @@ describe('the OpenAPI document against the running service', () => {
     await call('oauthToken', 400, { ...form, body: exchange });
     await call('oauthRevoke', 200, { ...form, body: { token: tokens.body.refresh_token as string, client_id: clientId } });
     await call('oauthRevoke', 400, { ...form, body: { client_id: clientId } }, { invalidBody: true });
+  });
+
+  it('auth providers and connections', async () => {
+    const endpoints = { authorizationUrl: `http://${tokenHost}/authorize`, tokenUrl: `http://${tokenHost}/token`, revocationUrl: `http://${tokenHost}/revoke` };
+    const body = { slug: 'acme', name: 'Acme', ...endpoints, clientId: 'toolgate', clientSecret: 'secret-0123456789', scopes: ['read'], apiHosts: ['api.acme.example'] };
+    const created = await call('createAuthProvider', 201, { body });
+    expect(created.body).not.toHaveProperty('clientSecret');
+    await call('createAuthProvider', 409, { body });
+    await call('createAuthProvider', 403, { body: { ...body, slug: 'other', tokenUrl: 'https://169.254.169.254/token' } });
+    await call('createAuthProvider', 422, { body: { ...body, slug: 'plain', authorizationUrl: 'http://auth.acme.example/authorize' } });
+    await call('createAuthProvider', 400, { body: { ...body, slug: 'Not A Slug' } }, { invalidBody: true });
+    await call('listAuthProviders', 200);
+    await call('getAuthProvider', 200, { params: { providerId: created.body.id } });
+    await call('getAuthProvider', 404, { params: { providerId: randomUUID() } });
+    await call('updateAuthProvider', 200, { params: { providerId: created.body.id }, body: { name: 'Acme Inc.' } });
+    await call('updateAuthProvider', 404, { params: { providerId: randomUUID() }, body: { name: 'x' } });
+    await call('updateAuthProvider', 422, { params: { providerId: created.body.id }, body: { tokenUrl: 'ftp://x/token' } });
+
+    const link = await call('authorizeConnection', 201, { body: { provider: 'acme', user: 'alice' } });
+    await call('authorizeConnection', 404, { body: { provider: 'nope', user: 'alice' } });
+    await call('authorizeConnection', 422, { body: { provider: 'acme', user: 'bad\u202Euser' } });
+    const state = new URL(link.body.authorizationUrl as string).searchParams.get('state')!;
+    await call('connectionCallback', 200, { auth: null, query: { code: 'a-code', state } });
+    await call('connectionCallback', 400, { auth: null, query: { code: 'a-code', state } });
+    const back = await call('authorizeConnection', 201, { body: { provider: 'acme', user: 'bob', returnTo: 'https://app.example/settings' } });
+    await call('connectionCallback', 303, { auth: null, query: { code: 'a-code', state: new URL(back.body.authorizationUrl as string).searchParams.get('state')! } });
+    const listed = await call('listConnections', 200, { query: { user: 'alice' } });
+    expect(listed.body.items).toEqual([expect.objectContaining({ provider: 'acme', user: 'alice', status: 'active' })]);
+    expect(JSON.stringify(listed.body)).not.toContain('contract-access-token');
+    await call('revokeConnection', 204, { params: { connectionId: listed.body.items[0].id } });
+    await call('revokeConnection', 404, { params: { connectionId: listed.body.items[0].id } });
+    await call('deleteAuthProvider', 204, { params: { providerId: created.body.id } });
+    await call('deleteAuthProvider', 404, { params: { providerId: created.body.id } });
   });
 
   it('health', async () => {

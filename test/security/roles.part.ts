@@ -72,6 +72,15 @@ const ROUTE_ROLES: Record<string, Array<'admin' | 'agent' | 'approver'>> = {
   getProjectPolicies: ['admin', 'approver'],
   setProjectPolicies: ['admin'],
   checkPolicies: ['admin', 'approver'],
+  // Connections: a provider holds the tenant's client secret, a link connects whoever opens it.
+  createAuthProvider: ['admin'],
+  listAuthProviders: ['admin'],
+  getAuthProvider: ['admin'],
+  updateAuthProvider: ['admin'],
+  deleteAuthProvider: ['admin'],
+  authorizeConnection: ['admin'],
+  listConnections: ['admin'],
+  revokeConnection: ['admin'],
 };
 
 describe('roles on keys', () => {

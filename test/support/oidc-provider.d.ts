@@ -1,8 +1,14 @@
-// The part of oidc-provider (which ships no types) the external-issuer test uses.
+// The part of oidc-provider (which ships no types) the tests use.
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
+  export interface StoredAccessToken {
+    accountId: string;
+    scope?: string;
+    destroy(): Promise<void>;
+  }
   export default class Provider {
     constructor(issuer: string, configuration: Record<string, unknown>);
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    AccessToken: { find(value: string): Promise<StoredAccessToken | undefined> };
   }
 }

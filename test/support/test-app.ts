@@ -62,7 +62,8 @@ function borrowed(driver: DatabaseDriver): DatabaseDriver {
 }
 
 // The real Nest app on a real database (PGlite, or PostgreSQL with TEST_DATABASE_URL), real files.
-export async function createTestApp(options: { env?: Record<string, string>; database?: TestDatabase } = {}): Promise<TestApp> {
+// `port`: listen there (a suite that sets PUBLIC_URL before the app starts); else a free one.
+export async function createTestApp(options: { env?: Record<string, string>; database?: TestDatabase; port?: number } = {}): Promise<TestApp> {
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'toolgate-test-'));
   // Sandboxed commands run as another uid, which must be able to pass through to the workspaces.
   await chmod(tmpDir, 0o711);
@@ -85,7 +86,7 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
   );
   const database = options.database ?? (await createTestDatabase());
   try {
-    return await startTestApp(config, tmpDir, database, options.database === undefined);
+    return await startTestApp(config, tmpDir, database, options.database === undefined, options.port ?? 0);
   } catch (error) {
     if (!options.database) await database.close();
     await rm(tmpDir, { recursive: true, force: true });
@@ -93,7 +94,7 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
   }
 }
 
-async function startTestApp(config: AppConfig, tmpDir: string, database: TestDatabase, ownsDatabase: boolean): Promise<TestApp> {
+async function startTestApp(config: AppConfig, tmpDir: string, database: TestDatabase, ownsDatabase: boolean, port: number): Promise<TestApp> {
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -115,7 +116,7 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
   // again around every request (about a millisecond of CPU each).
   const server = app.getHttpServer() as Server;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject).listen(0, '127.0.0.1', () => {
+    server.once('error', reject).listen(port, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });

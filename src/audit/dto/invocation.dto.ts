@@ -21,6 +21,12 @@ export class ListInvocationsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsUUID()
   callerKeyId?: string;
+
+  @ApiPropertyOptional({ description: 'Only calls made for this end user (Toolgate-User)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  user?: string;
 }
 
 export class InvocationApprovalDto {
@@ -79,6 +85,8 @@ export class InvocationResponseDto {
   caller!: InvocationCallerDto | null;
   @ApiProperty({ type: () => InvocationPolicyDto, nullable: true, description: 'The policy decision (null: no policy was in force)' })
   policy!: InvocationPolicyDto | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The end user the call was made for (Toolgate-User); null: none named' })
+  user!: string | null;
   @ApiProperty({ enum: INVOCATION_STATUSES }) status!: string;
   @ApiProperty({ nullable: true, type: String, example: 'TOOL_ARG_VALIDATION_FAILURE' }) event!: string | null;
   @ApiProperty({ nullable: true, type: String }) errorCode!: string | null;
@@ -116,6 +124,7 @@ export class InvocationResponseDto {
       channel: row.channel,
       caller: row.callerKeyId === null ? null : { keyId: row.callerKeyId, name: row.callerName },
       policy: row.policyDecision === null ? null : { decision: row.policyDecision, policyIds: (row.policyIds as string[] | null) ?? [] },
+      user: row.user,
       status: row.status,
       event: row.event,
       errorCode: row.errorCode,

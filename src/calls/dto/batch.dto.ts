@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorIssueDto } from '../../common/errors/error-response.dto.js';
 import { JSON_VALUE_SCHEMA } from '../../common/http/json-value.schema.js';
+import { AuthorizationNeededDto } from '../../tools/dto/tool.dto.js';
 
-export const BATCH_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'rate_limited', 'unavailable', 'pending_approval'] as const;
+export const BATCH_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'rate_limited', 'unavailable', 'pending_approval', 'authorization_required'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 class BatchCallDto {
@@ -42,7 +43,7 @@ export class BatchResultDto {
   @ApiProperty({
     enum: BATCH_STATUSES,
     description:
-      'ok, error, timeout: the tool ran. invalid_arguments, denied, rate_limited, unavailable: refused before running (never ran). pending_approval: parked until a person approves it',
+      'ok, error, timeout: the tool ran. invalid_arguments, denied, rate_limited, unavailable: refused before running (never ran). pending_approval: parked until a person approves it. authorization_required: the end user must connect first (authorization)',
   })
   status!: BatchStatus;
   @ApiPropertyOptional({ ...JSON_VALUE_SCHEMA, description: "The tool's result when status is ok" }) result?: unknown;
@@ -51,6 +52,8 @@ export class BatchResultDto {
   @ApiPropertyOptional({ format: 'uuid', description: 'The audit row of a call that ran or was parked' }) invocationId?: string;
   @ApiPropertyOptional() durationMs?: number;
   @ApiPropertyOptional({ format: 'date-time', description: 'When a parked call expires unless decided' }) expiresAt?: string;
+  @ApiPropertyOptional({ type: AuthorizationNeededDto, description: 'authorization_required: where the end user connects' })
+  authorization?: AuthorizationNeededDto;
   @ApiPropertyOptional({ description: 'true: the stored answer of an earlier call with this idempotencyKey; the tool did not run again' })
   replayed?: boolean;
 }

@@ -51,6 +51,10 @@ export interface Tenant {
   oauthResource?: string | null;
   // Every call of the key waits for a person's approval (an OAuth client signed in by an approver).
   parksEveryCall?: boolean;
+  // The key may name the end user of its calls (Toolgate-User).
+  actAsUsers?: boolean;
+  // The end user this request names (Toolgate-User, checked by the guard); absent: none.
+  user?: string;
 }
 
 export const ALLOWED_ROLES = 'toolgate:allowed-roles';

@@ -15,6 +15,8 @@ export interface HttpExecutorSpec {
   url: string;
   method?: 'POST' | 'PUT' | 'PATCH';
   headers?: Record<string, string>;
+  // A connection's access token goes as Authorization: Bearer (src/connections).
+  auth?: { provider: string; scopes?: string[]; as?: 'user' | 'tenant' };
 }
 
 export interface CommandExecutorSpec {
@@ -34,6 +36,8 @@ export interface SkillRunRequest {
   shellAllowlist: string[];
   timeoutMs: number;
   fetch: { allowHosts: string[]; maxBytes: number };
+  // An http executor with auth: the connection's access token (its host was checked against the provider's apiHosts).
+  bearer?: string;
   // Command executors only.
   shell?: { maxOutputBytes: number; limits: ProcessLimits; memoryBytes: number; writes: WriteLimits; sandbox: SandboxSpec };
 }
@@ -70,6 +74,7 @@ async function callEndpoint(request: SkillRunRequest, spec: HttpExecutorSpec, si
         'content-type': 'application/json',
         'x-toolgate-signature': signBody(request.signingSecret, body),
         'x-toolgate-invocation-id': request.invocationId,
+        ...(request.bearer !== undefined && { authorization: `Bearer ${request.bearer}` }),
       },
       body,
       timeoutMs: request.timeoutMs,
@@ -80,6 +85,8 @@ async function callEndpoint(request: SkillRunRequest, spec: HttpExecutorSpec, si
   );
   const json = /\bjson\b/i.test(response.headers['content-type'] ?? '') && !response.truncated;
   const content = json ? parseJson(response.body) : response.body;
+  // The token was refused: the executor refreshes it once and calls again.
+  if (request.bearer !== undefined && response.status === 401) throw new ToolError('endpoint_unauthorized', "The skill's endpoint answered 401 to the connection's token");
   if (response.status < 200 || response.status >= 300) {
     const detail = typeof content === 'string' ? content : JSON.stringify(content);
     throw new ToolError(

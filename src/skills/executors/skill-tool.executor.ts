@@ -14,7 +14,9 @@ import { SKILL_HTTP_MAX_BYTES } from '../skills.limits.js';
 import { ToolError } from '../../execution/tool-error.js';
 import { redactText, scrubWholeValues } from '../../common/secrets/secret-redaction.js';
 import { executorSecrets } from '../skill-secrets.js';
-import { runSkillTool, type CommandExecutorSpec, type SkillRunRequest } from './skill-runner.js';
+import { runSkillTool, type CommandExecutorSpec, type HttpExecutorSpec, type SkillRunRequest } from './skill-runner.js';
+import type { ConnectionTokens } from '../../connections/connection-tokens.js';
+import { tokenHostRefused, userRequired } from '../../connections/connections.errors.js';
 
 // A tenant's tool, run like a built-in one: `async` on the event loop, a `sync` command in the worker pool
 // with cooperative cancellation (the pool thread kills its child process itself).
@@ -34,6 +36,7 @@ export class SkillToolExecutor implements ToolExecutor {
     private readonly upstreams: UpstreamMcpClients,
     private readonly quota: WorkspaceQuota,
     private readonly admission: CommandAdmission,
+    private readonly tokens: ConnectionTokens,
   ) {
     this.definition = tool.definition;
     this.spawnsProcesses = tool.spec.executor.type === 'command';
@@ -46,6 +49,7 @@ export class SkillToolExecutor implements ToolExecutor {
     const spec = this.tool.spec.executor;
     if (spec.type === 'command' && !ctx.project.shellEnabled) throw shellDisabled(this.definition.name);
     if (spec.type === 'command') return this.runCommand(spec, args, ctx);
+    if (spec.type === 'http' && spec.auth) return this.callAsConnection(spec, spec.auth, args, ctx);
     const running = spec.type === 'mcp' ? this.callUpstream(spec, args, ctx) : this.run({ spec, args, ...this.common(ctx) }, ctx);
     return running.catch((error: unknown) => {
       throw this.withoutOwnSecrets(error);
@@ -54,10 +58,37 @@ export class SkillToolExecutor implements ToolExecutor {
 
   // An endpoint or MCP server that echoes what it received (its answer is the tool's error) would quote the
   // executor's own header values or URL credentials, which the call's arguments never held.
-  private withoutOwnSecrets(error: unknown): unknown {
-    if (!(error instanceof ToolError) || this.ownSecrets.length === 0) return error;
-    const message = redactText(scrubWholeValues(error.message, this.ownSecrets));
+  private withoutOwnSecrets(error: unknown, tokens: readonly string[] = []): unknown {
+    const secrets = tokens.length === 0 ? this.ownSecrets : [...this.ownSecrets, ...tokens];
+    if (!(error instanceof ToolError) || secrets.length === 0) return error;
+    const message = redactText(scrubWholeValues(error.message, secrets));
     return message === error.message ? error : new ToolError(error.code, message, error.retryable);
+  }
+
+  // An http tool that acts with a connection: the token of the call's end user (or the tenant's own), sent
+  // only to a host in the provider's apiHosts (the executor follows no redirect); refreshed and tried once
+  // more when the endpoint answers 401. The token never appears in an error: an endpoint may echo it.
+  private async callAsConnection(spec: HttpExecutorSpec, auth: NonNullable<HttpExecutorSpec['auth']>, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    const user = auth.as === 'tenant' ? null : (ctx.user ?? null);
+    if (auth.as !== 'tenant' && user === null) throw userRequired(auth.provider);
+    const sent: string[] = [];
+    const attempt = async (stale?: string): Promise<unknown> => {
+      const bearer = await this.tokens.bearerFor(ctx.tenantId, auth, user, stale);
+      const host = new URL(spec.url).host.toLowerCase();
+      if (!bearer.apiHosts.includes(host)) throw tokenHostRefused(host, auth.provider);
+      sent.push(bearer.token);
+      return this.run({ spec, args, ...this.common(ctx), bearer: bearer.token }, ctx);
+    };
+    try {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!(error instanceof ToolError && error.code === 'endpoint_unauthorized')) throw error;
+        return await attempt(sent[0]);
+      }
+    } catch (error) {
+      throw this.withoutOwnSecrets(error, sent);
+    }
   }
 
   private common(ctx: ToolContext) {

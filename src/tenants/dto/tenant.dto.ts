@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsObject, IsOptional, ValidateNested, IsRFC3339, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, ValidateNested, IsRFC3339, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
 import { KEY_ROLES, type KeyRole } from '../../common/auth/key-roles.js';
 import type { ApiKey, Tenant } from '../../generated/prisma/client.js';
 import type { TenantBudgetFigures } from '../../config/app-config.js';
@@ -65,6 +65,14 @@ export class CreateApiKeyDto {
   @IsOptional()
   @IsRFC3339()
   expiresAt?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'An admin or agent key: its calls may name the end user they are for with the Toolgate-User header, and tools then act with that person’s connections (default false: the header is refused)',
+  })
+  @IsOptional()
+  @IsBoolean()
+  actAsUsers?: boolean;
 }
 
 export class UpdateTenantDto {
@@ -133,6 +141,8 @@ export class ApiKeyResponseDto {
   oauthConsentedByKeyId!: string | null;
   @ApiProperty({ description: "Every call of the key waits for a person's approval, whatever the project says: an OAuth client signed in by an approver key" })
   parksEveryCall!: boolean;
+  @ApiProperty({ description: 'Its calls may name their end user (Toolgate-User)' })
+  actAsUsers!: boolean;
 
   static from(k: ApiKey & { oauthGrant?: { decidedByKeyId: string } | null }): ApiKeyResponseDto {
     return {
@@ -149,6 +159,7 @@ export class ApiKeyResponseDto {
       oauthResource: k.oauthResource,
       oauthConsentedByKeyId: k.oauthGrant?.decidedByKeyId ?? null,
       parksEveryCall: k.parksEveryCall,
+      actAsUsers: k.actAsUsers,
     };
   }
 }

@@ -159,12 +159,25 @@ class InvocationErrorDto {
 
 const TOOL_CALLED = 'The tool called; through a toolset, the name the toolset shows it by (its audit row names the real tool in tool, this one in exposedTool)';
 
+export class AuthorizationNeededDto {
+  @ApiProperty({ description: "The auth provider's slug" }) provider!: string;
+  @ApiProperty({ description: 'The link the end user opens (once, before expiresAt) to connect their account' }) url!: string;
+  @ApiProperty({ type: [String] }) scopes!: string[];
+  @ApiProperty({ format: 'date-time' }) expiresAt!: string;
+}
+
 export class InvocationResultDto {
   @ApiProperty({ format: 'uuid' }) invocationId!: string;
   @ApiProperty({ description: TOOL_CALLED }) tool!: string;
-  @ApiProperty({ enum: ['ok', 'error', 'timeout'] }) status!: 'ok' | 'error' | 'timeout';
+  @ApiProperty({
+    enum: ['ok', 'error', 'timeout', 'authorization_required'],
+    description: 'authorization_required: the tool acts with a connection the end user has not made (or that expired, was revoked or lacks a scope); it did not run. error.message says what to tell the user',
+  })
+  status!: 'ok' | 'error' | 'timeout' | 'authorization_required';
   @ApiPropertyOptional({ ...JSON_VALUE_SCHEMA, description: "The tool's result when status is ok" }) result?: unknown;
   @ApiPropertyOptional({ type: InvocationErrorDto }) error?: InvocationErrorDto;
+  @ApiPropertyOptional({ type: AuthorizationNeededDto, description: 'With authorization_required: where the end user connects' })
+  authorization?: AuthorizationNeededDto;
   @ApiProperty() durationMs!: number;
 }
 

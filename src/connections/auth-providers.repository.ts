@@ -1,0 +1,70 @@
+import { Injectable } from '@nestjs/common';
+import { SecretBox } from '../common/secrets/secret-box.js';
+import { isUuid } from '../common/validation/is-uuid.js';
+import { PrismaService } from '../database/prisma.service.js';
+import { orUniqueTaken, type UniqueTaken } from '../database/unique-violation.js';
+import type { AuthProvider } from '../generated/prisma/client.js';
+import type { ProviderMetadata } from './provider-client.js';
+
+export interface ProviderFields {
+  slug: string;
+  name: string;
+  metadata: ProviderMetadata;
+  discovered: boolean;
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+  apiHosts: string[];
+}
+
+// A provider as the services see it: the client secret opened, the metadata parsed.
+export type ProviderRecord = Omit<AuthProvider, 'metadata'> & { metadata: ProviderMetadata };
+
+@Injectable()
+export class AuthProvidersRepository {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly box: SecretBox,
+  ) {}
+
+  async create(tenantId: string, fields: ProviderFields): Promise<ProviderRecord | UniqueTaken> {
+    const row = await orUniqueTaken(this.prisma.authProvider.create({ data: { tenantId, ...this.sealed(fields) } }));
+    return typeof row === 'symbol' ? row : this.opened(row);
+  }
+
+  async list(tenantId: string): Promise<ProviderRecord[]> {
+    const rows = await this.prisma.authProvider.findMany({ where: { tenantId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return rows.map((row) => this.opened(row));
+  }
+
+  async findById(tenantId: string, id: string): Promise<ProviderRecord | null> {
+    if (!isUuid(id)) return null;
+    const row = await this.prisma.authProvider.findFirst({ where: { id, tenantId } });
+    return row && this.opened(row);
+  }
+
+  async findBySlug(tenantId: string, slug: string): Promise<ProviderRecord | null> {
+    const row = await this.prisma.authProvider.findUnique({ where: { tenantId_slug: { tenantId, slug } } });
+    return row && this.opened(row);
+  }
+
+  async update(tenantId: string, id: string, fields: Omit<ProviderFields, 'slug'>): Promise<ProviderRecord | null> {
+    const { slug: _slug, ...data } = this.sealed({ ...fields, slug: '' });
+    const updated = await this.prisma.authProvider.updateMany({ where: { id, tenantId }, data });
+    return updated.count === 0 ? null : this.findById(tenantId, id);
+  }
+
+  // Its connections go with it (ON DELETE CASCADE): no token of it is used again.
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    return (await this.prisma.authProvider.deleteMany({ where: { id, tenantId } })).count > 0;
+  }
+
+  private sealed(fields: ProviderFields) {
+    return { ...fields, metadata: { ...fields.metadata }, clientSecret: this.box.seal(fields.clientSecret) };
+  }
+
+  private opened(row: AuthProvider): ProviderRecord {
+    return { ...row, metadata: row.metadata as unknown as ProviderMetadata, clientSecret: this.box.open(row.clientSecret) };
+  }
+}
