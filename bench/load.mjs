@@ -10,6 +10,8 @@
 //   LOAD_P99_MS        the p99 latency that fails the run (default 1000)
 //   LOAD_DATABASE_URL  PostgreSQL server for the scratch database (default postgresql://postgres@127.0.0.1:5432/postgres)
 //   HTTP_ADAPTER       express (default) or fastify
+//   LOAD_SCENARIO      noisy-neighbour: instead of the mix, bench/noisy-neighbour.mjs (tenant B measured
+//                      alone and beside tenant A's attacks on shared capacity; see there)
 //   LOAD_INSTANCES     1 (default), or 2: the same load twice, on one instance and then on two instances of
 //                      the service on one database (the connections split between them, an event stream
 //                      open on the second instance so the change bus carries every call's events), each on a
@@ -583,6 +585,11 @@ function boundedCheck(samples, run) {
 
 let ok = false;
 try {
+  // `npm run load -- noisy-neighbour` (or LOAD_SCENARIO=noisy-neighbour): one tenant measured beside another's attacks.
+  if (process.argv.includes('noisy-neighbour') || process.env.LOAD_SCENARIO === 'noisy-neighbour') {
+    await import('./noisy-neighbour.mjs');
+    await new Promise(() => {}); // it exits with its own verdict
+  }
   ok = await main();
 } catch (error) {
   process.stderr.write(`load failed: ${error instanceof Error ? error.stack : String(error)}\n`);

@@ -9,9 +9,10 @@
 //   NOISY_DURATION     seconds of each measured phase (default 20)
 //   NOISY_B_CALLERS    B's concurrent callers (default 4)
 //   NOISY_A_CALLERS    A's concurrent callers per attack (default 2)
+//   NOISY_ATTACKS      which attacks to run, numbered from 1 (default all)
 //   LOAD_DATABASE_URL  PostgreSQL server for a scratch database (default: embedded PGlite)
 //   HTTP_ADAPTER       express (default) or fastify
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -32,6 +33,8 @@ async function main() {
   assertBuilt();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-noisy-'));
   trackTempDir(tmp);
+  // Sandboxes run as an unprivileged uid, which must pass through to the workspaces.
+  chmodSync(tmp, 0o711);
   const workspaces = path.join(tmp, 'workspaces');
   const database = await databaseFactory(process.env.LOAD_DATABASE_URL?.trim() || '', tmp);
   const service = await startToolgate({
@@ -52,9 +55,10 @@ async function main() {
     token: a.key,
     body: { shellEnabled: true, shellAllowlist: ['sh', 'head', 'sleep', 'seq'] },
   });
-  // A's costly search corpus: 1 MiB of text the pattern below backtracks over; and a large file for answers.
+  // A's costly search corpus: 200 KiB (search_files reads files up to WORKSPACE_FILE_MAX_BYTES) of text the
+  // pattern below backtracks over, seconds of CPU each time; and a large file for answers.
   const line = 'abcdefghij '.repeat(9) + '\n';
-  writeFileSync(path.join(workspaces, attackProject, 'corpus.txt'), line.repeat(Math.ceil((1024 * 1024) / line.length)));
+  writeFileSync(path.join(workspaces, attackProject, 'corpus.txt'), line.repeat(Math.floor((200 * 1024) / line.length)));
   writeFileSync(path.join(workspaces, attackProject, 'large.txt'), 'L'.repeat(256 * 1024));
   writeFileSync(path.join(workspaces, b.projectId, 'notes.md'), Array.from({ length: 200 }, (_, i) => `note ${i}: the neighbour's text\n`).join(''));
 
@@ -68,7 +72,7 @@ async function main() {
   let writes = 0;
   const neighbourCalls = [
     () => call(b, b.projectId, 'read_file', { path: 'notes.md', limit: 20 }),
-    () => call(b, b.projectId, 'write_file', { path: `out/${writes++ % 20}.txt`, content: 'written by the neighbour' }),
+    () => call(b, b.projectId, 'write_file', { path: `out/${writes++ % 20}.txt`, content: 'written by the neighbour', createDirs: true }),
     () => call(b, b.projectId, 'search_files', { pattern: 'neighbour', path: '.' }),
     () => call(b, b.projectId, 'list_files', { path: '.' }),
   ];
@@ -81,6 +85,11 @@ async function main() {
       isExpected: (res) => res?.status === 200 && res.body.status === 'ok',
     });
 
+  // Each of B's calls once, and each attack once, must answer as expected before anything is measured.
+  for (const fn of neighbourCalls) {
+    const res = await fn();
+    if (res.status !== 200 || res.body.status !== 'ok') throw new Error(`tenant B's call answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+  }
   process.stderr.write(`measuring tenant B alone for ${durationS} s\n`);
   const alone = await neighbour();
 
@@ -109,6 +118,13 @@ async function main() {
         body: JSON.stringify({ calls: Array.from({ length: 32 }, (_, i) => ({ id: `c${i}`, tool: 'read_file', arguments: { path: 'large.txt' } })) }),
       }).then(async (res) => ({ status: res.status, body: { status: res.status === 200 ? 'ok' : 'error', ...(await res.json()) } })),
   };
+  // NOISY_ATTACKS=1,3 runs only those attacks (numbered from 1 in the order above): what each one costs B.
+  const only = process.env.NOISY_ATTACKS?.split(',').map(Number);
+  for (const [i, name] of Object.keys(attacks).entries()) if (only && !only.includes(i + 1)) delete attacks[name];
+  for (const [name, fn] of Object.entries(attacks)) {
+    const res = await fn();
+    process.stderr.write(`attack '${name}' once: ${res.status} ${JSON.stringify(res.body).slice(0, 240)}\n`);
+  }
   const loops = Object.entries(attacks).flatMap(([name, fn]) => Array.from({ length: aCallers }, () => loop(name, fn)));
   await new Promise((resolve) => setTimeout(resolve, 2000));
   process.stderr.write(`measuring tenant B beside tenant A's attacks for ${durationS} s\n`);
