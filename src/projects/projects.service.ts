@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { decodeCursor, toPage } from '../common/pagination/cursor.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
@@ -21,6 +21,8 @@ const DEFAULT_PAGE_SIZE = 20;
 
 @Injectable()
 export class ProjectsService {
+  private readonly logger = new Logger('Projects');
+
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly workspaces: WorkspaceResolver,
@@ -125,9 +127,16 @@ export class ProjectsService {
   }
 
   async delete(tenantId: string, projectId: string): Promise<void> {
-    const deleted = await this.projects.delete(tenantId, projectId);
+    const project = await this.projects.findById(tenantId, projectId);
+    const deleted = project !== null && (await this.projects.delete(tenantId, projectId));
     this.changes.changed(tenantId, projectId);
     if (!deleted) throw projectNotFound(projectId);
+    // Its files go after the answer (a large tree takes a while); only the directory Toolgate made for it.
+    if (project.workspacePath === null) {
+      void this.workspaces.removeProvisioned(projectId).catch((error: unknown) => {
+        this.logger.warn(`The workspace of deleted project ${projectId} could not be removed: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    }
   }
 }
 

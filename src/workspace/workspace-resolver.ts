@@ -1,4 +1,4 @@
-import { chown, mkdir, realpath } from 'node:fs/promises';
+import { chown, mkdir, realpath, rm } from 'node:fs/promises';
 import { Metrics } from '../metrics/metrics.js';
 import path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -80,6 +80,14 @@ export class WorkspaceResolver {
   async provision(projectId: string): Promise<void> {
     const root = this.config.workspace.root;
     if (root) await this.createWorkspaceDirectory(root, projectId);
+  }
+
+  // Called when a project is deleted: the directory Toolgate made for it under WORKSPACE_ROOT goes too, or
+  // every deleted project would leave its files (and its inodes) behind, outside any quota or budget. A
+  // workspacePath the operator placed is the operator's and stays. rm removes symlinks, never their targets.
+  async removeProvisioned(projectId: string): Promise<void> {
+    const root = this.config.workspace.root;
+    if (root) await rm(path.join(root, projectId), { recursive: true, force: true });
   }
 
   // WORKSPACE_ROOT may be entered but not listed by others (the sandbox's uid must pass through it);

@@ -252,6 +252,8 @@ describe('loadConfig: metrics, traces and log format', () => {
       mcpProgressIntervalMs: 5_000,
       maxStreamsPerTenant: 20,
       maxStreamsPerKey: 20,
+      minReadBytesPerSecond: 16 * 1024,
+      readWindowMs: 10_000,
     });
     const config = loadConfig(
       {
@@ -273,6 +275,8 @@ describe('loadConfig: metrics, traces and log format', () => {
       mcpProgressIntervalMs: 1000,
       maxStreamsPerTenant: 100,
       maxStreamsPerKey: 5,
+      minReadBytesPerSecond: 16 * 1024,
+      readWindowMs: 10_000,
     });
   });
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +35,20 @@ describe('projects', () => {
     expect(updated.body).toMatchObject({ id, name: 'Docs site', slug: 'docs' });
     await t.http.delete(`/v1/projects/${id}`).set(alice.auth).expect(204);
     await t.http.get(`/v1/projects/${id}`).set(alice.auth).expect(404);
+  });
+
+  it("removes the workspace Toolgate made for a deleted project, files and directories inside it included, and nothing else", async () => {
+    const doomed = await t.createProject(alice);
+    const kept = await t.createProject(alice);
+    const dir = t.workspaceOf(doomed.id);
+    await t.http.post(`/v1/projects/${doomed.id}/tools/write_file/invoke`).set(alice.auth).send({ arguments: { path: 'a/b/c.txt', content: 'x', createDirs: true } }).expect(200);
+    // A link to another workspace: removed as a link, its target untouched.
+    await symlink(t.workspaceOf(kept.id), path.join(dir, 'link'));
+    await t.http.post(`/v1/projects/${kept.id}/tools/write_file/invoke`).set(alice.auth).send({ arguments: { path: 'stays.txt', content: 'kept' } }).expect(200);
+    await t.http.delete(`/v1/projects/${doomed.id}`).set(alice.auth).expect(204);
+    for (let i = 0; i < 100 && existsSync(dir); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(dir)).toBe(false);
+    expect(existsSync(path.join(t.workspaceOf(kept.id), 'stays.txt'))).toBe(true);
   });
 
   it('answers 409 for a slug already used in the tenant, and allows it in another tenant', async () => {

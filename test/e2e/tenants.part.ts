@@ -48,6 +48,7 @@ describe('tenants and API keys', () => {
       oauthResource: null,
       oauthConsentedByKeyId: null,
       parksEveryCall: false,
+      actAsUsers: false,
     });
     expect(JSON.stringify(listed.body)).not.toContain(issued.body.key.split('_')[2]);
     const rows = await t.database.driver.withSession((s) =>

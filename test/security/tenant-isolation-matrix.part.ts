@@ -35,6 +35,7 @@ describe('[sec-40] tenant isolation matrix', () => {
     'POST /v1/projects/{projectId}/toolsets/{slug}/tools/{toolName}/invoke': () => ({ arguments: { path: 'a.txt' } }),
     'POST /v1/oauth/requests/{requestId}/decision': () => ({ approve: false }),
     'PUT /v1/projects/{projectId}/policies': () => ({ text: '' }),
+    'PATCH /v1/auth-providers/{providerId}': () => ({ name: 'renamed' }),
     'POST /v1/projects/{projectId}/policies/check': () => ({ tool: 'read_file', arguments: { path: 'a.txt' } }),
   };
   const TOOLSET = { slug: 'matrix-set', name: 'Matrix', mode: 'direct', tools: [{ select: 'read_file' }] };
@@ -59,6 +60,18 @@ describe('[sec-40] tenant isolation matrix', () => {
     await t.http.post(`/v1/projects/${project.id}/toolsets`).set(owner.auth).send(TOOLSET).expect(201);
     ids.slug = TOOLSET.slug;
     // A definition change waiting for review, as a refresh of an MCP source records one.
+    // An auth provider of the owner's and one person's connection to it (their secrets play no part here).
+    ids.providerId = randomUUID();
+    await t.database.driver.query(
+      `INSERT INTO auth_providers (id, tenant_id, slug, name, metadata, client_id, client_secret, updated_at) VALUES ($1, $2, 'matrix', 'Matrix', '{}', 'c', 'sealed', now())`,
+      [ids.providerId, owner.id],
+    );
+    ids.connectionId = randomUUID();
+    await t.database.driver.query(`INSERT INTO connections (id, tenant_id, provider_id, end_user, status, updated_at) VALUES ($1, $2, $3, 'alice', 'active', now())`, [
+      ids.connectionId,
+      owner.id,
+      ids.providerId,
+    ]);
     ids.changeId = randomUUID();
     await t.database.driver.query(
       `INSERT INTO skill_tool_changes (id, tenant_id, skill_id, tool, kind, status, diff, flags) VALUES ($1, $2, $3, 'matrix_echo', 'changed', 'pending', '{}', '[]')`,

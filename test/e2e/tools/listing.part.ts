@@ -237,7 +237,7 @@ describe('the OpenAPI document for tools', () => {
     expect(Object.keys(properties(result))).toEqual(
       expect.arrayContaining(['invocationId', 'tool', 'status', 'result', 'error', 'durationMs']),
     );
-    expect(properties(result).status.enum).toEqual(['ok', 'error', 'timeout']);
+    expect(properties(result).status.enum).toEqual(['ok', 'error', 'timeout', 'authorization_required']);
     expect(Object.keys(properties(resolve(properties(result).error))).sort()).toEqual(['code', 'message', 'retryable']);
 
     // The one error shape, whose error carries the tool, the issues and the usage line of an invalid_arguments.
@@ -262,7 +262,7 @@ describe('the OpenAPI document for tools', () => {
     expect(Object.keys(properties(entry))).toEqual(
       expect.arrayContaining(['id', 'tool', 'status', 'event', 'errorCode', 'arguments', 'argumentsTruncated', 'durationMs']),
     );
-    expect(properties(entry).status.enum).toEqual(['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired']);
+    expect(properties(entry).status.enum).toEqual(['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired', 'authorization_required']);
     expect((list.parameters ?? []).map((p) => p.name)).toEqual(expect.arrayContaining(['tool', 'status', 'limit', 'cursor']));
     const events = operation('/v1/projects/{projectId}/events', 'get').responses['200'] as { description?: string };
     expect(events.description).toEqual(expect.stringMatching(/tool\.started.*tool\.completed.*tool\.error/));
