@@ -36,6 +36,9 @@ export interface AppConfig {
     readThreads: number;
     // Disk space (allocated blocks) a project's workspace may use, through file tools and commands alike.
     quotaBytes: number;
+    // Files, directories and links a project's workspace may hold (WORKSPACE_QUOTA_INODES): empty files cost
+    // no blocks, and the host's file system has a fixed number of inodes for everyone.
+    quotaInodes: number;
   };
   workerPool: {
     // Threads of the shared worker pool (searches, big listings, quota measurements, sync skills).

@@ -48,6 +48,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       fileMaxBytes: read.integer('WORKSPACE_FILE_MAX_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
       readThreads: read.integer('WORKSPACE_READ_THREADS', 1, 0, 16),
       quotaBytes: read.integer('WORKSPACE_QUOTA_BYTES', 1024 ** 3, 1024 * 1024, 2 ** 50),
+      quotaInodes: read.integer('WORKSPACE_QUOTA_INODES', 100_000, 100, 2 ** 31),
     },
     workerPool: parseWorkerPool(read, problems),
     tools: {

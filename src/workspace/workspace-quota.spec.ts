@@ -20,7 +20,7 @@ class FakeWalks {
 }
 
 const quotaOf = (walks: FakeWalks, quotaBytes = 10 * MiB) =>
-  new WorkspaceQuota({ workspace: { quotaBytes, cacheMaxEntries: 100 } } as AppConfig, walks.pool);
+  new WorkspaceQuota({ workspace: { quotaBytes, quotaInodes: 1000, cacheMaxEntries: 100 } } as AppConfig, walks.pool);
 
 describe('WorkspaceQuota', () => {
   it('lets writes in until the next one would pass the quota, then refuses it naming the quota and the usage', async () => {
@@ -61,7 +61,7 @@ describe('WorkspaceQuota', () => {
     expect(walks.walks).toBe(2);
     quota.forget('/ws');
     walks.usage.bytes = 3 * MiB;
-    await expect(quota.forCommand('/ws')).resolves.toEqual({ bytes: 10 * MiB, usageAtStart: 3 * MiB });
+    await expect(quota.forCommand('/ws')).resolves.toEqual({ bytes: 10 * MiB, usageAtStart: 3 * MiB, inodes: 1000, entriesAtStart: 0 });
     expect(walks.walks).toBe(3);
   });
 
@@ -71,12 +71,12 @@ describe('WorkspaceQuota', () => {
     const quota = quotaOf(walks);
     await quota.forCommand('/ws');
     for (let i = 0; i < 5; i++) {
-      quota.afterCommand('/ws', MiB / 2);
+      quota.afterCommand('/ws', MiB / 2, 0);
       await quota.forCommand('/ws');
     }
     await quota.reserve('/ws', MiB, 'a.bin');
     expect(walks.walks).toBe(1);
-    await expect(quota.forCommand('/ws')).resolves.toEqual({ bytes: 10 * MiB, usageAtStart: 1 * MiB + 5 * (MiB / 2) + MiB });
+    await expect(quota.forCommand('/ws')).resolves.toEqual({ bytes: 10 * MiB, usageAtStart: 1 * MiB + 5 * (MiB / 2) + MiB, inodes: 1000, entriesAtStart: 0 });
   });
 
   it('measures again before an upper bound left by commands or deletes would refuse anything', async () => {
@@ -85,14 +85,28 @@ describe('WorkspaceQuota', () => {
     const quota = quotaOf(walks);
     await quota.forCommand('/ws');
     // The command wrote 4 MiB (over files it then deleted): the bound says 13 MiB, the disk holds 9.
-    quota.afterCommand('/ws', 4 * MiB);
-    await expect(quota.forCommand('/ws')).resolves.toEqual({ bytes: 10 * MiB, usageAtStart: 9 * MiB });
+    quota.afterCommand('/ws', 4 * MiB, 0);
+    await expect(quota.forCommand('/ws')).resolves.toEqual({ bytes: 10 * MiB, usageAtStart: 9 * MiB, inodes: 1000, entriesAtStart: 0 });
     expect(walks.walks).toBe(2);
     // A delete freed 5 MiB of the 9.
     walks.usage.bytes = 4 * MiB;
     quota.afterDelete('/ws');
     await expect(quota.reserve('/ws', 5 * MiB, 'big.bin')).resolves.toEqual(expect.any(Function));
     expect(walks.walks).toBe(3);
+  });
+
+  it('refuses a growing write once the workspace holds its quota of inodes, measured again when commands may have added some', async () => {
+    const walks = new FakeWalks();
+    walks.usage.entries = 990;
+    const quota = quotaOf(walks);
+    await quota.reserve('/ws', 4096, 'a.txt');
+    // A command made up to 20 inodes: the bound says 1010, so the workspace is walked before refusing.
+    quota.afterCommand('/ws', 0, 20);
+    walks.usage.entries = 1000;
+    const refusal = quota.reserve('/ws', 4096, 'b.txt');
+    await expect(refusal).rejects.toThrow(/holds 1000 files, directories and links, at its quota of 1000 \(WORKSPACE_QUOTA_INODES\)/);
+    expect(walks.walks).toBe(2);
+    await expect(quota.forCommand('/ws')).resolves.toMatchObject({ inodes: 1000, entriesAtStart: 1000 });
   });
 
   it('measures again after a command nothing is known about', async () => {

@@ -14,6 +14,8 @@ export const USAGE_TTL_MS = 30_000;
 
 interface Figure {
   bytes: number;
+  // Files, directories and links (what the walk counted).
+  entries: number;
   complete: boolean;
   // False once a command or a delete has made `bytes` an upper bound: it is measured again before it
   // refuses anything.
@@ -27,6 +29,7 @@ interface Figure {
 @Injectable()
 export class WorkspaceQuota {
   readonly quotaBytes: number;
+  readonly quotaInodes: number;
   private readonly figures: TtlLruCache<string, Figure>;
   private readonly measuring = new Map<string, Promise<Figure>>();
 
@@ -35,6 +38,7 @@ export class WorkspaceQuota {
     @Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>,
   ) {
     this.quotaBytes = config.workspace.quotaBytes;
+    this.quotaInodes = config.workspace.quotaInodes;
     this.figures = new TtlLruCache(USAGE_TTL_MS, config.workspace.cacheMaxEntries);
   }
 
@@ -49,6 +53,8 @@ export class WorkspaceQuota {
       if (!figure.measured && figure.bytes + growth > this.quotaBytes) figure = await untilAborted(this.measure(workspace), signal);
       if (!figure.complete) throw tooDeepToMeasure(display);
       if (figure.bytes + growth > this.quotaBytes) throw quotaExceeded(display, growth, figure.bytes, this.quotaBytes);
+      if (!figure.measured && figure.entries >= this.quotaInodes) figure = await untilAborted(this.measure(workspace), signal);
+      if (figure.entries >= this.quotaInodes) throw inodesExceeded(display, figure.entries, this.quotaInodes);
     }
     // In place: the figure keeps the expiry of its measurement.
     const reserved = figure;
@@ -60,19 +66,21 @@ export class WorkspaceQuota {
 
   // What a command starts from: the quota and the workspace's usage, measured when an upper bound would
   // leave it no room.
-  async forCommand(workspace: string): Promise<{ bytes: number; usageAtStart: number }> {
+  async forCommand(workspace: string): Promise<{ bytes: number; usageAtStart: number; inodes: number; entriesAtStart: number }> {
     let figure = await this.current(workspace);
-    if (!figure.measured && figure.bytes >= this.quotaBytes) figure = await this.measure(workspace);
-    return { bytes: this.quotaBytes, usageAtStart: figure.bytes };
+    if (!figure.measured && (figure.bytes >= this.quotaBytes || figure.entries >= this.quotaInodes)) figure = await this.measure(workspace);
+    return { bytes: this.quotaBytes, usageAtStart: figure.bytes, inodes: this.quotaInodes, entriesAtStart: figure.entries };
   }
 
   // After a command: `grownAtMost` bounds what it added (the most of its write_bytes and of how far the
   // file system filled meanwhile); null, nothing is known and the workspace is measured when next needed.
-  afterCommand(workspace: string, grownAtMost: number | null): void {
+  // `inodesAtMost` bounds the inodes it added the same way.
+  afterCommand(workspace: string, grownAtMost: number | null, inodesAtMost: number | null = null): void {
     const figure = this.figures.get(workspace);
     if (!figure) return;
-    if (grownAtMost === null) return this.forget(workspace);
+    if (grownAtMost === null || inodesAtMost === null) return this.forget(workspace);
     figure.bytes += grownAtMost;
+    figure.entries += inodesAtMost;
     figure.measured = false;
   }
 
@@ -100,8 +108,8 @@ export class WorkspaceQuota {
       // Writes wait on it: urgent, with a reserved thread, and fair between workspaces, so it never waits
       // behind another tenant's searches or listings.
       .run('measureWorkspaceUsage', { root: workspace }, { key: workspace, urgent: true })
-      .then(({ bytes, complete }) => {
-        const figure = { bytes, complete, measured: true };
+      .then(({ bytes, entries, complete }) => {
+        const figure = { bytes, entries, complete, measured: true };
         // Not kept when the workspace was forgotten while it was walked: the walk may predate the change.
         if (this.measuring.get(workspace) === measurement) this.figures.set(workspace, figure);
         return figure;
@@ -129,6 +137,12 @@ const quotaExceeded = (display: string, growth: number, used: number, quota: num
   new WorkspaceFsError(
     'workspace_quota_exceeded',
     `Writing '${display}' would grow the workspace by ${describeBytes(growth)} to ${describeBytes(used + growth)}, past its quota of ${describeBytes(quota)} (it uses ${describeBytes(used)} now); delete files that are no longer needed (delete_file), then try again`,
+  );
+
+const inodesExceeded = (display: string, entries: number, quota: number) =>
+  new WorkspaceFsError(
+    'workspace_quota_exceeded',
+    `'${display}' was not written: the workspace holds ${entries} files, directories and links, at its quota of ${quota} (WORKSPACE_QUOTA_INODES); delete files that are no longer needed (delete_file), then try again`,
   );
 
 const tooDeepToMeasure = (display: string) =>

@@ -186,3 +186,34 @@ const serverUrl = process.env.TEST_DATABASE_URL;
     expect(sleeps.filter((r) => r.status === 429 && r.body.error.code === 'tenant_budget_exceeded')).toHaveLength(4);
   }, 60_000);
 });
+
+// Inodes: empty files cost no blocks, so a byte quota alone let one project take millions of the host's
+// inodes (500,000 in 25 s, 10 MiB of quota). WORKSPACE_QUOTA_INODES counts files, directories and links.
+describe('[sec-102] the inode quota of a workspace', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+  let project: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { WORKSPACE_QUOTA_INODES: '500' } });
+    tenant = await t.createTenant();
+    project = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sh'] })).id;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  }, 60_000);
+
+  it('stops a command that creates empty files past it, and then refuses file tools that would add more', async () => {
+    const script = 'i=0; while [ $i -lt 20000 ]; do : > f$i; i=$((i+1)); done; echo done';
+    const res = await invoke(t, tenant, project, 'shell_exec', { argv: ['sh', '-c', script], timeoutMs: 60_000 });
+    expect(res.body).toMatchObject({ status: 'ok', result: { killed: 'workspace_quota', exitCode: null } });
+    const write = await invoke(t, tenant, project, 'write_file', { path: 'one-more.txt', content: 'x' });
+    expect(write.body).toMatchObject({ status: 'error', error: { code: 'workspace_quota_exceeded' } });
+    expect(write.body.error.message).toMatch(/WORKSPACE_QUOTA_INODES/);
+    const { readdir } = await import('node:fs/promises');
+    const count = (await readdir(t.workspaceOf(project))).length;
+    process.stderr.write(`[sec-102] a command making empty files in a workspace of 500 inodes was stopped at ${count}\n`);
+    expect(count).toBeLessThan(20_000);
+  }, 90_000);
+});

@@ -19,6 +19,7 @@ const ran = (extra: Partial<RunProcessResult> = {}): RunProcessResult => ({
   memoryLimitBy: 'rlimit',
   writtenBytes: 0,
   fileSystemGrowthBytes: null,
+  fileSystemInodeGrowth: null,
   durationMs: 5,
   ...extra,
 });

@@ -60,6 +60,8 @@ export interface RunProcessResult {
   // How far the workspace's file system filled during the run (null when writes were not watched): with
   // writtenBytes, a bound on what the run added to the workspace.
   fileSystemGrowthBytes: number | null;
+  // How many inodes the workspace's file system took meanwhile (null when writes were not watched).
+  fileSystemInodeGrowth: number | null;
   durationMs: number;
 }
 
@@ -301,6 +303,7 @@ function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, {
         memoryLimitBy: memoryBy,
         writtenBytes: watchdog?.writtenBytes ?? 0,
         fileSystemGrowthBytes: (opts.writes && watchdog?.fileSystemGrowth()) ?? null,
+        fileSystemInodeGrowth: (opts.writes && watchdog?.fileSystemInodeGrowth()) ?? null,
         durationMs: Math.round(performance.now() - started),
       };
       // prlimit exits 126 or 127 with this message when the command vanished after the check (or, in
@@ -471,6 +474,7 @@ function notStarted(): RunProcessResult {
     memoryLimitBy: null,
     writtenBytes: 0,
     fileSystemGrowthBytes: null,
+    fileSystemInodeGrowth: null,
     durationMs: 0,
   };
 }

@@ -7,8 +7,9 @@ import { sampleProcessTree } from './process-tree.js';
 export interface WriteLimits {
   // Bytes the command's processes may write to files in all (their write_bytes).
   maxBytes: number;
-  // The workspace's quota and the usage it was known to have when the command started.
-  quota?: { bytes: number; usageAtStart: number };
+  // The workspace's quota and the usage it was known to have when the command started; `inodes` and
+  // `entriesAtStart` the same in files, directories and links.
+  quota?: { bytes: number; usageAtStart: number; inodes?: number; entriesAtStart?: number };
 }
 
 export type ResourceExcess = 'memory' | 'writes' | 'quota';
@@ -43,14 +44,18 @@ export class ResourceWatchdog {
   private stopped = false;
   private measuring = false;
   private lastMeasured = -Infinity;
-  // Space in use on the workspace's file system when the run started.
+  // Space and inodes in use on the workspace's file system when the run started.
   private fsBaseline: number | undefined;
+  private inodeBaseline: number | undefined;
 
   constructor(private readonly opts: ResourceWatchOptions) {}
 
   start(onExceeded: (excess: ResourceExcess) => void): void {
     // Taken at once: the command may already be writing by the time a thread-pool call would answer.
-    if (this.opts.writes) this.fsBaseline = fileSystemUsedSync(this.opts.workspace);
+    if (this.opts.writes) {
+      this.fsBaseline = fileSystemUsedSync(this.opts.workspace);
+      this.inodeBaseline = inodesUsedSync(this.opts.workspace);
+    }
     let reported = false;
     const report = (excess: ResourceExcess) => {
       if (reported || this.stopped) return;
@@ -67,6 +72,12 @@ export class ResourceWatchdog {
 
   // How far the workspace's file system filled while the run went on: at least what the run added to the
   // workspace, unless space was freed elsewhere on it meanwhile. Undefined when it could not be read.
+  // The same in inodes (files, directories, links): what the run created, unless others freed some meanwhile.
+  fileSystemInodeGrowth(): number | undefined {
+    const now = this.inodeBaseline === undefined ? undefined : inodesUsedSync(this.opts.workspace);
+    return now === undefined || this.inodeBaseline === undefined ? undefined : Math.max(0, now - this.inodeBaseline);
+  }
+
   fileSystemGrowth(): number | undefined {
     const now = this.fsBaseline === undefined ? undefined : fileSystemUsedSync(this.opts.workspace);
     return now === undefined || this.fsBaseline === undefined ? undefined : Math.max(0, now - this.fsBaseline);
@@ -106,20 +117,25 @@ export class ResourceWatchdog {
   // The file system's free space is one cheap call; only when it has shrunk by more than the room left
   // (space reserved with fallocate, or written by processes that were never waited for, shows there
   // and not in write_bytes) is the workspace itself walked, in the background, to decide.
-  private async checkQuota(quota: { bytes: number; usageAtStart: number }, report: (excess: ResourceExcess) => void) {
+  private async checkQuota(quota: NonNullable<WriteLimits['quota']>, report: (excess: ResourceExcess) => void) {
     // A workspace already past its quota may be read, not grown.
     const limit = Math.max(quota.bytes, quota.usageAtStart);
     const room = limit - quota.usageAtStart;
+    const inodeLimit = quota.inodes === undefined ? undefined : Math.max(quota.inodes, quota.entriesAtStart ?? 0);
+    const inodeRoom = inodeLimit === undefined ? Infinity : inodeLimit - (quota.entriesAtStart ?? 0);
     const used = await fileSystemUsed(this.opts.workspace);
     const grown = used === undefined || this.fsBaseline === undefined ? 0 : used - this.fsBaseline;
-    if (grown <= room && this.writtenBytes <= room) return;
+    // Inodes taken on the file system meanwhile (statfs's files - ffree): empty files add no blocks.
+    const inodesNow = this.inodeBaseline === undefined ? undefined : inodesUsedSync(this.opts.workspace);
+    const inodesGrown = inodesNow === undefined || this.inodeBaseline === undefined ? 0 : inodesNow - this.inodeBaseline;
+    if (grown <= room && this.writtenBytes <= room && inodesGrown <= inodeRoom) return;
     if (this.measuring || this.stopped || performance.now() - this.lastMeasured < MEASURE_INTERVAL_MS) return;
     this.measuring = true;
     void measureDiskUsage(this.opts.workspace)
       .then((usage) => {
         this.workspaceBytes = usage.bytes;
         // Directories nested too deep to measure could hide anything: treated as past the quota.
-        if (usage.bytes > limit || !usage.complete) report('quota');
+        if (usage.bytes > limit || (inodeLimit !== undefined && usage.entries > inodeLimit) || !usage.complete) report('quota');
       })
       .catch(() => undefined)
       .finally(() => {
@@ -141,6 +157,15 @@ function fileSystemUsedSync(dir: string): number | undefined {
   try {
     const fs = statfsSync(dir);
     return (fs.blocks - fs.bfree) * fs.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+function inodesUsedSync(dir: string): number | undefined {
+  try {
+    const fs = statfsSync(dir);
+    return fs.files - fs.ffree;
   } catch {
     return undefined;
   }

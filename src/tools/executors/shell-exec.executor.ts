@@ -106,7 +106,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
     }
     // What it wrote, or how far the file system filled meanwhile, whichever is more, bounds what it added.
     const grown = result.fileSystemGrowthBytes === null ? null : Math.max(result.writtenBytes, result.fileSystemGrowthBytes);
-    this.quota.afterCommand(ctx.workspace, grown);
+    this.quota.afterCommand(ctx.workspace, grown, result.fileSystemInodeGrowth);
     if (result.aborted) throw new ToolError('cancelled', 'The call was cancelled before the command finished; the command was stopped', true);
     if (result.timedOut) {
       // What it printed before it was killed is often what the model needs to see why it hung.
