@@ -107,7 +107,7 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
     const ratio = sampleValue(m, 'toolgate_cache_hit_ratio', { cache: 'workspaces' });
     expect(ratio).toBeGreaterThan(0.5);
     expect(ratio).toBeLessThanOrEqual(1);
-    expect(new Set(m.get('toolgate_cache_hit_ratio')!.samples.map((s) => s.labels.cache))).toEqual(new Set(['api_keys', 'projects', 'workspaces', 'skill_tools', 'toolsets', 'mcp_log_levels']));
+    expect(new Set(m.get('toolgate_cache_hit_ratio')!.samples.map((s) => s.labels.cache))).toEqual(new Set(['api_keys', 'projects', 'workspaces', 'skill_tools', 'toolsets', 'mcp_log_levels', 'policies']));
     // One app: the bus is in-process on PGlite, a fresh LISTEN connection on PostgreSQL; either way connected, never reconnected.
     expect(sampleValue(m, 'toolgate_change_bus_connected', {})).toBe(1);
     expect(m.get('toolgate_change_bus_reconnects_total')?.type).toBe('counter');
