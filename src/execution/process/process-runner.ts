@@ -366,15 +366,19 @@ async function watchOomKills(cgroup: CallCgroup, done: () => boolean, onKilled: 
   }
 }
 
+const TMPFS_MAGIC = 0x01021994;
+
 // The sandbox's own /tmp and /dev/shm, seen through its init's root (the service may look there: it
-// started the sandbox). Before the init is known, nothing can have been written yet.
+// started the sandbox). Before the init is known, nothing can have been written yet; until the init has
+// moved into its new root, the path is the host's own /tmp, which is not the sandbox's tmpfs and is not
+// counted.
 function sandboxTmpfsBytes(sandbox: SandboxStatus): number {
   if (sandbox.childPid === undefined) return 0;
   let bytes = 0;
   for (const mount of [SANDBOX_TMP, '/dev/shm']) {
     try {
       const fs = statfsSync(`/proc/${sandbox.childPid}/root${mount}`);
-      bytes += (fs.blocks - fs.bfree) * fs.bsize;
+      if (fs.type === TMPFS_MAGIC) bytes += (fs.blocks - fs.bfree) * fs.bsize;
     } catch {
       // The sandbox has ended: its tmpfs mounts with it.
     }

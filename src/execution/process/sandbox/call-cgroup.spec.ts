@@ -83,3 +83,24 @@ describe('prepareCallCgroups', () => {
     await expect(prepareCallCgroups(sources(join(root, 'missing')))).resolves.toEqual({ reason: expect.stringContaining('cannot be read') });
   });
 });
+
+describe('prepareCallCgroups on a cgroup v1 memory hierarchy', () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'cgroup-v1-fake-'));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it("removes the call cgroups of services no longer alive, never those of a live one (another instance's, empty before its sandbox moves in)", async () => {
+    const calls = join(root, 'svc', 'toolgate-calls');
+    mkdirSync(calls, { recursive: true });
+    // A pid above the kernel's pid_max belongs to no process.
+    const dead = 'call-4194305-aaaa';
+    const live = `call-${process.pid}-bbbb`;
+    const oldStyle = 'call-0123456789abcdef';
+    for (const name of [dead, live, oldStyle, 'not-a-call']) mkdirSync(join(calls, name));
+    const sources = { procSelfCgroup: '4:memory:/svc\n0::/\n', mountinfo: `35 31 0:32 / ${root} rw,relatime - cgroup cgroup rw,memory` };
+    await prepareCallCgroups(sources);
+    expect(readdirSync(calls).filter((name) => !name.startsWith(`call-${process.pid}-`) || name === live).sort()).toEqual([live, 'not-a-call'].sort());
+  });
+});

@@ -154,10 +154,26 @@ async function enableMemory(dir: string): Promise<boolean> {
   }
 }
 
-// Left by a service that died mid-call; an empty cgroup is removed with rmdir, a busy one stays.
+// Left by a service that died mid-call. Each call's cgroup carries the pid of the service that made it:
+// another instance sharing the parent (on one host, in one cgroup) makes calls there too, and their
+// cgroups are empty for a moment before their sandbox is moved in, so only those of services no longer
+// alive are removed (rmdir: an empty one goes, a busy one stays).
 async function removeStaleCalls(parent: string): Promise<void> {
   for (const name of await readdir(parent)) {
-    if (name.startsWith(CALL_PREFIX)) await rmdir(path.join(parent, name)).catch(() => undefined);
+    if (!name.startsWith(CALL_PREFIX)) continue;
+    // Without a pid: named by an earlier version, whose calls a restart has ended.
+    const owner = new RegExp(`^${CALL_PREFIX}(\\d+)-`).exec(name)?.[1];
+    if (owner !== undefined && isAlive(Number(owner))) continue;
+    await rmdir(path.join(parent, name)).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -171,7 +187,7 @@ export class CallCgroup {
   ) {}
 
   static async create({ parent, version }: CallCgroupParent, memoryBytes: number): Promise<CallCgroup> {
-    const dir = path.join(parent, `${CALL_PREFIX}${randomBytes(8).toString('hex')}`);
+    const dir = path.join(parent, `${CALL_PREFIX}${process.pid}-${randomBytes(8).toString('hex')}`);
     await mkdir(dir);
     try {
       if (version === 2) {
