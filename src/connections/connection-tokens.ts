@@ -80,6 +80,14 @@ export class ConnectionTokens {
 
   private async refresh(provider: ProviderRecord, connection: ConnectionRecord): Promise<string> {
     if (!(await this.connections.takeRefreshLease(connection.id))) return this.awaitOtherRefresh(connection);
+    // The row as it is now, under the lease: a call that read it before another refresh ended would
+    // otherwise refresh again, with a refresh token that has since rotated.
+    const current = await this.connections.findById(connection.tenantId, connection.id);
+    if (current && current.status === 'active' && current.accessToken !== null && current.accessToken !== connection.accessToken) {
+      await this.connections.releaseRefreshLease(connection.id);
+      return current.accessToken;
+    }
+    if (current) connection = current;
     if (connection.refreshToken === null) {
       await this.connections.markExpired(connection.id);
       return '';
