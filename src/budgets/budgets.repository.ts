@@ -39,7 +39,7 @@ export class BudgetsRepository {
     });
   }
 
-  async runningCommands(tx: Tx, tenantId: string): Promise<{ count: number; memoryBytes: number }> {
+  async runningCommands(tx: Tx | PrismaService, tenantId: string): Promise<{ count: number; memoryBytes: number }> {
     const [row] = await tx.$queryRaw<Array<{ count: bigint; memory: bigint | null }>>`
       SELECT count(*) AS count, sum(memory_bytes) AS memory FROM command_leases WHERE tenant_id = ${tenantId}::uuid AND expires_at > now()`;
     return { count: Number(row?.count ?? 0), memoryBytes: Number(row?.memory ?? 0) };
@@ -71,7 +71,7 @@ export class BudgetsRepository {
   async usage(tenantId: string): Promise<TenantUsage> {
     const [projects, commands, storedAnswerBytes] = await Promise.all([
       this.prisma.project.count({ where: { tenantId } }),
-      this.runningCommands(this.prisma as unknown as Tx, tenantId),
+      this.runningCommands(this.prisma, tenantId),
       this.storedAnswerBytes(this.prisma, tenantId),
     ]);
     return { maxProjects: projects, concurrentCommands: commands.count, commandMemoryBytes: commands.memoryBytes, storedAnswerBytes };

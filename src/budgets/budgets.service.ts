@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { notFound } from '../common/errors/app-error.js';
+import { tenantNotFound } from '../tenants/tenants.errors.js';
 import type { TenantBudgetFigures } from '../config/app-config.js';
 import { BudgetsRepository } from './budgets.repository.js';
 import type { TenantBudgetsDto, TenantUsageResponseDto } from './dto/budgets.dto.js';
 import { BUDGET_NAMES, TenantBudgets } from './tenant-budgets.js';
-
-const tenantNotFound = (tenantId: string) => notFound('tenant_not_found', `No tenant with id '${tenantId}'`);
 
 @Injectable()
 export class BudgetsService {

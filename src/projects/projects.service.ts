@@ -15,6 +15,7 @@ import { ProjectAccess } from './project-access.js';
 import { ProjectsRepository } from './projects.repository.js';
 import { BudgetsRepository } from '../budgets/budgets.repository.js';
 import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
+import { tenantNotFound } from '../tenants/tenants.errors.js';
 import { TenantBudgets } from '../budgets/tenant-budgets.js';
 
 const DEFAULT_PAGE_SIZE = 20;
@@ -53,7 +54,8 @@ export class ProjectsService {
       return this.projects.createLocked(tx, tenantId, fields);
     });
     if (project instanceof AppError) throw project;
-    if (project === false) throw projectNotFound(tenantId);
+    // The tenant itself was deleted while this request ran.
+    if (project === false) throw tenantNotFound(tenantId);
     if (project === UNIQUE_TAKEN) throw projectSlugTaken(dto.slug);
     await this.workspaces.provision(project.id);
     return this.tenantView(tenantId, project);
