@@ -1,12 +1,29 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiBadGatewayResponse, ApiConflictResponse, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import {
+  ApiBadGatewayResponse,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { AuthProvidersService } from './auth-providers.service.js';
-import { AuthProviderListResponseDto, AuthProviderResponseDto, CreateAuthProviderDto, UpdateAuthProviderDto } from './dto/auth-provider.dto.js';
+import {
+  AuthProviderListResponseDto,
+  AuthProviderResponseDto,
+  CreateAuthProviderDto,
+  UpdateAuthProviderDto,
+} from './dto/auth-provider.dto.js';
 
 const PROVIDER_ID = { name: 'providerId', description: 'The auth provider’s id', schema: { type: 'string', format: 'uuid' } } as const;
-const REFUSED = 'invalid_auth_provider: endpoints missing, not https (http only for a host in FETCH_ALLOW_HOSTS); url_blocked: an address the fetch_url policy refuses';
+const REFUSED =
+  'invalid_auth_provider: endpoints missing, not https (http only for a host in FETCH_ALLOW_HOSTS); url_blocked: an address the fetch_url policy refuses';
 
 // Admin keys only (no @AllowRoles): a provider holds the tenant's client secret.
 @ApiTags('connections')
@@ -16,7 +33,10 @@ export class AuthProvidersController {
   constructor(private readonly providers: AuthProvidersService) {}
 
   @Post()
-  @ApiOperation({ operationId: 'createAuthProvider', summary: 'Add an OAuth authorization server the tenant’s tools act through (the client secret is stored sealed, never shown again)' })
+  @ApiOperation({
+    operationId: 'createAuthProvider',
+    summary: 'Add an OAuth authorization server the tenant’s tools act through (the client secret is stored sealed, never shown again)',
+  })
   @ApiCreatedResponse({ type: AuthProviderResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'auth_provider_slug_taken' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: REFUSED })
@@ -47,13 +67,20 @@ export class AuthProvidersController {
   @ApiOkResponse({ type: AuthProviderResponseDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'auth_provider_not_found' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: REFUSED })
-  update(@CurrentTenant() tenant: Tenant, @Param('providerId') id: string, @Body() dto: UpdateAuthProviderDto): Promise<AuthProviderResponseDto> {
+  update(
+    @CurrentTenant() tenant: Tenant,
+    @Param('providerId') id: string,
+    @Body() dto: UpdateAuthProviderDto,
+  ): Promise<AuthProviderResponseDto> {
     return this.providers.update(tenant.tenantId, id, dto);
   }
 
   @Delete(':providerId')
   @HttpCode(204)
-  @ApiOperation({ operationId: 'deleteAuthProvider', summary: 'Delete an auth provider and every connection to it (its tokens are never used again)' })
+  @ApiOperation({
+    operationId: 'deleteAuthProvider',
+    summary: 'Delete an auth provider and every connection to it (its tokens are never used again)',
+  })
   @ApiParam(PROVIDER_ID)
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'auth_provider_not_found' })

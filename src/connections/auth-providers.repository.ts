@@ -15,6 +15,7 @@ export interface ProviderFields {
   clientSecret: string;
   scopes: string[];
   apiHosts: string[];
+  verifyUrl: string | null;
 }
 
 // A provider as the services see it: the client secret opened, the metadata parsed.

@@ -1,15 +1,22 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { checkEndpoint } from '../execution/net/endpoint-check.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { AuthProvidersRepository, type ProviderFields, type ProviderRecord } from './auth-providers.repository.js';
+import { ConnectionsRepository } from './connections.repository.js';
 import { discoveryFailed, invalidProvider, providerNotFound, providerSlugTaken } from './connections.errors.js';
-import type { AuthProviderListResponseDto, AuthProviderResponseDto, CreateAuthProviderDto, UpdateAuthProviderDto } from './dto/auth-provider.dto.js';
+import type {
+  AuthProviderListResponseDto,
+  AuthProviderResponseDto,
+  CreateAuthProviderDto,
+  UpdateAuthProviderDto,
+} from './dto/auth-provider.dto.js';
 import { ProviderClient, type ProviderMetadata } from './provider-client.js';
 import { insecureAllowed, policyRefusal } from './provider-fetch.js';
 
 export const CALLBACK_PATH = '/v1/connections/callback';
+const REVOKE_AT_ONCE = 8;
 
 type Endpoints = Pick<CreateAuthProviderDto, 'issuer' | 'authorizationUrl' | 'tokenUrl' | 'revocationUrl'>;
 
@@ -21,9 +28,11 @@ export class AuthProvidersService {
   readonly client: ProviderClient;
   readonly redirectUri: string | null;
   private readonly allowHosts: readonly string[];
+  private readonly logger = new Logger('AuthProviders');
 
   constructor(
     private readonly providers: AuthProvidersRepository,
+    private readonly connections: ConnectionsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.allowHosts = config.tools.fetch.allowHosts;
@@ -42,6 +51,7 @@ export class AuthProvidersService {
       clientSecret: dto.clientSecret,
       scopes: unique(dto.scopes ?? []),
       apiHosts: apiHostsOf(dto.apiHosts),
+      verifyUrl: dto.verifyUrl === undefined ? null : verifyUrlOf(dto.verifyUrl),
     };
     const created = await this.providers.create(tenantId, fields);
     if (created === UNIQUE_TAKEN) throw providerSlugTaken(dto.slug);
@@ -59,7 +69,8 @@ export class AuthProvidersService {
   async update(tenantId: string, id: string, dto: UpdateAuthProviderDto): Promise<AuthProviderResponseDto> {
     const current = await this.find(tenantId, id);
     const clientId = dto.clientId ?? current.clientId;
-    const endpointsGiven = dto.issuer !== undefined || dto.authorizationUrl !== undefined || dto.tokenUrl !== undefined || dto.revocationUrl !== undefined;
+    const endpointsGiven =
+      dto.issuer !== undefined || dto.authorizationUrl !== undefined || dto.tokenUrl !== undefined || dto.revocationUrl !== undefined;
     let { metadata, discovered } = current;
     if (endpointsGiven) {
       // A new issuer alone is discovered again; endpoints given replace the ones they name.
@@ -74,6 +85,18 @@ export class AuthProvidersService {
           };
       ({ metadata, discovered } = await this.endpoints(given, clientId));
     }
+    // Where tokens and the client secret go, or whose client this is, changed: the stored secret is not sent to
+    // the new server unless the admin gives it again (the secret is write-only: a changed endpoint must not
+    // read it back), and the connections made at the old one end, their tokens never sent to the new one.
+    const serverChanged =
+      metadata.token_endpoint !== current.metadata.token_endpoint ||
+      metadata.issuer !== current.metadata.issuer ||
+      clientId !== current.clientId;
+    if (serverChanged && dto.clientSecret === undefined) {
+      throw invalidProvider(
+        'changing its issuer, tokenUrl or clientId needs clientSecret again: the stored secret is never sent to another server',
+      );
+    }
     const updated = await this.providers.update(tenantId, id, {
       name: dto.name ?? current.name,
       metadata,
@@ -82,13 +105,32 @@ export class AuthProvidersService {
       clientSecret: dto.clientSecret ?? current.clientSecret,
       scopes: dto.scopes ? unique(dto.scopes) : current.scopes,
       apiHosts: dto.apiHosts ? apiHostsOf(dto.apiHosts) : current.apiHosts,
+      verifyUrl: dto.verifyUrl === undefined ? current.verifyUrl : dto.verifyUrl === null ? null : verifyUrlOf(dto.verifyUrl),
     });
     if (!updated) throw providerNotFound(id);
+    if (serverChanged) await this.connections.revokeAllOf(tenantId, id);
     return this.shown(updated);
   }
 
+  // Its connections go with it, here at once; their tokens are then revoked at the provider when it has a
+  // revocation endpoint (a few at a time; a failure is logged: Toolgate holds the tokens no more).
   async delete(tenantId: string, id: string): Promise<void> {
+    const provider = await this.providers.findById(tenantId, id);
+    const held = provider?.metadata.revocation_endpoint ? await this.connections.listWithTokens(tenantId, id) : [];
     if (!(await this.providers.delete(tenantId, id))) throw providerNotFound(id);
+    if (!provider) return;
+    const credentials = { metadata: provider.metadata, clientId: provider.clientId, clientSecret: provider.clientSecret };
+    for (let i = 0; i < held.length; i += REVOKE_AT_ONCE) {
+      await Promise.all(
+        held.slice(i, i + REVOKE_AT_ONCE).map((connection) =>
+          this.client.revokeTokens(credentials, connection, (error) => {
+            this.logger.warn(
+              `connection ${connection.id}: revocation at ${provider.slug} failed: ${error instanceof Error ? error.message.slice(0, 300) : 'unknown error'}`,
+            );
+          }),
+        ),
+      );
+    }
   }
 
   async find(tenantId: string, id: string): Promise<ProviderRecord> {
@@ -105,24 +147,39 @@ export class AuthProvidersService {
 
   private async endpoints(given: Endpoints, clientId: string): Promise<{ metadata: ProviderMetadata; discovered: boolean }> {
     if (given.authorizationUrl === undefined && given.tokenUrl === undefined) {
-      if (given.issuer === undefined) throw invalidProvider('give an issuer (its endpoints are discovered), or authorizationUrl and tokenUrl');
+      if (given.issuer === undefined)
+        throw invalidProvider('give an issuer (its endpoints are discovered), or authorizationUrl and tokenUrl');
       const issuer = await this.checkUrl('issuer', given.issuer);
+      let metadata: ProviderMetadata;
       try {
-        return { metadata: await this.client.discover(issuer, clientId), discovered: true };
+        metadata = await this.client.discover(issuer, clientId);
       } catch (error) {
         const refusal = policyRefusal(error);
         if (refusal) throw refusal;
         throw discoveryFailed(issuer, error instanceof Error ? error.message : String(error));
       }
+      // The endpoints a document names are judged like endpoints given by hand: a public issuer cannot point
+      // Toolgate's token requests at a private, loopback or metadata address.
+      await this.checkUrl('the discovery document’s authorization_endpoint', metadata.authorization_endpoint);
+      await this.checkUrl('the discovery document’s token_endpoint', metadata.token_endpoint);
+      if (metadata.revocation_endpoint !== undefined)
+        await this.checkUrl('the discovery document’s revocation_endpoint', metadata.revocation_endpoint);
+      return { metadata, discovered: true };
     }
-    if (given.authorizationUrl === undefined || given.tokenUrl === undefined) throw invalidProvider('authorizationUrl and tokenUrl go together');
+    if (given.authorizationUrl === undefined || given.tokenUrl === undefined)
+      throw invalidProvider('authorizationUrl and tokenUrl go together');
     const authorization = await this.checkUrl('authorizationUrl', given.authorizationUrl);
     const token = await this.checkUrl('tokenUrl', given.tokenUrl);
     const revocation = given.revocationUrl === undefined ? undefined : await this.checkUrl('revocationUrl', given.revocationUrl);
     // Without an issuer, the authorization server is named by its authorization endpoint's origin (an answer
     // that names another issuer is refused, RFC 9207).
     const issuer = given.issuer === undefined ? new URL(authorization).origin : await this.checkUrl('issuer', given.issuer);
-    const metadata: ProviderMetadata = { issuer, authorization_endpoint: authorization, token_endpoint: token, ...(revocation && { revocation_endpoint: revocation }) };
+    const metadata: ProviderMetadata = {
+      issuer,
+      authorization_endpoint: authorization,
+      token_endpoint: token,
+      ...(revocation && { revocation_endpoint: revocation }),
+    };
     return { metadata, discovered: false };
   }
 
@@ -134,8 +191,10 @@ export class AuthProvidersService {
     } catch {
       throw invalidProvider(`${field} is not an absolute URL`);
     }
-    if (url.protocol !== 'https:' && !insecureAllowed(url, this.allowHosts)) throw invalidProvider(`${field} must be https (http only for a host opened in FETCH_ALLOW_HOSTS)`);
-    if (url.hash !== '' || url.username !== '' || url.password !== '') throw invalidProvider(`${field} may have no fragment and no credentials`);
+    if (url.protocol !== 'https:' && !insecureAllowed(url, this.allowHosts))
+      throw invalidProvider(`${field} must be https (http only for a host opened in FETCH_ALLOW_HOSTS)`);
+    if (url.hash !== '' || url.username !== '' || url.password !== '')
+      throw invalidProvider(`${field} may have no fragment and no credentials`);
     try {
       await checkEndpoint(url.href, { allowHosts: this.allowHosts });
     } catch (error) {
@@ -158,6 +217,7 @@ export class AuthProvidersService {
       clientId: p.clientId,
       scopes: p.scopes,
       apiHosts: p.apiHosts,
+      verifyUrl: p.verifyUrl,
       redirectUri: this.redirectUri,
       createdAt: p.createdAt.toISOString(),
       updatedAt: p.updatedAt.toISOString(),
@@ -166,6 +226,25 @@ export class AuthProvidersService {
 }
 
 const unique = (values: string[]) => [...new Set(values)];
+
+// The tenant's own page, reached by the person's browser (never fetched by Toolgate): http or https, no
+// credentials, no fragment (the flow id goes in its query).
+function verifyUrlOf(raw: string): string {
+  if (!isWebUrl(raw)) throw invalidProvider('verifyUrl must be an absolute http or https URL without credentials');
+  const url = new URL(raw);
+  if (url.hash !== '') throw invalidProvider('verifyUrl may have no fragment');
+  if (url.searchParams.has('flow')) throw invalidProvider('verifyUrl may not carry its own flow parameter');
+  return url.href;
+}
+
+export function isWebUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
+}
 
 // As URLs name them: lower case, without a trailing dot.
 function apiHostsOf(hosts: string[]): string[] {

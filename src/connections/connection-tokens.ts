@@ -11,6 +11,8 @@ import { ConnectionsService, credentialsOf, describe } from './connections.servi
 const REFRESH_MARGIN_MS = 60_000;
 const LEASE_WAIT_MS = 10_000;
 const LEASE_POLL_MS = 100;
+// Asked without making a link, and no usable connection there.
+export const NOT_CONNECTED = 'not_connected';
 
 export interface ConnectionAuth {
   provider: string;
@@ -40,31 +42,76 @@ export class ConnectionTokens {
   ) {}
 
   // `stale`: the token the API just refused; a newer one is answered, refreshed if need be.
-  async bearerFor(tenantId: string, auth: ConnectionAuth, user: string | null, stale?: string): Promise<Bearer> {
+  // `tenantLink`: whether a missing tenant connection may be answered with a link to make it. Only an admin's
+  // request (a source's registration or review) may: a link for the tenant's own connection, opened by
+  // whoever holds it, would put that person's account behind every user's calls.
+  // `link`: false where nobody asked to act (listing an MCP source's resources): NOT_CONNECTED, no link made.
+  async bearerFor(
+    tenantId: string,
+    auth: ConnectionAuth,
+    user: string | null,
+    stale?: string,
+    tenantLink = false,
+    link = true,
+  ): Promise<Bearer> {
     const provider = await this.providers.findBySlug(tenantId, auth.provider);
-    if (!provider) throw new ToolError('auth_provider_not_found', `The tool names the auth provider '${auth.provider}', which the tenant does not have`);
+    if (!provider)
+      throw new ToolError('auth_provider_not_found', `The tool names the auth provider '${auth.provider}', which the tenant does not have`);
     const scopes = auth.scopes ?? [];
     const connection = await this.connections.findCurrent(tenantId, provider.id, user);
     if (!connection || connection.status !== 'active' || connection.accessToken === null) {
-      return this.required(tenantId, provider, user, scopes, connection ? 'its connection expired or was revoked' : 'no connection yet');
+      return this.required(
+        tenantId,
+        provider,
+        user,
+        scopes,
+        connection ? 'its connection expired or was revoked' : 'no connection yet',
+        tenantLink,
+        link,
+      );
     }
     const missing = scopes.filter((scope) => !connection.scopes.includes(scope));
-    if (missing.length > 0) return this.required(tenantId, provider, user, scopes, `the connection lacks the scopes ${missing.join(' ')}`);
+    if (missing.length > 0)
+      return this.required(tenantId, provider, user, scopes, `the connection lacks the scopes ${missing.join(' ')}`, tenantLink, link);
     let token = connection.accessToken;
     const expiring = connection.tokenExpiresAt !== null && connection.tokenExpiresAt.getTime() - Date.now() < REFRESH_MARGIN_MS;
     if (expiring || (stale !== undefined && stale === token)) {
       const refreshed = await this.refreshOnce(provider, connection);
-      if (refreshed === null) return this.required(tenantId, provider, user, scopes, 'the provider refused to refresh its token');
+      if (refreshed === null)
+        return this.required(tenantId, provider, user, scopes, 'the provider refused to refresh its token', tenantLink, link);
       token = refreshed;
     }
     void this.connections.touch(connection.id).catch(() => undefined);
     return { token, apiHosts: provider.apiHosts };
   }
 
-  private async required(tenantId: string, provider: ProviderRecord, user: string | null, scopes: string[], why: string): Promise<never> {
+  private async required(
+    tenantId: string,
+    provider: ProviderRecord,
+    user: string | null,
+    scopes: string[],
+    why: string,
+    tenantLink: boolean,
+    makeLink: boolean,
+  ): Promise<never> {
+    if (!makeLink) throw new ToolError(NOT_CONNECTED, `No usable connection at '${provider.slug}' (${why})`, false);
+    if (user === null && !tenantLink) {
+      throw new ToolError(
+        'tenant_connection_required',
+        `This tool acts with the tenant's own connection at '${provider.slug}' (${why}); an admin makes it on the console's Connections page (or POST /v1/connections/authorize with no user), then call again`,
+      );
+    }
     const link = await this.links.link(tenantId, { provider, user, scopes });
     const reason = `Authorization required at '${provider.slug}'${user === null ? ' for the tenant' : ` for user '${user}'`}: ${why}`;
-    throw new AuthorizationRequired({ provider: provider.slug, url: link.authorizationUrl, scopes: [...new Set([...provider.scopes, ...scopes])], expiresAt: link.expiresAt }, reason);
+    throw new AuthorizationRequired(
+      {
+        provider: provider.slug,
+        url: link.authorizationUrl,
+        scopes: [...new Set([...provider.scopes, ...scopes])],
+        expiresAt: link.expiresAt,
+      },
+      reason,
+    );
   }
 
   // One refresh per connection in this process; across instances, the database lease. Null: refused (the

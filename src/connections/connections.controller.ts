@@ -1,14 +1,30 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { NO_STORE_HEADER, NoStore } from '../common/http/no-store.js';
 import { ConnectionsService } from './connections.service.js';
-import { AuthorizationLinkDto, AuthorizeConnectionDto, ConnectionListResponseDto, ListConnectionsQueryDto } from './dto/connection.dto.js';
+import {
+  AuthorizationLinkDto,
+  AuthorizeConnectionDto,
+  ConnectionListResponseDto,
+  ListConnectionsQueryDto,
+  VerifiedConnectionDto,
+  VerifyConnectionDto,
+} from './dto/connection.dto.js';
 
 const CONNECTION_ID = { name: 'connectionId', description: 'The connection’s id', schema: { type: 'string', format: 'uuid' } } as const;
 
-// Admin keys only (the callback, which the person's browser reaches, is connection-callback.controller.ts).
+// Admin keys only, but verify (the callback, which the person's browser reaches, is connection-callback.controller.ts).
 @ApiTags('connections')
 @TenantAuth()
 @Controller('v1/connections')
@@ -17,13 +33,42 @@ export class ConnectionsController {
 
   @Post('authorize')
   @NoStore()
-  @ApiOperation({ operationId: 'authorizeConnection', summary: 'A link a person opens to connect their account at a provider (single use, 10 minutes)' })
+  @ApiOperation({
+    operationId: 'authorizeConnection',
+    summary: 'A link a person opens to connect their account at a provider (single use, 10 minutes)',
+  })
   @ApiCreatedResponse({ type: AuthorizationLinkDto, headers: NO_STORE_HEADER })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'auth_provider_not_found' })
   @ApiResponse({ status: 422, type: ErrorResponseDto, description: 'invalid_user, invalid_auth_provider (returnTo)' })
   @ApiResponse({ status: 503, type: ErrorResponseDto, description: 'public_url_required' })
   authorize(@CurrentTenant() tenant: Tenant, @Body() dto: AuthorizeConnectionDto): Promise<AuthorizationLinkDto> {
     return this.connections.authorize(tenant.tenantId, dto);
+  }
+
+  // The tenant's app (the key that names its users, or an admin) confirms who completed a link.
+  @Post('verify')
+  @HttpCode(200)
+  @AllowRoles('agent')
+  @NoStore()
+  @ApiOperation({
+    operationId: 'verifyConnection',
+    summary:
+      'Confirm, from your app, which user completed a link of a provider with verifyUrl: the connection becomes active only for the link’s own user (agent keys need actAsUsers)',
+  })
+  @ApiOkResponse({ type: VerifiedConnectionDto, headers: NO_STORE_HEADER })
+  @ApiResponse({
+    status: 400,
+    type: ErrorResponseDto,
+    description: 'invalid_verification_flow (unknown, used or expired: single use, 10 minutes)',
+  })
+  @ApiResponse({
+    status: 403,
+    type: ErrorResponseDto,
+    description: 'connection_user_mismatch (the connection is discarded), user_assertion_not_allowed (an agent key without actAsUsers)',
+  })
+  @ApiResponse({ status: 422, type: ErrorResponseDto, description: 'invalid_user' })
+  verify(@CurrentTenant() tenant: Tenant, @Body() dto: VerifyConnectionDto): Promise<VerifiedConnectionDto> {
+    return this.connections.verify(tenant, dto);
   }
 
   @Get()
@@ -35,7 +80,10 @@ export class ConnectionsController {
 
   @Delete(':connectionId')
   @HttpCode(204)
-  @ApiOperation({ operationId: 'revokeConnection', summary: 'Revoke a connection (at the provider too, when it has a revocation endpoint)' })
+  @ApiOperation({
+    operationId: 'revokeConnection',
+    summary: 'Revoke a connection (at the provider too, when it has a revocation endpoint)',
+  })
   @ApiParam(CONNECTION_ID)
   @ApiNoContentResponse({ description: 'Revoked: its tokens are not used again' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'connection_not_found' })
@@ -43,4 +91,3 @@ export class ConnectionsController {
     await this.connections.revoke(tenant.tenantId, id);
   }
 }
-

@@ -19,6 +19,17 @@ export interface PendingLink {
 }
 
 const REFRESH_LEASE_MS = 30_000;
+const DEAD_LINK_GRACE_MS = 60_000;
+// A revoked connection keeps no token, verifier or flow: nothing of it can be used again.
+const REVOKED = {
+  status: 'revoked',
+  accessToken: null,
+  refreshToken: null,
+  codeVerifier: null,
+  refreshingUntil: null,
+  verifyFlowHash: null,
+  verifyExpiresAt: null,
+} as const;
 
 @Injectable()
 export class ConnectionsRepository {
@@ -27,9 +38,33 @@ export class ConnectionsRepository {
     private readonly box: SecretBox,
   ) {}
 
-  async createPending(tenantId: string, link: PendingLink): Promise<ConnectionRecord> {
+  // A new link, unless the tenant already has `max` links waiting (unopened, or opened and waiting for the
+  // tenant's app to verify the person): null then. Links past their time go first, so what a tenant keeps
+  // of them is bounded however many calls asked for one. Two requests at once may both pass the count.
+  async createPending(tenantId: string, link: PendingLink, max: number): Promise<ConnectionRecord | null> {
+    const now = new Date();
+    // Past its link's expiry (with a minute for an exchange that began just before it) and not waiting on a
+    // verification: such a pending connection can no longer become anything.
+    await this.prisma.connection.deleteMany({
+      where: {
+        tenantId,
+        status: 'pending',
+        linkExpiresAt: { lte: new Date(now.getTime() - DEAD_LINK_GRACE_MS) },
+        OR: [{ verifyExpiresAt: null }, { verifyExpiresAt: { lte: now } }],
+      },
+    });
+    const waiting = await this.prisma.connection.count({
+      where: { tenantId, status: 'pending', OR: [{ linkExpiresAt: { gt: now } }, { verifyExpiresAt: { gt: now } }] },
+    });
+    if (waiting >= max) return null;
     const row = await this.prisma.connection.create({
-      data: { tenantId, ...link, stateHash: new Uint8Array(link.stateHash), codeVerifier: this.box.seal(link.codeVerifier), status: 'pending' },
+      data: {
+        tenantId,
+        ...link,
+        stateHash: new Uint8Array(link.stateHash),
+        codeVerifier: this.box.seal(link.codeVerifier),
+        status: 'pending',
+      },
       include: { provider: { select: { slug: true } } },
     });
     return this.opened(row);
@@ -52,7 +87,13 @@ export class ConnectionsRepository {
   async activate(connection: ConnectionRecord, tokens: IssuedTokens, scopes: string[]): Promise<void> {
     await this.prisma.$transaction([
       this.prisma.connection.updateMany({
-        where: { tenantId: connection.tenantId, providerId: connection.providerId, user: connection.user, id: { not: connection.id }, status: { in: ['active', 'expired'] } },
+        where: {
+          tenantId: connection.tenantId,
+          providerId: connection.providerId,
+          user: connection.user,
+          id: { not: connection.id },
+          status: { in: ['active', 'expired'] },
+        },
         data: { status: 'revoked', accessToken: null, refreshToken: null },
       }),
       this.prisma.connection.update({
@@ -62,13 +103,87 @@ export class ConnectionsRepository {
     ]);
   }
 
+  // With the provider's verifyUrl: the tokens wait, sealed, on the still pending connection until the
+  // tenant's app confirms the flow (never used before: calls take only active connections).
+  async awaitVerification(
+    connection: ConnectionRecord,
+    tokens: IssuedTokens,
+    scopes: string[],
+    flowHash: Buffer,
+    until: Date,
+  ): Promise<void> {
+    await this.prisma.connection.updateMany({
+      where: { id: connection.id, status: 'pending' },
+      data: { codeVerifier: null, scopes, ...this.sealedTokens(tokens), verifyFlowHash: new Uint8Array(flowHash), verifyExpiresAt: until },
+    });
+  }
+
+  // Takes the flow of this tenant, once: a second use, an expired flow or another tenant's finds nothing
+  // (and leaves another tenant's flow untouched).
+  async takeFlow(tenantId: string, flowHash: Buffer): Promise<ConnectionRecord | null> {
+    const hash = new Uint8Array(flowHash);
+    const row = await this.prisma.connection.findFirst({
+      where: { tenantId, verifyFlowHash: hash },
+      include: { provider: { select: { slug: true } } },
+    });
+    if (!row) return null;
+    const taken = await this.prisma.connection.updateMany({
+      where: { id: row.id, verifyFlowHash: hash, status: 'pending', verifyExpiresAt: { gt: new Date() } },
+      data: { verifyFlowHash: null },
+    });
+    if (taken.count === 1) return this.opened(row);
+    // Presented too late: the tokens that waited for it are dropped (the connection reads as expired).
+    await this.prisma.connection.updateMany({
+      where: { id: row.id, status: 'pending', verifyExpiresAt: { lte: new Date() } },
+      data: { accessToken: null, refreshToken: null, verifyFlowHash: null },
+    });
+    return null;
+  }
+
+  // The confirmed connection becomes active; the person's earlier connections to the provider end.
+  async activateVerified(connection: ConnectionRecord): Promise<boolean> {
+    const [, done] = await this.prisma.$transaction([
+      this.prisma.connection.updateMany({
+        where: {
+          tenantId: connection.tenantId,
+          providerId: connection.providerId,
+          user: connection.user,
+          id: { not: connection.id },
+          status: { in: ['active', 'expired'] },
+        },
+        data: { status: 'revoked', accessToken: null, refreshToken: null },
+      }),
+      this.prisma.connection.updateMany({
+        where: { id: connection.id, status: 'pending' },
+        data: { status: 'active', verifyExpiresAt: null },
+      }),
+    ]);
+    return done.count === 1;
+  }
+
+  // The provider's connections, tokens opened, before it is deleted: they are revoked at the provider after.
+  async listWithTokens(tenantId: string, providerId: string): Promise<ConnectionRecord[]> {
+    const rows = await this.prisma.connection.findMany({
+      where: { tenantId, providerId, OR: [{ accessToken: { not: null } }, { refreshToken: { not: null } }] },
+      include: { provider: { select: { slug: true } } },
+    });
+    return rows.map((row) => this.opened(row));
+  }
+
   async markFailed(id: string): Promise<void> {
-    await this.prisma.connection.updateMany({ where: { id, status: 'pending' }, data: { status: 'revoked', codeVerifier: null } });
+    await this.prisma.connection.updateMany({
+      where: { id, status: 'pending' },
+      data: { status: 'revoked', codeVerifier: null, accessToken: null, refreshToken: null, verifyFlowHash: null, verifyExpiresAt: null },
+    });
   }
 
   list(tenantId: string, filter: { providerId?: string; user?: string }): Promise<ConnectionRecord[]> {
     return this.prisma.connection.findMany({
-      where: { tenantId, ...(filter.providerId !== undefined && { providerId: filter.providerId }), ...(filter.user !== undefined && { user: filter.user }) },
+      where: {
+        tenantId,
+        ...(filter.providerId !== undefined && { providerId: filter.providerId }),
+        ...(filter.user !== undefined && { user: filter.user }),
+      },
       include: { provider: { select: { slug: true } } },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     });
@@ -93,9 +208,19 @@ export class ConnectionsRepository {
   async revoke(tenantId: string, id: string): Promise<boolean> {
     const done = await this.prisma.connection.updateMany({
       where: { id, tenantId, status: { not: 'revoked' } },
-      data: { status: 'revoked', accessToken: null, refreshToken: null, codeVerifier: null, refreshingUntil: null },
+      data: REVOKED,
     });
     return done.count > 0;
+  }
+
+  // Every connection of the provider ends, its tokens dropped: they were issued by a server the provider no
+  // longer names, and must not be sent to the one it names now.
+  async revokeAllOf(tenantId: string, providerId: string): Promise<number> {
+    const done = await this.prisma.connection.updateMany({
+      where: { tenantId, providerId, status: { not: 'revoked' } },
+      data: REVOKED,
+    });
+    return done.count;
   }
 
   // One refresh at a time per connection, on any instance: the lease is taken by one conditional update.
@@ -109,7 +234,10 @@ export class ConnectionsRepository {
   }
 
   async saveRefreshed(id: string, tokens: IssuedTokens): Promise<void> {
-    await this.prisma.connection.updateMany({ where: { id, status: 'active' }, data: { ...this.sealedTokens(tokens), refreshingUntil: null } });
+    await this.prisma.connection.updateMany({
+      where: { id, status: 'active' },
+      data: { ...this.sealedTokens(tokens), refreshingUntil: null },
+    });
   }
 
   async releaseRefreshLease(id: string): Promise<void> {
@@ -118,7 +246,10 @@ export class ConnectionsRepository {
 
   // A refresh the provider refused: the person has to connect again.
   async markExpired(id: string): Promise<void> {
-    await this.prisma.connection.updateMany({ where: { id, status: 'active' }, data: { status: 'expired', accessToken: null, refreshToken: null, refreshingUntil: null } });
+    await this.prisma.connection.updateMany({
+      where: { id, status: 'active' },
+      data: { status: 'expired', accessToken: null, refreshToken: null, refreshingUntil: null },
+    });
   }
 
   async touch(id: string): Promise<void> {

@@ -1,19 +1,54 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import * as oauth from 'openid-client';
-import { checkEndUser } from '../common/auth/end-user.js';
-import { AuthProvidersService } from './auth-providers.service.js';
+import type { Tenant } from '../common/auth/auth.decorators.js';
+import { checkEndUser, userAssertionNotAllowed } from '../common/auth/end-user.js';
+import { AuthProvidersService, isWebUrl } from './auth-providers.service.js';
 import type { ProviderRecord } from './auth-providers.repository.js';
-import { connectionFailed, connectionNotFound, invalidLink, invalidProvider, publicUrlRequired } from './connections.errors.js';
+import {
+  connectionFailed,
+  connectionNotFound,
+  connectionUserMismatch,
+  invalidFlow,
+  invalidLink,
+  invalidProvider,
+  linksExceeded,
+  publicUrlRequired,
+} from './connections.errors.js';
 import { type ConnectionRecord, ConnectionsRepository } from './connections.repository.js';
-import type { AuthorizationLinkDto, AuthorizeConnectionDto, ConnectionListResponseDto, ConnectionResponseDto, ConnectionStatus, ListConnectionsQueryDto } from './dto/connection.dto.js';
+import type {
+  AuthorizationLinkDto,
+  AuthorizeConnectionDto,
+  ConnectionListResponseDto,
+  ConnectionResponseDto,
+  ConnectionStatus,
+  ListConnectionsQueryDto,
+  VerifiedConnectionDto,
+  VerifyConnectionDto,
+} from './dto/connection.dto.js';
 import type { ProviderCredentials } from './provider-client.js';
 import { policyRefusal } from './provider-fetch.js';
 
 export const LINK_TTL_MS = 10 * 60_000;
+// Links a tenant may have waiting at once: each call that needs a person's connection makes one (a row with
+// a sealed PKCE verifier), and an agent naming a new end user on every call would otherwise make one each.
+export const LINKS_WAITING_MAX = 1000;
+// How long the tenant's app has to confirm a flow (POST /v1/connections/verify).
+export const FLOW_TTL_MS = 10 * 60_000;
 
-export const credentialsOf = (p: ProviderRecord): ProviderCredentials => ({ metadata: p.metadata, clientId: p.clientId, clientSecret: p.clientSecret });
+export const credentialsOf = (p: ProviderRecord): ProviderCredentials => ({
+  metadata: p.metadata,
+  clientId: p.clientId,
+  clientSecret: p.clientSecret,
+});
 const hashState = (state: string) => createHash('sha256').update(state).digest();
+
+export interface CallbackOutcome {
+  provider: string;
+  returnTo: string | null;
+  // With the provider's verifyUrl: where the browser goes now, the one-time flow id in its query.
+  verify: string | null;
+}
 
 export interface LinkRequest {
   provider: ProviderRecord;
@@ -49,22 +84,27 @@ export class ConnectionsService {
     const codeVerifier = oauth.randomPKCECodeVerifier();
     const codeChallenge = await oauth.calculatePKCECodeChallenge(codeVerifier);
     const linkExpiresAt = new Date(Date.now() + LINK_TTL_MS);
-    const pending = await this.connections.createPending(tenantId, {
-      providerId: request.provider.id,
-      user: request.user,
-      scopes,
-      stateHash: hashState(state),
-      codeVerifier,
-      returnTo: request.returnTo ?? null,
-      linkExpiresAt,
-    });
+    const pending = await this.connections.createPending(
+      tenantId,
+      {
+        providerId: request.provider.id,
+        user: request.user,
+        scopes,
+        stateHash: hashState(state),
+        codeVerifier,
+        returnTo: request.returnTo ?? null,
+        linkExpiresAt,
+      },
+      LINKS_WAITING_MAX,
+    );
+    if (pending === null) throw linksExceeded(LINKS_WAITING_MAX);
     const url = this.providers.client.authorizationUrl(credentialsOf(request.provider), { redirectUri, scopes, state, codeChallenge });
     return { id: pending.id, authorizationUrl: url.href, expiresAt: linkExpiresAt.toISOString() };
   }
 
   // The provider sent the person's browser back. The link is taken once (whatever happens next); the code is
   // exchanged with the PKCE verifier, the state and the issuer (RFC 9207) checked by openid-client.
-  async callback(query: Record<string, unknown>): Promise<{ provider: string; returnTo: string | null }> {
+  async callback(query: Record<string, unknown>): Promise<CallbackOutcome> {
     const redirectUri = this.providers.redirectUri;
     if (redirectUri === null) throw publicUrlRequired();
     const state = typeof query.state === 'string' ? query.state : null;
@@ -75,15 +115,57 @@ export class ConnectionsService {
     if (!provider) throw invalidLink();
     const callbackUrl = new URL(redirectUri);
     for (const [name, value] of Object.entries(query)) if (typeof value === 'string') callbackUrl.searchParams.append(name, value);
+    // Whoever completed the link is whoever signed in at the provider; with verifyUrl the tenant's app must
+    // say that is the link's user before the connection is used (a tenant's own connection is an admin's).
+    const verifyUrl = pending.user === null ? null : provider.verifyUrl;
+    let verify: string | null = null;
     try {
-      const tokens = await this.providers.client.exchange(credentialsOf(provider), callbackUrl, { state, codeVerifier: pending.codeVerifier });
-      await this.connections.activate(pending, tokens, tokens.scopes ?? pending.scopes);
+      const tokens = await this.providers.client.exchange(credentialsOf(provider), callbackUrl, {
+        state,
+        codeVerifier: pending.codeVerifier,
+      });
+      if (verifyUrl === null) await this.connections.activate(pending, tokens, tokens.scopes ?? pending.scopes);
+      else {
+        const flow = oauth.randomState();
+        await this.connections.awaitVerification(
+          pending,
+          tokens,
+          tokens.scopes ?? pending.scopes,
+          hashState(flow),
+          new Date(Date.now() + FLOW_TTL_MS),
+        );
+        const url = new URL(verifyUrl);
+        url.searchParams.set('flow', flow);
+        verify = url.href;
+      }
     } catch (error) {
       await this.connections.markFailed(pending.id);
       const refusal = policyRefusal(error);
       throw connectionFailed(refusal ? refusal.message : describe(error));
     }
-    return { provider: provider.name, returnTo: pending.returnTo };
+    return { provider: provider.name, returnTo: pending.returnTo, verify };
+  }
+
+  // The tenant's app, which knows who is signed in to it, confirms the flow for that user. The flow is taken
+  // once whatever the answer: another user's name ends the connection (revoked here and at the provider),
+  // so a link completed in someone else's browser never attaches their account.
+  async verify(tenant: Tenant, dto: VerifyConnectionDto): Promise<VerifiedConnectionDto> {
+    // The app that names its users to Toolgate (a key with actAsUsers) vouches for who is signed in; so may an admin.
+    if (tenant.role !== 'admin' && tenant.actAsUsers !== true) throw userAssertionNotAllowed();
+    const tenantId = tenant.tenantId;
+    const user = checkEndUser(dto.user);
+    if (dto.flow.length > 512) throw invalidFlow();
+    const pending = await this.connections.takeFlow(tenantId, hashState(dto.flow));
+    if (!pending) throw invalidFlow();
+    if (pending.user !== user) {
+      await this.connections.markFailed(pending.id);
+      await this.revokeAtProvider(tenantId, pending);
+      throw connectionUserMismatch();
+    }
+    if (!(await this.connections.activateVerified(pending))) throw invalidFlow();
+    const now = await this.connections.findById(tenantId, pending.id);
+    if (!now) throw invalidFlow();
+    return { ...shown(now), returnTo: pending.returnTo };
   }
 
   async list(tenantId: string, query: ListConnectionsQueryDto): Promise<ConnectionListResponseDto> {
@@ -93,7 +175,10 @@ export class ConnectionsService {
       if (!provider) return { items: [] };
       providerId = provider.id;
     }
-    const rows = await this.connections.list(tenantId, { ...(providerId && { providerId }), ...(query.user !== undefined && { user: query.user }) });
+    const rows = await this.connections.list(tenantId, {
+      ...(providerId && { providerId }),
+      ...(query.user !== undefined && { user: query.user }),
+    });
     return { items: rows.map(shown) };
   }
 
@@ -102,17 +187,15 @@ export class ConnectionsService {
   async revoke(tenantId: string, id: string): Promise<void> {
     const connection = await this.connections.findById(tenantId, id);
     if (!connection || !(await this.connections.revoke(tenantId, id))) throw connectionNotFound(id);
+    await this.revokeAtProvider(tenantId, connection);
+  }
+
+  private async revokeAtProvider(tenantId: string, connection: ConnectionRecord): Promise<void> {
     const provider = await this.providers.find(tenantId, connection.providerId).catch(() => null);
     if (!provider) return;
-    for (const [token, hint] of [
-      [connection.refreshToken, 'refresh_token'],
-      [connection.accessToken, 'access_token'],
-    ] as const) {
-      if (token === null) continue;
-      await this.providers.client.revoke(credentialsOf(provider), token, hint).catch((error: unknown) => {
-        this.logger.warn(`connection ${id}: revocation at ${provider.slug} failed: ${describe(error)}`);
-      });
-    }
+    await this.providers.client.revokeTokens(credentialsOf(provider), connection, (error) => {
+      this.logger.warn(`connection ${connection.id}: revocation at ${provider.slug} failed: ${describe(error)}`);
+    });
   }
 }
 
@@ -124,7 +207,13 @@ function shown(row: ConnectionRecord): ConnectionResponseDto {
     status: statusOf(row),
     scopes: row.scopes,
     createdAt: row.createdAt.toISOString(),
-    expiresAt: (row.status === 'pending' ? row.linkExpiresAt : row.tokenExpiresAt)?.toISOString() ?? null,
+    expiresAt:
+      (row.status !== 'pending'
+        ? row.tokenExpiresAt
+        : awaitingVerification(row)
+          ? row.verifyExpiresAt
+          : row.linkExpiresAt
+      )?.toISOString() ?? null,
     lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
   };
 }
@@ -132,19 +221,16 @@ function shown(row: ConnectionRecord): ConnectionResponseDto {
 // A link nobody completed in time is expired; so is an active connection whose token ran out with nothing to refresh it.
 function statusOf(row: ConnectionRecord): ConnectionStatus {
   const now = Date.now();
+  if (awaitingVerification(row)) return 'pending';
   if (row.status === 'pending' && (row.linkUsedAt !== null || (row.linkExpiresAt?.getTime() ?? 0) <= now)) return 'expired';
-  if (row.status === 'active' && row.refreshToken === null && row.tokenExpiresAt !== null && row.tokenExpiresAt.getTime() <= now) return 'expired';
+  if (row.status === 'active' && row.refreshToken === null && row.tokenExpiresAt !== null && row.tokenExpiresAt.getTime() <= now)
+    return 'expired';
   return row.status as ConnectionStatus;
 }
 
-function isWebUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '';
-  } catch {
-    return false;
-  }
-}
+// Completed at the provider, its flow not yet confirmed by the tenant's app (nor run out).
+const awaitingVerification = (row: ConnectionRecord) =>
+  row.status === 'pending' && row.verifyFlowHash !== null && row.verifyExpiresAt !== null && row.verifyExpiresAt.getTime() > Date.now();
 
 // openid-client's errors say what failed (a state mismatch, a missing iss, the server's error code); the
 // server's own description is its text, cut short.

@@ -9,7 +9,15 @@ export interface ProviderMetadata {
   revocation_endpoint?: string;
   // RFC 9207: the server names itself in every authorization response; one without `iss` is then refused.
   authorization_response_iss_parameter_supported?: boolean;
+  // RFC 8707: the one resource (an MCP server's URL) its tokens are asked for, in every authorization and
+  // token request; set on a provider discovered for an MCP source.
+  resource?: string;
+  // How the client authenticates at the token endpoint, as the server's registration answer said (a provider
+  // Toolgate registered itself); absent: with its secret in the body, or none when it has no secret.
+  token_endpoint_auth_method?: TokenEndpointAuthMethod;
 }
+
+export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
 
 export interface ProviderCredentials {
   metadata: ProviderMetadata;
@@ -63,13 +71,17 @@ export class ProviderClient {
     throw lastError;
   }
 
-  authorizationUrl(provider: ProviderCredentials, request: { redirectUri: string; scopes: string[]; state: string; codeChallenge: string }): URL {
+  authorizationUrl(
+    provider: ProviderCredentials,
+    request: { redirectUri: string; scopes: string[]; state: string; codeChallenge: string },
+  ): URL {
     return oauth.buildAuthorizationUrl(this.configuration(provider), {
       redirect_uri: request.redirectUri,
       ...(request.scopes.length > 0 && { scope: request.scopes.join(' ') }),
       state: request.state,
       code_challenge: request.codeChallenge,
       code_challenge_method: 'S256',
+      ...(provider.metadata.resource !== undefined && { resource: provider.metadata.resource }),
     });
   }
 
@@ -77,12 +89,17 @@ export class ProviderClient {
   // (RFC 9207: when present it must be the issuer; when the server says it sends one, it must be there) and
   // sends the PKCE verifier.
   async exchange(provider: ProviderCredentials, callbackUrl: URL, checks: { state: string; codeVerifier: string }): Promise<IssuedTokens> {
-    const tokens = await oauth.authorizationCodeGrant(this.configuration(provider), callbackUrl, { expectedState: checks.state, pkceCodeVerifier: checks.codeVerifier });
+    const tokens = await oauth.authorizationCodeGrant(
+      this.configuration(provider),
+      callbackUrl,
+      { expectedState: checks.state, pkceCodeVerifier: checks.codeVerifier },
+      resourceOf(provider),
+    );
     return issued(tokens);
   }
 
   async refresh(provider: ProviderCredentials, refreshToken: string): Promise<IssuedTokens> {
-    const tokens = await oauth.refreshTokenGrant(this.configuration(provider), refreshToken);
+    const tokens = await oauth.refreshTokenGrant(this.configuration(provider), refreshToken, resourceOf(provider));
     const next = issued(tokens);
     // A server that does not rotate refresh tokens answers none: the old one stays good.
     return { ...next, refreshToken: next.refreshToken ?? refreshToken };
@@ -93,13 +110,41 @@ export class ProviderClient {
     await oauth.tokenRevocation(this.configuration(provider), token, { token_type_hint: hint });
   }
 
+  // Both of a connection's tokens, the refresh token first (revoking it ends the grant at most servers);
+  // each failure is handed to `failed`, never thrown: the tokens are already gone from Toolgate.
+  async revokeTokens(
+    provider: ProviderCredentials,
+    tokens: { accessToken: string | null; refreshToken: string | null },
+    failed: (error: unknown) => void,
+  ): Promise<void> {
+    if (!provider.metadata.revocation_endpoint) return;
+    for (const [token, hint] of [
+      [tokens.refreshToken, 'refresh_token'],
+      [tokens.accessToken, 'access_token'],
+    ] as const) {
+      if (token !== null) await this.revoke(provider, token, hint).catch(failed);
+    }
+  }
+
+  // A client without a secret (registered by its client ID metadata document, or as a public client) sends none.
   private configuration(provider: ProviderCredentials): oauth.Configuration {
-    const config = new oauth.Configuration({ ...provider.metadata }, provider.clientId, provider.clientSecret);
+    const { resource: _resource, token_endpoint_auth_method: method, ...server } = provider.metadata;
+    const config = new oauth.Configuration(server, provider.clientId, provider.clientSecret, clientAuthOf(method, provider.clientSecret));
     config[oauth.customFetch] = this.fetch;
     if (insecureAllowed(new URL(provider.metadata.token_endpoint), this.allowHosts)) oauth.allowInsecureRequests(config);
     return config;
   }
 }
+
+// The method the registration settled on; without one, the secret in the body (openid-client's default) or none.
+function clientAuthOf(method: TokenEndpointAuthMethod | undefined, secret: string): oauth.ClientAuth {
+  if (method === 'none' || secret === '') return oauth.None();
+  if (method === 'client_secret_basic') return oauth.ClientSecretBasic(secret);
+  return oauth.ClientSecretPost(secret);
+}
+
+const resourceOf = (provider: ProviderCredentials) =>
+  provider.metadata.resource === undefined ? undefined : { resource: provider.metadata.resource };
 
 function issued(tokens: oauth.TokenEndpointResponse & oauth.TokenEndpointResponseHelpers): IssuedTokens {
   const expiresIn = tokens.expiresIn();

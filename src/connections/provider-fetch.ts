@@ -15,11 +15,23 @@ export function providerFetch(allowHosts: readonly string[]): CustomFetch {
   return async (url, options) => {
     const body = options.body === undefined || options.body === null ? undefined : String(options.body as string | URLSearchParams);
     const answer = await safeFetch(
-      { url, method: options.method as FetchMethod, headers: options.headers, body, timeoutMs: PROVIDER_TIMEOUT_MS, maxBytes: PROVIDER_MAX_BYTES, signal: options.signal },
+      {
+        url,
+        method: options.method as FetchMethod,
+        headers: options.headers,
+        body,
+        timeoutMs: PROVIDER_TIMEOUT_MS,
+        maxBytes: PROVIDER_MAX_BYTES,
+        signal: options.signal,
+      },
       { allowHosts, maxRedirects: 0 },
     );
     const bytes = answer.bodyEncoding === 'base64' ? Buffer.from(answer.body, 'base64') : answer.body;
-    return new Response(NULL_BODY.has(answer.status) ? null : bytes, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+    return new Response(NULL_BODY.has(answer.status) ? null : bytes, {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: answer.headers,
+    });
   };
 }
 

@@ -2,6 +2,7 @@ import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js
 import { InitializeRequestSchema, type InitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { IDEMPOTENCY_KEY_META } from './mcp-tool-results.js';
+import type { ClientRound } from './input-required/input-rounds.js';
 
 // The messages the endpoint answers without building an SDK Server and transport: one JSON-RPC message
 // per POST (what SDK clients send), of the shapes below, checked here by the same rules the SDK's
@@ -13,7 +14,21 @@ import { IDEMPOTENCY_KEY_META } from './mcp-tool-results.js';
 export type FastMessage =
   // `tasks`: a 2026-07-28 client that declared the tasks extension (mcp-tasks.service.ts).
   // `logLevel`: revision 2026-07-28's per-request level (_meta "io.modelcontextprotocol/logLevel"), as sent.
-  | { kind: 'call'; id: string | number; name: string; arguments: unknown; idempotencyKey?: unknown; progressToken?: string | number; logLevel?: unknown; modern?: true; tasks?: true }
+  // `elicitUrl`: a 2026-07-28 client that declared URL-mode elicitation in the request's client capabilities.
+  // `round`: a 2026-07-28 client's multi round-trip round (input-required/input-rounds.ts).
+  | {
+      kind: 'call';
+      id: string | number;
+      name: string;
+      arguments: unknown;
+      idempotencyKey?: unknown;
+      progressToken?: string | number;
+      logLevel?: unknown;
+      modern?: true;
+      tasks?: true;
+      elicitUrl?: true;
+      round?: ClientRound;
+    }
   | { kind: 'list'; id: string | number; modern?: true }
   | { kind: 'ping'; id: string | number; modern?: true }
   // server/discover, of protocol revision 2026-07-28 (mcp-modern.ts).
@@ -74,7 +89,11 @@ export function recogniseFastMessage(exchange: Pick<HttpExchange, 'headers' | 'b
       const meta = params._meta;
       if (meta !== undefined && !(isPlainObject(meta) && onlyKeys(meta, CALL_META_KEYS))) return null;
       const progressToken = meta?.progressToken;
-      if (progressToken !== undefined && !(typeof progressToken === 'string' || (typeof progressToken === 'number' && Number.isInteger(progressToken)))) return null;
+      if (
+        progressToken !== undefined &&
+        !(typeof progressToken === 'string' || (typeof progressToken === 'number' && Number.isInteger(progressToken)))
+      )
+        return null;
       // The arguments as the JSON parser produced them: the gate must see a "__proto__" key to refuse it.
       return {
         kind: 'call',
@@ -86,7 +105,11 @@ export function recogniseFastMessage(exchange: Pick<HttpExchange, 'headers' | 'b
       };
     }
     case 'tools/list':
-      if (params !== undefined && (!onlyKeys(params, LIST_PARAM_KEYS) || (params.cursor !== undefined && typeof params.cursor !== 'string'))) return null;
+      if (
+        params !== undefined &&
+        (!onlyKeys(params, LIST_PARAM_KEYS) || (params.cursor !== undefined && typeof params.cursor !== 'string'))
+      )
+        return null;
       return { kind: 'list', id };
     case 'ping':
       if (params !== undefined && Object.keys(params).length > 0) return null;

@@ -23,11 +23,22 @@ describe('the rules for what MCP sources list and answer', () => {
   });
 
   it('answers an upstream timeout -32001 and audits it as a timeout; other failures as errors with their code', () => {
-    expect(asMcpFailure(new McpError(ErrorCode.RequestTimeout, 'Request timed out'), false)).toMatchObject({ status: 'timeout', code: 'upstream_timeout' });
+    expect(asMcpFailure(new McpError(ErrorCode.RequestTimeout, 'Request timed out'), false)).toMatchObject({
+      status: 'timeout',
+      code: 'upstream_timeout',
+    });
     expect(asMcpFailure(new McpError(-32002, 'gone'), false)).toMatchObject({ status: 'error', code: 'upstream_rpc_-32002' });
     const unreachable = asMcpFailure(new ToolError('upstream_unavailable', 'The MCP server at x could not be used', true), false);
-    expect(unreachable).toMatchObject({ status: 'error', code: 'upstream_unavailable', error: expect.objectContaining({ code: ErrorCode.InternalError }) });
-    expect(asMcpFailure(new Error('boom'), false)).toMatchObject({ status: 'error', code: 'internal_error', message: expect.not.stringContaining('boom') });
+    expect(unreachable).toMatchObject({
+      status: 'error',
+      code: 'upstream_unavailable',
+      error: expect.objectContaining({ code: ErrorCode.InternalError }),
+    });
+    expect(asMcpFailure(new Error('boom'), false)).toMatchObject({
+      status: 'error',
+      code: 'internal_error',
+      message: expect.not.stringContaining('boom'),
+    });
     expect(asMcpFailure(new Error('aborted'), true)).toMatchObject({ code: 'client_gone' });
   });
 });

@@ -1,8 +1,10 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { CLIENT_CAPABILITIES_META } from './mcp-tasks.service.js';
+import type { ClientRound } from './input-required/input-rounds.js';
 
 // MCP protocol revision 2026-07-28 over Streamable HTTP, beside the revisions that open with initialize.
 // A client of this revision sends no initialize: every POST names the revision in MCP-Protocol-Version
-// (and may in params._meta), and carries the standard request headers Mcp-Method (the body's method) and,
+// (and in params._meta, beside the client's capabilities), and carries the standard request headers Mcp-Method (the body's method) and,
 // for the methods that address one tool, prompt or resource, Mcp-Name (its name or URI). Proxies, rate
 // limiters and gateways in front route on those headers while the server runs the body, so a request whose
 // headers and body disagree is refused before anything runs (-32020, HTTP 400).
@@ -11,8 +13,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 // this endpoint where clients see it, so only its -32022 error (UnsupportedProtocolVersionError) is used:
 // - it routes on the body, not the header (classifyInboundRequest): a request must carry the _meta envelope
 //   with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities, else it is
-//   refused -32602 (HTTP 400). This endpoint takes MCP-Protocol-Version as the revision, _meta optional, so
-//   a revision it does not speak, named in the header alone, is -32602 there and -32022 here;
+//   refused -32602 (HTTP 400), as here (envelopeProblem); this endpoint takes MCP-Protocol-Version as the
+//   revision, so a revision it does not speak, named in the header alone, is -32602 there and -32022 here;
 // - its header check (validateStandardRequestHeaders, not exported) lets an Mcp-Name through on a method
 //   that names nothing and knows no Mcp-Name for resources/subscribe and unsubscribe: -32020 here;
 // - its server/discover (Server._ondiscover) lists only the modern revisions; this one lists every
@@ -36,6 +38,40 @@ export const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
 // where it may call read_file), so it is private as well, but rarely changes.
 export const TOOLS_LIST_CACHE = { ttlMs: 60_000, cacheScope: 'private' } as const;
 export const DISCOVER_CACHE = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
+// A resource read: a workspace file (or an upstream's resource) may change on the next write, and what the
+// key may read is its own: private, and not to be reused without asking again.
+export const RESOURCE_READ_CACHE = { ttlMs: 0, cacheScope: 'private' } as const;
+
+// Methods of the revisions that open with initialize that 2026-07-28 removed (a client of it asks
+// server/discover instead, sends its log level per request, and has no subscriptions on a stateless
+// endpoint): answered as any method the server does not implement, 404 with -32601.
+export const REMOVED_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+
+// Why a request of this revision lacks the envelope every request carries (params._meta with the
+// protocol version and the client's capabilities; the client's name is optional), or null. -32602, HTTP 400.
+export function envelopeProblem(message: Record<string, unknown>): string | null {
+  const params = isPlainObject(message.params) ? message.params : {};
+  if (!isPlainObject(params._meta))
+    return `Under protocol revision 2026-07-28 every request carries params._meta with "${PROTOCOL_VERSION_META}" and "${CLIENT_CAPABILITIES_META}"; this one has no params._meta`;
+  if (typeof params._meta[PROTOCOL_VERSION_META] !== 'string')
+    return `params._meta["${PROTOCOL_VERSION_META}"] is required: the protocol revision of the request (as in MCP-Protocol-Version)`;
+  if (!isPlainObject(params._meta[CLIENT_CAPABILITIES_META]))
+    return `params._meta["${CLIENT_CAPABILITIES_META}"] is required: the client's capabilities, an object ({} when it declares none)`;
+  return null;
+}
+
+// Whether a message carries the envelope of the modern revisions (its protocol version in params._meta):
+// such a client is answered by those revisions' rules, an unsupported version included.
+export function carriesModernEnvelope(body: unknown): boolean {
+  if (!isPlainObject(body) || !isPlainObject(body.params) || !isPlainObject(body.params._meta)) return false;
+  return body.params._meta[PROTOCOL_VERSION_META] !== undefined;
+}
 
 // The body field Mcp-Name mirrors, by method.
 const NAME_SOURCE = new Map<string, string>([
@@ -62,7 +98,8 @@ function decodeHeader(value: string): string | null {
   return Buffer.from(text, 'utf8').toString('base64').replace(/=+$/, '') === encoded[1].replace(/=+$/, '') ? text : null;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 // Why the standard headers disagree with the message, or null when they agree. Mcp-Method is required on
 // every message; Mcp-Name whenever the body names its target, and never without one; a protocol version in
@@ -70,15 +107,20 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => type
 export function headerMismatch(headers: Record<string, string>, message: Record<string, unknown>, version: string): string | null {
   const method = message.method as string;
   const sentMethod = headers['mcp-method'];
-  if (sentMethod === undefined) return `The Mcp-Method header is required under protocol revision ${version}; send Mcp-Method: ${printable(method)}`;
-  if (decodeHeader(sentMethod) !== method) return `The Mcp-Method header (${printable(sentMethod)}) does not match the body's method (${printable(method)})`;
+  if (sentMethod === undefined)
+    return `The Mcp-Method header is required under protocol revision ${version}; send Mcp-Method: ${printable(method)}`;
+  if (decodeHeader(sentMethod) !== method)
+    return `The Mcp-Method header (${printable(sentMethod)}) does not match the body's method (${printable(method)})`;
   const params = isPlainObject(message.params) ? message.params : {};
   const field = NAME_SOURCE.get(method);
-  const target = field !== undefined && typeof params[field] === 'string' ? (params[field]) : undefined;
+  const target = field !== undefined && typeof params[field] === 'string' ? params[field] : undefined;
   const sentName = headers['mcp-name'];
-  if (target === undefined && sentName !== undefined) return `The Mcp-Name header (${printable(sentName)}) names a target, but the body of ${printable(method)} names none`;
-  if (target !== undefined && sentName === undefined) return `The Mcp-Name header is required for ${method} under protocol revision ${version}; send the body's ${field}`;
-  if (target !== undefined && decodeHeader(sentName) !== target) return `The Mcp-Name header (${printable(sentName)}) does not match the body's ${field} (${printable(target)})`;
+  if (target === undefined && sentName !== undefined)
+    return `The Mcp-Name header (${printable(sentName)}) names a target, but the body of ${printable(method)} names none`;
+  if (target !== undefined && sentName === undefined)
+    return `The Mcp-Name header is required for ${method} under protocol revision ${version}; send the body's ${field}`;
+  if (target !== undefined && decodeHeader(sentName) !== target)
+    return `The Mcp-Name header (${printable(sentName)}) does not match the body's ${field} (${printable(target)})`;
   const meta = isPlainObject(params._meta) ? params._meta : {};
   const bodyVersion = meta[PROTOCOL_VERSION_META];
   if (bodyVersion !== undefined && bodyVersion !== version) {
@@ -89,16 +131,22 @@ export function headerMismatch(headers: Record<string, string>, message: Record<
 
 const printable = (value: string): string => `'${value.replace(/[^\x20-\x7e]/g, '?').slice(0, 128)}'`;
 
-const isStringMap = (value: unknown): value is Record<string, string> => isPlainObject(value) && Object.values(value).every((v) => typeof v === 'string');
+const isStringMap = (value: unknown): value is Record<string, string> =>
+  isPlainObject(value) && Object.values(value).every((v) => typeof v === 'string');
 
 // A resource, prompt or completion request of revision 2026-07-28, answered beside the fast path's messages.
 export type ResourceRequest =
   | { method: 'resources/list'; cursor?: string }
   | { method: 'resources/templates/list' }
   | { method: 'resources/read'; uri: string }
-  | { method: 'completion/complete'; ref: { type: string; uri?: string; name?: string }; argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } }
+  | {
+      method: 'completion/complete';
+      ref: { type: string; uri?: string; name?: string };
+      argument: { name: string; value: string };
+      context?: { arguments?: Record<string, string> };
+    }
   | { method: 'prompts/list'; cursor?: string }
-  | { method: 'prompts/get'; name: string; arguments?: Record<string, string> };
+  | { method: 'prompts/get'; name: string; arguments?: Record<string, string>; round?: ClientRound };
 
 // The capability a resource, prompt or completion method needs declared.
 export const capabilityOf = (method: ResourceRequest['method']): 'resources' | 'prompts' | 'completions' =>
@@ -117,12 +165,18 @@ export function resourceMessage(method: ResourceRequest['method'], params: Recor
       return typeof params.uri === 'string' ? { method, uri: params.uri } : 'resources/read needs params.uri, the resource to read';
     case 'completion/complete': {
       const { ref, argument, context } = params;
-      const badRef = !isPlainObject(ref) || typeof ref.type !== 'string' || (ref.uri !== undefined && typeof ref.uri !== 'string') || (ref.name !== undefined && typeof ref.name !== 'string');
+      const badRef =
+        !isPlainObject(ref) ||
+        typeof ref.type !== 'string' ||
+        (ref.uri !== undefined && typeof ref.uri !== 'string') ||
+        (ref.name !== undefined && typeof ref.name !== 'string');
       if (badRef) return 'params.ref must be { type, uri } or { type, name }';
       const { type, uri, name } = ref as { type: string; uri?: string; name?: string };
-      if (!isPlainObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string') return 'params.argument must be { name, value }, both strings';
+      if (!isPlainObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string')
+        return 'params.argument must be { name, value }, both strings';
       const contextArguments = isPlainObject(context) ? context.arguments : undefined;
-      if (context !== undefined && (!isPlainObject(context) || (contextArguments !== undefined && !isStringMap(contextArguments)))) return 'params.context must be { arguments }, a map of strings';
+      if (context !== undefined && (!isPlainObject(context) || (contextArguments !== undefined && !isStringMap(contextArguments))))
+        return 'params.context must be { arguments }, a map of strings';
       return {
         method,
         ref: { type, ...(uri !== undefined ? { uri } : {}), ...(name !== undefined ? { name } : {}) },

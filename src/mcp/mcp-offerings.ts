@@ -11,6 +11,7 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import { McpFederation } from './mcp-federation.js';
+import type { ClientRound, InputRequiredResult } from './input-required/input-rounds.js';
 import { FILE_TEMPLATE, McpWorkspaceResources, RESOURCE_PAGE_SIZE, type ResourceCaller } from './mcp-workspace-resources.js';
 
 // A resources/list cursor in the federated part of the listing: this prefix, then the last URI given
@@ -62,12 +63,18 @@ export class McpOfferings {
   }
 
   // A file: URI is the workspace's, whatever a source lists; any other goes to the one source offering it.
-  async read(caller: ResourceCaller, uri: string): Promise<ReadResourceResult> {
+  // `elicitUrl`: revision 2026-07-28's request declares URL-mode elicitation (or not); undefined: as initialize said.
+  async read(caller: ResourceCaller, uri: string, elicitUrl?: boolean): Promise<ReadResourceResult> {
     if (/^file:/i.test(uri) || !(await this.federation.features(caller)).resources) return this.workspace.read(caller, uri);
-    return this.federation.read(caller, uri);
+    return this.federation.read(caller, uri, elicitUrl);
   }
 
-  async complete(caller: ResourceCaller, ref: { type: string; uri?: string; name?: string }, argument: { name: string; value: string }, context?: { arguments?: Record<string, string> }): Promise<CompleteResult> {
+  async complete(
+    caller: ResourceCaller,
+    ref: { type: string; uri?: string; name?: string },
+    argument: { name: string; value: string },
+    context?: { arguments?: Record<string, string> },
+  ): Promise<CompleteResult> {
     if (ref.type === 'ref/resource' && ref.uri === FILE_TEMPLATE) return this.workspace.complete(caller, ref, argument);
     const federated = await this.federation.features(caller);
     if (!federated.resources && !federated.prompts) return this.workspace.complete(caller, ref, argument);
@@ -78,18 +85,37 @@ export class McpOfferings {
     return { prompts: await this.federation.prompts(caller) };
   }
 
-  getPrompt(caller: ResourceCaller, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
-    return this.federation.getPrompt(caller, name, args);
+  // `round`: a client of revision 2026-07-28 (input-required/input-rounds.ts); its source may ask it for input.
+  getPrompt(caller: ResourceCaller, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult>;
+  getPrompt(
+    caller: ResourceCaller,
+    name: string,
+    args: Record<string, string> | undefined,
+    round: ClientRound | undefined,
+    elicitUrl: boolean | undefined,
+  ): Promise<GetPromptResult | InputRequiredResult>;
+  getPrompt(
+    caller: ResourceCaller,
+    name: string,
+    args: Record<string, string> | undefined,
+    round?: ClientRound,
+    elicitUrl?: boolean,
+  ): Promise<GetPromptResult | InputRequiredResult> {
+    return this.federation.getPrompt(caller, name, args, round, elicitUrl);
   }
 
   // The sources' resources after the URI `encoded` names (base64url; empty: from the first).
   private async federatedPage(caller: ResourceCaller, encoded: string): Promise<ListResourcesResult> {
     const after = Buffer.from(encoded, 'base64url').toString('utf8');
-    if (Buffer.from(after, 'utf8').toString('base64url') !== encoded) throw new McpError(ErrorCode.InvalidParams, 'The cursor is not one this server gave');
+    if (Buffer.from(after, 'utf8').toString('base64url') !== encoded)
+      throw new McpError(ErrorCode.InvalidParams, 'The cursor is not one this server gave');
     const resources = await this.federation.resources(caller);
     const start = after === '' ? 0 : resources.findIndex((resource) => resource.uri > after);
     const page = start === -1 ? [] : resources.slice(start, start + RESOURCE_PAGE_SIZE);
     const more = start !== -1 && start + RESOURCE_PAGE_SIZE < resources.length;
-    return { resources: page, ...(more ? { nextCursor: FEDERATED_CURSOR + Buffer.from(page.at(-1)!.uri, 'utf8').toString('base64url') } : {}) };
+    return {
+      resources: page,
+      ...(more ? { nextCursor: FEDERATED_CURSOR + Buffer.from(page.at(-1)!.uri, 'utf8').toString('base64url') } : {}),
+    };
   }
 }

@@ -25,7 +25,10 @@ export type AnswerAsTask = (result: Result, name: string) => Promise<Result>;
 type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
 const isTaskMetadata = (task: unknown): boolean =>
-  typeof task === 'object' && task !== null && !Array.isArray(task) && ((task as { ttl?: unknown }).ttl === undefined || typeof (task as { ttl?: unknown }).ttl === 'number');
+  typeof task === 'object' &&
+  task !== null &&
+  !Array.isArray(task) &&
+  ((task as { ttl?: unknown }).ttl === undefined || typeof (task as { ttl?: unknown }).ttl === 'number');
 
 // A Server that answers the task-augmented tools/call of revision 2025-11-25. The v2 Server keeps that
 // revision's task vocabulary but no runtime for it: its tools/call wrapper (Server._wrapHandler) checks
@@ -65,7 +68,12 @@ export class StatelessTransport extends WebStandardStreamableHTTPServerTransport
   }
 
   override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if ('error' in message && message.id !== undefined && this.notFound.has(message.id) && message.error.code === (ProtocolErrorCode.InvalidParams as number)) {
+    if (
+      'error' in message &&
+      message.id !== undefined &&
+      this.notFound.has(message.id) &&
+      message.error.code === (ProtocolErrorCode.InvalidParams as number)
+    ) {
       return super.send({ ...message, error: { ...message.error, code: ProtocolErrorCode.ResourceNotFound } }, options);
     }
     return super.send(message, options);
@@ -74,7 +82,12 @@ export class StatelessTransport extends WebStandardStreamableHTTPServerTransport
 
 // One POST through the server and its transport, from the parsed messages (`messages`: those of the body
 // the SDK is to answer) to the answer sent; the server is closed after.
-export async function serveExchange(server: Server, transport: StatelessTransport, exchange: HttpExchange, messages: unknown): Promise<void> {
+export async function serveExchange(
+  server: Server,
+  transport: StatelessTransport,
+  exchange: HttpExchange,
+  messages: unknown,
+): Promise<void> {
   await server.connect(transport);
   try {
     const request = new Request(exchange.url, { method: exchange.method, headers: exchange.headers });

@@ -9,11 +9,21 @@ const task = {
   updatedAt: createdAt,
   expiresAt: new Date(createdAt.getTime() + 3_600_000),
 } as TaskWithCall;
-const denied: TaskState = { phase: 'done', result: { isError: true, content: [{ type: 'text', text: 'A person denied this call.' }] }, updatedAt: createdAt };
+const denied: TaskState = {
+  phase: 'done',
+  result: { isError: true, content: [{ type: 'text', text: 'A person denied this call.' }] },
+  updatedAt: createdAt,
+};
 
 describe('how a task is written under each revision', () => {
   it('counts an error result as a failed task under 2025-11-25 and a completed one, result inline, under 2026-07-28', () => {
-    expect(legacyTask(task, denied)).toEqual({ taskId: 'task-1', status: 'failed', createdAt: createdAt.toISOString(), lastUpdatedAt: createdAt.toISOString(), ttl: 3_600_000 });
+    expect(legacyTask(task, denied)).toEqual({
+      taskId: 'task-1',
+      status: 'failed',
+      createdAt: createdAt.toISOString(),
+      lastUpdatedAt: createdAt.toISOString(),
+      ttl: 3_600_000,
+    });
     expect(modernTask(task, denied)).toMatchObject({ status: 'completed', ttlMs: 3_600_000, result: denied.result });
   });
 
@@ -29,7 +39,12 @@ describe('how a task is written under each revision', () => {
   it('reads back the cursor it writes and refuses anything else as invalid params', () => {
     const cursor = Buffer.from(`${createdAt.toISOString()}|task-1`).toString('base64url');
     expect(parseCursor(cursor)).toEqual({ createdAt, id: 'task-1' });
-    for (const bad of [3, 'x'.repeat(201), Buffer.from('not-a-date|id').toString('base64url'), Buffer.from(`${createdAt.toISOString()}|a|b`).toString('base64url')]) {
+    for (const bad of [
+      3,
+      'x'.repeat(201),
+      Buffer.from('not-a-date|id').toString('base64url'),
+      Buffer.from(`${createdAt.toISOString()}|a|b`).toString('base64url'),
+    ]) {
       expect(() => parseCursor(bad)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidParams }));
     }
   });

@@ -16,7 +16,8 @@ export interface TaskState {
 }
 
 // 2025-11-25 counts a tool result with isError as a failed task.
-export const legacyStatus = (state: TaskState) => (state.phase === 'done' ? (state.result?.isError === true ? 'failed' : 'completed') : state.phase);
+export const legacyStatus = (state: TaskState) =>
+  state.phase === 'done' ? (state.result?.isError === true ? 'failed' : 'completed') : state.phase;
 
 export function legacyTask(task: TaskWithCall, state: TaskState): Record<string, unknown> {
   return {

@@ -58,7 +58,10 @@ export class McpTasksRepository {
 
   // Moves a task that is not yet final to cancelled; false when it was final already (or gone).
   async cancel(owner: TaskOwner, id: string): Promise<boolean> {
-    const { count } = await this.prisma.mcpTask.updateMany({ where: { ...owner, id, status: 'parked' }, data: { status: 'cancelled', updatedAt: new Date() } });
+    const { count } = await this.prisma.mcpTask.updateMany({
+      where: { ...owner, id, status: 'parked' },
+      data: { status: 'cancelled', updatedAt: new Date() },
+    });
     return count > 0;
   }
 
@@ -71,7 +74,9 @@ export class McpTasksRepository {
   private async withCall(task: McpTask): Promise<TaskWithCall> {
     if (task.invocationId === null) return { ...task, call: null };
     // The parked call is the task owner's own: same tenant and project (its id came from the call itself).
-    const call = await this.prisma.parkedCall.findFirst({ where: { id: task.invocationId, tenantId: task.tenantId, projectId: task.projectId } });
+    const call = await this.prisma.parkedCall.findFirst({
+      where: { id: task.invocationId, tenantId: task.tenantId, projectId: task.projectId },
+    });
     return { ...task, call };
   }
 }

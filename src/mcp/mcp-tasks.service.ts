@@ -96,15 +96,24 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   serveLegacy(server: Server, caller: TaskCaller, gone: AbortSignal, guarded: <T>(answer: Promise<T>) => Promise<T>): void {
     // The v2 SDK still parses these methods by the 2025-11-25 schemas (so a malformed one is refused as
     // before), but leaves them out of its typed handler map: they are registered through this view of it.
-    const serve = server.setRequestHandler.bind(server) as (method: string, handler: (request: TaskRequest, ctx: ServerContext) => Promise<Result>) => void;
+    const serve = server.setRequestHandler.bind(server) as (
+      method: string,
+      handler: (request: TaskRequest, ctx: ServerContext) => Promise<Result>,
+    ) => void;
     serve('tasks/get', (request) => guarded(this.getLegacy(caller, request.params?.taskId)));
-    serve('tasks/result', (request, ctx) => guarded(this.resultLegacy(caller, request.params?.taskId, AbortSignal.any([ctx.mcpReq.signal, gone]))));
+    serve('tasks/result', (request, ctx) =>
+      guarded(this.resultLegacy(caller, request.params?.taskId, AbortSignal.any([ctx.mcpReq.signal, gone]))),
+    );
     serve('tasks/list', (request) => guarded(this.listLegacy(caller, request.params?.cursor)));
     serve('tasks/cancel', (request) => guarded(this.cancelLegacy(caller, request.params?.taskId)));
   }
 
   // 2026-07-28: the extension's methods (the endpoint has checked the client declares it).
-  answerModernMethod(caller: TaskCaller, method: 'tasks/get' | 'tasks/update' | 'tasks/cancel', taskId: unknown): Promise<Record<string, unknown>> {
+  answerModernMethod(
+    caller: TaskCaller,
+    method: 'tasks/get' | 'tasks/update' | 'tasks/cancel',
+    taskId: unknown,
+  ): Promise<Record<string, unknown>> {
     switch (method) {
       case 'tasks/get':
         return this.getModern(caller, taskId);
@@ -131,7 +140,10 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   private async resultLegacy(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<CallToolResult> {
     const waiting = this.waiting.get(caller.apiKeyId) ?? 0;
     if (waiting >= WAITING_PER_KEY) {
-      throw new McpError(ErrorCode.InvalidRequest, `This key already has ${WAITING_PER_KEY} tasks/result requests waiting; poll with tasks/get, then ask for the result once the task has ended`);
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `This key already has ${WAITING_PER_KEY} tasks/result requests waiting; poll with tasks/get, then ask for the result once the task has ended`,
+      );
     }
     this.waiting.set(caller.apiKeyId, waiting + 1);
     try {
@@ -153,7 +165,8 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
       try {
         await sleep(RESULT_RECHECK_MS, undefined, { signal: waited });
       } catch {
-        if (this.stopping.signal.aborted) throw new McpError(ErrorCode.InternalError, 'This instance is stopping; send tasks/result again (any instance answers it)');
+        if (this.stopping.signal.aborted)
+          throw new McpError(ErrorCode.InternalError, 'This instance is stopping; send tasks/result again (any instance answers it)');
         throw new McpError(ErrorCode.ConnectionClosed, 'The client went away');
       }
     }
@@ -166,7 +179,9 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
     const last = shown.at(-1);
     return {
       tasks: shown.map((task) => legacyTask(task, this.state(task))),
-      ...(page.length > LIST_PAGE && last ? { nextCursor: Buffer.from(`${last.createdAt.toISOString()}|${last.id}`).toString('base64url') } : {}),
+      ...(page.length > LIST_PAGE && last
+        ? { nextCursor: Buffer.from(`${last.createdAt.toISOString()}|${last.id}`).toString('base64url') }
+        : {}),
     };
   }
 
@@ -178,8 +193,12 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
     if (!(await this.withdraw(caller, task))) {
       const now = this.state(await this.find(caller, taskId));
       const status = legacyStatus(now);
-      if (now.phase !== 'working') throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'`);
-      throw new McpError(ErrorCode.InvalidParams, 'Cannot cancel task: a person approved the call and it is running; it will end on its own');
+      if (now.phase !== 'working')
+        throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'`);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        'Cannot cancel task: a person approved the call and it is running; it will end on its own',
+      );
     }
     const cancelled = await this.find(caller, taskId);
     return legacyTask(cancelled, this.state(cancelled));
@@ -200,7 +219,10 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
 
   private async withdraw(caller: TaskCaller, task: TaskWithCall): Promise<boolean> {
     if (task.status !== 'parked' || task.invocationId === null || task.call?.status !== 'pending') return false;
-    const withdrawn = await this.approvals.withdraw(caller.tenantId, caller.projectId, task.invocationId, { keyId: caller.apiKeyId, name: caller.keyName });
+    const withdrawn = await this.approvals.withdraw(caller.tenantId, caller.projectId, task.invocationId, {
+      keyId: caller.apiKeyId,
+      name: caller.keyName,
+    });
     if (withdrawn === null) return false;
     await this.tasks.cancel(ownerOf(caller), task.id);
     return true;
@@ -215,11 +237,27 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
     if (pending) {
       const existing = await this.tasks.findByInvocation(owner, pending.invocationId);
       const expiresAt = new Date(Date.parse(pending.expiresAt) + RETAINED_MS);
-      const task = existing ?? (await this.tasks.create(owner, { id, invocationId: pending.invocationId, status: 'parked', shape: kept, result: null, expiresAt }));
+      const task =
+        existing ??
+        (await this.tasks.create(owner, {
+          id,
+          invocationId: pending.invocationId,
+          status: 'parked',
+          shape: kept,
+          result: null,
+          expiresAt,
+        }));
       return (await this.tasks.find(owner, task.id)) ?? { ...task, call: null };
     }
     const expiresAt = new Date(Date.now() + RETAINED_MS);
-    const task = await this.tasks.create(owner, { id, invocationId: null, status: 'done', shape: kept, result: result as unknown as Prisma.InputJsonObject, expiresAt });
+    const task = await this.tasks.create(owner, {
+      id,
+      invocationId: null,
+      status: 'done',
+      shape: kept,
+      result: result as unknown as Prisma.InputJsonObject,
+      expiresAt,
+    });
     return { ...task, call: null };
   }
 
@@ -238,13 +276,23 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
     if (task.invocationId === null) return { phase: 'done', result: task.result as unknown as CallToolResult, updatedAt };
     const outcome = call?.outcome as unknown as InvocationResultDto | null | undefined;
     const result = outcome ? fromInvocation(outcome, shape) : undefined;
-    if (task.status === 'cancelled') return { phase: 'cancelled', message: 'Withdrawn before anyone decided; the call did not run.', result, updatedAt };
+    if (task.status === 'cancelled')
+      return { phase: 'cancelled', message: 'Withdrawn before anyone decided; the call did not run.', result, updatedAt };
     if (!call) return { phase: 'cancelled', message: 'The parked call is gone; it did not run.', updatedAt };
     if (call.status === 'pending') {
-      return { phase: 'working', message: `Awaits approval by a person (invocation ${call.id}); it has not run. Undecided by ${call.expiresAt.toISOString()}, it expires.`, updatedAt };
+      return {
+        phase: 'working',
+        message: `Awaits approval by a person (invocation ${call.id}); it has not run. Undecided by ${call.expiresAt.toISOString()}, it expires.`,
+        updatedAt,
+      };
     }
     // Decided, its outcome not written yet (a denial's is written just after the decision).
-    if (!result) return { phase: 'working', message: call.status === 'approved' ? 'Approved by a person; running.' : 'Decided; its outcome is being recorded.', updatedAt };
+    if (!result)
+      return {
+        phase: 'working',
+        message: call.status === 'approved' ? 'Approved by a person; running.' : 'Decided; its outcome is being recorded.',
+        updatedAt,
+      };
     const message = outcome?.status === 'ok' ? 'Approved and run.' : outcome?.error?.message;
     return { phase: 'done', result, updatedAt, ...(message ? { message } : {}) };
   }
@@ -264,4 +312,5 @@ type TaskRequest = JSONRPCRequest & { params?: { taskId?: unknown; cursor?: unkn
 const ownerOf = (caller: TaskCaller): TaskOwner => ({ tenantId: caller.tenantId, projectId: caller.projectId, apiKeyId: caller.apiKeyId });
 
 // The pending approval a call answered, if it parked (mcp-tool-results.ts puts it in _meta).
-const pendingOf = (result: CallToolResult): PendingApprovalDto | undefined => result._meta?.[PENDING_APPROVAL_META] as PendingApprovalDto | undefined;
+const pendingOf = (result: CallToolResult): PendingApprovalDto | undefined =>
+  result._meta?.[PENDING_APPROVAL_META] as PendingApprovalDto | undefined;

@@ -45,13 +45,14 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 // The outcome of a call that ran: the JSON result as structuredContent and as text (checked against the
-// tool's outputSchema before it got here: ToolInvocationService), or an upstream MCP server's content as it
+// tool's outputSchema before it got here: ToolRunner), or an upstream MCP server's content as it
 // came, or isError with the tool's error written for the model (status error or timeout).
 export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto, shape: ResultShape): CallToolResult {
   const { outputSchema } = shape;
   const _meta = { [INVOCATION_ID_META]: outcome.invocationId };
   if (outcome.status === 'pending_approval') return awaitingApproval(outcome, _meta, outputSchema);
-  if (outcome.status === 'ok' && shape.relaysContent && isUpstreamContent(outcome.result)) return { content: outcome.result.content, _meta };
+  if (outcome.status === 'ok' && shape.relaysContent && isUpstreamContent(outcome.result))
+    return { content: outcome.result.content, _meta };
   if (outcome.status === 'ok') {
     const { result } = outcome;
     // A result written as JSON text (a big listing) is that text, and is spliced in where the answer is written.
@@ -68,7 +69,9 @@ export function fromInvocation(outcome: InvocationResultDto | PendingApprovalDto
 // The same result with structuredContent as an object, for code that handles it as one (the MCP SDK's server).
 export function withParsedContent(result: CallToolResult): CallToolResult {
   const { structuredContent } = result as { structuredContent?: unknown };
-  return structuredContent instanceof JsonText ? { ...result, structuredContent: JSON.parse(structuredContent.text) as Record<string, unknown> } : result;
+  return structuredContent instanceof JsonText
+    ? { ...result, structuredContent: JSON.parse(structuredContent.text) as Record<string, unknown> }
+    : result;
 }
 
 // An upstream MCP server's answer without structuredContent, as the skill executor returns it: { content }
@@ -90,7 +93,12 @@ export function fromRefusal(error: AppError, outputSchema: boolean): CallToolRes
 
 // The detail is in _meta always, and also structuredContent when no output schema says what that holds
 // (SDK clients check structuredContent against the schema even on an error result).
-function errorResult(message: string, detail: Record<string, unknown>, meta: Record<string, unknown>, outputSchema: boolean): CallToolResult {
+function errorResult(
+  message: string,
+  detail: Record<string, unknown>,
+  meta: Record<string, unknown>,
+  outputSchema: boolean,
+): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: message }],

@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../common/errors/app-error.js';
 import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
-import { ToolCallsService } from '../tools/tool-calls.service.js';
+import { CallDispatcher } from '../tools/call-dispatcher.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import type { CallPrincipal } from '../tools/tool-call.gate.js';
 import type { ToolCatalogue } from '../tools/tool-catalogue.js';
@@ -52,7 +52,7 @@ export class McpWorkspaceResources {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly workspaces: WorkspaceResolver,
-    private readonly calls: ToolCallsService,
+    private readonly dispatcher: CallDispatcher,
     @Inject(WORKER_POOL) private readonly pool: WorkerPool<WorkspaceWorkerTasks>,
   ) {}
 
@@ -86,7 +86,8 @@ export class McpWorkspaceResources {
           uriTemplate: FILE_TEMPLATE,
           name: 'workspace-file',
           title: 'Workspace file',
-          description: 'A file of the project workspace by its path relative to the workspace root, e.g. file:///src/index.ts (read as read_file reads it)',
+          description:
+            'A file of the project workspace by its path relative to the workspace root, e.g. file:///src/index.ts (read as read_file reads it)',
         },
       ],
     };
@@ -96,8 +97,15 @@ export class McpWorkspaceResources {
     const path = pathOfUri(uri);
     let outcome;
     try {
-      outcome = await this.calls.call(
-        { tenantId: caller.tenantId, projectId: caller.projectId, principal: caller.principal, toolName: READ_TOOL, body: { arguments: { path, encoding: 'base64' } }, channel: 'mcp' },
+      outcome = await this.dispatcher.dispatch(
+        {
+          tenantId: caller.tenantId,
+          projectId: caller.projectId,
+          principal: caller.principal,
+          toolName: READ_TOOL,
+          body: { arguments: { path, encoding: 'base64' } },
+          channel: 'mcp',
+        },
         caller.controller,
       );
     } catch (error) {
@@ -133,7 +141,11 @@ export class McpWorkspaceResources {
 
   // Paths of workspace files that start with what was typed, walked from the directory it names; what
   // cannot be walked (outside the workspace, not a directory) completes to nothing.
-  async complete(caller: ResourceCaller, ref: { type: string; uri?: string }, argument: { name: string; value: string }): Promise<CompleteResult> {
+  async complete(
+    caller: ResourceCaller,
+    ref: { type: string; uri?: string },
+    argument: { name: string; value: string },
+  ): Promise<CompleteResult> {
     await this.mayRead(caller);
     if (ref.type !== 'ref/resource' || ref.uri !== FILE_TEMPLATE) {
       throw new McpError(ErrorCode.InvalidParams, `Only the resource template ${FILE_TEMPLATE} has arguments to complete`);
@@ -150,7 +162,13 @@ export class McpWorkspaceResources {
       throw error;
     }
     const matching = walked.files.filter((path) => path.startsWith(typed));
-    return { completion: { values: matching.slice(0, COMPLETION_VALUES), total: matching.length, hasMore: matching.length > COMPLETION_VALUES || walked.truncated } };
+    return {
+      completion: {
+        values: matching.slice(0, COMPLETION_VALUES),
+        total: matching.length,
+        hasMore: matching.length > COMPLETION_VALUES || walked.truncated,
+      },
+    };
   }
 
   private async mayRead(caller: ResourceCaller): Promise<void> {
@@ -169,7 +187,13 @@ export class McpWorkspaceResources {
   // Workspace-relative paths of the regular files below `directory`, as list_files walks them.
   private async files(caller: ResourceCaller, directory: string, limit: number): Promise<WalkedFiles> {
     const { path: root } = await this.workspaces.resolve(caller.tenantId, caller.projectId);
-    const listing = await listRecursively(this.pool, root, directory, { limit }, { signal: caller.controller.signal, key: caller.tenantId });
+    const listing = await listRecursively(
+      this.pool,
+      root,
+      directory,
+      { limit },
+      { signal: caller.controller.signal, key: caller.tenantId },
+    );
     return { files: listing.entries.filter((entry) => entry.type === 'file').map((entry) => entry.path), truncated: listing.truncated };
   }
 }
@@ -180,7 +204,10 @@ interface WalkedFiles {
 }
 
 const mayNotRead = () =>
-  new McpError(ErrorCode.InvalidParams, `This key may not call ${READ_TOOL}, so it may not list or read the workspace's files as resources`);
+  new McpError(
+    ErrorCode.InvalidParams,
+    `This key may not call ${READ_TOOL}, so it may not list or read the workspace's files as resources`,
+  );
 
 async function asMcpError<T>(operation: () => Promise<T>): Promise<T> {
   try {
@@ -194,7 +221,11 @@ async function asMcpError<T>(operation: () => Promise<T>): Promise<T> {
 // file:///{path}: no host (file://host/… names another machine), no query or fragment, the path
 // percent-decoded and relative to the workspace root. What the path may name is read_file's to judge.
 export function pathOfUri(uri: string): string {
-  const invalid = (why: string) => new McpError(ErrorCode.InvalidParams, `${printable(uri)} is not a workspace file: ${why}; write file:///{path}, the path relative to the workspace root`);
+  const invalid = (why: string) =>
+    new McpError(
+      ErrorCode.InvalidParams,
+      `${printable(uri)} is not a workspace file: ${why}; write file:///{path}, the path relative to the workspace root`,
+    );
   if (!uri.startsWith('file://')) throw invalid('the scheme must be file');
   if (!uri.startsWith('file:///')) throw invalid('a file URI with a host names another machine');
   const encoded = uri.slice('file:///'.length);
@@ -219,7 +250,8 @@ function toResource(path: string): Resource {
 
 function pathOfCursor(cursor: string): string {
   const path = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (path === '' || Buffer.from(path, 'utf8').toString('base64url') !== cursor) throw new McpError(ErrorCode.InvalidParams, 'The cursor is not one this server gave');
+  if (path === '' || Buffer.from(path, 'utf8').toString('base64url') !== cursor)
+    throw new McpError(ErrorCode.InvalidParams, 'The cursor is not one this server gave');
   return path;
 }
 

@@ -1,6 +1,15 @@
 import { Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
-import { ApiBody, type ApiResponseSchemaHost, ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import {
+  ApiBody,
+  type ApiResponseSchemaHost,
+  ApiForbiddenResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { AllowRoles, CurrentTenant, ProjectScoped, type Tenant, TenantAuth } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
@@ -42,8 +51,14 @@ const JSON_RPC_REFUSAL = {
 // Where an OAuth access token is accepted (for its own project; toolsets' MCP routes are the others); a 401 names the resource metadata.
 @OAuthProtectedResource()
 @Controller('v1/projects/:projectId/mcp')
+@ProjectScoped('projectId')
 @ApiParam(PROJECT_ID)
-@ApiResponse({ status: 404, type: ErrorResponseDto, description: 'project_not_found (also for another tenant’s project)' })
+@ApiResponse({
+  status: 404,
+  type: ErrorResponseDto,
+  description:
+    'project_not_found (also for another tenant’s project); on POST under revision 2026-07-28, also the JSON-RPC error -32601 for a method the revision removed or the server does not serve',
+})
 @UseGuards(McpOriginGuard)
 @ApiForbiddenResponse({
   type: ErrorResponseDto,
@@ -65,19 +80,32 @@ export class McpController {
       'Where the key may call a tool of an MCP source: that server’s resources, resource templates, prompts (prompts/list, prompts/get) and completions, relayed under their own URIs and names (one source per name; a read or prompt is audited). ' +
       'Send `Accept: application/json, text/event-stream`; answers are application/json, except a tools/call with `_meta.progressToken`, ' +
       'answered as text/event-stream (progress notifications, then the response). Protocol revisions 2024-11-05 to 2025-11-25 (initialize) ' +
-      'and 2026-07-28 (no initialize: server/discover; the Mcp-Method and Mcp-Name headers must match the body, else 400 with -32020 and nothing runs). ' +
+      'and 2026-07-28 (no initialize: server/discover; every request carries params._meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities, else 400 with -32602; the Mcp-Method and Mcp-Name headers must match the body, else 400 with -32020 and nothing runs; a method the revision removed, such as initialize or ping, or an unknown one is 404 with -32601). ' +
       'Refused arguments come back as a tool result with isError: true and the same message as the REST 422; an unknown tool is the JSON-RPC error -32602. ' +
       'notifications/cancelled stops the named tools/call of the same key, on whichever instance it runs. ' +
       'A call parked for approval comes back as a task where the client asks for one (2025-11-25: params.task, then tasks/get, tasks/result, tasks/list, tasks/cancel; ' +
       '2026-07-28: the io.modelcontextprotocol/tasks extension declared in _meta, then tasks/get, tasks/update, tasks/cancel); a task answers only to the key that made the call (-32602 to anyone else, as for an unknown id); tasks/cancel withdraws the waiting call.',
   })
   @ApiBody({
-    schema: { ...JSON_RPC_MESSAGES, description: 'A JSON-RPC request or notification (or a batch of them)', examples: [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }] },
+    schema: {
+      ...JSON_RPC_MESSAGES,
+      description: 'A JSON-RPC request or notification (or a batch of them)',
+      examples: [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+    },
   })
   @ApiOkResponse({ schema: JSON_RPC_MESSAGES, description: 'The JSON-RPC response (or responses)' })
   @ApiResponse({ status: 202, description: 'A notification or response was accepted; no body' })
-  @ApiResponse({ status: 400, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: not a JSON-RPC message (a parse or invalid-request error); under 2026-07-28, -32020 (Mcp-Method or Mcp-Name disagrees with the body) or -32022 (an unsupported revision)' })
-  @ApiResponse({ status: 406, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: the Accept header must list application/json and text/event-stream' })
+  @ApiResponse({
+    status: 400,
+    schema: JSON_RPC_REFUSAL,
+    description:
+      'JSON-RPC error: not a JSON-RPC message (a parse or invalid-request error); under 2026-07-28, -32602 (no _meta envelope), -32020 (Mcp-Method or Mcp-Name disagrees with the body), -32021 (a client capability the method needs was not declared) or -32022 (an unsupported revision, data { supported, requested })',
+  })
+  @ApiResponse({
+    status: 406,
+    schema: JSON_RPC_REFUSAL,
+    description: 'JSON-RPC error: the Accept header must list application/json and text/event-stream',
+  })
   @ApiResponse({ status: 415, schema: JSON_RPC_REFUSAL, description: 'JSON-RPC error: the body must be application/json' })
   post(
     @CurrentTenant() tenant: Tenant,

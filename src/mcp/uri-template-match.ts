@@ -65,7 +65,8 @@ export function templateMatches(template: string, uri: string): boolean {
   for (const part of parts) {
     const next = new Uint8Array(uri.length + 1);
     if ('literal' in part) {
-      for (let i = 0; i + part.literal.length <= uri.length; i++) if (reachable[i] && uri.startsWith(part.literal, i)) next[i + part.literal.length] = 1;
+      for (let i = 0; i + part.literal.length <= uri.length; i++)
+        if (reachable[i] && uri.startsWith(part.literal, i)) next[i + part.literal.length] = 1;
     } else {
       // An optional expression may expand to nothing.
       if (part.optional) next.set(reachable);

@@ -67,7 +67,13 @@ export class ClientMetadataDocuments {
     let answer;
     try {
       answer = await safeFetch(
-        { url: url.href, method: 'GET', headers: { accept: 'application/json' }, timeoutMs: this.timeoutMs, maxBytes: CLIENT_METADATA_MAX_BYTES },
+        {
+          url: url.href,
+          method: 'GET',
+          headers: { accept: 'application/json' },
+          timeoutMs: this.timeoutMs,
+          maxBytes: CLIENT_METADATA_MAX_BYTES,
+        },
         { allowHosts: this.allowHosts, maxRedirects: 0, ca: this.ca },
       );
     } catch (error) {
@@ -75,8 +81,10 @@ export class ClientMetadataDocuments {
       const why = error instanceof AppError || error instanceof ToolError ? error.message : 'it could not be fetched';
       throw invalidClientMetadata(`The client ID metadata document at ${url.href} was refused: ${why}`);
     }
-    if (answer.timedOut) throw invalidClientMetadata(`The client ID metadata document at ${url.href} did not arrive within ${this.timeoutMs} ms`);
-    if (answer.truncated) throw invalidClientMetadata(`The client ID metadata document at ${url.href} is larger than ${CLIENT_METADATA_MAX_BYTES} bytes`);
+    if (answer.timedOut)
+      throw invalidClientMetadata(`The client ID metadata document at ${url.href} did not arrive within ${this.timeoutMs} ms`);
+    if (answer.truncated)
+      throw invalidClientMetadata(`The client ID metadata document at ${url.href} is larger than ${CLIENT_METADATA_MAX_BYTES} bytes`);
     if (answer.status !== 200) throw invalidClientMetadata(`The client ID metadata document at ${url.href} answered HTTP ${answer.status}`);
     let document: unknown;
     try {
@@ -89,7 +97,9 @@ export class ClientMetadataDocuments {
     }
     const method = document.token_endpoint_auth_method;
     if (method !== undefined && method !== 'none') {
-      throw invalidClientMetadata(`token_endpoint_auth_method '${clip(JSON.stringify(method))}' is not supported; clients here are public ('none')`);
+      throw invalidClientMetadata(
+        `token_endpoint_auth_method '${clip(JSON.stringify(method))}' is not supported; clients here are public ('none')`,
+      );
     }
     return {
       clientId,
@@ -105,10 +115,13 @@ export class ClientMetadataDocuments {
 export function checkRedirectUris(value: unknown, appSchemes: readonly string[], documentHost: string | null): string[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > 10) throw invalidRedirectUri('redirect_uris must list 1 to 10 URIs');
   return value.map((uri) => {
-    if (typeof uri !== 'string' || uri.length > 2000) throw invalidRedirectUri('each redirect URI must be a string of at most 2000 characters');
+    if (typeof uri !== 'string' || uri.length > 2000)
+      throw invalidRedirectUri('each redirect URI must be a string of at most 2000 characters');
     // Shown to the person deciding as written: it must be the URI the browser is sent to, byte for byte.
     if (!PRINTABLE_URI.test(uri)) {
-      throw invalidRedirectUri(`${clip(JSON.stringify(uri))} must be printable ASCII without spaces or backslashes (a host in punycode, a path percent-encoded)`);
+      throw invalidRedirectUri(
+        `${clip(JSON.stringify(uri))} must be printable ASCII without spaces or backslashes (a host in punycode, a path percent-encoded)`,
+      );
     }
     let parsed: URL;
     try {
@@ -121,9 +134,11 @@ export function checkRedirectUris(value: unknown, appSchemes: readonly string[],
     if (parsed.username !== '' || parsed.password !== '') throw invalidRedirectUri(`${clip(uri)} carries user information before its host`);
     const scheme = parsed.protocol.slice(0, -1);
     // Plain http only back to this machine (a native client's loopback listener, RFC 8252 7.3).
-    if (scheme === 'http' && !LOOPBACK.has(parsed.hostname)) throw invalidRedirectUri(`${clip(uri)}: http is allowed only for a loopback address; use https`);
+    if (scheme === 'http' && !LOOPBACK.has(parsed.hostname))
+      throw invalidRedirectUri(`${clip(uri)}: http is allowed only for a loopback address; use https`);
     if (scheme === 'https' || scheme === 'http') return uri;
-    if (isRefusedAppScheme(scheme)) throw invalidRedirectUri(`${clip(uri)}: the ${scheme}: scheme hands the browser to a system or browser handler, not to an app`);
+    if (isRefusedAppScheme(scheme))
+      throw invalidRedirectUri(`${clip(uri)}: the ${scheme}: scheme hands the browser to a system or browser handler, not to an app`);
     if (appSchemes.includes(scheme) || (documentHost !== null && isReverseOf(scheme, documentHost))) return uri;
     const own =
       documentHost === null
@@ -131,6 +146,35 @@ export function checkRedirectUris(value: unknown, appSchemes: readonly string[],
         : `the reverse of the client_id's host (${reverseOf(documentHost)}:) or a name under it, or a scheme the operator lists (OAUTH_APP_SCHEMES)`;
     throw invalidRedirectUri(`${clip(uri)}: the ${scheme}: scheme cannot receive a code; use https, http to a loopback address, or ${own}`);
   });
+}
+
+// OpenID Connect's application_type, which revision 2026-07-28 of the MCP authorization spec asks clients
+// to send when they register: a web application's redirect URIs are https on a host other than this
+// machine; a native one's (a desktop, mobile or command-line app, or a page served from localhost) are a
+// loopback listener or its own private-use scheme. Absent (the revisions before it have no such field), the
+// URIs are judged as above alone. The URIs were checked by checkRedirectUris first.
+export type ApplicationType = 'web' | 'native';
+
+export function checkApplicationType(value: unknown, redirectUris: readonly string[]): ApplicationType | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'web' && value !== 'native')
+    throw invalidClientMetadata(`application_type must be "web" or "native", not ${clip(JSON.stringify(value) ?? typeof value)}`);
+  for (const uri of redirectUris) {
+    const parsed = new URL(uri);
+    const scheme = parsed.protocol.slice(0, -1);
+    const loopback = LOOPBACK.has(parsed.hostname) && (scheme === 'http' || scheme === 'https');
+    if (value === 'web' && (scheme !== 'https' || loopback)) {
+      throw invalidRedirectUri(
+        `${clip(uri)}: a web application's redirect URIs are https on a host other than localhost; register a native application (application_type "native") for a loopback or app scheme`,
+      );
+    }
+    if (value === 'native' && !loopback && (scheme === 'https' || scheme === 'http')) {
+      throw invalidRedirectUri(
+        `${clip(uri)}: a native application's redirect URIs are a loopback address (http://127.0.0.1:{port}/…) or its own scheme; register a web application (application_type "web") for an https site`,
+      );
+    }
+  }
+  return value;
 }
 
 // Whether `asked` is one of the registered redirect URIs: exactly, or for a loopback one with any port,

@@ -37,7 +37,12 @@ export class ExternalTokenVerifier implements ExternalTokens {
     if (!JWT.test(token)) return null;
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, await this.keySet(), { issuer: this.issuer, audience: resource, algorithms: ALGORITHMS, requiredClaims: ['exp'] }));
+      ({ payload } = await jwtVerify(token, await this.keySet(), {
+        issuer: this.issuer,
+        audience: resource,
+        algorithms: ALGORITHMS,
+        requiredClaims: ['exp'],
+      }));
     } catch (error) {
       this.logger.debug(`external token refused: ${String(error)}`);
       return null;
@@ -84,7 +89,10 @@ export class ExternalTokenVerifier implements ExternalTokens {
   private async discoverJwksUri(): Promise<string> {
     const issuer = new URL(this.issuer);
     const path = issuer.pathname.replace(/\/$/, '');
-    for (const candidate of [`${issuer.origin}/.well-known/oauth-authorization-server${path}`, `${issuer.origin}${path}/.well-known/openid-configuration`]) {
+    for (const candidate of [
+      `${issuer.origin}/.well-known/oauth-authorization-server${path}`,
+      `${issuer.origin}${path}/.well-known/openid-configuration`,
+    ]) {
       try {
         const res = await fetch(candidate, { signal: AbortSignal.timeout(5000) });
         if (!res.ok) continue;

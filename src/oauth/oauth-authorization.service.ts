@@ -8,7 +8,14 @@ import { ApiKeysService } from '../tenants/api-keys.service.js';
 import { hashApiKey } from '../tenants/api-key-format.js';
 import { ClientMetadataDocuments, isLoopbackUri, type OAuthClientInfo, redirectUriRegistered } from './client-metadata.js';
 import type { OAuthDecisionDto, OAuthDecisionResponseDto, OAuthRequestViewDto } from './dto/oauth.dto.js';
-import { authorizationRefused, externalIssuerOnly, OAuthProtocolError, oauthRequestDecided, oauthRequestExpired, oauthRequestNotFound } from './oauth.errors.js';
+import {
+  authorizationRefused,
+  externalIssuerOnly,
+  OAuthProtocolError,
+  oauthRequestDecided,
+  oauthRequestExpired,
+  oauthRequestNotFound,
+} from './oauth.errors.js';
 import { OAuthRepository } from './oauth.repository.js';
 
 export const OAUTH_SCOPES = ['mcp'];
@@ -49,7 +56,9 @@ export class OAuthAuthorizationService {
     if (clientId === undefined) throw authorizationRefused('client_id is required');
     const client = await this.client(clientId);
     if (redirectUri === undefined || !redirectUriRegistered(client.redirectUris, redirectUri)) {
-      throw authorizationRefused(`redirect_uri ${redirectUri === undefined ? '(missing)' : JSON.stringify(redirectUri.slice(0, 200))} is not one the client registered`);
+      throw authorizationRefused(
+        `redirect_uri ${redirectUri === undefined ? '(missing)' : JSON.stringify(redirectUri.slice(0, 200))} is not one the client registered`,
+      );
     }
     // From here on the client is known and its redirect URI its own. Errors go back to it (RFC 6749 4.1.2.1)
     // only when that URI is a loopback one (a native client on the person's own machine): anyone may register
@@ -89,7 +98,10 @@ export class OAuthAuthorizationService {
       throw error;
     }
     const registered = await this.requests.findClient(clientId);
-    if (!registered) throw authorizationRefused(`client_id ${JSON.stringify(clientId.slice(0, 200))} is not registered here and is not a client ID metadata document URL`);
+    if (!registered)
+      throw authorizationRefused(
+        `client_id ${JSON.stringify(clientId.slice(0, 200))} is not registered here and is not a client ID metadata document URL`,
+      );
     return { clientId, name: registered.name, redirectUris: registered.redirectUris, verifiedOrigin: null };
   }
 
@@ -137,7 +149,14 @@ export class OAuthAuthorizationService {
     const iss = serviceBaseOf(request.resource);
     if (!(await this.requests.markDecided(request.id, new Date()))) throw oauthRequestDecided(requestId);
     if (!decision.approve) {
-      return { redirectTo: withParams(request.redirectUri, { error: 'access_denied', error_description: 'The person signed in refused the request', state: request.state ?? undefined, iss }) };
+      return {
+        redirectTo: withParams(request.redirectUri, {
+          error: 'access_denied',
+          error_description: 'The person signed in refused the request',
+          state: request.state ?? undefined,
+          iss,
+        }),
+      };
     }
     const grant = await this.requests.createGrant({
       tenantId: tenant.tenantId,

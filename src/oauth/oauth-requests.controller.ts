@@ -15,14 +15,20 @@ const REQUEST_ID = { name: 'requestId', format: 'uuid', description: 'The author
 @AllowRoles('approver')
 @Controller('v1/oauth/requests/:requestId')
 @ApiParam(REQUEST_ID)
-@ApiNotFoundResponse({ type: ErrorResponseDto, description: "oauth_request_not_found (also another tenant's request, or a project the key is not bound to)" })
+@ApiNotFoundResponse({
+  type: ErrorResponseDto,
+  description: "oauth_request_not_found (also another tenant's request, or a project the key is not bound to)",
+})
 @ApiConflictResponse({ type: ErrorResponseDto, description: 'oauth_request_decided: it was decided already' })
 @ApiResponse({ status: 410, type: ErrorResponseDto, description: 'oauth_request_expired' })
 export class OAuthRequestsController {
   constructor(private readonly authorization: OAuthAuthorizationService) {}
 
   @Get()
-  @ApiOperation({ operationId: 'getOAuthRequest', summary: 'What a client asks for: its name and verified origin, redirect URI, project, scopes' })
+  @ApiOperation({
+    operationId: 'getOAuthRequest',
+    summary: 'What a client asks for: its name and verified origin, redirect URI, project, scopes',
+  })
   @ApiOkResponse({ type: OAuthRequestViewDto })
   view(@CurrentTenant() tenant: Tenant, @Param('requestId') requestId: string): Promise<OAuthRequestViewDto> {
     return this.authorization.view(tenant, requestId);
@@ -35,8 +41,16 @@ export class OAuthRequestsController {
     operationId: 'decideOAuthRequest',
     summary: 'Approve (with the tools the client may use and how long) or deny; answers where to send the browser',
   })
-  @ApiOkResponse({ type: OAuthDecisionResponseDto, headers: NO_STORE_HEADER, description: 'redirectTo carries the one-time code (approved) or error=access_denied' })
-  decide(@CurrentTenant() tenant: Tenant, @Param('requestId') requestId: string, @Body() decision: OAuthDecisionDto): Promise<OAuthDecisionResponseDto> {
+  @ApiOkResponse({
+    type: OAuthDecisionResponseDto,
+    headers: NO_STORE_HEADER,
+    description: 'redirectTo carries the one-time code (approved) or error=access_denied',
+  })
+  decide(
+    @CurrentTenant() tenant: Tenant,
+    @Param('requestId') requestId: string,
+    @Body() decision: OAuthDecisionDto,
+  ): Promise<OAuthDecisionResponseDto> {
     return this.authorization.decide(tenant, requestId, decision);
   }
 }

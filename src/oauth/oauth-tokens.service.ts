@@ -1,13 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { mcpResourceOfUrl } from '../common/auth/oauth-resource.js';
+import { mcpResourceOfUrl, serviceBaseOf } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { hashApiKey, hashesEqual } from '../tenants/api-key-format.js';
 import { ApiKeysService } from '../tenants/api-keys.service.js';
 import type { OAuthGrant } from '../generated/prisma/client.js';
-import { checkRedirectUris, clientName } from './client-metadata.js';
+import { checkApplicationType, checkRedirectUris, clientName } from './client-metadata.js';
 import { CODE_TTL_MS, OAUTH_SCOPES, single } from './oauth-authorization.service.js';
-import { externalIssuerOnly, invalidClientMetadata, invalidGrantError, invalidRequest, invalidTarget, unsupportedGrantType } from './oauth.errors.js';
+import {
+  externalIssuerOnly,
+  invalidClientMetadata,
+  invalidGrantError,
+  invalidRequest,
+  invalidTarget,
+  unsupportedGrantType,
+} from './oauth.errors.js';
 import { OAuthRepository } from './oauth.repository.js';
 
 type Params = Record<string, unknown>;
@@ -49,15 +56,18 @@ export class OAuthTokensService {
 
   async register(body: unknown): Promise<Record<string, unknown>> {
     if (this.external) throw externalIssuerOnly();
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidClientMetadata('the body must be a JSON object of client metadata');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw invalidClientMetadata('the body must be a JSON object of client metadata');
     const metadata = body as Record<string, unknown>;
     const redirectUris = checkRedirectUris(metadata.redirect_uris, this.appSchemes, null);
+    const applicationType = checkApplicationType(metadata.application_type, redirectUris);
     const grantTypes = metadata.grant_types ?? ['authorization_code', 'refresh_token'];
     if (!Array.isArray(grantTypes) || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
       throw invalidClientMetadata('grant_types may hold only authorization_code and refresh_token');
     }
     const responseTypes = metadata.response_types ?? ['code'];
-    if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code')) throw invalidClientMetadata('response_types may hold only code');
+    if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code'))
+      throw invalidClientMetadata('response_types may hold only code');
     const id = `tgc_${randomBytes(16).toString('hex')}`;
     const name = clientName(metadata.client_name, new URL(redirectUris[0]).host || 'an unnamed client');
     await this.oauth.createClient(id, name, redirectUris);
@@ -70,6 +80,7 @@ export class OAuthTokensService {
       client_id_issued_at: Math.floor(Date.now() / 1000),
       client_name: name,
       redirect_uris: redirectUris,
+      ...(applicationType !== undefined ? { application_type: applicationType } : {}),
       grant_types: grantTypes,
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
@@ -77,23 +88,29 @@ export class OAuthTokensService {
     };
   }
 
-  async token(params: Params): Promise<TokenAnswer> {
+  // `issuer`: this service's base URL as the request reached it (PUBLIC_URL, else its Host), the issuer the
+  // token endpoint speaks for; a code or refresh token minted under another is refused.
+  async token(issuer: string, params: Params): Promise<TokenAnswer> {
     if (this.external) throw externalIssuerOnly();
     const grantType = single(params, 'grant_type');
-    if (grantType === 'authorization_code') return this.exchangeCode(params);
-    if (grantType === 'refresh_token') return this.refresh(params);
+    if (grantType === 'authorization_code') return this.exchangeCode(issuer, params);
+    if (grantType === 'refresh_token') return this.refresh(issuer, params);
     throw grantType === undefined ? invalidRequest('grant_type is required') : unsupportedGrantType(grantType);
   }
 
-  private async exchangeCode(params: Params): Promise<TokenAnswer> {
+  private async exchangeCode(issuer: string, params: Params): Promise<TokenAnswer> {
     const code = required(params, 'code');
     const verifier = required(params, 'code_verifier');
-    if (!PKCE_VERIFIER.test(verifier)) throw invalidRequest('code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636 4.1)');
+    if (!PKCE_VERIFIER.test(verifier))
+      throw invalidRequest('code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636 4.1)');
     const clientId = required(params, 'client_id');
     const request = await this.oauth.findRequestByCode(new Uint8Array(hashApiKey(code)));
-    if (request === null || request.grantId === null || request.decidedAt === null) throw invalidGrantError('The authorization code is not valid');
+    if (request === null || request.grantId === null || request.decidedAt === null)
+      throw invalidGrantError('The authorization code is not valid');
     const grant = await this.oauth.findGrant(request.grantId);
     if (grant === null) throw invalidGrantError('The authorization code is not valid');
+    // Before the code is spent: presented to another issuer, it is refused and left for its own.
+    checkIssuer(issuer, grant, 'authorization code');
     // A code presented twice was stolen or replayed: whatever was issued from it is revoked (RFC 6749 4.1.2).
     if (!(await this.oauth.spendCode(request.id, new Date()))) {
       await this.keys.revokeOAuthGrant(grant.tenantId, grant.id);
@@ -102,18 +119,21 @@ export class OAuthTokensService {
     }
     if (request.decidedAt.getTime() + CODE_TTL_MS <= Date.now()) throw invalidGrantError('The authorization code expired');
     if (clientId !== request.clientId) throw invalidGrantError('The authorization code was issued to another client');
-    if (single(params, 'redirect_uri') !== request.redirectUri) throw invalidGrantError('redirect_uri must be the one of the authorization request');
+    if (single(params, 'redirect_uri') !== request.redirectUri)
+      throw invalidGrantError('redirect_uri must be the one of the authorization request');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    if (!hashesEqual(Buffer.from(challenge), Buffer.from(request.codeChallenge))) throw invalidGrantError('code_verifier does not match the code_challenge (PKCE)');
+    if (!hashesEqual(Buffer.from(challenge), Buffer.from(request.codeChallenge)))
+      throw invalidGrantError('code_verifier does not match the code_challenge (PKCE)');
     this.checkResource(params, grant);
     return this.issue(grant);
   }
 
-  private async refresh(params: Params): Promise<TokenAnswer> {
+  private async refresh(issuer: string, params: Params): Promise<TokenAnswer> {
     const token = required(params, 'refresh_token');
     const clientId = required(params, 'client_id');
     const found = await this.oauth.findRefreshToken(new Uint8Array(hashApiKey(token)));
     if (found === null || found.grant.clientId !== clientId) throw invalidGrantError('The refresh token is not valid');
+    checkIssuer(issuer, found.grant, 'refresh token');
     // Another resource is refused before the token is spent, so the client can send it again as it should be
     // (spent, the token sent again would read as replay and revoke the grant). A spent one is replay whatever it names.
     if (found.usedAt === null) this.checkResource(params, found.grant);
@@ -183,7 +203,8 @@ export class OAuthTokensService {
     const hash = hashApiKey(token);
     const refresh = await this.oauth.findRefreshToken(new Uint8Array(hash));
     if (refresh !== null) {
-      if (clientId === undefined || refresh.grant.clientId === clientId) await this.keys.revokeOAuthGrant(refresh.grant.tenantId, refresh.grant.id);
+      if (clientId === undefined || refresh.grant.clientId === clientId)
+        await this.keys.revokeOAuthGrant(refresh.grant.tenantId, refresh.grant.id);
       return;
     }
     const key = await this.keys.authenticate(token, hash);
@@ -191,8 +212,19 @@ export class OAuthTokensService {
     const row = await this.oauth.findAccessTokenGrant(key.apiKeyId);
     if (row?.oauthGrantId == null) return;
     const grant = await this.oauth.findGrant(row.oauthGrantId);
-    if (grant !== null && (clientId === undefined || grant.clientId === clientId)) await this.keys.revokeOAuthGrant(grant.tenantId, grant.id);
+    if (grant !== null && (clientId === undefined || grant.clientId === clientId))
+      await this.keys.revokeOAuthGrant(grant.tenantId, grant.id);
   }
+}
+
+// Every credential is bound to the issuer that minted it (the authorization server's base URL, which its
+// grant's resource starts with): one presented under another base URL (another PUBLIC_URL or Host) is
+// refused, so a token of one deployment name is never honoured under another (MCP 2026-07-28, RFC 9207's
+// mix-up defence carried to the token endpoint).
+function checkIssuer(issuer: string, grant: OAuthGrant, what: string): void {
+  const minted = serviceBaseOf(grant.resource);
+  if (minted !== issuer)
+    throw invalidGrantError(`This ${what} was issued by ${minted}, not by this issuer (${issuer}); sign in again with ${issuer}`);
 }
 
 function required(params: Params, name: string): string {

@@ -22,7 +22,11 @@ const OBJECT = { type: 'object', additionalProperties: true } as const;
 @ApiTags('oauth')
 @Public('OAuth discovery (RFC 9728, RFC 8414): read by clients before they have credentials; the same for every caller')
 @UseGuards(OAuthHostGuard)
-@ApiResponse({ status: 403, type: ErrorResponseDto, description: 'host_not_allowed: without PUBLIC_URL, a Host that is not one of the service\'s names (ALLOWED_HOSTS)' })
+@ApiResponse({
+  status: 403,
+  type: ErrorResponseDto,
+  description: "host_not_allowed: without PUBLIC_URL, a Host that is not one of the service's names (ALLOWED_HOSTS)",
+})
 @Controller('.well-known')
 export class OAuthWellKnownController {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
@@ -45,8 +49,15 @@ export class OAuthWellKnownController {
   @ApiParam(PROJECT_ID)
   @ApiParam(TOOLSET_SLUG)
   @ApiOkResponse({ schema: OBJECT, description: '{resource, authorization_servers, scopes_supported, bearer_methods_supported}' })
-  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found or toolset_not_found: not a project id or not a toolset slug' })
-  toolsetResource(@CurrentOrigin() origin: RequestOrigin, @Param('projectId') projectId: string, @Param('slug') slug: string): Record<string, unknown> {
+  @ApiNotFoundResponse({
+    type: ErrorResponseDto,
+    description: 'project_not_found or toolset_not_found: not a project id or not a toolset slug',
+  })
+  toolsetResource(
+    @CurrentOrigin() origin: RequestOrigin,
+    @Param('projectId') projectId: string,
+    @Param('slug') slug: string,
+  ): Record<string, unknown> {
     if (!isUuid(projectId)) throw projectNotFound(projectId);
     const base = this.base(origin);
     const resource = mcpResourceUrl(base, { projectId, toolset: slug });
@@ -56,7 +67,10 @@ export class OAuthWellKnownController {
 
   @Get('oauth-protected-resource')
   @Header('Vary', 'Host')
-  @ApiOperation({ operationId: 'getResourceMetadata', summary: "The service's protected resource metadata (RFC 9728); each project's MCP URL has its own" })
+  @ApiOperation({
+    operationId: 'getResourceMetadata',
+    summary: "The service's protected resource metadata (RFC 9728); each project's MCP URL has its own",
+  })
   @ApiOkResponse({ schema: OBJECT, description: '{resource, authorization_servers, scopes_supported, bearer_methods_supported}' })
   rootResource(@CurrentOrigin() origin: RequestOrigin): Record<string, unknown> {
     const base = this.base(origin);
@@ -66,8 +80,15 @@ export class OAuthWellKnownController {
   @Get('oauth-authorization-server')
   @Header('Vary', 'Host')
   @ApiOperation({ operationId: 'getAuthorizationServerMetadata', summary: 'Authorization server metadata (RFC 8414)' })
-  @ApiOkResponse({ schema: OBJECT, description: 'Endpoints and what they support: authorization code with PKCE S256, resource indicators, DCR, client ID metadata documents' })
-  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'oauth_external_issuer: the service trusts OAUTH_ISSUER and issues no tokens' })
+  @ApiOkResponse({
+    schema: OBJECT,
+    description:
+      'Endpoints and what they support: authorization code with PKCE S256, resource indicators, DCR, client ID metadata documents',
+  })
+  @ApiNotFoundResponse({
+    type: ErrorResponseDto,
+    description: 'oauth_external_issuer: the service trusts OAUTH_ISSUER and issues no tokens',
+  })
   authorizationServer(@CurrentOrigin() origin: RequestOrigin): Record<string, unknown> {
     return this.serverDocument(this.base(origin));
   }

@@ -27,7 +27,11 @@ const NO_STORE = { 'Cache-Control': 'no-store', 'Content-Type': 'application/jso
 @ApiTags('oauth')
 @Public('OAuth 2.1: a client has no credentials yet; it proves itself with its code, PKCE verifier or refresh token')
 @UseGuards(OAuthHostGuard)
-@ApiResponse({ status: 403, type: ErrorResponseDto, description: 'host_not_allowed: without PUBLIC_URL, a Host that is not one of the service\'s names (ALLOWED_HOSTS)' })
+@ApiResponse({
+  status: 403,
+  type: ErrorResponseDto,
+  description: "host_not_allowed: without PUBLIC_URL, a Host that is not one of the service's names (ALLOWED_HOSTS)",
+})
 @Controller('oauth')
 export class OAuthController {
   constructor(
@@ -52,8 +56,16 @@ export class OAuthController {
     description:
       'oauth_request_invalid: unknown client, a client document that was refused, a redirect URI the client did not register, or (for a redirect URI that is not loopback) a bad PKCE, resource, scope or response type',
   })
-  @ApiResponse({ status: 429, type: ErrorResponseDto, description: 'rate_limited: more than RATE_LIMIT_SIGN_IN registrations and authorization requests from this address in the window' })
-  @ApiResponse({ status: 404, type: ErrorResponseDto, description: 'oauth_external_issuer: the service trusts OAUTH_ISSUER and issues no tokens' })
+  @ApiResponse({
+    status: 429,
+    type: ErrorResponseDto,
+    description: 'rate_limited: more than RATE_LIMIT_SIGN_IN registrations and authorization requests from this address in the window',
+  })
+  @ApiResponse({
+    status: 404,
+    type: ErrorResponseDto,
+    description: 'oauth_external_issuer: the service trusts OAUTH_ISSUER and issues no tokens',
+  })
   async authorize(
     @CurrentOrigin() origin: RequestOrigin,
     @Query() query: Record<string, unknown>,
@@ -67,7 +79,10 @@ export class OAuthController {
   }
 
   @Post('token')
-  @ApiOperation({ operationId: 'oauthToken', summary: 'Token endpoint: authorization_code (with code_verifier) or refresh_token (rotating)' })
+  @ApiOperation({
+    operationId: 'oauthToken',
+    summary: 'Token endpoint: authorization_code (with code_verifier) or refresh_token (rotating)',
+  })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody(
     FORM(
@@ -88,24 +103,75 @@ export class OAuthController {
     description: 'An access token (an agent key bound to the project, tools and resource) and a refresh token',
     schema: {
       type: 'object',
-      properties: { access_token: { type: 'string' }, token_type: { type: 'string' }, expires_in: { type: 'integer' }, refresh_token: { type: 'string' }, scope: { type: 'string' } },
+      properties: {
+        access_token: { type: 'string' },
+        token_type: { type: 'string' },
+        expires_in: { type: 'integer' },
+        refresh_token: { type: 'string' },
+        scope: { type: 'string' },
+      },
       required: ['access_token', 'token_type', 'expires_in'],
     },
   })
-  @ApiResponse({ status: 400, schema: OAUTH_ERROR, description: 'invalid_request, invalid_grant (a code used twice revokes what it issued), unsupported_grant_type, invalid_target' })
+  @ApiResponse({
+    status: 400,
+    schema: OAUTH_ERROR,
+    description:
+      'invalid_request, invalid_grant (a code used twice revokes what it issued; a code or refresh token minted under another issuer URL is refused and left usable there), unsupported_grant_type, invalid_target',
+  })
   @ApiResponse({ status: 404, schema: OAUTH_ERROR, description: 'oauth_external_issuer' })
-  async token(@Body() body: Record<string, unknown>, @RawHttpExchange() exchange: HttpExchange, @Res() _reply: unknown): Promise<void> {
-    await answer(exchange, 200, () => this.tokens.token(body ?? {}));
+  async token(
+    @CurrentOrigin() origin: RequestOrigin,
+    @Body() body: Record<string, unknown>,
+    @RawHttpExchange() exchange: HttpExchange,
+    @Res() _reply: unknown,
+  ): Promise<void> {
+    await answer(exchange, 200, () => this.tokens.token(this.base(origin), body ?? {}));
   }
 
   @Post('register')
-  @ApiOperation({ operationId: 'oauthRegister', summary: 'Dynamic client registration (RFC 7591): public clients (token_endpoint_auth_method none)' })
-  @ApiBody({ schema: { type: 'object', properties: { client_name: { type: 'string' }, redirect_uris: { type: 'array', items: { type: 'string' } } }, required: ['redirect_uris'], additionalProperties: true } })
-  @ApiResponse({ status: 201, description: 'The client as registered, with its client_id', schema: { type: 'object', properties: { client_id: { type: 'string' } }, required: ['client_id'], additionalProperties: true } })
-  @ApiResponse({ status: 400, schema: OAUTH_ERROR, description: 'invalid_redirect_uri or invalid_client_metadata' })
-  @ApiResponse({ status: 429, type: ErrorResponseDto, description: 'rate_limited: more than RATE_LIMIT_SIGN_IN registrations and authorization requests from this address in the window' })
+  @ApiOperation({
+    operationId: 'oauthRegister',
+    summary: 'Dynamic client registration (RFC 7591): public clients (token_endpoint_auth_method none)',
+  })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      properties: {
+        client_name: { type: 'string' },
+        redirect_uris: { type: 'array', items: { type: 'string' } },
+        application_type: {
+          type: 'string',
+          enum: ['web', 'native'],
+          description: 'web: https redirect URIs off this machine only; native: loopback or private-use schemes only',
+        },
+      },
+      required: ['redirect_uris'],
+      additionalProperties: true,
+    },
+  })
+  @ApiResponse({
+    status: 201,
+    description: 'The client as registered, with its client_id',
+    schema: { type: 'object', properties: { client_id: { type: 'string' } }, required: ['client_id'], additionalProperties: true },
+  })
+  @ApiResponse({
+    status: 400,
+    schema: OAUTH_ERROR,
+    description: 'invalid_redirect_uri (also a redirect URI that does not fit application_type) or invalid_client_metadata',
+  })
+  @ApiResponse({
+    status: 429,
+    type: ErrorResponseDto,
+    description: 'rate_limited: more than RATE_LIMIT_SIGN_IN registrations and authorization requests from this address in the window',
+  })
   @ApiResponse({ status: 404, schema: OAUTH_ERROR, description: 'oauth_external_issuer' })
-  async register(@CurrentOrigin() origin: RequestOrigin, @Body() body: unknown, @RawHttpExchange() exchange: HttpExchange, @Res() _reply: unknown): Promise<void> {
+  async register(
+    @CurrentOrigin() origin: RequestOrigin,
+    @Body() body: unknown,
+    @RawHttpExchange() exchange: HttpExchange,
+    @Res() _reply: unknown,
+  ): Promise<void> {
     await this.limiter.chargeSignIn(origin.address);
     await answer(exchange, 201, () => this.tokens.register(body));
   }

@@ -22,7 +22,11 @@ export const invalidRequest = (description: string) => new OAuthProtocolError(40
 export const invalidClient = (description: string) => new OAuthProtocolError(401, 'invalid_client', description);
 export const invalidGrantError = (description: string) => new OAuthProtocolError(400, 'invalid_grant', description);
 export const unsupportedGrantType = (grantType: string) =>
-  new OAuthProtocolError(400, 'unsupported_grant_type', `grant_type '${grantType}' is not supported; use authorization_code or refresh_token`);
+  new OAuthProtocolError(
+    400,
+    'unsupported_grant_type',
+    `grant_type '${grantType}' is not supported; use authorization_code or refresh_token`,
+  );
 export const invalidTarget = (description: string) => new OAuthProtocolError(400, 'invalid_target', description);
 export const invalidScope = (description: string) => new OAuthProtocolError(400, 'invalid_scope', description);
 export const invalidRedirectUri = (description: string) => new OAuthProtocolError(400, 'invalid_redirect_uri', description);
@@ -30,8 +34,7 @@ export const invalidClientMetadata = (description: string) => new OAuthProtocolE
 
 // Refused before the request can be sent back to the client (the client or its redirect URI is not known):
 // shown to the person whose browser followed the link, never redirected (RFC 6749 4.1.2.1).
-export const authorizationRefused = (description: string) =>
-  new AppError(400, 'oauth_request_invalid', description);
+export const authorizationRefused = (description: string) => new AppError(400, 'oauth_request_invalid', description);
 export const oauthHostNotAllowed = (host: string) =>
   new AppError(
     403,
@@ -39,9 +42,13 @@ export const oauthHostNotAllowed = (host: string) =>
     `The Host '${host}' is not one of this service's names, and without PUBLIC_URL the OAuth documents and endpoints are built from it; call the service by one of its names (ALLOWED_HOSTS), or the operator sets PUBLIC_URL`,
   );
 export const externalIssuerOnly = () =>
-  notFound('oauth_external_issuer', 'This service does not issue tokens: it accepts those of its OAUTH_ISSUER (see /.well-known/oauth-protected-resource)');
+  notFound(
+    'oauth_external_issuer',
+    'This service does not issue tokens: it accepts those of its OAUTH_ISSUER (see /.well-known/oauth-protected-resource)',
+  );
 
-export const oauthRequestNotFound = (requestId: string) => notFound('oauth_request_not_found', `No pending authorization request with id '${requestId}'`);
+export const oauthRequestNotFound = (requestId: string) =>
+  notFound('oauth_request_not_found', `No pending authorization request with id '${requestId}'`);
 export const oauthRequestDecided = (requestId: string) =>
   conflict('oauth_request_decided', `The authorization request '${requestId}' was already decided; the client must start a new one`);
 export const oauthRequestExpired = (requestId: string) =>

@@ -9,7 +9,7 @@ import {
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
-import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { CurrentTenant, ProjectScoped, type Tenant, TenantAuth } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID, SKILL_ID } from '../common/http/api-params.js';
 import { EnableSkillDto, ProjectSkillListResponseDto, ProjectSkillResponseDto } from './dto/skill.dto.js';
@@ -18,6 +18,7 @@ import { SkillsService } from './skills.service.js';
 @ApiTags('skills')
 @TenantAuth()
 @Controller('v1/projects/:projectId/skills')
+@ProjectScoped('projectId')
 @ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, skill_not_found, skill_not_enabled' })
 export class ProjectSkillsController {

@@ -17,16 +17,36 @@ const EVERY_2020_12_KEYWORD = {
   properties: {
     sku: { $ref: '#sku' },
     tree: { $ref: '#/$defs/node' },
-    pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'integer', minimum: 0, exclusiveMaximum: 100, multipleOf: 1 }], items: false },
+    pair: {
+      type: 'array',
+      prefixItems: [{ type: 'string' }, { type: 'integer', minimum: 0, exclusiveMaximum: 100, multipleOf: 1 }],
+      items: false,
+    },
     rest: { type: 'array', prefixItems: [{ type: 'string' }], unevaluatedItems: false },
     tags: { type: 'array', contains: { const: 'urgent' }, minContains: 1, maxContains: 2, maxItems: 10, minItems: 1, uniqueItems: true },
-    note: { type: 'string', minLength: 1, maxLength: 200, default: '', examples: ['fragile'], deprecated: true, readOnly: false, writeOnly: false },
+    note: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      default: '',
+      examples: ['fragile'],
+      deprecated: true,
+      readOnly: false,
+      writeOnly: false,
+    },
     payload: { type: 'string', contentEncoding: 'base64', contentMediaType: 'application/json', contentSchema: { type: 'object' } },
     when: { type: 'string', format: 'date-time' },
     card: { type: 'string' },
     cvc: { type: 'string' },
     kind: { enum: ['a', 'b'] },
-    extras: { type: 'object', propertyNames: { maxLength: 20 }, patternProperties: { '^x-': { type: 'string' } }, additionalProperties: false, minProperties: 0, maxProperties: 5 },
+    extras: {
+      type: 'object',
+      propertyNames: { maxLength: 20 },
+      patternProperties: { '^x-': { type: 'string' } },
+      additionalProperties: false,
+      minProperties: 0,
+      maxProperties: 5,
+    },
     either: { anyOf: [{ type: 'string' }, { type: 'null' }] },
     one: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
     all: { type: 'number', allOf: [{ maximum: 10 }, { exclusiveMinimum: -1 }] },
@@ -55,14 +75,25 @@ describe('vetSchema: JSON Schema 2020-12', () => {
     ['$anchor', { type: 'object', $defs: { id: { $anchor: 'id', type: 'string' } }, properties: { id: { $ref: '#id' } } }],
     ['$dynamicAnchor and $dynamicRef', { type: 'object', $dynamicAnchor: 'self', properties: { next: { $dynamicRef: '#self' } } }],
     ['dependentRequired', { type: 'object', properties: { a: { type: 'string' } }, dependentRequired: { a: ['b'] } }],
-    ['a tuple without minItems', { type: 'object', properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'string' }] } } }],
+    [
+      'a tuple without minItems',
+      { type: 'object', properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'string' }] } } },
+    ],
   ])('accepts %s alone, in a schema without $schema', (_keyword, schema) => {
     expect(() => validatorOf(schema)).not.toThrow();
   });
 
   it('validates with the keywords: anchors, dynamic references, dependencies, unevaluated and contained items', () => {
     const validate = validatorOf(EVERY_2020_12_KEYWORD);
-    const order = { sku: 'ABC-1', pair: ['a', 3], rest: ['x'], tags: ['urgent'], card: '4242', cvc: '123', tree: { children: [{ children: [] }] } };
+    const order = {
+      sku: 'ABC-1',
+      pair: ['a', 3],
+      rest: ['x'],
+      tags: ['urgent'],
+      card: '4242',
+      cvc: '123',
+      tree: { children: [{ children: [] }] },
+    };
     expect(validate(order)).toBe(true);
     expect(validate({ ...order, sku: 'abc' })).toBe(false);
     expect(validate({ ...order, cvc: undefined })).toBe(false);
@@ -83,8 +114,12 @@ describe('vetSchema: JSON Schema 2020-12', () => {
       throw new Error('the schema was accepted');
     };
     const declared = { $schema: JSON_SCHEMA_2020_12, type: 'object' };
-    expect(refusal({ ...declared, properties: { a: { type: 'string', maxLength: { $data: '1/b' } } } })).toContain('$data references are not allowed');
-    expect(refusal({ ...declared, properties: { a: { $dynamicRef: 'https://schemas.example/evil.json#x' } } })).toContain('only local references');
+    expect(refusal({ ...declared, properties: { a: { type: 'string', maxLength: { $data: '1/b' } } } })).toContain(
+      '$data references are not allowed',
+    );
+    expect(refusal({ ...declared, properties: { a: { $dynamicRef: 'https://schemas.example/evil.json#x' } } })).toContain(
+      'only local references',
+    );
     expect(refusal({ ...declared, properties: { a: { $ref: 'https://schemas.example/evil.json' } } })).toContain('only local references');
     expect(refusal({ ...declared, $anchor: 'a', properties: { a: { type: 'string', pattern: '^(a)\\1$' } } })).toContain('linear-time');
     expect(refusal({ ...declared, properties: { a: { type: 'string', maxLenght: 3 } } })).toContain('unknown keyword: "maxLenght"');

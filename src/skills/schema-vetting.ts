@@ -25,14 +25,18 @@ export class SchemaRefusal extends Error {
   }
 }
 
-
 // One Ajv per tenant skill version: a tenant's `$id`s can never be seen from another's schemas.
 export function createTenantAjv(): ToolAjv {
   return createToolAjv({ regExp: linearRegExp });
 }
 
 // The `$schema` values Ajv knows as its two dialects' meta-schemas (spelled as they publish them).
-const SUPPORTED_DIALECTS: readonly string[] = [JSON_SCHEMA_DRAFT_07, 'http://json-schema.org/draft-07/schema', JSON_SCHEMA_2020_12, `${JSON_SCHEMA_2020_12}#`];
+const SUPPORTED_DIALECTS: readonly string[] = [
+  JSON_SCHEMA_DRAFT_07,
+  'http://json-schema.org/draft-07/schema',
+  JSON_SCHEMA_2020_12,
+  `${JSON_SCHEMA_2020_12}#`,
+];
 
 // A tenant's schema is untrusted input. Checked in full before anything is stored: its size and
 // depth, no `$data`, no `$ref` leaving the schema, every pattern on the linear-time engine, and a
@@ -67,6 +71,12 @@ export function vetSchema(schema: unknown, ajv: ToolAjv, kind: 'input' | 'output
   return schema as JsonSchema;
 }
 
+// The walk alone (depth, forbidden keywords and patterns), iterative: what must pass before a schema may be
+// serialised or sent to a worker thread, both of which recurse as deep as it nests.
+export function vetSchemaShape(schema: unknown): void {
+  if (typeof schema === 'object' && schema !== null && !Array.isArray(schema)) walk(schema as JsonSchema);
+}
+
 // Answers where each keyword first appears (a JSON pointer), for messages about a keyword.
 function walk(root: JsonSchema): Map<string, string> {
   const keywordAt = new Map<string, string>();
@@ -80,7 +90,12 @@ function walk(root: JsonSchema): Map<string, string> {
       throw new SchemaRefusal(pointer, `the schema nests deeper than ${SCHEMA_LIMITS.maxDepth} levels`);
     }
     // Keys under `properties` etc. are parameter names, not keywords.
-    const namesOnly = parentKey === 'properties' || parentKey === 'patternProperties' || parentKey === 'definitions' || parentKey === '$defs' || parentKey === 'dependentSchemas';
+    const namesOnly =
+      parentKey === 'properties' ||
+      parentKey === 'patternProperties' ||
+      parentKey === 'definitions' ||
+      parentKey === '$defs' ||
+      parentKey === 'dependentSchemas';
     for (const [key, value] of Object.entries(node)) {
       const at = `${pointer}/${escapePointer(key)}`;
       if (!Array.isArray(node) && !namesOnly) {
@@ -105,7 +120,10 @@ function checkKeyword(key: string, value: unknown, at: string): void {
     throw new SchemaRefusal(at, `only local references ("#/...") are allowed, got ${JSON.stringify(value)}`);
   }
   if (key === '$schema' && !SUPPORTED_DIALECTS.includes(value as string)) {
-    throw new SchemaRefusal(at, `only JSON Schema draft-07 and 2020-12 are supported ("$schema": "${JSON_SCHEMA_DRAFT_07}" or "${JSON_SCHEMA_2020_12}")`);
+    throw new SchemaRefusal(
+      at,
+      `only JSON Schema draft-07 and 2020-12 are supported ("$schema": "${JSON_SCHEMA_DRAFT_07}" or "${JSON_SCHEMA_2020_12}")`,
+    );
   }
   if (key === 'pattern' && typeof value === 'string') checkPattern(value, at);
 }

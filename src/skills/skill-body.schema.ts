@@ -4,8 +4,33 @@ const TOOL_NAME = { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$', descriptio
 const HEADERS = {
   type: 'object',
   additionalProperties: { type: 'string', maxLength: 8192 },
-  propertyNames: { pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,128}$' },
+  propertyNames: { pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$" },
   maxProperties: 32,
+};
+
+const PROVIDER_SLUG = { type: 'string', pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$', description: "The auth provider's slug" };
+const AUTH_AS = {
+  type: 'string',
+  enum: ['user', 'tenant'],
+  description: "user (the default): the call's end user; tenant: the tenant's own connection",
+};
+
+// An MCP source that asks for OAuth: a provider of the tenant's, or one Toolgate discovers from the server's 401.
+const SOURCE_AUTH = {
+  type: 'object',
+  description:
+    "Send an access token as Authorization: Bearer to the server (only to its origin): from a connection to `provider`, or, with `discover: true`, to the authorization server the server names in its 401 (MCP authorization: protected resource metadata, a client ID metadata document or dynamic registration, `resource` bound to the server's URL). The tools are read with the connection of the user the registering request names (Toolgate-User), else the tenant's own",
+  properties: {
+    provider: PROVIDER_SLUG,
+    discover: {
+      type: 'boolean',
+      const: true,
+      description: 'Find the authorization server from the server’s 401 and register Toolgate there',
+    },
+    as: AUTH_AS,
+  },
+  oneOf: [{ required: ['provider'] }, { required: ['discover'] }],
+  additionalProperties: false,
 };
 
 const UPSTREAM_URL = { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 };
@@ -33,6 +58,7 @@ export const SKILL_BODY_SCHEMA = {
           uniqueItems: true,
           description: 'Only these upstream tools (default: all of them)',
         },
+        auth: SOURCE_AUTH,
         trustAnnotations: {
           type: 'boolean',
           description:
@@ -51,7 +77,10 @@ export const SKILL_BODY_SCHEMA = {
         properties: {
           name: TOOL_NAME,
           description: { type: 'string', minLength: 1, maxLength: 4096 },
-          inputSchema: { type: 'object', description: 'JSON Schema (draft-07, or 2020-12 when $schema names it) of the arguments; "type": "object"' },
+          inputSchema: {
+            type: 'object',
+            description: 'JSON Schema (draft-07, or 2020-12 when $schema names it) of the arguments; "type": "object"',
+          },
           outputSchema: { type: 'object' },
           executor: {
             oneOf: [
@@ -67,9 +96,23 @@ export const SKILL_BODY_SCHEMA = {
                     description:
                       "Send an access token from an auth provider's connection as Authorization: Bearer (only to the provider's apiHosts): the end user's (Toolgate-User) or the tenant's own. Without a usable connection the call answers authorization_required",
                     properties: {
-                      provider: { type: 'string', pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$', description: "The auth provider's slug" },
-                      scopes: { type: 'array', items: { type: 'string', pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,256}$' }, maxItems: 50, uniqueItems: true, description: 'Scopes the connection must have' },
-                      as: { type: 'string', enum: ['user', 'tenant'], description: "user (the default): the call's end user; tenant: the tenant's own connection" },
+                      provider: {
+                        type: 'string',
+                        pattern: '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$',
+                        description: "The auth provider's slug",
+                      },
+                      scopes: {
+                        type: 'array',
+                        items: { type: 'string', pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,256}$' },
+                        maxItems: 50,
+                        uniqueItems: true,
+                        description: 'Scopes the connection must have',
+                      },
+                      as: {
+                        type: 'string',
+                        enum: ['user', 'tenant'],
+                        description: "user (the default): the call's end user; tenant: the tenant's own connection",
+                      },
                     },
                     required: ['provider'],
                     additionalProperties: false,
@@ -85,6 +128,13 @@ export const SKILL_BODY_SCHEMA = {
                   url: UPSTREAM_URL,
                   headers: HEADERS,
                   tool: { type: 'string', minLength: 1, maxLength: 128, description: 'The tool’s name on the MCP server' },
+                  auth: {
+                    type: 'object',
+                    description: "Set by the source's import: the connection whose token the server is called with",
+                    properties: { provider: PROVIDER_SLUG, as: AUTH_AS },
+                    required: ['provider'],
+                    additionalProperties: false,
+                  },
                 },
                 required: ['type', 'url', 'tool'],
                 additionalProperties: false,
@@ -101,7 +151,11 @@ export const SKILL_BODY_SCHEMA = {
             ],
           },
           timeoutMs: { type: 'integer', minimum: 100, maximum: SKILL_TOOL_MAX_TIMEOUT_MS },
-          mode: { type: 'string', enum: ['async', 'sync'], description: 'sync: a command run in the worker pool (an http endpoint is awaited on the event loop in either mode)' },
+          mode: {
+            type: 'string',
+            enum: ['async', 'sync'],
+            description: 'sync: a command run in the worker pool (an http endpoint is awaited on the event loop in either mode)',
+          },
           title: { type: 'string', minLength: 1, maxLength: 128, description: 'A display name for people (MCP title)' },
           annotations: {
             type: 'object',

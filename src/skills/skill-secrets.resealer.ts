@@ -12,7 +12,9 @@ export class SkillSecretsResealer implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     const resealed = await this.repository.resealSecrets((skillId, error) =>
-      this.logger.error(`Skill ${skillId}: its secrets cannot be opened (${error.message}); put the key that sealed them in SECRETS_KEY_PREVIOUS and restart`),
+      this.logger.error(
+        `Skill ${skillId}: its secrets cannot be opened (${error.message}); put the key that sealed them in SECRETS_KEY_PREVIOUS and restart`,
+      ),
     );
     if (resealed > 0) this.logger.log(`Sealed the secrets of ${resealed} skill(s) with the current SECRETS_KEY`);
   }

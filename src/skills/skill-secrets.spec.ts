@@ -5,7 +5,15 @@ import { executorSecrets, maskExecutorSecrets, openExecutorSecrets, sealExecutor
 describe('skill secrets', () => {
   const box = new SecretBox(randomBytes(32));
   const tools = [
-    { name: 'up', executor: { type: 'mcp', url: 'https://mcp.test/mcp?api_key=k-123456&team=a', headers: { Authorization: 'Bearer t-123456' }, tool: 'up' } },
+    {
+      name: 'up',
+      executor: {
+        type: 'mcp',
+        url: 'https://mcp.test/mcp?api_key=k-123456&team=a',
+        headers: { Authorization: 'Bearer t-123456' },
+        tool: 'up',
+      },
+    },
     { name: 'post', executor: { type: 'http', url: 'https://hooks.test/in' } },
     { name: 'run', executor: { type: 'command', argv: ['echo', '{{text}}'] } },
   ];
@@ -24,7 +32,12 @@ describe('skill secrets', () => {
 
   it('shows header values and credential query values masked, the rest of the URL as it is', () => {
     const masked = maskExecutorSecrets(tools);
-    expect(masked[0].executor).toEqual({ type: 'mcp', url: 'https://mcp.test/mcp?api_key=[stored encrypted]&team=a', headers: { Authorization: '[stored encrypted]' }, tool: 'up' });
+    expect(masked[0].executor).toEqual({
+      type: 'mcp',
+      url: 'https://mcp.test/mcp?api_key=[stored encrypted]&team=a',
+      headers: { Authorization: '[stored encrypted]' },
+      tool: 'up',
+    });
     expect(masked[1].executor).toEqual({ type: 'http', url: 'https://hooks.test/in' });
   });
 

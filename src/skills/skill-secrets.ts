@@ -15,18 +15,34 @@ function mapSecrets<T>(tools: readonly T[], mapHeader: (value: string) => string
   return (tools as readonly ToolJson[]).map((tool) => {
     const executor = tool.executor;
     if (!executor || (executor.type !== 'http' && executor.type !== 'mcp')) return tool;
-    const headers = executor.headers && Object.fromEntries(Object.entries(executor.headers).map(([name, value]) => [name, mapHeader(value)]));
-    return { ...tool, executor: { ...executor, ...(executor.url !== undefined && { url: mapUrl(executor.url) }), ...(headers && { headers }) } };
+    const headers =
+      executor.headers && Object.fromEntries(Object.entries(executor.headers).map(([name, value]) => [name, mapHeader(value)]));
+    return {
+      ...tool,
+      executor: { ...executor, ...(executor.url !== undefined && { url: mapUrl(executor.url) }), ...(headers && { headers }) },
+    };
   }) as T[];
 }
 
 export const sealExecutorSecrets = <T>(tools: readonly T[], box: SecretBox): T[] =>
-  mapSecrets(tools, (value) => box.seal(value), (url) => box.seal(url));
+  mapSecrets(
+    tools,
+    (value) => box.seal(value),
+    (url) => box.seal(url),
+  );
 // Rows stored before sealing existed hold plain values until the start-up pass re-seals them.
 export const openExecutorSecrets = <T>(tools: readonly T[], box: SecretBox): T[] =>
-  mapSecrets(tools, (value) => box.openOrPlain(value), (url) => box.openOrPlain(url));
+  mapSecrets(
+    tools,
+    (value) => box.openOrPlain(value),
+    (url) => box.openOrPlain(url),
+  );
 export const maskExecutorSecrets = <T>(tools: readonly T[]): T[] =>
-  mapSecrets(tools, () => MASKED_HEADER_VALUE, (url) => maskUrl(url, MASKED_HEADER_VALUE));
+  mapSecrets(
+    tools,
+    () => MASKED_HEADER_VALUE,
+    (url) => maskUrl(url, MASKED_HEADER_VALUE),
+  );
 
 // What an executor holds that a message must never quote: the values of its credential headers (by name,
 // or shaped like a token: 16 or more characters mixing letters and digits, no spaces) with the token of an

@@ -9,6 +9,8 @@ import type { AppConfig } from '../config/app-config.js';
 import type { Skill } from '../generated/prisma/client.js';
 import type { SkillCompiler } from './skill-compiler.js';
 import type { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
+import type { ModernUpstreams } from './mcp/modern-upstream.js';
+import type { TenantStorage } from '../workspace/tenant-storage.js';
 import type { WorkspaceQuota } from '../workspace/workspace-quota.js';
 import { ProjectChanges } from '../common/events/project-changes.js';
 import { SkillTools } from './skill-tools.js';
@@ -42,11 +44,13 @@ const skillToolsOn = (skills: ControlledSkills) => {
     {} as CommandSandbox,
     {} as UpstreamMcpClients,
     {} as WorkspaceQuota,
+    {} as TenantStorage,
     {} as CommandAdmission,
     {} as ConnectionTokens,
     new ProjectChanges(bus),
     new Metrics({ defaultMetrics: false }),
     bus,
+    {} as ModernUpstreams,
   );
 };
 

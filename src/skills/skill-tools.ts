@@ -9,11 +9,13 @@ import type { SkillWorkerTasks } from './executors/skill-worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CommandSandbox } from '../sandbox/command-sandbox.js';
 import { WorkspaceQuota } from '../workspace/workspace-quota.js';
+import { TenantStorage } from '../workspace/tenant-storage.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
 import type { CompiledToolValidator } from '../execution/validation/tool-validator.js';
 import { SkillToolExecutor } from './executors/skill-tool.executor.js';
 import { ConnectionTokens } from '../connections/connection-tokens.js';
 import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
+import { ModernUpstreams } from './mcp/modern-upstream.js';
 import { type SkillBody, SkillCompiler } from './skill-compiler.js';
 import { type SkillRecord, SkillsRepository } from './skills.repository.js';
 
@@ -50,11 +52,13 @@ export class SkillTools {
     private readonly sandbox: CommandSandbox,
     private readonly upstreams: UpstreamMcpClients,
     private readonly quota: WorkspaceQuota,
+    private readonly storage: TenantStorage,
     private readonly admission: CommandAdmission,
     private readonly tokens: ConnectionTokens,
     changes: ProjectChanges,
     metrics: Metrics,
     private readonly bus: ChangeBus,
+    private readonly modern: ModernUpstreams,
   ) {
     this.byProject = new TtlLruCache(config.workspace.cacheTtlMs, config.workspace.cacheMaxEntries);
     metrics.cache('skill_tools', this.byProject);
@@ -87,9 +91,21 @@ export class SkillTools {
       .load(skill.id, skillRevision(skill), body, skillSource(skill))
       .filter((tool) => tool.spec.withheld === undefined)
       .map((tool) => ({
-      executor: new SkillToolExecutor(tool, skill.signingSecret, this.config, this.pool, this.sandbox, this.upstreams, this.quota, this.admission, this.tokens),
-      validator: tool.validator,
-    }));
+        executor: new SkillToolExecutor(
+          tool,
+          skill.signingSecret,
+          this.config,
+          this.pool,
+          this.sandbox,
+          this.upstreams,
+          this.quota,
+          this.storage,
+          this.admission,
+          this.tokens,
+          this.modern,
+        ),
+        validator: tool.validator,
+      }));
   }
 
   // On every instance: a skill was enabled on or disabled from the project.

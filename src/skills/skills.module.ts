@@ -11,13 +11,34 @@ import { SkillsRepository } from './skills.repository.js';
 import { SkillsService } from './skills.service.js';
 import { McpSkillImporter } from './mcp/mcp-skill-importer.js';
 import { UpstreamMcpClients } from './mcp/upstream-mcp-clients.js';
-import { SkillChangesRepository } from './review/skill-changes.repository.js';
+import { ModernUpstreams } from './mcp/modern-upstream.js';
+import { SkillChangesRepository } from './definitions/skill-changes.repository.js';
 import { ToolNameClaims } from './tool-name-claims.js';
 
 @Module({
   imports: [ProjectAccessModule, WorkspaceModule, ConnectionsModule],
   controllers: [SkillsController, ProjectSkillsController],
-  providers: [SkillsRepository, SkillChangesRepository, SkillCompiler, SkillTools, SkillsService, SkillSecretsResealer, UpstreamMcpClients, McpSkillImporter, ToolNameClaims],
-  exports: [SkillTools, SkillsRepository, SkillChangesRepository, SkillCompiler, UpstreamMcpClients, ToolNameClaims],
+  providers: [
+    SkillsRepository,
+    SkillChangesRepository,
+    SkillCompiler,
+    SkillTools,
+    SkillsService,
+    SkillSecretsResealer,
+    UpstreamMcpClients,
+    ModernUpstreams,
+    McpSkillImporter,
+    ToolNameClaims,
+  ],
+  exports: [
+    SkillTools,
+    SkillsRepository,
+    SkillChangesRepository,
+    SkillCompiler,
+    UpstreamMcpClients,
+    ModernUpstreams,
+    McpSkillImporter,
+    ToolNameClaims,
+  ],
 })
 export class SkillsModule {}

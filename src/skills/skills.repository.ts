@@ -3,12 +3,13 @@ import { afterCursor, type CursorPosition } from '../common/pagination/cursor.js
 import { SecretBox } from '../common/secrets/secret-box.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
+import type { Tx } from '../database/transaction.js';
 import { orUniqueTaken, UNIQUE_TAKEN, type UniqueTaken } from '../database/unique-violation.js';
 import { Prisma, type Skill } from '../generated/prisma/client.js';
 import type { SkillToolSpec } from './skill-compiler.js';
 import { openExecutorSecrets, openSourceSecrets, sealExecutorSecrets, sealSourceSecrets } from './skill-secrets.js';
 import type { McpSource } from './mcp/mcp-skill-importer.js';
-import { type NewSkillChange, SkillChangesRepository } from './review/skill-changes.repository.js';
+import { type NewSkillChange, SkillChangesRepository } from './definitions/skill-changes.repository.js';
 import { type ToolNameClaim, ToolNameClaims } from './tool-name-claims.js';
 
 export interface SkillFields {
@@ -52,8 +53,6 @@ export interface LockedProject {
 // What withLockedProject answers when the tenant has no such project.
 export const NO_PROJECT = Symbol('no such project');
 
-export type Tx = Prisma.TransactionClient;
-
 // Rows come out with their secrets opened and go in with them sealed (skill-secrets.ts): nothing above
 // this class sees a sealed value, and nothing below it a plain one. Prisma's types stay in here too.
 @Injectable()
@@ -66,14 +65,23 @@ export class SkillsRepository {
   ) {}
 
   // UNIQUE_TAKEN: the tenant already has a skill with this name. `pending`: the changes its import left for review.
-  async create(tenantId: string, fields: SkillFields, signingSecret: string, pending: NewSkillChange[] = []): Promise<SkillRecord | UniqueTaken> {
-    const row = await orUniqueTaken(
-      this.prisma.$transaction(async (tx) => {
-        const created = await tx.skill.create({ data: { tenantId, ...this.sealed(fields), signingSecret: this.box.seal(signingSecret) } });
-        for (const change of pending) await this.changes.create(tenantId, created.id, change, tx);
-        return created;
-      }),
-    );
+  // In `within` (a transaction holding the tenant's budget lock, so no other registration of the tenant's
+  // runs meanwhile: the name is looked up first, as a violation would abort the whole transaction), or in a
+  // transaction of its own.
+  async create(
+    tenantId: string,
+    fields: SkillFields,
+    signingSecret: string,
+    pending: NewSkillChange[] = [],
+    within?: Tx,
+  ): Promise<SkillRecord | UniqueTaken> {
+    const write = async (tx: Tx) => {
+      const created = await tx.skill.create({ data: { tenantId, ...this.sealed(fields), signingSecret: this.box.seal(signingSecret) } });
+      for (const change of pending) await this.changes.create(tenantId, created.id, change, tx);
+      return created;
+    };
+    if (within && (await within.skill.findFirst({ where: { tenantId, name: fields.name }, select: { id: true } }))) return UNIQUE_TAKEN;
+    const row = await orUniqueTaken(within ? write(within) : this.prisma.$transaction(write));
     return row === UNIQUE_TAKEN ? row : this.opened(row);
   }
 
@@ -121,10 +129,16 @@ export class SkillsRepository {
     if (!isUuid(skillId)) return null;
     return this.prisma.$transaction(async (tx) => {
       // Projects first, then the skill: the order a new version takes its locks in (updateChecked).
-      const projects = await tx.projectSkill.findMany({ where: { skillId, skill: { tenantId } }, select: { projectId: true }, orderBy: { projectId: 'asc' } });
+      const projects = await tx.projectSkill.findMany({
+        where: { skillId, skill: { tenantId } },
+        select: { projectId: true },
+        orderBy: { projectId: 'asc' },
+      });
       const projectIds: string[] = [];
       for (const { projectId } of projects) if (await this.lockProject(tenantId, projectId, tx)) projectIds.push(projectId);
-      const rows = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM skills WHERE id = ${skillId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+      const rows = await tx.$queryRaw<
+        Array<{ id: string }>
+      >`SELECT id FROM skills WHERE id = ${skillId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
       if (rows.length === 0) return null;
       const skill = (await this.findById(tenantId, skillId, tx))!;
       return work({
@@ -135,7 +149,10 @@ export class SkillsRepository {
           for (const projectId of projectIds) await check(this.locked(tenantId, projectId, tx));
         },
         saveTools: async (tools) => {
-          await tx.skill.updateMany({ where: { id: skillId, tenantId }, data: { tools: sealExecutorSecrets(tools, this.box) as unknown as Prisma.InputJsonValue } });
+          await tx.skill.updateMany({
+            where: { id: skillId, tenantId },
+            data: { tools: sealExecutorSecrets(tools, this.box) as unknown as Prisma.InputJsonValue },
+          });
           return (await this.findById(tenantId, skillId, tx))!;
         },
       });
@@ -157,7 +174,11 @@ export class SkillsRepository {
   }
 
   // Runs `work` in a transaction that holds the project's row lock.
-  async withLockedProject<T>(tenantId: string, projectId: string, work: (project: LockedProject) => Promise<T>): Promise<T | typeof NO_PROJECT> {
+  async withLockedProject<T>(
+    tenantId: string,
+    projectId: string,
+    work: (project: LockedProject) => Promise<T>,
+  ): Promise<T | typeof NO_PROJECT> {
     if (!isUuid(projectId)) return NO_PROJECT;
     return this.prisma.$transaction(async (tx) => {
       if (!(await this.lockProject(tenantId, projectId, tx))) return NO_PROJECT;
@@ -234,11 +255,15 @@ export class SkillsRepository {
   }
 
   private async lockProject(tenantId: string, projectId: string, tx: Tx): Promise<boolean> {
-    const rows = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM projects WHERE id = ${projectId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+    const rows = await tx.$queryRaw<
+      Array<{ id: string }>
+    >`SELECT id FROM projects WHERE id = ${projectId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
     return rows.length > 0;
   }
 
-  private sealed<F extends Omit<SkillFields, 'name'>>(fields: F): Omit<F, 'tools' | 'source'> & { tools: Prisma.InputJsonValue; source: Prisma.InputJsonValue | typeof Prisma.DbNull } {
+  private sealed<F extends Omit<SkillFields, 'name'>>(
+    fields: F,
+  ): Omit<F, 'tools' | 'source'> & { tools: Prisma.InputJsonValue; source: Prisma.InputJsonValue | typeof Prisma.DbNull } {
     return {
       ...fields,
       tools: sealExecutorSecrets(fields.tools, this.box) as unknown as Prisma.InputJsonValue,

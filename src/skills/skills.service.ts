@@ -5,11 +5,19 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { ProjectAccess } from '../projects/project-access.js';
 import { projectNotFound } from '../projects/projects.errors.js';
-import { type SkillBody, SkillCompiler, type SkillToolSpec } from './skill-compiler.js';
+import { type CompiledSkillTool, type SkillBody, SkillCompiler, type SkillToolSpec, vetSkillShapes } from './skill-compiler.js';
+import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.js';
+import type { SkillWorkerTasks } from './executors/skill-worker-tasks.js';
+import { BudgetsRepository } from '../budgets/budgets.repository.js';
+import { TenantBudgets } from '../budgets/tenant-budgets.js';
+import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
+import { tenantNotFound } from '../tenants/tenants.errors.js';
+import { SKILL_MAX_BYTES, SKILL_REGISTRATIONS_WAITING } from './skills.limits.js';
+import { TenantTurns } from './tenant-turns.js';
 import { checkToolCollisions } from './tool-collisions.js';
-import { definitionDiff, definitionHash } from './review/definition-pin.js';
-import { reviewDescriptions } from './review/description-rules.js';
-import type { NewSkillChange } from './review/skill-changes.repository.js';
+import { definitionDiff, definitionHash } from './definitions/definition-pin.js';
+import { reviewDescriptions } from './definitions/description-rules.js';
+import type { NewSkillChange } from './definitions/skill-changes.repository.js';
 import {
   type ProjectSkillListResponseDto,
   type ProjectSkillResponseDto,
@@ -23,6 +31,8 @@ import {
   skillNameTaken,
   skillNotEnabled,
   skillNotFound,
+  skillRegistrationBusy,
+  skillTooLarge,
   skillVersionExists,
 } from './skills.errors.js';
 import { NO_PROJECT, type SkillRecord, SkillsRepository } from './skills.repository.js';
@@ -41,19 +51,61 @@ export class SkillsService {
     private readonly importer: McpSkillImporter,
     private readonly projects: ProjectAccess,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WORKER_POOL) private readonly pool: WorkerPool<SkillWorkerTasks>,
+    private readonly budgets: TenantBudgets,
+    private readonly budgetLocks: BudgetsRepository,
   ) {}
+
+  // One registration or update of a tenant's skills is checked at a time on an instance; a few more wait.
+  private readonly turns = new TenantTurns(SKILL_REGISTRATIONS_WAITING);
 
   // Vetted and compiled before anything is stored; the signing secret is returned this once.
   // The tools are pinned as registered; an MCP source's tools the description rules flag are kept withheld,
   // each with a change waiting for an admin's review (src/skills/review).
-  async register(tenantId: string, body: unknown): Promise<RegisteredSkillResponseDto> {
-    const { skill: parsed, source } = await this.parse(tenantId, body);
-    const tools = this.compiler.vet(parsed, skillSource(parsed));
-    const signingSecret = `tgs_${randomBytes(32).toString('hex')}`;
-    const skill = await this.repository.create(tenantId, fields(parsed, source), signingSecret, flaggedAtImport(parsed.tools));
-    if (skill === UNIQUE_TAKEN) throw skillNameTaken(parsed.name);
-    this.compiler.remember(skill.id, skillRevision(skill), tools);
-    return { ...SkillResponseDto.from(skill), signingSecret };
+  // Counted and created under the tenant's row lock (maxSkills): two instances cannot both make the last one allowed.
+  // `user`: the end user the request names (Toolgate-User), whose connection reads an MCP source that asks for OAuth.
+  async register(tenantId: string, body: unknown, user: string | null = null): Promise<RegisteredSkillResponseDto> {
+    return this.inTurn(tenantId, async () => {
+      const { skill: parsed, source } = await this.parse(tenantId, body, user);
+      const stored = fields(parsed, source);
+      const tools = await this.vetted(tenantId, parsed, stored);
+      const signingSecret = `tgs_${randomBytes(32).toString('hex')}`;
+      const skill = await this.budgetLocks.withTenantLocked(tenantId, async (tx, overrides) => {
+        const max = this.budgets.merge(overrides).maxSkills;
+        const count = await tx.skill.count({ where: { tenantId } });
+        if (count >= max)
+          return tenantBudgetExceeded(
+            'maxSkills',
+            max,
+            count,
+            1,
+            'Delete a skill the tenant no longer needs, or ask the operator for a larger budget.',
+          );
+        return this.repository.create(tenantId, stored, signingSecret, flaggedAtImport(parsed.tools), tx);
+      });
+      if (skill instanceof AppError) throw skill;
+      if (skill === false) throw tenantNotFound(tenantId);
+      if (skill === UNIQUE_TAKEN) throw skillNameTaken(parsed.name);
+      this.compiler.remember(skill.id, skillRevision(skill), tools);
+      return { ...SkillResponseDto.from(skill), signingSecret };
+    });
+  }
+
+  // Past SKILL_REGISTRATIONS_WAITING waiting, 429: one tenant's registrations never queue up on an instance.
+  private inTurn<T>(tenantId: string, work: () => Promise<T>): Promise<T> {
+    const turn = this.turns.run(tenantId, work);
+    if (turn === null) throw skillRegistrationBusy(SKILL_REGISTRATIONS_WAITING);
+    return turn;
+  }
+
+  // The size cap first (nothing is compiled for a skill that cannot be stored), then every schema vetted in
+  // the worker pool under the tenant's share of it; the validators are built here and compile on first call.
+  private async vetted(tenantId: string, skill: SkillBody, stored: ReturnType<typeof fields>): Promise<CompiledSkillTool[]> {
+    vetSkillShapes(skill.tools);
+    const bytes = Buffer.byteLength(JSON.stringify(stored.tools));
+    if (bytes > SKILL_MAX_BYTES) throw skillTooLarge(bytes, SKILL_MAX_BYTES);
+    await this.pool.run('vetSkill', { tools: skill.tools }, { key: tenantId });
+    return this.compiler.build(skill, skillSource(skill));
   }
 
   async list(tenantId: string, limit: number, cursor: string | undefined): Promise<SkillListResponseDto> {
@@ -66,23 +118,26 @@ export class SkillsService {
   }
 
   // A new version: same name, new tools. Every project it is enabled on must still have unique names.
-  async update(tenantId: string, skillId: string, body: unknown): Promise<SkillResponseDto> {
-    const current = await this.find(tenantId, skillId);
-    const { skill: parsed, source } = await this.parse(tenantId, body);
-    if (parsed.name !== current.name) parsed.name = current.name;
-    if (parsed.version === current.version) throw skillVersionExists(parsed.version);
-    const tools = this.compiler.vet(parsed, skillSource(parsed));
-    const updated = await this.repository.updateChecked(
-      tenantId,
-      skillId,
-      fields(parsed, source),
-      (project) => checkToolCollisions(project, skillId, parsed.tools),
-      flaggedAtImport(parsed.tools),
-    );
-    if (!updated) throw skillNotFound(skillId);
-    this.compiler.remember(updated.id, skillRevision(updated), tools);
-    this.skillTools.forgetTenant(tenantId);
-    return SkillResponseDto.from(updated);
+  async update(tenantId: string, skillId: string, body: unknown, user: string | null = null): Promise<SkillResponseDto> {
+    return this.inTurn(tenantId, async () => {
+      const current = await this.find(tenantId, skillId);
+      const { skill: parsed, source } = await this.parse(tenantId, body, user);
+      if (parsed.name !== current.name) parsed.name = current.name;
+      if (parsed.version === current.version) throw skillVersionExists(parsed.version);
+      const stored = fields(parsed, source);
+      const tools = await this.vetted(tenantId, parsed, stored);
+      const updated = await this.repository.updateChecked(
+        tenantId,
+        skillId,
+        stored,
+        (project) => checkToolCollisions(project, skillId, parsed.tools),
+        flaggedAtImport(parsed.tools),
+      );
+      if (!updated) throw skillNotFound(skillId);
+      this.compiler.remember(updated.id, skillRevision(updated), tools);
+      this.skillTools.forgetTenant(tenantId);
+      return SkillResponseDto.from(updated);
+    });
   }
 
   async delete(tenantId: string, skillId: string): Promise<void> {
@@ -128,13 +183,13 @@ export class SkillsService {
   // The addresses it names are judged before any is contacted. A refusal may quote what it was given (a URL
   // that does not parse, an upstream's answer): never the credentials of its URLs and headers.
   // The tools come out pinned (their definition's hash): a tenant's own as written, an MCP source's as imported.
-  private async parse(tenantId: string, body: unknown): Promise<{ skill: SkillBody; source: McpSource | null }> {
+  private async parse(tenantId: string, body: unknown, user: string | null): Promise<{ skill: SkillBody; source: McpSource | null }> {
     try {
       const parsed = this.compiler.parseBody(body);
       await checkSkillEndpoints(parsed, this.config.tools.fetch.allowHosts);
       const { source, ...rest } = parsed as SkillBody & { source?: McpSource };
       if (!source) return { skill: { ...rest, tools: rest.tools.map(pinned) }, source: null };
-      const imported = await this.importer.expand(tenantId, { ...rest, source });
+      const imported = await this.importer.expand(tenantId, { ...rest, source }, user);
       // The import's review fields are Toolgate's own: the body check (which refuses them from a client) skips them.
       const checked = this.compiler.parseBody({ ...imported, tools: imported.tools.map(({ pin: _p, withheld: _w, ...tool }) => tool) });
       return { skill: { ...checked, tools: imported.tools }, source };
@@ -144,7 +199,6 @@ export class SkillsService {
       throw redactAppError(error, (text) => redactText(scrubWholeValues(text, secrets)));
     }
   }
-
 }
 
 const fields = (skill: SkillBody, source: McpSource | null) => ({

@@ -1,4 +1,4 @@
-import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
+import { BUILTIN_TOOL_NAMES } from '../execution/builtin-tool-names.js';
 import type { SkillToolSpec } from './skill-compiler.js';
 import { skillSource } from './skill-tools.js';
 import { type ToolCollision, toolNameCollision } from './skills.errors.js';
@@ -15,6 +15,8 @@ export async function checkToolCollisions(project: LockedProject, skillId: strin
   for (const claim of await project.claimedNames()) {
     if (!taken.has(claim.name)) taken.set(claim.name, { conflictsWith: claim.heldBy, renamed: claim.tool });
   }
-  const collisions: ToolCollision[] = tools.filter((tool) => taken.has(tool.name)).map((tool) => ({ tool: tool.name, ...taken.get(tool.name)! }));
+  const collisions: ToolCollision[] = tools
+    .filter((tool) => taken.has(tool.name))
+    .map((tool) => ({ tool: tool.name, ...taken.get(tool.name)! }));
   if (collisions.length > 0) throw toolNameCollision(collisions);
 }

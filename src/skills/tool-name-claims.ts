@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Tx } from './skills.repository.js';
+import type { Tx } from '../database/transaction.js';
 
 // A name of a project's tools held by something above skills: a toolset that shows one tool under another
 // name holds that name (the model calls it by it), so no skill's tool may come to take it.

@@ -18,7 +18,8 @@ export class CreateAuthProviderDto {
 
   @ApiPropertyOptional({
     example: 'https://accounts.example.com',
-    description: 'The authorization server. Alone, its endpoints are read from its discovery document (OpenID, then RFC 8414); with the endpoints, the issuer the answers must name (RFC 9207)',
+    description:
+      'The authorization server. Alone, its endpoints are read from its discovery document (OpenID, then RFC 8414); with the endpoints, the issuer the answers must name (RFC 9207)',
   })
   @IsOptional()
   @IsString()
@@ -53,7 +54,11 @@ export class CreateAuthProviderDto {
   @Length(1, 4096)
   clientSecret!: string;
 
-  @ApiPropertyOptional({ type: [String], example: ['repo', 'read:user'], description: 'Asked for in every connection (a skill may add its own)' })
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['repo', 'read:user'],
+    description: 'Asked for in every connection (a skill may add its own)',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(50)
@@ -66,11 +71,25 @@ export class CreateAuthProviderDto {
   @ArrayMaxSize(20)
   @Matches(API_HOST, { each: true, message: 'each apiHosts entry is a host name or address, optionally with :port' })
   apiHosts!: string[];
+
+  @ApiPropertyOptional({
+    example: 'https://app.example.com/connections/verify',
+    description:
+      'Your app’s page the person’s browser is sent to after the provider, with a one-time `flow` id; the connection stays pending until your app confirms the same user with POST /v1/connections/verify (within 10 minutes). Without it a connection is active at the callback',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  verifyUrl?: string;
 }
 
 export class UpdateAuthProviderDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @Length(1, 100) name?: string;
-  @ApiPropertyOptional({ description: 'A new issuer alone is discovered again' }) @IsOptional() @IsString() @MaxLength(2048) issuer?: string;
+  @ApiPropertyOptional({ description: 'A new issuer alone is discovered again' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  issuer?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2048) authorizationUrl?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2048) tokenUrl?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2048) revocationUrl?: string;
@@ -91,6 +110,12 @@ export class UpdateAuthProviderDto {
   @ArrayMaxSize(20)
   @Matches(API_HOST, { each: true, message: 'each apiHosts entry is a host name or address, optionally with :port' })
   apiHosts?: string[];
+
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'null: connections become active at the callback again' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  verifyUrl?: string | null;
 }
 
 export class AuthProviderResponseDto {
@@ -105,7 +130,17 @@ export class AuthProviderResponseDto {
   @ApiProperty() clientId!: string;
   @ApiProperty({ type: [String] }) scopes!: string[];
   @ApiProperty({ type: [String] }) apiHosts!: string[];
-  @ApiProperty({ nullable: true, type: String, description: 'Register this redirect URI at the provider: <PUBLIC_URL>/v1/connections/callback (null without PUBLIC_URL)' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Where the browser goes with a flow id your app confirms; null: active at the callback',
+  })
+  verifyUrl!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Register this redirect URI at the provider: <PUBLIC_URL>/v1/connections/callback (null without PUBLIC_URL)',
+  })
   redirectUri!: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;

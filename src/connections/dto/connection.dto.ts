@@ -10,7 +10,10 @@ export class AuthorizeConnectionDto {
   @Length(1, 64)
   provider!: string;
 
-  @ApiPropertyOptional({ example: 'alice@example.com', description: 'The end user the connection is for (as Toolgate-User names them); absent: the tenant’s own connection' })
+  @ApiPropertyOptional({
+    example: 'alice@example.com',
+    description: 'The end user the connection is for (as Toolgate-User names them); absent: the tenant’s own connection',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(1024)
@@ -20,10 +23,16 @@ export class AuthorizeConnectionDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(50)
-  @Matches(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, { each: true, message: 'each scope is 1-256 visible ASCII characters without spaces, quotes or backslashes' })
+  @Matches(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, {
+    each: true,
+    message: 'each scope is 1-256 visible ASCII characters without spaces, quotes or backslashes',
+  })
   scopes?: string[];
 
-  @ApiPropertyOptional({ example: 'https://app.example.com/settings', description: 'Where the person’s browser goes once connected (http or https)' })
+  @ApiPropertyOptional({
+    example: 'https://app.example.com/settings',
+    description: 'Where the person’s browser goes once connected (http or https)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(2048)
@@ -57,11 +66,36 @@ export class ConnectionResponseDto {
   @ApiProperty({ enum: CONNECTION_STATUSES }) status!: ConnectionStatus;
   @ApiProperty({ type: [String] }) scopes!: string[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
-  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'pending: when the link expires; active: when the access token does (it is refreshed)' })
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'pending: when the link expires; active: when the access token does (it is refreshed)',
+  })
   expiresAt!: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) lastUsedAt!: string | null;
 }
 
 export class ConnectionListResponseDto {
   @ApiProperty({ type: [ConnectionResponseDto] }) items!: ConnectionResponseDto[];
+}
+
+export class VerifyConnectionDto {
+  @ApiProperty({ description: 'The one-time flow id your verifyUrl page received in its query' })
+  @IsString()
+  @Length(1, 512)
+  flow!: string;
+
+  @ApiProperty({
+    example: 'alice@example.com',
+    description: 'The user signed in to your app in that browser: the connection becomes active only if it is the link’s user',
+  })
+  @IsString()
+  @MaxLength(1024)
+  user!: string;
+}
+
+export class VerifiedConnectionDto extends ConnectionResponseDto {
+  @ApiProperty({ nullable: true, type: String, description: 'The link’s returnTo, for your app to send the person on to' }) returnTo!:
+    string | null;
 }

@@ -7,7 +7,8 @@ export class OAuthClientViewDto {
   @ApiProperty({
     nullable: true,
     type: String,
-    description: 'The origin its Client ID Metadata Document was fetched from (so the name is vouched for by that origin); null for a client that registered itself (RFC 7591), whose name is only its own claim',
+    description:
+      'The origin its Client ID Metadata Document was fetched from (so the name is vouched for by that origin); null for a client that registered itself (RFC 7591), whose name is only its own claim',
   })
   verifiedOrigin!: string | null;
 }
@@ -24,12 +25,18 @@ export class OAuthRequestViewDto {
   @ApiProperty({ description: 'Where the browser is sent back with the code' }) redirectUri!: string;
   @ApiProperty({ description: "The MCP URL the token is for (RFC 8707's resource)" }) resource!: string;
   @ApiProperty({ type: OAuthRequestProjectDto }) project!: OAuthRequestProjectDto;
-  @ApiProperty({ type: String, nullable: true, description: "The toolset's slug when the resource is a toolset's MCP URL: the client sees only that toolset; null: the project's whole MCP server" })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "The toolset's slug when the resource is a toolset's MCP URL: the client sees only that toolset; null: the project's whole MCP server",
+  })
   toolset!: string | null;
   @ApiProperty({ type: [String] }) scopes!: string[];
   @ApiProperty({ format: 'date-time', description: 'A decision after this is refused; the client starts again' }) expiresAt!: string;
   @ApiProperty({
-    description: "true when the key reading this is an approver's: an approver lends no power to call tools, so each call of a client it signs in waits for another person's approval",
+    description:
+      "true when the key reading this is an approver's: an approver lends no power to call tools, so each call of a client it signs in waits for another person's approval",
   })
   callsNeedApproval!: boolean;
 }
@@ -52,7 +59,12 @@ export class OAuthDecisionDto {
   @Matches(/^[A-Za-z0-9_.-]+\*?$|^\*$/, { each: true, message: 'each tool must be a tool name, or a prefix ending in *' })
   tools?: string[];
 
-  @ApiPropertyOptional({ minimum: 60, maximum: 31_536_000, description: 'Seconds the consent lasts (no token outlives it); absent: 30 days. Never past the deciding key\'s own expiry, and it ends when that key is revoked' })
+  @ApiPropertyOptional({
+    minimum: 60,
+    maximum: 31_536_000,
+    description:
+      "Seconds the consent lasts (no token outlives it); absent: 30 days. Never past the deciding key's own expiry, and it ends when that key is revoked",
+  })
   @IsOptional()
   @IsInt()
   @Min(60)
@@ -61,6 +73,8 @@ export class OAuthDecisionDto {
 }
 
 export class OAuthDecisionResponseDto {
-  @ApiProperty({ description: "The client's redirect URI with code, state and iss (approved) or error=access_denied (denied): send the browser there" })
+  @ApiProperty({
+    description: "The client's redirect URI with code, state and iss (approved) or error=access_denied (denied): send the browser there",
+  })
   redirectTo!: string;
 }

@@ -19,7 +19,8 @@ export class SkillResponseDto {
     type: 'object',
     nullable: true,
     additionalProperties: true,
-    description: 'The MCP server the tools were imported from (url and header values masked as in tools), read again every MCP_SOURCE_REFRESH_S; null for a tenant’s own tools',
+    description:
+      'The MCP server the tools were imported from (url and header values masked as in tools), read again every MCP_SOURCE_REFRESH_S; null for a tenant’s own tools',
   })
   source!: Record<string, unknown> | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
@@ -41,8 +42,7 @@ export class SkillResponseDto {
 
 export class RegisteredSkillResponseDto extends SkillResponseDto {
   @ApiProperty({
-    description:
-      'Key of the X-Toolgate-Signature header (sha256=<hex HMAC-SHA256 of the body>) sent to http executors. Shown this once.',
+    description: 'Key of the X-Toolgate-Signature header (sha256=<hex HMAC-SHA256 of the body>) sent to http executors. Shown this once.',
   })
   signingSecret!: string;
 }

@@ -7,24 +7,9 @@ import { runProcess, type ProcessLimits, type WriteLimits } from '../../executio
 import type { SandboxSpec } from '../../execution/process/sandbox/sandbox-spec.js';
 import { safeFetch } from '../../execution/net/safe-fetch.js';
 import { ToolError } from '../../execution/tool-error.js';
-import type { McpExecutorSpec } from '../mcp/upstream-mcp-clients.js';
+import type { CommandExecutorSpec, HttpExecutorSpec, SkillExecutorSpec } from './executor-specs.js';
 import { renderArgv } from './argv-template.js';
-
-export interface HttpExecutorSpec {
-  type: 'http';
-  url: string;
-  method?: 'POST' | 'PUT' | 'PATCH';
-  headers?: Record<string, string>;
-  // A connection's access token goes as Authorization: Bearer (src/connections).
-  auth?: { provider: string; scopes?: string[]; as?: 'user' | 'tenant' };
-}
-
-export interface CommandExecutorSpec {
-  type: 'command';
-  argv: string[];
-}
-
-export type SkillExecutorSpec = HttpExecutorSpec | CommandExecutorSpec | McpExecutorSpec;
+import { asCommandRefusal } from '../../tools/tools.errors.js';
 
 // Everything one call of a skill tool needs, as plain data: it may cross into a pool thread.
 export interface SkillRunRequest {
@@ -86,7 +71,8 @@ async function callEndpoint(request: SkillRunRequest, spec: HttpExecutorSpec, si
   const json = /\bjson\b/i.test(response.headers['content-type'] ?? '') && !response.truncated;
   const content = json ? parseJson(response.body) : response.body;
   // The token was refused: the executor refreshes it once and calls again.
-  if (request.bearer !== undefined && response.status === 401) throw new ToolError('endpoint_unauthorized', "The skill's endpoint answered 401 to the connection's token");
+  if (request.bearer !== undefined && response.status === 401)
+    throw new ToolError('endpoint_unauthorized', "The skill's endpoint answered 401 to the connection's token");
   if (response.status < 200 || response.status >= 300) {
     const detail = typeof content === 'string' ? content : JSON.stringify(content);
     throw new ToolError(
@@ -115,6 +101,8 @@ async function runCommand(request: SkillRunRequest, spec: CommandExecutorSpec, s
     memoryBytes: shell.memoryBytes,
     writes: shell.writes,
     sandbox: shell.sandbox,
+  }).catch((err: unknown) => {
+    throw asCommandRefusal(err);
   });
   if (result.timedOut) throw new ToolError('timeout', `The command did not finish within ${request.timeoutMs} ms and was killed`, true);
   // Killed because the caller went away: not a failure of the command.
@@ -130,7 +118,10 @@ async function runCommand(request: SkillRunRequest, spec: CommandExecutorSpec, s
   if (killed && killed !== 'output_limit') throw new ToolError(LIMIT_ERRORS[killed], note ?? `The command was stopped by its ${killed}`);
   if (result.exitCode !== 0) {
     const why = result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-    throw new ToolError('command_failed', `The command ${why}${result.stderr ? `: ${result.stderr.slice(-2000)}` : ''}${note ? ` (${note})` : ''}`);
+    throw new ToolError(
+      'command_failed',
+      `The command ${why}${result.stderr ? `: ${result.stderr.slice(-2000)}` : ''}${note ? ` (${note})` : ''}`,
+    );
   }
   return {
     stdout: result.stdout,

@@ -27,7 +27,10 @@ describe('guardedMcpFetch', () => {
   });
 
   const post = (path: string, timeoutMs: number) =>
-    guardedMcpFetch({ allowHosts: [new URL(origin).host], timeoutMs, maxBytes: 1024 })(`${origin}${path}`, { method: 'POST', body: '{}' }).then(
+    guardedMcpFetch({ allowHosts: [new URL(origin).host], timeoutMs, maxBytes: 1024 })(`${origin}${path}`, {
+      method: 'POST',
+      body: '{}',
+    }).then(
       () => null,
       (error: unknown) => error,
     );
@@ -35,13 +38,19 @@ describe('guardedMcpFetch', () => {
   it('upstream_timeout (an answer that stalls) and a server that never answers mask the key in the URL', async () => {
     const stalled = await post('/stall?api_key=secret-0123456789&x=1', 100);
     expect(stalled).toBeInstanceOf(ToolError);
-    expect(stalled).toMatchObject({ code: 'upstream_timeout', message: `The MCP server at ${origin}/stall?api_key=[redacted]&x=1 did not answer within 100 ms` });
+    expect(stalled).toMatchObject({
+      code: 'upstream_timeout',
+      message: `The MCP server at ${origin}/stall?api_key=[redacted]&x=1 did not answer within 100 ms`,
+    });
     const silent = await post('/silent?api_key=secret-0123456789', 100);
     expect(silent).toMatchObject({ code: 'timeout', message: `No response from ${origin}/silent?api_key=[redacted] within 100 ms` });
   });
 
   it('upstream_too_large masks the key in the URL', async () => {
     const error = await post('/big?token=secret-0123456789', 2000);
-    expect(error).toMatchObject({ code: 'upstream_too_large', message: `The MCP server at ${origin}/big?token=[redacted] answered more than 1024 bytes; the answer was dropped` });
+    expect(error).toMatchObject({
+      code: 'upstream_too_large',
+      message: `The MCP server at ${origin}/big?token=[redacted] answered more than 1024 bytes; the answer was dropped`,
+    });
   });
 });

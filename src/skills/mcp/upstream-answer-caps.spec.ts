@@ -18,7 +18,11 @@ describe('capUpstreamAnswer', () => {
   });
 
   it('cuts each message of a JSON-RPC batch', () => {
-    const body = capUpstreamAnswer({ body: JSON.stringify([response(3, 1), response(1, 2)]), contentType: 'application/json; charset=utf-8', maxContentItems: 2 });
+    const body = capUpstreamAnswer({
+      body: JSON.stringify([response(3, 1), response(1, 2)]),
+      contentType: 'application/json; charset=utf-8',
+      maxContentItems: 2,
+    });
     const [first, second] = JSON.parse(body!) as ReturnType<typeof response>[];
     expect(first.result.content).toEqual([...items(1), { type: 'text', text: droppedItemsNote(2, 2) }]);
     expect(second.result.content).toEqual(items(1));
@@ -37,7 +41,11 @@ describe('capUpstreamAnswer', () => {
 
   it('joins an event whose JSON spans several data lines', () => {
     const json = JSON.stringify(response(3), null, 1).split('\n');
-    const body = capUpstreamAnswer({ body: json.map((line) => `data: ${line}`).join('\n'), contentType: 'text/event-stream', maxContentItems: 1 })!;
+    const body = capUpstreamAnswer({
+      body: json.map((line) => `data: ${line}`).join('\n'),
+      contentType: 'text/event-stream',
+      maxContentItems: 1,
+    })!;
     const data = JSON.parse(body.slice('data: '.length)) as ReturnType<typeof response>;
     expect(data.result.content).toEqual([{ type: 'text', text: droppedItemsNote(3, 1) }]);
   });

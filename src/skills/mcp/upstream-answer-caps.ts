@@ -1,3 +1,5 @@
+import { jsonTextNestsDeeperThan } from '../../common/json/json-text-depth.js';
+
 // An upstream MCP server's answer, cut down to what Toolgate relays before the SDK client parses it: a
 // tools/call result keeps at most `maxContentItems` content items, the last of them a note saying how many
 // were dropped.
@@ -12,6 +14,21 @@ export interface UpstreamAnswer {
 export interface CapRequest extends UpstreamAnswer {
   maxContentItems: number;
 }
+
+// Whether any JSON-RPC message of the answer nests deeper than `maxDepth`, read from its text before it is
+// parsed (jsonTextNestsDeeperThan): each event of an event stream on its own, as each is parsed.
+export function upstreamAnswerNestsDeeperThan({ body, contentType }: UpstreamAnswer, maxDepth: number): boolean {
+  if (/^\s*text\/event-stream/i.test(contentType))
+    return body.split(/\r?\n\r?\n/).some((event) => jsonTextNestsDeeperThan(eventData(event), maxDepth));
+  return /json/i.test(contentType) && jsonTextNestsDeeperThan(body, maxDepth);
+}
+
+const eventData = (event: string): string =>
+  event
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5))
+    .join('\n');
 
 // The rewritten body, or null when nothing needed cutting (the original bytes are then relayed as they came).
 export function capUpstreamAnswer({ body, contentType, maxContentItems }: CapRequest): string | null {

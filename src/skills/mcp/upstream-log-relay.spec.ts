@@ -40,15 +40,21 @@ describe('upstreamLogRelay', () => {
     const secret = 'HdrSecretKey77665544332211qq';
     const { sent, relay } = relayAt('debug', [secret]);
     // Lengthened until the cut falls inside the credential (an upstream logging the request it got).
-    for (let pad = MAX_LOG_DATA_CHARS - 60; pad < MAX_LOG_DATA_CHARS; pad++) relay({ level: 'debug', data: { arguments: { q: 'p'.repeat(pad) }, rawHeaders: ['x-other', secret] } });
+    for (let pad = MAX_LOG_DATA_CHARS - 60; pad < MAX_LOG_DATA_CHARS; pad++)
+      relay({ level: 'debug', data: { arguments: { q: 'p'.repeat(pad) }, rawHeaders: ['x-other', secret] } });
     // Many copies shrink as they are blanked, pulling text from past the window into what is kept.
     // The redaction reads a window of 2 × 8,192 + 1,024 characters; here it ends five characters into the
     // last copy, which only the margin keeps out.
     const copies = 600;
-    relay({ level: 'debug', data: `${`${secret} `.repeat(copies)}${'f'.repeat(MAX_LOG_DATA_CHARS * 2 + 1024 - copies * (secret.length + 1) - 5)}${secret}` });
+    relay({
+      level: 'debug',
+      data: `${`${secret} `.repeat(copies)}${'f'.repeat(MAX_LOG_DATA_CHARS * 2 + 1024 - copies * (secret.length + 1) - 5)}${secret}`,
+    });
     const shown = JSON.stringify(sent);
     for (let i = 0; i + 5 <= secret.length; i++) expect(shown).not.toContain(secret.slice(i, i + 5));
-    expect(sent.every((message) => typeof message.data === 'string' && message.data.endsWith(`… (cut at ${MAX_LOG_DATA_CHARS} characters)`))).toBe(true);
+    expect(
+      sent.every((message) => typeof message.data === 'string' && message.data.endsWith(`… (cut at ${MAX_LOG_DATA_CHARS} characters)`)),
+    ).toBe(true);
   });
 
   it('sends data longer than the cap as its text, cut', () => {
@@ -62,7 +68,11 @@ describe('upstreamLogRelay', () => {
     const { sent, relay } = relayAt('info');
     for (let i = 0; i < MAX_RELAYED_LOG_MESSAGES + 50; i++) relay({ level: 'info', data: i });
     expect(sent.length).toBe(MAX_RELAYED_LOG_MESSAGES + 1);
-    expect(sent.at(-1)).toEqual({ level: 'warning', logger: 'the_tool', data: `More than ${MAX_RELAYED_LOG_MESSAGES} log messages in one call: the rest were dropped` });
+    expect(sent.at(-1)).toEqual({
+      level: 'warning',
+      logger: 'the_tool',
+      data: `More than ${MAX_RELAYED_LOG_MESSAGES} log messages in one call: the rest were dropped`,
+    });
     const strict = relayAt('critical');
     for (let i = 0; i < MAX_RELAYED_LOG_MESSAGES + 5; i++) strict.relay({ level: 'alert', data: i });
     expect(strict.sent.length).toBe(MAX_RELAYED_LOG_MESSAGES);

@@ -19,7 +19,12 @@ export function upstreamLogRelay(logs: ToolLogs, secrets: readonly string[], log
     const { level, logger: named, data } = params as Record<string, unknown>;
     if (!isLogLevel(level) || !passes(level, logs.level) || relayed > MAX_RELAYED_LOG_MESSAGES) return;
     if (++relayed > MAX_RELAYED_LOG_MESSAGES) {
-      if (passes('warning', logs.level)) logs.send({ level: 'warning', logger, data: `More than ${MAX_RELAYED_LOG_MESSAGES} log messages in one call: the rest were dropped` });
+      if (passes('warning', logs.level))
+        logs.send({
+          level: 'warning',
+          logger,
+          data: `More than ${MAX_RELAYED_LOG_MESSAGES} log messages in one call: the rest were dropped`,
+        });
       return;
     }
     const name = typeof named === 'string' && named.length > 0 ? redactedPrefix(named, MAX_LOGGER_LENGTH, secrets).text : logger;

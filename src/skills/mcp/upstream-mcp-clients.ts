@@ -15,14 +15,6 @@ import { guardedMcpFetch } from './guarded-mcp-fetch.js';
 import { schemaIssue } from './schema-issue.js';
 import { upstreamLogRelay } from './upstream-log-relay.js';
 
-export interface McpExecutorSpec {
-  type: 'mcp';
-  url: string;
-  headers?: Record<string, string>;
-  // The tool's name on the upstream server (the skill may list it under the same name).
-  tool: string;
-}
-
 export interface UpstreamTarget {
   tenantId: string;
   url: string;
@@ -80,11 +72,19 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
   // gets a session of its own (one more initialize), asks the upstream for that level when it declares
   // logging, and relays what arrives (upstream-log-relay.ts). Every failure, the upstream's JSON-RPC errors
   // included, is the tool's error (a ToolError naming the server).
-  callTool(target: UpstreamTarget, name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, listening: ToolListeners = {}): Promise<CallToolResult> {
-    // The SDK's own timeout stays out of the way: the call's deadline is the tool's (ToolInvocationService).
+  callTool(
+    target: UpstreamTarget,
+    name: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+    signal: AbortSignal,
+    listening: ToolListeners = {},
+  ): Promise<CallToolResult> {
+    // The SDK's own timeout stays out of the way: the call's deadline is the tool's (ToolRunner).
     const { onProgress, logs } = listening;
     const progress = onProgress && { onprogress: ({ progress, total, message }: ToolProgress) => onProgress({ progress, total, message }) };
-    const call = async (client: Client) => (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs + 1_000, ...progress })) as CallToolResult;
+    const call = async (client: Client) =>
+      (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs + 1_000, ...progress })) as CallToolResult;
     if (logs) return this.onOwnSession(target, timeoutMs, signal, logs, name, call);
     return this.onSession(target, timeoutMs, signal, call, false);
   }
@@ -102,7 +102,13 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
   }
 
   // A session the upstream no longer knows is initialised again once; a connection that failed is dropped.
-  private async onSession<T>(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal, run: (client: Client) => Promise<T>, keepRpcErrors: boolean): Promise<T> {
+  private async onSession<T>(
+    target: UpstreamTarget,
+    timeoutMs: number,
+    signal: AbortSignal,
+    run: (client: Client) => Promise<T>,
+    keepRpcErrors: boolean,
+  ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const key = keyOf(target);
       let pending = this.clients.get(key);
@@ -116,19 +122,32 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
         // The SDK is loaded by then: the error came from a connection or its answer.
         const sdk = await loadSdkClient();
         const lost = sessionLost(sdk, error);
-        if (keepRpcErrors && !lost && !signal.aborted && error instanceof sdk.McpError && error.code !== (sdk.ErrorCode.ConnectionClosed as number)) {
+        if (
+          keepRpcErrors &&
+          !lost &&
+          !signal.aborted &&
+          error instanceof sdk.McpError &&
+          error.code !== (sdk.ErrorCode.ConnectionClosed as number)
+        ) {
           throw asUpstreamError(target, sdk, error);
         }
         this.forget(key, pending);
         if (signal.aborted) throw error;
         if (attempt === 0 && lost) continue;
-        throw asToolError(target, error);
+        throw credentialsRefused(sdk, target, error) ?? asToolError(target, error);
       }
     }
   }
 
   // One call on a session opened for it and closed after, whose log messages go to `logs`.
-  private async onOwnSession<T>(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal, logs: ToolLogs, tool: string, run: (client: Client) => Promise<T>): Promise<T> {
+  private async onOwnSession<T>(
+    target: UpstreamTarget,
+    timeoutMs: number,
+    signal: AbortSignal,
+    logs: ToolLogs,
+    tool: string,
+    run: (client: Client) => Promise<T>,
+  ): Promise<T> {
     const client = await this.connect(target, timeoutMs, signal);
     try {
       const { LoggingMessageNotificationSchema } = await loadSdkClient();
@@ -159,7 +178,8 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
   }
 
   private async connect(target: UpstreamTarget, timeoutMs: number, signal: AbortSignal): Promise<Client> {
-    const { Client, StreamableHTTPClientTransport } = await loadSdkClient();
+    const sdk = await loadSdkClient();
+    const { Client, StreamableHTTPClientTransport } = sdk;
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers: target.headers ?? {} },
       fetch: guardedMcpFetch({
@@ -167,7 +187,11 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
         timeoutMs,
         maxBytes: UPSTREAM_MAX_BYTES,
         reshapeLargeAnswer: (body, contentType) =>
-          this.pool.run('capUpstreamAnswer', { bytes: body, contentType, maxContentItems: this.config.tools.mcpResultMaxContentItems }, { key: target.tenantId }),
+          this.pool.run(
+            'capUpstreamAnswer',
+            { bytes: body, contentType, maxContentItems: this.config.tools.mcpResultMaxContentItems },
+            { key: target.tenantId },
+          ),
       }),
     });
     const client = new Client(CLIENT_INFO);
@@ -175,7 +199,7 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
       await client.connect(transport, { signal, timeout: timeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw asToolError(target, error);
+      throw credentialsRefused(sdk, target, error) ?? asToolError(target, error);
     }
     return client;
   }
@@ -204,6 +228,17 @@ function sessionLost(sdk: SdkClient, error: unknown): boolean {
   return error instanceof Error && /session not found|server not initialized/i.test(error.message);
 }
 
+// The upstream answered 401: the credentials it was sent are refused (a connection's token may be refreshed
+// and the request tried once more, see mcp-source-auth.ts).
+function credentialsRefused(sdk: SdkClient, target: UpstreamTarget, error: unknown): ToolError | null {
+  if (!(error instanceof sdk.StreamableHTTPError) || error.code !== 401) return null;
+  return new ToolError(
+    'upstream_unauthorized',
+    `The MCP server at ${safeHost(target.url)} refused the credentials it was sent (401)`,
+    false,
+  );
+}
+
 // A refusal of our own (the address policy) stays one; everything else about the upstream is a failure
 // the model may retry: it was unreachable, slow, or broke the protocol. The SDK's messages quote what the
 // server answered, which may echo the headers or the URL it was sent: those never reach the message.
@@ -215,7 +250,9 @@ function asToolError(target: UpstreamTarget, error: unknown): Error {
     return message === error.message ? error : new ToolError(error.code, message, error.retryable);
   }
   const host = safeHost(target.url);
-  const detail = redactText(scrubWholeValues(schemaIssue(error) ?? (error instanceof Error ? error.message : String(error)), secrets)).slice(0, 300);
+  const detail = redactText(
+    scrubWholeValues(schemaIssue(error) ?? (error instanceof Error ? error.message : String(error)), secrets),
+  ).slice(0, 300);
   return new ToolError('upstream_unavailable', `The MCP server at ${host} could not be used: ${detail}; retry later`, true);
 }
 

@@ -1,5 +1,14 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBadGatewayResponse, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import {
+  ApiBadGatewayResponse,
+  ApiConflictResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../../common/errors/error-response.dto.js';
 import { SKILL_ID } from '../../common/http/api-params.js';
@@ -21,16 +30,27 @@ export class SkillReviewController {
   @HttpCode(200)
   @ApiOperation({ operationId: 'refreshSkill', summary: "Read the skill's MCP source again now and record what changed since its review" })
   @ApiOkResponse({ type: SkillRefreshResponseDto })
-  @ApiConflictResponse({ type: ErrorResponseDto, description: 'not_an_mcp_skill' })
-  @ApiBadGatewayResponse({ type: ErrorResponseDto, description: 'mcp_source_unavailable: the server could not be reached or answered an error' })
+  @ApiConflictResponse({
+    type: ErrorResponseDto,
+    description:
+      'not_an_mcp_skill; authorization_required: a source that asks for OAuth is read with a connection not made yet (details.authorization.url)',
+  })
+  @ApiBadGatewayResponse({
+    type: ErrorResponseDto,
+    description: 'mcp_source_unavailable: the server could not be reached or answered an error; mcp_auth_discovery_failed',
+  })
   refresh(@CurrentTenant() tenant: Tenant, @Param('skillId') skillId: string): Promise<SkillRefreshResponseDto> {
-    return this.review.refresh(tenant.tenantId, skillId);
+    return this.review.refresh(tenant.tenantId, skillId, tenant.user ?? null);
   }
 
   @Get('changes')
   @ApiOperation({ operationId: 'listSkillChanges', summary: 'List the changes of tool definitions waiting for review (or decided ones)' })
   @ApiOkResponse({ type: SkillChangeListResponseDto })
-  changes(@CurrentTenant() tenant: Tenant, @Param('skillId') skillId: string, @Query() query: SkillChangeQueryDto): Promise<SkillChangeListResponseDto> {
+  changes(
+    @CurrentTenant() tenant: Tenant,
+    @Param('skillId') skillId: string,
+    @Query() query: SkillChangeQueryDto,
+  ): Promise<SkillChangeListResponseDto> {
     return this.review.list(tenant.tenantId, skillId, query.status);
   }
 
@@ -40,7 +60,10 @@ export class SkillReviewController {
   @ApiOperation({ operationId: 'acceptSkillChange', summary: 'Accept a change: the proposed definition is pinned and served' })
   @ApiOkResponse({ type: SkillChangeDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'change_already_decided, tool_name_collision (a new tool)' })
-  @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'schema_refused: the proposed schema fails the vetting of a registration' })
+  @ApiUnprocessableEntityResponse({
+    type: ErrorResponseDto,
+    description: 'schema_refused: the proposed schema fails the vetting of a registration',
+  })
   accept(@CurrentTenant() tenant: Tenant, @Param('skillId') skillId: string, @Param('changeId') changeId: string): Promise<SkillChangeDto> {
     return this.review.accept(tenant, skillId, changeId);
   }
@@ -48,7 +71,10 @@ export class SkillReviewController {
   @Post('changes/:changeId/reject')
   @HttpCode(200)
   @ApiParam(CHANGE_ID)
-  @ApiOperation({ operationId: 'rejectSkillChange', summary: 'Reject a change: the reviewed definition stays served, and this one is not raised again' })
+  @ApiOperation({
+    operationId: 'rejectSkillChange',
+    summary: 'Reject a change: the reviewed definition stays served, and this one is not raised again',
+  })
   @ApiOkResponse({ type: SkillChangeDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'change_already_decided' })
   reject(@CurrentTenant() tenant: Tenant, @Param('skillId') skillId: string, @Param('changeId') changeId: string): Promise<SkillChangeDto> {

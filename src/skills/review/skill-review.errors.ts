@@ -4,6 +4,9 @@ export const changeNotFound = (changeId: string) => notFound('change_not_found',
 export const changeAlreadyDecided = (changeId: string, status: string) =>
   conflict('change_already_decided', `Change '${changeId}' is already ${status}; only a pending change can be accepted or rejected`);
 export const notAnMcpSkill = (skillId: string) =>
-  conflict('not_an_mcp_skill', `Skill '${skillId}' has no MCP source to read again (its tools are its own, or it was registered before sources were kept: PUT it again with its source)`);
+  conflict(
+    'not_an_mcp_skill',
+    `Skill '${skillId}' has no MCP source to read again (its tools are its own, or it was registered before sources were kept: PUT it again with its source)`,
+  );
 export const sourceUnavailable = (reason: string) =>
   new AppError(502, 'mcp_source_unavailable', `Could not list the tools of the MCP server: ${reason}`, { details: { retryable: true } });

@@ -1,21 +1,33 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
+import type { SkillWorkerTasks } from '../executors/skill-worker-tasks.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Tenant } from '../../common/auth/auth.decorators.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { redactText } from '../../common/secrets/secret-redaction.js';
 import { ToolEvents } from '../../tools/events/tool-events.js';
-import { toSkillTool } from '../mcp/mcp-skill-importer.js';
-import { UpstreamMcpClients } from '../mcp/upstream-mcp-clients.js';
-import { SkillCompiler, type SkillToolSpec } from '../skill-compiler.js';
-import { skillSource, SkillTools } from '../skill-tools.js';
+import { McpSkillImporter, toSkillTool } from '../mcp/mcp-skill-importer.js';
+import { type SkillToolSpec, vetSkillShapes } from '../skill-compiler.js';
+import { SkillTools } from '../skill-tools.js';
 import { skillNotFound } from '../skills.errors.js';
 import type { LockedSkill, SkillRecord } from '../skills.repository.js';
 import { SkillsRepository } from '../skills.repository.js';
 import { checkToolCollisions } from '../tool-collisions.js';
-import { definitionDiff, definitionHash, incompatibleChange, type UpstreamDefinition, upstreamDefinition } from './definition-pin.js';
-import { reviewDescriptions } from './description-rules.js';
+import {
+  definitionDiff,
+  definitionHash,
+  incompatibleChange,
+  type UpstreamDefinition,
+  upstreamDefinition,
+} from '../definitions/definition-pin.js';
+import { reviewDescriptions } from '../definitions/description-rules.js';
 import { SkillChangeDto, SkillChangeListResponseDto, SkillRefreshResponseDto } from './dto/skill-change.dto.js';
-import { type NewSkillChange, type SkillChangeRecord, SkillChangesRepository, type SkillChangeStatus } from './skill-changes.repository.js';
+import {
+  type NewSkillChange,
+  type SkillChangeRecord,
+  SkillChangesRepository,
+  type SkillChangeStatus,
+} from '../definitions/skill-changes.repository.js';
 import { changeAlreadyDecided, changeNotFound, notAnMcpSkill, sourceUnavailable } from './skill-review.errors.js';
 
 // Pinned definitions: an MCP source is read again (on a schedule and on demand) and each answer compared
@@ -29,10 +41,10 @@ export class SkillReviewService {
   constructor(
     private readonly skills: SkillsRepository,
     private readonly changes: SkillChangesRepository,
-    private readonly upstreams: UpstreamMcpClients,
-    private readonly compiler: SkillCompiler,
+    private readonly importer: McpSkillImporter,
     private readonly skillTools: SkillTools,
     private readonly events: ToolEvents,
+    @Inject(WORKER_POOL) private readonly pool: WorkerPool<SkillWorkerTasks>,
   ) {}
 
   async list(tenantId: string, skillId: string, status: SkillChangeStatus | 'all' = 'pending'): Promise<SkillChangeListResponseDto> {
@@ -42,14 +54,15 @@ export class SkillReviewService {
     return { items: rows.map((row) => SkillChangeDto.from(row)) };
   }
 
-  // Reads the source now; answers the changes left pending after it.
-  async refresh(tenantId: string, skillId: string): Promise<SkillRefreshResponseDto> {
+  // Reads the source now; answers the changes left pending after it. A source that asks for OAuth is read with
+  // the connection of the user the request names (Toolgate-User), else the tenant's own.
+  async refresh(tenantId: string, skillId: string, user: string | null = null): Promise<SkillRefreshResponseDto> {
     const skill = await this.skills.findById(tenantId, skillId);
     if (!skill) throw skillNotFound(skillId);
     if (!skill.source) throw notAnMcpSkill(skillId);
     let upstream: Tool[];
     try {
-      upstream = await this.upstreams.listTools({ tenantId, url: skill.source.url, headers: skill.source.headers });
+      upstream = await this.importer.readTools(tenantId, skill.source, user);
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw sourceUnavailable(redactText((error as Error).message));
@@ -59,12 +72,13 @@ export class SkillReviewService {
     return { checkedAt: new Date().toISOString(), pending: (pending ?? []).map((row) => SkillChangeDto.from(row)) };
   }
 
-  // The scheduled read of one claimed skill: failures are logged, the next interval tries again.
+  // The scheduled read of one claimed skill (a source that asks for OAuth: with the tenant's own connection):
+  // failures are logged, the next interval tries again.
   async refreshQuietly(tenantId: string, skillId: string): Promise<void> {
     const skill = await this.skills.findById(tenantId, skillId);
     if (!skill?.source) return;
     try {
-      const upstream = await this.upstreams.listTools({ tenantId, url: skill.source.url, headers: skill.source.headers });
+      const upstream = await this.importer.readTools(tenantId, skill.source, null);
       await this.reconcile(tenantId, skillId, upstream);
     } catch (error) {
       this.logger.warn({ msg: 'Could not read an MCP source again', skillId, error: redactText((error as Error).message) });
@@ -77,7 +91,9 @@ export class SkillReviewService {
       // A new tool must not clash with another skill's in any project this one is enabled on; a changed
       // schema must pass the vetting a registration's does (both refuse and leave the change pending).
       if (change.kind === 'added') await locked.checkProjects((project) => checkToolCollisions(project, skillId, tools));
-      this.compiler.vet({ ...locked.skill, tools }, skillSource(locked.skill));
+      // In the worker pool, as a registration's: an Ajv compile per schema stays off the event loop.
+      vetSkillShapes(tools);
+      await this.pool.run('vetSkill', { tools }, { key: tenant.tenantId });
       return tools;
     });
     return SkillChangeDto.from(decided);
@@ -86,8 +102,12 @@ export class SkillReviewService {
   // The pinned definition stays: a tool withheld for this change is served again as it was reviewed.
   async reject(tenant: Tenant, skillId: string, changeId: string): Promise<SkillChangeDto> {
     const decided = await this.decide(tenant, skillId, changeId, 'rejected', (locked, change) => {
-      const tools = locked.skill.tools.map((tool) => (upstreamName(tool) === change.tool && tool.withheld === 'incompatible_change' ? served(tool) : tool));
-      return Promise.resolve(change.kind === 'added' ? tools.filter((tool) => !(upstreamName(tool) === change.tool && tool.withheld !== undefined)) : tools);
+      const tools = locked.skill.tools.map((tool) =>
+        upstreamName(tool) === change.tool && tool.withheld === 'incompatible_change' ? served(tool) : tool,
+      );
+      return Promise.resolve(
+        change.kind === 'added' ? tools.filter((tool) => !(upstreamName(tool) === change.tool && tool.withheld !== undefined)) : tools,
+      );
     });
     return SkillChangeDto.from(decided);
   }
@@ -132,7 +152,16 @@ export class SkillReviewService {
         const now = answered.get(name);
         const pinned = tool.pin?.upstream ?? null;
         if (!now) {
-          found.push({ tool: name, kind: 'removed', previous: pinned, proposed: null, proposedHash: null, diff: definitionDiff(pinned, undefined), flags: [], incompatible: false });
+          found.push({
+            tool: name,
+            kind: 'removed',
+            previous: pinned,
+            proposed: null,
+            proposedHash: null,
+            diff: definitionDiff(pinned, undefined),
+            flags: [],
+            incompatible: false,
+          });
           continue;
         }
         const hash = definitionHash(now);
@@ -151,14 +180,32 @@ export class SkillReviewService {
         }
         const why = pinned ? incompatibleChange(pinned.inputSchema, now.inputSchema) : null;
         const kind = tool.withheld === 'flagged' ? 'added' : 'changed';
-        found.push({ tool: name, kind, previous: pinned, proposed: now, proposedHash: hash, diff: definitionDiff(pinned, now), flags: reviewDescriptions(now), incompatible: why !== null });
+        found.push({
+          tool: name,
+          kind,
+          previous: pinned,
+          proposed: now,
+          proposedHash: hash,
+          diff: definitionDiff(pinned, now),
+          flags: reviewDescriptions(now),
+          incompatible: why !== null,
+        });
       }
       // A source imported whole offers what it adds to review; one imported by name only ever has those.
       if (!skill.source?.tools) {
         const known = new Set(tools.map(upstreamName));
         for (const [name, now] of answered) {
           if (known.has(name)) continue;
-          found.push({ tool: name, kind: 'added', previous: null, proposed: now, proposedHash: definitionHash(now), diff: definitionDiff(undefined, now), flags: reviewDescriptions(now), incompatible: false });
+          found.push({
+            tool: name,
+            kind: 'added',
+            previous: null,
+            proposed: now,
+            proposedHash: definitionHash(now),
+            diff: definitionDiff(undefined, now),
+            flags: reviewDescriptions(now),
+            incompatible: false,
+          });
         }
       }
       for (const change of found) {
@@ -172,7 +219,11 @@ export class SkillReviewService {
         }
         const index = tools.findIndex((tool) => upstreamName(tool) === change.tool);
         if (index < 0) continue;
-        const withheld = change.incompatible ? 'incompatible_change' : tools[index].withheld === 'incompatible_change' ? undefined : tools[index].withheld;
+        const withheld = change.incompatible
+          ? 'incompatible_change'
+          : tools[index].withheld === 'incompatible_change'
+            ? undefined
+            : tools[index].withheld;
         if (withheld !== tools[index].withheld) {
           tools[index] = withheld ? { ...tools[index], withheld } : served(tools[index]);
           toolsChanged = true;
@@ -220,7 +271,11 @@ function applyChange(skill: SkillRecord, change: SkillChangeRecord): SkillToolSp
   const source = skill.source ?? sourceOf(skill.tools[index]);
   const tool = { ...toSkillTool(proposed, source, true), ...(index >= 0 && { name: skill.tools[index].name }) };
   if (index < 0) return [...skill.tools, tool];
-  return skill.tools.map((current, i) => (i === index ? { ...tool, ...(current.timeoutMs !== undefined && { timeoutMs: current.timeoutMs }), ...(current.mode && { mode: current.mode }) } : current));
+  return skill.tools.map((current, i) =>
+    i === index
+      ? { ...tool, ...(current.timeoutMs !== undefined && { timeoutMs: current.timeoutMs }), ...(current.mode && { mode: current.mode }) }
+      : current,
+  );
 }
 
 function sourceOf(tool: SkillToolSpec | undefined): { url: string; headers?: Record<string, string> } {

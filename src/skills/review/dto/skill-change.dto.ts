@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { JSON_VALUE_SCHEMA } from '../../../common/http/json-value.schema.js';
-import type { SkillChangeRecord } from '../skill-changes.repository.js';
+import type { SkillChangeRecord } from '../../definitions/skill-changes.repository.js';
 
 const STATUSES = ['pending', 'accepted', 'rejected', 'superseded', 'all'] as const;
 
@@ -15,7 +15,7 @@ export class SkillChangeQueryDto {
 export class DescriptionFlagDto {
   @ApiProperty({
     enum: ['too_long', 'instruction_override', 'directive_to_model', 'hidden_tag', 'invisible_unicode', 'concealment', 'sensitive_files'],
-    description: 'The rule of the README’s rule set (Pinned definitions) the text matched',
+    description: 'The rule of the description rule set (docs/tools-and-skills.md, Pinned definitions) the text matched',
   })
   rule!: string;
   @ApiProperty({ description: '`description`, `title`, or a JSON pointer into the input schema' })
@@ -42,7 +42,10 @@ export class SkillChangeDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) skillId!: string;
   @ApiProperty({ description: 'The tool’s name on the MCP server' }) tool!: string;
-  @ApiProperty({ enum: ['added', 'changed', 'removed'], description: 'added: a tool not served yet (new upstream, or a first import the rules flagged)' })
+  @ApiProperty({
+    enum: ['added', 'changed', 'removed'],
+    description: 'added: a tool not served yet (new upstream, or a first import the rules flagged)',
+  })
   kind!: 'added' | 'changed' | 'removed';
   @ApiProperty({ enum: ['pending', 'accepted', 'rejected', 'superseded'] }) status!: string;
   @ApiProperty({ description: 'The new input schema may refuse arguments the reviewed one accepts: the tool is withheld until a decision' })

@@ -34,10 +34,18 @@ const MAX_DIFF_ENTRIES = 200;
 // Keys that describe a schema without changing what it accepts.
 const ANNOTATION_KEYS = new Set(['description', 'title', 'examples', 'default', '$comment', 'deprecated', 'readOnly', 'writeOnly']);
 
-export const definitionHash = (definition: unknown): string => `sha256:${createHash('sha256').update(canonicalJson(definition)).digest('hex')}`;
+export const definitionHash = (definition: unknown): string =>
+  `sha256:${createHash('sha256').update(canonicalJson(definition)).digest('hex')}`;
 
 // The fields of an upstream tool that are pinned; anything else it sends (icons, _meta) is not served.
-export function upstreamDefinition(tool: { name: string; title?: string; description?: string; inputSchema: object; outputSchema?: object; annotations?: object }): UpstreamDefinition {
+export function upstreamDefinition(tool: {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: object;
+  outputSchema?: object;
+  annotations?: object;
+}): UpstreamDefinition {
   return {
     name: tool.name,
     ...(tool.title !== undefined && { title: tool.title }),
@@ -110,7 +118,11 @@ function stripAnnotations(value: unknown): unknown {
       for (const [key, item] of Object.entries(node)) {
         // Inside `properties`, keys are parameter names, not keywords.
         if (!inProperties && ANNOTATION_KEYS.has(key)) continue;
-        work.push([item, (c) => (copy[key] = c), !inProperties && (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions')]);
+        work.push([
+          item,
+          (c) => (copy[key] = c),
+          !inProperties && (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions'),
+        ]);
       }
     } else {
       set(node);

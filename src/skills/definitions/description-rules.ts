@@ -1,4 +1,4 @@
-// The rule set an upstream tool's text is read against before it is served (README, Pinned definitions):
+// The rule set an upstream tool's text is read against before it is served (docs/tools-and-skills.md, pinned definitions):
 // text aimed at the model rather than describing the tool, the shapes tool-poisoning attacks take. A match
 // is not proof of an attack: it sends the definition to an admin's review instead of to the model.
 export interface DescriptionFlag {
@@ -9,7 +9,8 @@ export interface DescriptionFlag {
   excerpt: string;
 }
 
-export type DescriptionRule = 'too_long' | 'instruction_override' | 'directive_to_model' | 'hidden_tag' | 'invisible_unicode' | 'concealment' | 'sensitive_files';
+export type DescriptionRule =
+  'too_long' | 'instruction_override' | 'directive_to_model' | 'hidden_tag' | 'invisible_unicode' | 'concealment' | 'sensitive_files';
 
 // A tool's description longer than this is flagged (the text a model reads for every tool, every turn).
 export const DESCRIPTION_REVIEW_LIMIT = 2048;
@@ -17,7 +18,10 @@ export const DESCRIPTION_REVIEW_LIMIT = 2048;
 const FIELD_REVIEW_LIMIT = 1024;
 
 const RULES: Array<[DescriptionRule, RegExp]> = [
-  ['instruction_override', /\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|other|system)\s+(instructions?|prompts?|messages?|rules?|directions?)/i],
+  [
+    'instruction_override',
+    /\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|other|system)\s+(instructions?|prompts?|messages?|rules?|directions?)/i,
+  ],
   [
     'directive_to_model',
     /\b(you\s+(must|should\s+always|are\s+required\s+to|have\s+to|need\s+to|will\s+now)|as\s+an\s+ai\b|(before|after)\s+(using|calling)\s+(this|any)\s+(other\s+)?tools?\b|always\s+(call|use|run)\s+this\s+tool)/i,
@@ -26,7 +30,10 @@ const RULES: Array<[DescriptionRule, RegExp]> = [
   ['hidden_tag', /<\s*\/?\s*(?!(?:br|p|b|i|em|strong|code|pre|ul|ol|li|a|kbd|sup|sub)\b)[a-z][\w:-]*(\s[^>]*)?>/i],
   // Zero-width characters, bidirectional controls, the invisible Unicode "tag" block, soft hyphens.
   ['invisible_unicode', /[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/u],
-  ['concealment', /\b(do\s+not|don'?t|never)\s+(tell|mention|reveal|inform|show|notify|alert)\s+(this\s+to\s+)?(the\s+)?(user|human|operator)/i],
+  [
+    'concealment',
+    /\b(do\s+not|don'?t|never)\s+(tell|mention|reveal|inform|show|notify|alert)\s+(this\s+to\s+)?(the\s+)?(user|human|operator)/i,
+  ],
   ['sensitive_files', /(~\/\.ssh|\bid_rsa\b|\.aws\/credentials|\/etc\/(passwd|shadow)|(^|[\s/"'`])\.env\b|\bmcp\.json\b)/i],
 ];
 
@@ -59,6 +66,8 @@ function check(text: string, field: string, limit: number, flags: DescriptionFla
 function excerpt(text: string, at: number, length: number): string {
   const start = Math.max(0, at - 30);
   const end = Math.min(text.length, at + length + 30);
-  const shown = text.slice(start, end).replace(/[^\P{C}\n]|[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  const shown = text
+    .slice(start, end)
+    .replace(/[^\P{C}\n]|[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
   return `${start > 0 ? '…' : ''}${shown}${end < text.length ? '…' : ''}`;
 }

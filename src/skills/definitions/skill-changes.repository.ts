@@ -74,7 +74,12 @@ export class SkillChangesRepository {
     return parsed(await tx.skillToolChange.update({ where: { id }, data: { ...json(change), detectedAt: new Date() } }));
   }
 
-  async decide(id: string, status: 'accepted' | 'rejected' | 'superseded', decidedBy: { keyId: string; name: string } | null, tx: Tx): Promise<SkillChangeRecord> {
+  async decide(
+    id: string,
+    status: 'accepted' | 'rejected' | 'superseded',
+    decidedBy: { keyId: string; name: string } | null,
+    tx: Tx,
+  ): Promise<SkillChangeRecord> {
     return parsed(
       await tx.skillToolChange.update({
         where: { id },
