@@ -1,8 +1,11 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { clearSession, loadSession, onUnauthorized, probeRole, saveSession, type Session } from './api/client';
+import { AuthProvidersPage } from './pages/auth-providers';
+import { ConnectionsPage } from './pages/connections';
 import { HealthPage } from './pages/health';
 import { KeysPage } from './pages/keys';
 import { OAuthConsentPage } from './pages/oauth-consent';
+import { PoliciesPage } from './pages/policies';
 import { ProjectPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { SignInPage } from './pages/sign-in';
@@ -17,6 +20,9 @@ const TENANT_NAV: Array<{ to: string; label: string; needs?: Capability }> = [
   { to: '/projects', label: 'Projects' },
   { to: '/skills', label: 'Skills', needs: 'manage' },
   { to: '/keys', label: 'API keys', needs: 'manage' },
+  { to: '/auth-providers', label: 'Auth providers', needs: 'manage' },
+  { to: '/connections', label: 'Connections', needs: 'manage' },
+  { to: '/policies', label: 'Policies', needs: 'policies' },
 ];
 const ADMIN_NAV = [
   { to: '/admin/tenants', label: 'Tenants' },
@@ -38,7 +44,11 @@ export function App() {
   useEffect(
     () =>
       onUnauthorized((code) =>
-        signOut(code === 'api_key_expired' ? 'This key has expired. Ask an admin of the tenant for a new one.' : 'The service no longer accepts this key or token (revoked or wrong). Sign in again.'),
+        signOut(
+          code === 'api_key_expired'
+            ? 'This key has expired. Ask an admin of the tenant for a new one.'
+            : 'The service no longer accepts this key or token (revoked or wrong). Sign in again.',
+        ),
       ),
     [],
   );
@@ -136,12 +146,25 @@ function Route(props: { path: string; session: Session; signOut: (reason?: strin
     return <TenantsPage />;
   }
   const role = session.role ?? 'admin';
-  if (path.startsWith('/oauth/consent')) return may(role, 'decide') ? <OAuthConsentPage /> : <NotForRole role={role} what="Deciding a sign-in request" needs="decide" />;
+  if (path.startsWith('/oauth/consent'))
+    return may(role, 'decide') ? <OAuthConsentPage /> : <NotForRole role={role} what="Deciding a sign-in request" needs="decide" />;
   const project = /^\/projects\/([^/]+)(?:\/([a-z]+))?/.exec(path);
   if (project) return <ProjectPage projectId={decodeURIComponent(project[1]!)} tab={project[2]} />;
   const review = /^\/skills\/([^/]+)\/changes$/.exec(path);
   if (review && may(role, 'manage')) return <SkillChangesPage skillId={decodeURIComponent(review[1]!)} />;
-  if (path.startsWith('/skills')) return may(role, 'manage') ? <SkillsPage /> : <NotForRole role={role} what="Registering and listing skills" needs="manage" />;
-  if (path.startsWith('/keys')) return may(role, 'manage') ? <KeysPage session={session} signOut={props.signOut} /> : <NotForRole role={role} what="Managing API keys" needs="manage" />;
+  if (path.startsWith('/skills'))
+    return may(role, 'manage') ? <SkillsPage /> : <NotForRole role={role} what="Registering and listing skills" needs="manage" />;
+  if (path.startsWith('/auth-providers'))
+    return may(role, 'manage') ? <AuthProvidersPage /> : <NotForRole role={role} what="Managing auth providers" needs="manage" />;
+  if (path.startsWith('/connections'))
+    return may(role, 'manage') ? <ConnectionsPage /> : <NotForRole role={role} what="Managing connections" needs="manage" />;
+  if (path.startsWith('/policies'))
+    return may(role, 'policies') ? <PoliciesPage /> : <NotForRole role={role} what="Reading the policies" needs="policies" />;
+  if (path.startsWith('/keys'))
+    return may(role, 'manage') ? (
+      <KeysPage session={session} signOut={props.signOut} />
+    ) : (
+      <NotForRole role={role} what="Managing API keys" needs="manage" />
+    );
   return <ProjectsPage />;
 }

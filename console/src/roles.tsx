@@ -12,6 +12,8 @@ const NEEDS = {
   invoke: ['admin', 'agent'],
   // Approve or deny a parked call.
   decide: ['admin', 'approver'],
+  // Read the policy sets and ask what they decide of a call (changing them is manage).
+  policies: ['admin', 'approver'],
 } as const satisfies Record<string, readonly KeyRole[]>;
 
 export type Capability = keyof typeof NEEDS;
@@ -32,7 +34,8 @@ export const ROLE_LABEL: Record<KeyRole, string> = {
 export function NotForRole(props: { role: KeyRole; what: string; needs: Capability }) {
   return (
     <div class="note error" role="alert">
-      <strong>Not available to an {ROLE_LABEL[props.role]}:</strong> {props.what} takes {NEEDS[props.needs].map((r) => `an ${ROLE_LABEL[r]}`).join(' or ')}.
+      <strong>Not available to an {ROLE_LABEL[props.role]}:</strong> {props.what} takes{' '}
+      {NEEDS[props.needs].map((r) => `an ${ROLE_LABEL[r]}`).join(' or ')}.
     </div>
   );
 }

@@ -99,7 +99,13 @@ export function Field(props: { label: string; hint?: string; children: Component
 
 // The body's rows are the children. The column of row buttons (actions) still gets a heading, for screen
 // readers only, so that every cell has one.
-export function Table(props: { caption: ComponentChildren; captionHidden?: boolean; columns: string[]; actions?: boolean; children: ComponentChildren }) {
+export function Table(props: {
+  caption: ComponentChildren;
+  captionHidden?: boolean;
+  columns: string[];
+  actions?: boolean;
+  children: ComponentChildren;
+}) {
   return (
     <div class="table-wrap">
       <table>

@@ -5,8 +5,8 @@ import { ProjectChanges } from '../common/events/project-changes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { PoliciesRepository } from './policies.repository.js';
-import { type PolicyCall, policyRequest } from './policy-request.js';
-import { type CompiledPolicySet, compilePolicySet, decide, type PolicyDecision, type PolicyScope } from './policy-set.js';
+import { type PolicyCall, policyRequest, scopeOfCall } from './policy-request.js';
+import { type CompiledPolicySet, compilePolicySet, decideScoped, type PolicyDecision, type PolicyScope } from './policy-set.js';
 
 interface PoliciesChanged {
   tenantId: string;
@@ -56,12 +56,23 @@ export class PolicyDecider {
   async decide(tenantId: string, call: PolicyCall): Promise<PolicyDecision | null> {
     const set = await this.setFor(tenantId, call.projectId);
     if (set === NONE) return null;
-    if (set instanceof Error) return { effect: 'forbid', policies: [{ id: 'toolgate.unusable', scope: 'tenant', reason: 'the policy set in force cannot be evaluated; an admin must set it again' }] };
+    if (set instanceof Error)
+      return {
+        effect: 'forbid',
+        policies: [
+          { id: 'toolgate.unusable', scope: 'tenant', reason: 'the policy set in force cannot be evaluated; an admin must set it again' },
+        ],
+      };
     try {
-      return decide(set, await policyRequest(call));
+      // Only the policies whose scope can match the call are evaluated, on what they can read of it; none: no
+      // request is built at all.
+      return decideScoped(set, scopeOfCall(call), (reads) => policyRequest(call, reads));
     } catch (error) {
       this.logger.error(`a policy decision failed, the call is refused: ${String(error)}`);
-      return { effect: 'forbid', policies: [{ id: 'toolgate.unusable', scope: 'tenant', reason: 'the call could not be judged by the policies in force' }] };
+      return {
+        effect: 'forbid',
+        policies: [{ id: 'toolgate.unusable', scope: 'tenant', reason: 'the call could not be judged by the policies in force' }],
+      };
     }
   }
 
@@ -70,7 +81,10 @@ export class PolicyDecider {
     const cached = this.compiled.get(key);
     if (cached !== undefined) return cached;
     const version = this.compiled.version;
-    const [tenant, project] = await Promise.all([this.repository.findForTenant(tenantId), this.repository.findForProject(tenantId, projectId)]);
+    const [tenant, project] = await Promise.all([
+      this.repository.findForTenant(tenantId),
+      this.repository.findForProject(tenantId, projectId),
+    ]);
     const sets: Array<{ scope: PolicyScope; text: string }> = [];
     // An empty set (cleared) is no policy: the calls are decided as before any was set.
     if (tenant && tenant.text.trim() !== '') sets.push({ scope: 'tenant', text: tenant.text });

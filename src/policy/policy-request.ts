@@ -1,10 +1,11 @@
-import { realpath } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { CedarValueJson, EntityJson, EntityUidJson } from '@cedar-policy/cedar-wasm/nodejs';
 import { FILE_TOOL_PATH_PARAMETERS } from '../tools/builtin-file-paths.js';
 import { classesOf } from '../tools/tool-classes.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
-import type { PolicyRequest } from './policy-set.js';
+import { type PolicyReads, READS_ALL, readsAttribute, readsContext } from './policy-reads.js';
+import type { PolicyRequest, RequestScope } from './policy-set.js';
 
 // Who asks, as the policies see it: the key, its role, and the OAuth client an access token was issued to.
 export interface PolicyPrincipal {
@@ -30,39 +31,74 @@ export interface PolicyCall {
 
 const entity = (type: string, id: string): EntityUidJson & { type: string; id: string } => ({ type: `Toolgate::${type}`, id });
 
-export async function policyRequest(call: PolicyCall): Promise<PolicyRequest> {
+// The call's principal and resource with their ancestors, exactly as policyRequest builds them, without
+// the context: enough to tell which policies' scopes can match the call.
+export function scopeOfCall(call: PolicyCall): RequestScope {
+  const principal = entity('Key', call.principal.keyId || 'unknown');
+  const resource = entity('Tool', call.executor.definition.name);
+  const project = entity('Project', call.projectId);
+  return {
+    principal,
+    principalIn: [principal, entity('Role', call.principal.role)],
+    resource,
+    resourceIn: call.exposed ? [resource, project, entity('Toolset', call.exposed.toolset)] : [resource, project],
+  };
+}
+
+// The request Cedar judges the call by. `reads` (what the policies to be evaluated can read) leaves out the
+// values none of them names, and the work of finding them (a path's symlinks); without it, the whole request.
+// An entity with nothing read of it is left out (Cedar judges `==` and `is` by the uid alone), and so is the
+// empty Project entity always: a parent needs no entity of its own for `in`, and it has no attributes.
+export function policyRequest(call: PolicyCall, reads: PolicyReads = READS_ALL): PolicyRequest {
   const { principal, executor, exposed } = call;
   const name = executor.definition.name;
+  const attrs = (of: 'principal' | 'resource', values: Record<string, CedarValueJson | undefined>) =>
+    only(values, (n) => readsAttribute(reads, of, n));
   const key: EntityJson = {
     uid: entity('Key', principal.keyId || 'unknown'),
-    attrs: { name: principal.keyName, role: principal.role, ...(principal.oauthClient !== null && { oauthClient: principal.oauthClient }) },
+    attrs: attrs('principal', { name: principal.keyName, role: principal.role, oauthClient: principal.oauthClient ?? undefined }),
     parents: [entity('Role', principal.role)],
   };
   const project = entity('Project', call.projectId);
   const tool: EntityJson = {
     uid: entity('Tool', name),
-    attrs: {
+    attrs: attrs('resource', {
       name,
-      classes: [...classesOf(executor)],
+      classes: readsAttribute(reads, 'resource', 'classes') ? [...classesOf(executor)] : undefined,
       source: sourceOf(executor),
       exposedName: exposed?.name ?? name,
-      ...(exposed && { toolset: exposed.toolset }),
-    },
+      toolset: exposed?.toolset,
+    }),
     parents: exposed ? [project, entity('Toolset', exposed.toolset)] : [project],
   };
   const args = entity('Arguments', 'call');
-  const entities: EntityJson[] = [key, tool, { uid: args, attrs: {}, parents: [], tags: argumentTags(call.args) }, { uid: project, attrs: {}, parents: [] }];
-  if (exposed) entities.push({ uid: entity('Toolset', exposed.toolset), attrs: {}, parents: [project] });
-  const context: Record<string, CedarValueJson> = {
-    arguments: { __entity: args },
-    channel: call.channel,
-    time: { __extn: { fn: 'datetime', arg: call.now.toISOString() } },
-    ...(await pathsOf(call)),
-    ...commandOf(name, call.args),
-  };
-  const host = name === 'fetch_url' ? hostOf(call.args.url) : null;
-  if (host !== null) context.host = host;
+  const entities: EntityJson[] = [];
+  // An attribute read but absent (oauthClient) still keeps its entity: Cedar's error is then the same one.
+  const readOf = (of: 'principal' | 'resource', names: string[]) => names.some((n) => readsAttribute(reads, of, n));
+  if (reads.hierarchy.principal || readOf('principal', ['name', 'role', 'oauthClient'])) entities.push(key);
+  if (reads.hierarchy.resource || readOf('resource', ['name', 'classes', 'source', 'exposedName', 'toolset'])) entities.push(tool);
+  if (reads.tags) entities.push({ uid: args, attrs: {}, parents: [], tags: argumentTags(call.args) });
+  if (exposed && reads.hierarchy.resource) entities.push({ uid: entity('Toolset', exposed.toolset), attrs: {}, parents: [project] });
+  const wanted = (...names: string[]) => names.some((n) => readsContext(reads, n));
+  const context = only(
+    {
+      arguments: { __entity: args },
+      channel: call.channel,
+      time: wanted('time') ? { __extn: { fn: 'datetime', arg: call.now.toISOString() } } : undefined,
+      ...(wanted('paths', 'path', 'source') && pathsOf(call)),
+      ...(wanted('argv', 'command', 'program') && commandOf(name, call.args)),
+      host: wanted('host') && name === 'fetch_url' ? (hostOf(call.args.url) ?? undefined) : undefined,
+    },
+    (n) => readsContext(reads, n),
+  );
   return { principal: key.uid, resource: tool.uid, context, entities };
+}
+
+// The defined values whose names are wanted.
+function only(values: Record<string, CedarValueJson | undefined>, wanted: (name: string) => boolean): Record<string, CedarValueJson> {
+  const kept: Record<string, CedarValueJson> = {};
+  for (const [name, value] of Object.entries(values)) if (value !== undefined && wanted(name)) kept[name] = value;
+  return kept;
 }
 
 function sourceOf(executor: ToolExecutor): string {
@@ -81,7 +117,8 @@ function argumentTags(args: Record<string, unknown>): Record<string, CedarValueJ
 
 // shell_exec's argv: the set, the line and the program (a path's last segment: /usr/bin/git is git).
 function commandOf(tool: string, args: Record<string, unknown>): Record<string, CedarValueJson> {
-  const argv = tool === 'shell_exec' && Array.isArray(args.argv) ? (args.argv as unknown[]).filter((a): a is string => typeof a === 'string') : [];
+  const argv =
+    tool === 'shell_exec' && Array.isArray(args.argv) ? (args.argv as unknown[]).filter((a): a is string => typeof a === 'string') : [];
   if (argv.length === 0) return { argv: [] };
   return { argv, command: [path.posix.basename(argv[0]), ...argv.slice(1)].join(' '), program: path.posix.basename(argv[0]) };
 }
@@ -97,15 +134,22 @@ export function hostOf(url: unknown): string | null {
   }
 }
 
-async function pathsOf(call: PolicyCall): Promise<Record<string, CedarValueJson>> {
+function pathsOf(call: PolicyCall): Record<string, CedarValueJson> {
   const parameters = call.executor.definition.source === 'builtin' ? FILE_TOOL_PATH_PARAMETERS[call.executor.definition.name] : undefined;
   if (!parameters) return { paths: [] };
   const root = call.pathPrefix === null ? '' : call.pathPrefix;
   const named: Record<string, string[]> = {};
   for (const parameter of parameters) {
     const value = call.args[parameter];
-    const values = value === undefined ? ['.'] : Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : typeof value === 'string' ? [value] : [];
-    named[parameter] = await Promise.all(values.map((v) => normalisedPath(call.workspace, root, v)));
+    const values =
+      value === undefined
+        ? ['.']
+        : Array.isArray(value)
+          ? value.filter((v): v is string => typeof v === 'string')
+          : typeof value === 'string'
+            ? [value]
+            : [];
+    named[parameter] = values.map((v) => normalisedPath(call.workspace, root, v));
   }
   const context: Record<string, CedarValueJson> = { paths: [...new Set(Object.values(named).flat())] };
   const written = named.destination?.[0] ?? named.path?.[0];
@@ -117,20 +161,21 @@ async function pathsOf(call: PolicyCall): Promise<Record<string, CedarValueJson>
 // A path as the workspace will resolve it, relative to its root: a toolset's prefix joined, an absolute
 // path taken as it is, `.` and `..` folded, and the symlinks of the part that exists followed. A path that
 // ends up outside the workspace starts with "../" (the run refuses it too; no policy allows it by mistake).
-export async function normalisedPath(workspace: string, prefix: string, value: string): Promise<string> {
+export function normalisedPath(workspace: string, prefix: string, value: string): string {
   const absolute = value.startsWith('/') ? path.posix.normalize(value) : path.posix.join(workspace, prefix, value);
-  const real = await followSymlinks(absolute);
+  const real = followSymlinks(absolute);
   const relative = path.posix.relative(workspace, real);
   return relative === '' ? '.' : relative;
 }
 
-// The real path of the longest part of `absolute` that exists, with the rest appended.
-async function followSymlinks(absolute: string): Promise<string> {
+// The real path of the longest part of `absolute` that exists, with the rest appended. One realpath(3) call
+// each, made in place: the thread pool's round trip cost several times the call itself (about 40 µs against 5).
+function followSymlinks(absolute: string): string {
   const rest: string[] = [];
   let current = absolute;
   for (;;) {
     try {
-      const real = await realpath(current);
+      const real = realpathSync.native(current);
       return rest.length === 0 ? real : path.posix.join(real, ...rest.reverse());
     } catch {
       const parent = path.posix.dirname(current);

@@ -6,3 +6,5 @@ import './console-static.part.js';
 import './docs.browser.part.js';
 import './skill-changes.browser.part.js';
 import './toolsets.browser.part.js';
+import './connections.browser.part.js';
+import './policies.browser.part.js';

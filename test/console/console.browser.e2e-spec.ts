@@ -93,7 +93,11 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await card.getByLabel(/^path/).fill('');
     await card.getByRole('button', { name: 'Invoke read_file' }).click();
     await answer.filter({ hasText: 'HTTP 422' }).waitFor();
-    const direct = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: {} }).expect(422);
+    const direct = await t.http
+      .post(`/v1/projects/${projectId}/tools/read_file/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: {} })
+      .expect(422);
     expect(await answer.locator('.model-message').textContent()).toBe(direct.body.error.message);
     expect(await answer.textContent()).toContain('invalid_arguments');
     await shot('tool-try-it');
@@ -104,8 +108,16 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await page.getByText('connected', { exact: true }).waitFor();
     // Outside the browser: an agent's call, made with curl.
     await run('curl', [
-      '-sS', '-X', 'POST', `${base}/v1/projects/${projectId}/tools/list_files/invoke`,
-      '-H', `Authorization: Bearer ${tenant.key}`, '-H', 'content-type: application/json', '-d', '{"arguments":{"path":"."}}',
+      '-sS',
+      '-X',
+      'POST',
+      `${base}/v1/projects/${projectId}/tools/list_files/invoke`,
+      '-H',
+      `Authorization: Bearer ${tenant.key}`,
+      '-H',
+      'content-type: application/json',
+      '-d',
+      '{"arguments":{"path":"."}}',
     ]);
     const tail = page.getByRole('list', { name: 'Tool events, newest first' });
     await tail.getByText('tool.completed').waitFor();
@@ -114,7 +126,8 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     expect(await tail.textContent()).toContain('by default');
 
     // The audit log is written behind the answers: wait until the curl call is in it.
-    const audited = async (query: string) => (await t.http.get(`/v1/projects/${projectId}/invocations?${query}`).set(tenant.auth).expect(200)).body.items as unknown[];
+    const audited = async (query: string) =>
+      (await t.http.get(`/v1/projects/${projectId}/invocations?${query}`).set(tenant.auth).expect(200)).body.items as unknown[];
     for (let i = 0; i < 50 && (await audited('tool=list_files')).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     const rowCount = () => page.locator('table tbody tr').count();
 
@@ -148,13 +161,22 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
       name: 'greeter',
       version: '1.0.0',
       description: 'Says hello',
-      tools: [{ name: 'say_hello', description: 'Prints a greeting', inputSchema: { type: 'object', properties: {} }, executor: { type: 'command', argv: ['echo', 'hello'] } }],
+      tools: [
+        {
+          name: 'say_hello',
+          description: 'Prints a greeting',
+          inputSchema: { type: 'object', properties: {} },
+          executor: { type: 'command', argv: ['echo', 'hello'] },
+        },
+      ],
     };
     await page.getByLabel('Skill (JSON)').fill(JSON.stringify(skill, null, 2));
     await page.getByRole('button', { name: 'Register skill' }).click();
     await page.getByRole('status').filter({ hasText: 'greeter@1.0.0' }).waitFor();
     // A second skill whose tool takes a built-in's name.
-    await page.getByLabel('Skill (JSON)').fill(JSON.stringify({ ...skill, name: 'shadow', tools: [{ ...skill.tools[0], name: 'read_file' }] }));
+    await page
+      .getByLabel('Skill (JSON)')
+      .fill(JSON.stringify({ ...skill, name: 'shadow', tools: [{ ...skill.tools[0], name: 'read_file' }] }));
     await page.getByRole('button', { name: 'Register skill' }).click();
     await page.getByRole('status').filter({ hasText: 'shadow@1.0.0' }).waitFor();
     await shot('skills');
@@ -178,7 +200,10 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await page.getByLabel('Key name').fill('laptop');
     await page.getByRole('button', { name: 'Create key' }).click();
     laptopKey = (await page.getByRole('status').locator('code.secret').textContent())!;
-    await t.http.get('/v1/projects').set({ Authorization: `Bearer ${laptopKey}` }).expect(200);
+    await t.http
+      .get('/v1/projects')
+      .set({ Authorization: `Bearer ${laptopKey}` })
+      .expect(200);
     await page.getByRole('cell', { name: 'laptop', exact: true }).waitFor();
     await shot('api-keys');
 
@@ -190,7 +215,7 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await t.http.get('/v1/projects').set(tenant.auth).expect(401);
   });
 
-  it("lets the operator list tenants and their keys, issue and revoke a key, and read the health page", async () => {
+  it('lets the operator list tenants and their keys, issue and revoke a key, and read the health page', async () => {
     await page.getByLabel('the operator (admin token)').check();
     await page.getByLabel('Admin token', { exact: true }).fill('wrong-token-0123456789');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -206,7 +231,10 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     const issued = (await acme.locator('code.secret').textContent())!;
     await acme.getByRole('cell', { name: 'default', exact: true }).waitFor();
     await shot('operator-tenants');
-    await t.http.get('/v1/projects').set({ Authorization: `Bearer ${issued}` }).expect(200);
+    await t.http
+      .get('/v1/projects')
+      .set({ Authorization: `Bearer ${issued}` })
+      .expect(200);
 
     // An agent key: the operator, who has no listing of a tenant's projects, types the project's id.
     await acme.getByLabel("New key's name").fill('ci-agent');
@@ -216,10 +244,18 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await acme.getByRole('button', { name: 'Issue key' }).click();
     const agentRow = acme.getByRole('row').filter({ has: page.getByRole('cell', { name: 'ci-agent', exact: true }) });
     await agentRow.waitFor();
-    expect(await agentRow.getByRole('cell').allTextContents()).toEqual(expect.arrayContaining(['agent', projectId, 'read_*, list_files', 'never']));
+    expect(await agentRow.getByRole('cell').allTextContents()).toEqual(
+      expect.arrayContaining(['agent', projectId, 'read_*, list_files', 'never']),
+    );
     const agentKey = (await acme.locator('code.secret').textContent())!;
-    const listed = (await t.http.get(`/v1/admin/tenants/${tenant.id}/api-keys`).set(t.admin).expect(200)).body.items as Array<Record<string, unknown>>;
-    expect(listed.find((k) => k.name === 'ci-agent')).toMatchObject({ role: 'agent', projectIds: [projectId], tools: ['read_*', 'list_files'] });
+    const listed = (await t.http.get(`/v1/admin/tenants/${tenant.id}/api-keys`).set(t.admin).expect(200)).body.items as Array<
+      Record<string, unknown>
+    >;
+    expect(listed.find((k) => k.name === 'ci-agent')).toMatchObject({
+      role: 'agent',
+      projectIds: [projectId],
+      tools: ['read_*', 'list_files'],
+    });
 
     // Signed in with it, the agent sees its project's tools and log, may try a tool, and decides nothing.
     const agent = await browser.newPage({ viewport: { width: 1280, height: 860 } });
@@ -227,7 +263,10 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await signIn(agent, agentKey);
     expect(await agent.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Projects']);
     await agent.getByRole('link', { name: 'Docs site' }).click();
-    expect(await agent.getByRole('navigation', { name: 'Project sections' }).getByRole('link').allTextContents()).toEqual(['Tools', 'Invocation log']);
+    expect(await agent.getByRole('navigation', { name: 'Project sections' }).getByRole('link').allTextContents()).toEqual([
+      'Tools',
+      'Invocation log',
+    ]);
     await agent.getByRole('heading', { name: 'read_file' }).waitFor();
     // Only the tools it is bound to are listed, each with Try it.
     expect(await agent.locator('li.card h3').allTextContents()).toEqual(expect.arrayContaining(['read_file', 'list_files']));
@@ -237,12 +276,18 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
 
     await acme.getByRole('button', { name: /^Revoke key laptop/ }).click();
     await page.waitForFunction(() => !document.body.textContent.includes('laptop'));
-    await t.http.get('/v1/projects').set({ Authorization: `Bearer ${laptopKey}` }).expect(401);
+    await t.http
+      .get('/v1/projects')
+      .set({ Authorization: `Bearer ${laptopKey}` })
+      .expect(401);
 
     await page.getByRole('link', { name: 'Health' }).click();
     await page.getByText('Command sandbox').waitFor();
     // The console sends the admin token, so the page shows what /health/ready tells the operator.
-    const ready = (await t.http.get('/health/ready').set(t.admin).expect(200)).body as { commandSandbox: { mode: string }; auditQueue: { capacity: number } };
+    const ready = (await t.http.get('/health/ready').set(t.admin).expect(200)).body as {
+      commandSandbox: { mode: string };
+      auditQueue: { capacity: number };
+    };
     const facts = await page.locator('.facts').textContent();
     expect(facts).toContain(ready.commandSandbox.mode);
     expect(facts).toMatch(new RegExp(`Audit queue\\d+ waiting of ${ready.auditQueue.capacity}`));
@@ -269,13 +314,23 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await row.waitFor();
     expect(await row.getByRole('cell').allTextContents()).toEqual(expect.arrayContaining(['approver', 'Payments', '—']));
     const keys = (await t.http.get('/v1/api-keys').set(org.auth).expect(200)).body.items as Array<Record<string, unknown>>;
-    expect(keys.find((k) => k.name === 'reviewer')).toMatchObject({ role: 'approver', projectIds: [payments.id], tools: [], expiresAt: expect.stringMatching(/^2099-06-1[45]T/) });
+    expect(keys.find((k) => k.name === 'reviewer')).toMatchObject({
+      role: 'approver',
+      projectIds: [payments.id],
+      tools: [],
+      expiresAt: expect.stringMatching(/^2099-06-1[45]T/),
+    });
 
     // The admin key makes a call that @writes parks; its arguments are longer than the log keeps.
     const content = `${'release notes '.repeat(800)}(the end)`;
-    const parked = await t.http.post(`/v1/projects/${payments.id}/tools/write_file/invoke`).set(org.auth).send({ arguments: { path: 'RELEASE.md', content } }).expect(202);
+    const parked = await t.http
+      .post(`/v1/projects/${payments.id}/tools/write_file/invoke`)
+      .set(org.auth)
+      .send({ arguments: { path: 'RELEASE.md', content } })
+      .expect(202);
     const invocationId = parked.body.invocationId as string;
-    const logged = (await t.http.get(`/v1/projects/${payments.id}/invocations?status=pending_approval`).set(org.auth).expect(200)).body.items;
+    const logged = (await t.http.get(`/v1/projects/${payments.id}/invocations?status=pending_approval`).set(org.auth).expect(200)).body
+      .items;
     expect(logged).toMatchObject([{ id: invocationId, argumentsTruncated: true }]);
 
     // The key that made the call cannot decide it, and the page says why.
@@ -292,10 +347,14 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await signIn(reviewer, reviewerKey);
     // Only what an approver may do is offered.
     expect(await reviewer.locator('.who').textContent()).toBe('Tenant, approver key');
-    expect(await reviewer.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Projects']);
+    expect(await reviewer.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Projects', 'Policies']);
     expect(await reviewer.getByRole('button', { name: 'Create project' }).count()).toBe(0);
     await reviewer.getByRole('link', { name: 'Payments' }).click();
-    expect(await reviewer.getByRole('navigation', { name: 'Project sections' }).getByRole('link').allTextContents()).toEqual(['Approvals', 'Tools', 'Invocation log']);
+    expect(await reviewer.getByRole('navigation', { name: 'Project sections' }).getByRole('link').allTextContents()).toEqual([
+      'Approvals',
+      'Tools',
+      'Invocation log',
+    ]);
     const card = reviewer.locator('li.card', { has: reviewer.getByRole('heading', { name: 'write_file' }) });
     const args = card.getByTestId('pending-arguments');
     await args.waitFor();
@@ -308,7 +367,11 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     expect(await decision.locator('p').textContent()).toMatch(/^Approved by reviewer \(key [0-9a-f-]{36}\) · outcome ok$/);
     expect(await readFile(path.join(t.workspaceOf(payments.id), 'RELEASE.md'), 'utf8')).toBe(content);
     const decided = await t.http.get(`/v1/projects/${payments.id}/invocations/${invocationId}`).set(org.auth).expect(200);
-    expect(decided.body.approval).toMatchObject({ status: 'approved', reason: 'Checked with the release manager', decidedBy: { name: 'reviewer' } });
+    expect(decided.body.approval).toMatchObject({
+      status: 'approved',
+      reason: 'Checked with the release manager',
+      decidedBy: { name: 'reviewer' },
+    });
     await reviewer.getByRole('button', { name: 'Refresh' }).click();
     await reviewer.getByText('No calls are waiting for approval.').waitFor();
 
@@ -361,7 +424,10 @@ describeInBrowser('the console in a real browser', 'the console in a browser', (
     await phone.goto(`${base}/console/`);
     // The first key was revoked above: a fresh one, put where the sign-in page would keep it.
     const fresh = await t.http.post(`/v1/admin/tenants/${tenant.id}/api-keys`).set(t.admin).send({ name: 'phone' }).expect(201);
-    await phone.evaluate((token) => sessionStorage.setItem('toolgate.console.session', JSON.stringify({ kind: 'tenant', token })), fresh.body.key as string);
+    await phone.evaluate(
+      (token) => sessionStorage.setItem('toolgate.console.session', JSON.stringify({ kind: 'tenant', token })),
+      fresh.body.key as string,
+    );
     await phone.goto(`${base}/console/projects/${projectId}/tools`);
     await phone.getByRole('heading', { name: 'read_file' }).waitFor();
     // Nothing wider than the screen: no sideways scrolling of the page.

@@ -78,17 +78,32 @@ describeInBrowser('the console: a project’s toolset editor in a real browser',
     await t.http
       .post(`/v1/projects/${projectId}/toolsets`)
       .set(tenant.auth)
-      .send({ slug: 'filing', name: 'Filing', mode: 'direct', tools: [{ select: 'write_file', name: 'file_note', pathPrefix: 'notes', fixedArguments: { createDirs: true } }] })
+      .send({
+        slug: 'filing',
+        name: 'Filing',
+        mode: 'direct',
+        tools: [{ select: 'write_file', name: 'file_note', pathPrefix: 'notes', fixedArguments: { createDirs: true } }],
+      })
       .expect(201);
-    await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
-    await t.http.post(`/v1/projects/${projectId}/toolsets/filing/tools/file_note/invoke`).set(tenant.auth).send({ arguments: { path: 'today.md', content: 'hi' } }).expect(202);
+    await t.http
+      .patch(`/v1/projects/${projectId}`)
+      .set(tenant.auth)
+      .send({ approvalRequired: ['@writes'] })
+      .expect(200);
+    await t.http
+      .post(`/v1/projects/${projectId}/toolsets/filing/tools/file_note/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { path: 'today.md', content: 'hi' } })
+      .expect(202);
 
     await page.goto(`${base}/console/projects/${projectId}/approvals`);
     const card = page.locator('li.card', { has: page.getByRole('heading', { name: 'write_file' }) });
     const args = card.getByTestId('pending-arguments');
     await args.waitFor();
     expect(await card.locator('.tool-head .hint').textContent()).toMatch(/^through toolset filing as file_note, asked /);
-    expect(await card.locator('p.hint', { hasText: 'Arguments exactly as they will run' }).textContent()).toContain('the toolset confines this tool to notes/');
+    expect(await card.locator('p.hint', { hasText: 'Arguments exactly as they will run' }).textContent()).toContain(
+      'the toolset confines this tool to notes/',
+    );
     expect(JSON.parse((await args.textContent())!)).toEqual({ path: 'notes/today.md', content: 'hi', createDirs: true });
   });
 
@@ -102,13 +117,22 @@ describeInBrowser('the console: a project’s toolset editor in a real browser',
       name: 'finder',
       version: '1.0.0',
       description: 'Finds things',
-      tools: [{ name: 'lookup', description: 'Looks a word up', inputSchema: { type: 'object', properties: {} }, executor: { type: 'http', url: 'https://example.com/lookup' } }],
+      tools: [
+        {
+          name: 'lookup',
+          description: 'Looks a word up',
+          inputSchema: { type: 'object', properties: {} },
+          executor: { type: 'http', url: 'https://example.com/lookup' },
+        },
+      ],
     };
     await t.http.post('/v1/skills').set(tenant.auth).send(skill).expect(201);
     await page.goto(`${base}/console/projects/${projectId}/skills`);
     await page.getByLabel('Skill to enable').selectOption({ label: 'finder@1.0.0' });
     await page.getByRole('button', { name: 'Enable skill' }).click();
     await page.getByText('tool_name_collision').waitFor();
-    expect(await page.locator('.collisions').textContent()).toBe('lookup is already the name toolset lookups shows read_file under (rename it there to free the name)');
+    expect(await page.locator('.collisions').textContent()).toBe(
+      'lookup is already the name toolset lookups shows read_file under (rename it there to free the name)',
+    );
   });
 });

@@ -14,6 +14,8 @@ export type InvocationStatus = Invocation['status'];
 export type KeyRole = ApiKey['role'];
 export type CreateApiKey = Schemas['CreateApiKeyDto'];
 export type Decision = Schemas['DecisionResponseDto'];
+export type AuthProvider = Schemas['AuthProviderResponseDto'];
+export type Connection = Schemas['ConnectionResponseDto'];
 
 const KEY_ROLES: readonly KeyRole[] = ['admin', 'agent', 'approver'];
 export const isKeyRole = (value: unknown): value is KeyRole => KEY_ROLES.includes(value as KeyRole);
@@ -93,7 +95,12 @@ interface Answer<T> {
 
 export function toApiError(error: unknown, response: Response): ApiError {
   const body = (error ?? {}) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } };
-  return new ApiError(response.status, body.error?.code ?? `http_${response.status}`, body.error?.message ?? response.statusText, body.error?.details);
+  return new ApiError(
+    response.status,
+    body.error?.code ?? `http_${response.status}`,
+    body.error?.message ?? response.statusText,
+    body.error?.details,
+  );
 }
 
 // The data of a successful answer, or an ApiError carrying the service's code and message.

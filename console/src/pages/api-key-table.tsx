@@ -17,7 +17,12 @@ export function ApiKeyTable(props: {
 }) {
   const now = Date.now();
   return (
-    <Table caption={props.caption} captionHidden={props.captionHidden} columns={['Name', 'Role', 'Projects', 'Tools', 'Prefix', 'Created', 'Expires', 'Last used']} actions>
+    <Table
+      caption={props.caption}
+      captionHidden={props.captionHidden}
+      columns={['Name', 'Role', 'Projects', 'Tools', 'Prefix', 'Created', 'Expires', 'Last used']}
+      actions
+    >
       {props.keys.map((key) => (
         <tr key={key.id}>
           <td>

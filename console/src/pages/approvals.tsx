@@ -10,7 +10,12 @@ const PAGE = 20;
 // person approves.
 export function ApprovalsTab(props: { projectId: string }) {
   const queue = useLoad(
-    () => call(api.GET('/v1/projects/{projectId}/invocations', { params: { path: { projectId: props.projectId }, query: { status: 'pending_approval', limit: PAGE } } })),
+    () =>
+      call(
+        api.GET('/v1/projects/{projectId}/invocations', {
+          params: { path: { projectId: props.projectId }, query: { status: 'pending_approval', limit: PAGE } },
+        }),
+      ),
     [props.projectId],
   );
   return (
@@ -21,7 +26,9 @@ export function ApprovalsTab(props: { projectId: string }) {
           Refresh
         </button>
       </div>
-      <p class="hint">Approve runs the call now and shows what it answered; deny refuses it and it never runs. A call nobody decides in time expires.</p>
+      <p class="hint">
+        Approve runs the call now and shows what it answered; deny refuses it and it never runs. A call nobody decides in time expires.
+      </p>
       <ErrorNote error={queue.error} />
       {queue.data && queue.data.items.length === 0 ? <p>No calls are waiting for approval.</p> : null}
       <ul class="tool-list">
@@ -48,16 +55,21 @@ function PendingCall(props: { projectId: string; item: Invocation }) {
     deciding.run(async () => {
       const body = reason.trim() ? { reason: reason.trim() } : {};
       const options = { params: { path }, body };
+      // An approval names the digest of the arguments shown: arguments that changed since are not run (409).
+      const digest = approval?.argumentsDigest;
       try {
         setDecision(
           await call(
             what === 'approve'
-              ? api.POST('/v1/projects/{projectId}/invocations/{invocationId}/approve', options)
+              ? api.POST('/v1/projects/{projectId}/invocations/{invocationId}/approve', {
+                  params: { path },
+                  body: digest ? { ...body, argumentsDigest: digest } : body,
+                })
               : api.POST('/v1/projects/{projectId}/invocations/{invocationId}/deny', options),
           ),
         );
       } catch (error) {
-        // Decided elsewhere or expired meanwhile (409): show where it stands now.
+        // Decided elsewhere, expired, or its arguments changed meanwhile (409): show where it stands now.
         if (error instanceof ApiError && error.status === 409) detail.reload();
         throw error;
       }
@@ -94,12 +106,19 @@ function PendingCall(props: { projectId: string; item: Invocation }) {
             {approval.pathPrefix ? (
               <>
                 {' '}
-                (the toolset confines this tool to <code>{approval.pathPrefix}/</code>: the paths below are in the workspace, that directory joined in)
+                (the toolset confines this tool to <code>{approval.pathPrefix}/</code>: the paths below are in the workspace, that directory
+                joined in)
               </>
             ) : null}
             :
           </p>
           <pre data-testid="pending-arguments">{JSON.stringify(approval.pendingArguments, null, 2)}</pre>
+          {approval.argumentsDigest ? (
+            <p class="hint">
+              Arguments digest (SHA-256, as approval routes announce it):{' '}
+              <code data-testid="arguments-digest">{approval.argumentsDigest}</code>
+            </p>
+          ) : null}
         </>
       ) : null}
       {decision ? (
@@ -112,7 +131,13 @@ function PendingCall(props: { projectId: string; item: Invocation }) {
       ) : approval ? (
         <form onSubmit={(event) => event.preventDefault()} aria-label={`Decide the ${item.tool} call`}>
           <Field id={`reason-${item.id}`} label="Reason (optional)" hint="Kept with the decision; a denial tells the caller why">
-            <input id={`reason-${item.id}`} value={reason} maxLength={1000} aria-describedby={`reason-${item.id}-hint`} onInput={(e) => setReason(e.currentTarget.value)} />
+            <input
+              id={`reason-${item.id}`}
+              value={reason}
+              maxLength={1000}
+              aria-describedby={`reason-${item.id}-hint`}
+              onInput={(e) => setReason(e.currentTarget.value)}
+            />
           </Field>
           <div class="decide">
             <button type="button" disabled={deciding.busy} onClick={() => void decide('approve')}>
@@ -135,7 +160,8 @@ function DecisionNote(props: { decision: Decision }) {
   return (
     <div class={`note ${decision.decision === 'approved' && status === 'ok' ? 'ok' : ''}`} role="status" data-testid="decision">
       <p>
-        <strong>{decision.decision === 'approved' ? 'Approved' : 'Denied'}</strong> by <strong>{decision.decidedBy.name}</strong> (key <code>{decision.decidedBy.keyId}</code>)
+        <strong>{decision.decision === 'approved' ? 'Approved' : 'Denied'}</strong> by <strong>{decision.decidedBy.name}</strong> (key{' '}
+        <code>{decision.decidedBy.keyId}</code>)
         {status ? (
           <>
             {' '}

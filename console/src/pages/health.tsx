@@ -24,7 +24,10 @@ export function HealthPage() {
             <>
               <dt>Command sandbox</dt>
               <dd>
-                <span class={`status ${sandbox.ready ? 'status-ok' : 'status-error'}`}>{sandbox.ready ? 'ready' : 'refusing commands'}</span> mode <code>{sandbox.mode}</code>
+                <span class={`status ${sandbox.ready ? 'status-ok' : 'status-error'}`}>
+                  {sandbox.ready ? 'ready' : 'refusing commands'}
+                </span>{' '}
+                mode <code>{sandbox.mode}</code>
                 {sandbox.version ? <> · bubblewrap {sandbox.version}</> : null}
               </dd>
             </>
@@ -33,8 +36,10 @@ export function HealthPage() {
             <>
               <dt>Audit queue</dt>
               <dd>
-                <span class={`status ${auditQueue.pending < auditQueue.capacity / 2 ? 'status-ok' : 'status-error'}`}>{auditQueue.pending} waiting</span> of{' '}
-                {auditQueue.capacity} (tool calls wait for room when it is full)
+                <span class={`status ${auditQueue.pending < auditQueue.capacity / 2 ? 'status-ok' : 'status-error'}`}>
+                  {auditQueue.pending} waiting
+                </span>{' '}
+                of {auditQueue.capacity} (tool calls wait for room when it is full)
               </dd>
             </>
           ) : (

@@ -62,7 +62,11 @@ function InvocationLog(props: { projectId: string }) {
       <ErrorNote error={loading.error} />
       {loaded && items.length === 0 ? <p>No invocations match.</p> : null}
       {items.length > 0 ? (
-        <Table caption="Invocations, oldest first" captionHidden columns={['Started', 'Tool', 'Status', 'Channel', 'Caller', 'ms', 'Details']}>
+        <Table
+          caption="Invocations, oldest first"
+          captionHidden
+          columns={['Started', 'Tool', 'Status', 'Channel', 'Caller', 'ms', 'Details']}
+        >
           {items.map((item) => (
             <tr key={item.id}>
               <td>{formatTime(item.startedAt)}</td>
@@ -73,7 +77,9 @@ function InvocationLog(props: { projectId: string }) {
                 <span class={`status status-${item.status}`}>{item.status}</span>
               </td>
               <td>{item.channel}</td>
-              <td>{item.caller ? <span title={`key ${item.caller.keyId}`}>{item.caller.name ?? <code>{item.caller.keyId}</code>}</span> : '—'}</td>
+              <td>
+                {item.caller ? <span title={`key ${item.caller.keyId}`}>{item.caller.name ?? <code>{item.caller.keyId}</code>}</span> : '—'}
+              </td>
               <td>{Math.round(item.durationMs)}</td>
               <td>
                 <details>
@@ -132,7 +138,8 @@ function LiveTail(props: { projectId: string }) {
       <ol class="tail" aria-live="polite" aria-label="Tool events, newest first">
         {events.map((event, index) => (
           <li key={`${event.id ?? ''}-${index}`}>
-            <span class="time">{event.data.at ? new Date(event.data.at).toLocaleTimeString() : ''}</span> <span class="event">{event.type}</span> <code>{event.data.tool}</code>{' '}
+            <span class="time">{event.data.at ? new Date(event.data.at).toLocaleTimeString() : ''}</span>{' '}
+            <span class="event">{event.type}</span> <code>{event.data.tool}</code>{' '}
             {event.data.status ? <span class={`status status-${event.data.status}`}>{event.data.status}</span> : null}
             {event.data.caller?.name ? <span class="hint"> by {event.data.caller.name}</span> : null}
             {event.data.error ? <span class="tail-error"> {event.data.error.message}</span> : null}

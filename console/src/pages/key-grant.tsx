@@ -35,7 +35,12 @@ export function grantBody(name: string, grant: KeyGrant): CreateApiKey {
 
 // The role, projects, tools and expiry fields of a new key. With `projects` the tenant picks among its own;
 // without (the operator, who has no listing of a tenant's projects), project ids are typed.
-export function KeyGrantFields(props: { idPrefix: string; grant: KeyGrant; onChange: (grant: KeyGrant) => void; projects?: readonly Project[] }) {
+export function KeyGrantFields(props: {
+  idPrefix: string;
+  grant: KeyGrant;
+  onChange: (grant: KeyGrant) => void;
+  projects?: readonly Project[];
+}) {
   const { idPrefix, grant } = props;
   const set = (change: Partial<KeyGrant>) => props.onChange({ ...grant, ...change });
   const chosen = textToList(grant.projects);
@@ -59,7 +64,8 @@ export function KeyGrantFields(props: { idPrefix: string; grant: KeyGrant; onCha
           {props.projects.length === 0 ? <p class="hint">This tenant has no projects yet.</p> : null}
           {props.projects.map((project) => (
             <label key={project.id} class="inline">
-              <input type="checkbox" checked={chosen.includes(project.id)} onChange={(e) => toggle(project.id, e.currentTarget.checked)} /> {project.name}
+              <input type="checkbox" checked={chosen.includes(project.id)} onChange={(e) => toggle(project.id, e.currentTarget.checked)} />{' '}
+              {project.name}
             </label>
           ))}
           <p class="hint" id={`${idPrefix}-projects-hint`}>
@@ -69,16 +75,38 @@ export function KeyGrantFields(props: { idPrefix: string; grant: KeyGrant; onCha
       ) : null}
       {grant.role !== 'admin' && !props.projects ? (
         <Field id={`${idPrefix}-projects`} label="Project ids" hint={`Ids of this tenant's projects, separated by commas. ${projectsHint}`}>
-          <input id={`${idPrefix}-projects`} value={grant.projects} spellcheck={false} aria-describedby={`${idPrefix}-projects-hint`} onInput={(e) => set({ projects: e.currentTarget.value })} />
+          <input
+            id={`${idPrefix}-projects`}
+            value={grant.projects}
+            spellcheck={false}
+            aria-describedby={`${idPrefix}-projects-hint`}
+            onInput={(e) => set({ projects: e.currentTarget.value })}
+          />
         </Field>
       ) : null}
       {grant.role === 'agent' ? (
-        <Field id={`${idPrefix}-tools`} label="Tools" hint="Separated by commas; * may end a name (github_*). Empty: every tool of its projects.">
-          <input id={`${idPrefix}-tools`} value={grant.tools} placeholder="read_file, github_*" aria-describedby={`${idPrefix}-tools-hint`} onInput={(e) => set({ tools: e.currentTarget.value })} />
+        <Field
+          id={`${idPrefix}-tools`}
+          label="Tools"
+          hint="Separated by commas; * may end a name (github_*). Empty: every tool of its projects."
+        >
+          <input
+            id={`${idPrefix}-tools`}
+            value={grant.tools}
+            placeholder="read_file, github_*"
+            aria-describedby={`${idPrefix}-tools-hint`}
+            onInput={(e) => set({ tools: e.currentTarget.value })}
+          />
         </Field>
       ) : null}
       <Field id={`${idPrefix}-expires`} label="Expires" hint="In this browser's time zone; empty: never.">
-        <input id={`${idPrefix}-expires`} type="datetime-local" value={grant.expiresAt} aria-describedby={`${idPrefix}-expires-hint`} onInput={(e) => set({ expiresAt: e.currentTarget.value })} />
+        <input
+          id={`${idPrefix}-expires`}
+          type="datetime-local"
+          value={grant.expiresAt}
+          aria-describedby={`${idPrefix}-expires-hint`}
+          onInput={(e) => set({ expiresAt: e.currentTarget.value })}
+        />
       </Field>
     </>
   );

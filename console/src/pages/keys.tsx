@@ -59,8 +59,8 @@ export function KeysPage(props: { session: Session; signOut: (reason?: string) =
           />
         ) : null}
         <p class="hint">
-          A key's secret is shown only when it is created. To rotate: create a key, move your clients to it, revoke the old one. Give an agent an agent key, and the people who approve its calls approver keys: the
-          key that made a call cannot decide it.
+          A key's secret is shown only when it is created. To rotate: create a key, move your clients to it, revoke the old one. Give an
+          agent an agent key, and the people who approve its calls approver keys: the key that made a call cannot decide it.
         </p>
       </section>
       <ErrorNote error={keys.error ?? action.error ?? projects.error} />

@@ -39,7 +39,11 @@ export function OAuthConsentPage() {
     return (
       <section aria-labelledby="consent-h">
         <h1 id="consent-h">Sign-in request</h1>
-        {request.loading ? <p role="status">Loading the request…</p> : <ErrorNote error={request.error} label="This request cannot be decided" />}
+        {request.loading ? (
+          <p role="status">Loading the request…</p>
+        ) : (
+          <ErrorNote error={request.error} label="This request cannot be decided" />
+        )}
       </section>
     );
   }
@@ -70,7 +74,8 @@ export function OAuthConsentPage() {
         <dd>
           {r.client.verifiedOrigin ? (
             <>
-              Described by <strong data-testid="client-origin">{r.client.verifiedOrigin}</strong> (its metadata document was fetched from there)
+              Described by <strong data-testid="client-origin">{r.client.verifiedOrigin}</strong> (its metadata document was fetched from
+              there)
             </>
           ) : (
             <>Registered itself: its name is only its own claim</>
@@ -104,7 +109,14 @@ export function OAuthConsentPage() {
           {tools.loading && !tools.data ? <p role="status">Loading the project's tools…</p> : null}
           {names.map((name) => (
             <label key={name} class="check">
-              <input type="checkbox" name="tool" value={name} checked={chosen === null || chosen.has(name)} onChange={(e) => toggle(name, (e.target as HTMLInputElement).checked)} /> {name}
+              <input
+                type="checkbox"
+                name="tool"
+                value={name}
+                checked={chosen === null || chosen.has(name)}
+                onChange={(e) => toggle(name, (e.target as HTMLInputElement).checked)}
+              />{' '}
+              {name}
             </label>
           ))}
         </fieldset>
@@ -120,7 +132,11 @@ export function OAuthConsentPage() {
       </Field>
       <ErrorNote error={deciding.error} label="The decision was not taken" />
       <div class="actions">
-        <button type="button" onClick={() => void decide(true)} disabled={deciding.busy || (chosen !== null && chosen.size === 0) || !toolsShown}>
+        <button
+          type="button"
+          onClick={() => void decide(true)}
+          disabled={deciding.busy || (chosen !== null && chosen.size === 0) || !toolsShown}
+        >
           Approve
         </button>
         <button type="button" class="secondary" onClick={() => void decide(false)} disabled={deciding.busy}>

@@ -18,7 +18,8 @@ function Holder(props: { collision: Collision }) {
   if (conflictsWith.startsWith(TOOLSET)) {
     return (
       <>
-        the name toolset <code>{conflictsWith.slice(TOOLSET.length)}</code> shows <code>{renamed}</code> under (rename it there to free the name)
+        the name toolset <code>{conflictsWith.slice(TOOLSET.length)}</code> shows <code>{renamed}</code> under (rename it there to free the
+        name)
       </>
     );
   }

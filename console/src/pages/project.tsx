@@ -3,6 +3,7 @@ import { api, call, type Project } from '../api/client';
 import { NotForRole, may, useRole, type Capability } from '../roles';
 import { Link } from '../router';
 import { ErrorNote, Field, listToText, textToList, useAction, useLoad } from '../ui';
+import { ApprovalRoutesSection } from './approval-routes';
 import { ApprovalsTab } from './approvals';
 import { InvocationsTab } from './invocations';
 import { ProjectSkillsTab } from './project-skills';
@@ -21,7 +22,10 @@ const TABS: Array<{ id: string; label: string; needs?: Capability }> = [
 
 export function ProjectPage(props: { projectId: string; tab?: string }) {
   const role = useRole();
-  const project = useLoad(() => call(api.GET('/v1/projects/{projectId}', { params: { path: { projectId: props.projectId } } })), [props.projectId]);
+  const project = useLoad(
+    () => call(api.GET('/v1/projects/{projectId}', { params: { path: { projectId: props.projectId } } })),
+    [props.projectId],
+  );
   const tabs = TABS.filter((tab) => !tab.needs || may(role, tab.needs));
   const current = TABS.find((tab) => tab.id === props.tab) ?? tabs[0]!;
   return (
@@ -52,6 +56,7 @@ export function ProjectPage(props: { projectId: string; tab?: string }) {
 }
 
 function Tab(props: { project: Project; tab: string; onSaved: () => void }) {
+  const role = useRole();
   switch (props.tab) {
     case 'tools':
       return <ToolsTab projectId={props.project.id} />;
@@ -62,7 +67,13 @@ function Tab(props: { project: Project; tab: string; onSaved: () => void }) {
     case 'log':
       return <InvocationsTab projectId={props.project.id} />;
     case 'approvals':
-      return <ApprovalsTab projectId={props.project.id} />;
+      // Where parked calls are announced is the admin's to set; an approver sees the queue only.
+      return (
+        <>
+          <ApprovalsTab projectId={props.project.id} />
+          {may(role, 'manage') ? <ApprovalRoutesSection projectId={props.project.id} /> : null}
+        </>
+      );
     default:
       return <SettingsTab project={props.project} onSaved={props.onSaved} />;
   }
@@ -86,7 +97,9 @@ function SettingsTab(props: { project: Project; onSaved: () => void }) {
         body: {
           name,
           // Sent only when changed: a workspace the operator placed shows as empty here and must stay put.
-          ...(workspacePath.trim() !== (p.workspacePath ?? '') && { workspacePath: workspacePath.trim() === '' ? null : workspacePath.trim() }),
+          ...(workspacePath.trim() !== (p.workspacePath ?? '') && {
+            workspacePath: workspacePath.trim() === '' ? null : workspacePath.trim(),
+          }),
           shellEnabled,
           shellAllowlist: textToList(allowlist),
           approvalRequired: textToList(approval),
@@ -107,23 +120,46 @@ function SettingsTab(props: { project: Project; onSaved: () => void }) {
         <Field id="set-name" label="Name">
           <input id="set-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
-        <Field id="set-workspace" label="Workspace path" hint="An existing directory inside a root the operator granted this tenant; empty: the project's own directory (or the one the operator placed it in)">
-          <input id="set-workspace" value={workspacePath} aria-describedby="set-workspace-hint" onInput={(e) => setWorkspacePath(e.currentTarget.value)} />
+        <Field
+          id="set-workspace"
+          label="Workspace path"
+          hint="An existing directory inside a root the operator granted this tenant; empty: the project's own directory (or the one the operator placed it in)"
+        >
+          <input
+            id="set-workspace"
+            value={workspacePath}
+            aria-describedby="set-workspace-hint"
+            onInput={(e) => setWorkspacePath(e.currentTarget.value)}
+          />
         </Field>
         <div class="field">
           <label class="inline">
             <input type="checkbox" checked={shellEnabled} onChange={(e) => setShellEnabled(e.currentTarget.checked)} /> Allow shell_exec
           </label>
         </div>
-        <Field id="set-allowlist" label="Shell allowlist" hint="Executables shell_exec may run, separated by commas: bare names on PATH or absolute paths">
-          <input id="set-allowlist" value={allowlist} aria-describedby="set-allowlist-hint" onInput={(e) => setAllowlist(e.currentTarget.value)} />
+        <Field
+          id="set-allowlist"
+          label="Shell allowlist"
+          hint="Executables shell_exec may run, separated by commas: bare names on PATH or absolute paths"
+        >
+          <input
+            id="set-allowlist"
+            value={allowlist}
+            aria-describedby="set-allowlist-hint"
+            onInput={(e) => setAllowlist(e.currentTarget.value)}
+          />
         </Field>
         <Field
           id="set-approval"
           label="Tools that need approval"
           hint="Calls of these wait for a person (202 pending_approval), separated by commas: tool names, names ending in * (github_*), or the classes @commands (runs a command), @writes (can change files or run one), @network (reaches the network) and @all"
         >
-          <input id="set-approval" value={approval} aria-describedby="set-approval-hint" onInput={(e) => setApproval(e.currentTarget.value)} />
+          <input
+            id="set-approval"
+            value={approval}
+            aria-describedby="set-approval-hint"
+            onInput={(e) => setApproval(e.currentTarget.value)}
+          />
         </Field>
         <ErrorNote error={saving.error} label="Not saved" />
         {saved ? (

@@ -56,7 +56,14 @@ function NewProject() {
           <input id="project-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
         <Field id="project-slug" label="Slug" hint="Lower-case letters, digits and dashes; from the name when empty">
-          <input id="project-slug" value={slug} placeholder={slugOf(name)} pattern="[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?" aria-describedby="project-slug-hint" onInput={(e) => setSlug(e.currentTarget.value)} />
+          <input
+            id="project-slug"
+            value={slug}
+            placeholder={slugOf(name)}
+            pattern="[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
+            aria-describedby="project-slug-hint"
+            onInput={(e) => setSlug(e.currentTarget.value)}
+          />
         </Field>
         <button type="submit">Create project</button>
       </form>

@@ -11,7 +11,8 @@ export interface JsonSchema {
   items?: JsonSchema;
 }
 
-const typeOf = (schema: JsonSchema): string => (Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'string') : (schema.type ?? 'string'));
+const typeOf = (schema: JsonSchema): string =>
+  Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'string') : (schema.type ?? 'string');
 
 export function argumentsFrom(schema: JsonSchema, values: Record<string, string | boolean>): Record<string, unknown> {
   const args: Record<string, unknown> = {};
@@ -32,7 +33,12 @@ export function argumentsFrom(schema: JsonSchema, values: Record<string, string 
   return args;
 }
 
-export function SchemaForm(props: { idPrefix: string; schema: JsonSchema; values: Record<string, string | boolean>; onChange: (values: Record<string, string | boolean>) => void }) {
+export function SchemaForm(props: {
+  idPrefix: string;
+  schema: JsonSchema;
+  values: Record<string, string | boolean>;
+  onChange: (values: Record<string, string | boolean>) => void;
+}) {
   const properties = Object.entries(props.schema.properties ?? {});
   const required = new Set(props.schema.required ?? []);
   const set = (name: string, value: string | boolean) => props.onChange({ ...props.values, [name]: value });
@@ -58,13 +64,20 @@ export function SchemaForm(props: { idPrefix: string; schema: JsonSchema; values
           return (
             <div class="field" key={name}>
               <label class="inline" for={id}>
-                <input id={id} type="checkbox" checked={props.values[name] === true} aria-describedby={hintId} onChange={(e) => set(name, e.currentTarget.checked)} /> <code>{name}</code>
+                <input
+                  id={id}
+                  type="checkbox"
+                  checked={props.values[name] === true}
+                  aria-describedby={hintId}
+                  onChange={(e) => set(name, e.currentTarget.checked)}
+                />{' '}
+                <code>{name}</code>
               </label>
               {hint}
             </div>
           );
         }
-        const value = typeof props.values[name] === 'string' ? (props.values[name]) : '';
+        const value = typeof props.values[name] === 'string' ? props.values[name] : '';
         let control;
         if (property.enum) {
           control = (
@@ -78,10 +91,27 @@ export function SchemaForm(props: { idPrefix: string; schema: JsonSchema; values
             </select>
           );
         } else if (type === 'object' || type === 'array' || name === 'content') {
-          control = <textarea id={id} rows={4} value={value} aria-describedby={hintId} placeholder={type === 'array' ? '["…"]' : type === 'object' ? '{ }' : ''} onInput={(e) => set(name, e.currentTarget.value)} />;
+          control = (
+            <textarea
+              id={id}
+              rows={4}
+              value={value}
+              aria-describedby={hintId}
+              placeholder={type === 'array' ? '["…"]' : type === 'object' ? '{ }' : ''}
+              onInput={(e) => set(name, e.currentTarget.value)}
+            />
+          );
         } else {
           // Numbers stay free text: a wrong value is the model's mistake to try, and the service answers it.
-          control = <input id={id} inputMode={type === 'integer' || type === 'number' ? 'numeric' : undefined} value={value} aria-describedby={hintId} onInput={(e) => set(name, e.currentTarget.value)} />;
+          control = (
+            <input
+              id={id}
+              inputMode={type === 'integer' || type === 'number' ? 'numeric' : undefined}
+              value={value}
+              aria-describedby={hintId}
+              onInput={(e) => set(name, e.currentTarget.value)}
+            />
+          );
         }
         return (
           <div class="field" key={name}>

@@ -33,13 +33,19 @@ export function SignInPage(props: { reason?: string; onSignedIn: (session: Sessi
         <fieldset>
           <legend>Sign in as</legend>
           <label class="inline">
-            <input type="radio" name="kind" value="tenant" checked={kind === 'tenant'} onChange={() => setKind('tenant')} /> a tenant (API key)
+            <input type="radio" name="kind" value="tenant" checked={kind === 'tenant'} onChange={() => setKind('tenant')} /> a tenant (API
+            key)
           </label>
           <label class="inline">
-            <input type="radio" name="kind" value="admin" checked={kind === 'admin'} onChange={() => setKind('admin')} /> the operator (admin token)
+            <input type="radio" name="kind" value="admin" checked={kind === 'admin'} onChange={() => setKind('admin')} /> the operator
+            (admin token)
           </label>
         </fieldset>
-        <Field id="token" label={kind === 'tenant' ? 'API key' : 'Admin token'} hint="Kept in this tab's session storage only; closing the tab signs you out.">
+        <Field
+          id="token"
+          label={kind === 'tenant' ? 'API key' : 'Admin token'}
+          hint="Kept in this tab's session storage only; closing the tab signs you out."
+        >
           <input
             id="token"
             type="password"

@@ -24,7 +24,11 @@ export function SkillChangesPage(props: { skillId: string }) {
   const decide = (change: Change, verdict: 'accept' | 'reject') =>
     action.run(async () => {
       const params = { params: { path: { skillId, changeId: change.id } } };
-      await call(verdict === 'accept' ? api.POST('/v1/skills/{skillId}/changes/{changeId}/accept', params) : api.POST('/v1/skills/{skillId}/changes/{changeId}/reject', params));
+      await call(
+        verdict === 'accept'
+          ? api.POST('/v1/skills/{skillId}/changes/{changeId}/accept', params)
+          : api.POST('/v1/skills/{skillId}/changes/{changeId}/reject', params),
+      );
       changes.reload();
       skill.reload();
     });
@@ -36,8 +40,8 @@ export function SkillChangesPage(props: { skillId: string }) {
       </p>
       <h1>Pending changes{skill.data ? ` of ${skill.data.name}` : ''}</h1>
       <p class="hint">
-        The definitions served are the ones reviewed. A changed definition waits here; a tool whose input schema changed incompatibly, or whose
-        description the rules flagged at import, is withheld until you decide.
+        The definitions served are the ones reviewed. A changed definition waits here; a tool whose input schema changed incompatibly, or
+        whose description the rules flagged at import, is withheld until you decide.
       </p>
       <button type="button" onClick={() => void refresh()}>
         Check the server now
@@ -79,7 +83,12 @@ export function SkillChangesPage(props: { skillId: string }) {
                 <button type="button" aria-label={`Accept the change of ${change.tool}`} onClick={() => void decide(change, 'accept')}>
                   Accept
                 </button>{' '}
-                <button type="button" class="danger" aria-label={`Reject the change of ${change.tool}`} onClick={() => void decide(change, 'reject')}>
+                <button
+                  type="button"
+                  class="danger"
+                  aria-label={`Reject the change of ${change.tool}`}
+                  onClick={() => void decide(change, 'reject')}
+                >
                   Reject
                 </button>
               </td>

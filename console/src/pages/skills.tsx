@@ -52,13 +52,29 @@ export function SkillsPage() {
       <section class="card" aria-labelledby="register-h">
         <h2 id="register-h">Register a skill</h2>
         <form onSubmit={register}>
-          <Field id="skill-json" label="Skill (JSON)" hint="name, version, description and tools (each with an inputSchema and an http or command executor), or an MCP source">
-            <textarea id="skill-json" class="code" rows={16} spellcheck={false} value={json} aria-describedby="skill-json-hint" onInput={(e) => setJson(e.currentTarget.value)} />
+          <Field
+            id="skill-json"
+            label="Skill (JSON)"
+            hint="name, version, description and tools (each with an inputSchema and an http or command executor), or an MCP source"
+          >
+            <textarea
+              id="skill-json"
+              class="code"
+              rows={16}
+              spellcheck={false}
+              value={json}
+              aria-describedby="skill-json-hint"
+              onInput={(e) => setJson(e.currentTarget.value)}
+            />
           </Field>
           <ErrorNote error={action.error} label="Not registered" />
           {registered ? (
             <ShownOnce label="Signing secret for its http endpoints (shown once)" secret={registered.signingSecret}>
-              Registered <code>{registered.name}@{registered.version}</code>.
+              Registered{' '}
+              <code>
+                {registered.name}@{registered.version}
+              </code>
+              .
             </ShownOnce>
           ) : null}
           <button type="submit">Register skill</button>
@@ -76,7 +92,9 @@ export function SkillsPage() {
                 <div class="hint">{skill.description}</div>
               </td>
               <td>
-                {(skill.tools as Array<{ name?: string; withheld?: string }>).map((t) => (t.withheld ? `${t.name} (withheld)` : t.name)).join(', ')}
+                {(skill.tools as Array<{ name?: string; withheld?: string }>)
+                  .map((t) => (t.withheld ? `${t.name} (withheld)` : t.name))
+                  .join(', ')}
                 {skill.source ? (
                   <div>
                     <Link to={`/skills/${skill.id}/changes`}>Review changes of {skill.name}</Link>

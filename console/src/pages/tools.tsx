@@ -7,7 +7,12 @@ import { SchemaForm, argumentsFrom, type JsonSchema } from './schema-form';
 export function ToolsTab(props: { projectId: string }) {
   // The native format is ToolDto; the listing's items are declared as plain objects because other formats differ.
   const tools = useLoad(
-    async () => (await call(api.GET('/v1/projects/{projectId}/tools', { params: { path: { projectId: props.projectId }, query: { format: 'native' } } }))).tools as Tool[],
+    async () =>
+      (
+        await call(
+          api.GET('/v1/projects/{projectId}/tools', { params: { path: { projectId: props.projectId }, query: { format: 'native' } } }),
+        )
+      ).tools as Tool[],
     [props.projectId],
   );
   const [open, setOpen] = useState<string>();
@@ -26,7 +31,13 @@ export function ToolsTab(props: { projectId: string }) {
               </h3>
               <span class="badge">{tool.source}</span>
               {mayInvoke ? (
-                <button type="button" class="secondary" aria-expanded={open === tool.name} aria-controls={`try-${tool.name}`} onClick={() => setOpen(open === tool.name ? undefined : tool.name)}>
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-expanded={open === tool.name}
+                  aria-controls={`try-${tool.name}`}
+                  onClick={() => setOpen(open === tool.name ? undefined : tool.name)}
+                >
                   {open === tool.name ? 'Close' : 'Try it'}
                 </button>
               ) : null}
@@ -51,12 +62,21 @@ function TryIt(props: { projectId: string; tool: Tool }) {
   const run = running.submit(async () => {
     setOutcome(undefined);
     const args = argumentsFrom(schema, values);
-    const { data, error: failure, response } = await api.POST('/v1/projects/{projectId}/tools/{toolName}/invoke', {
+    const {
+      data,
+      error: failure,
+      response,
+    } = await api.POST('/v1/projects/{projectId}/tools/{toolName}/invoke', {
       params: { path: { projectId: props.projectId, toolName: props.tool.name } },
       body: { arguments: args },
     });
     if (!response.ok) setOutcome({ kind: 'refused', error: toApiError(failure, response) });
-    else setOutcome({ kind: 'result', status: response.status === 202 ? 'pending_approval' : ((data as { status?: string } | undefined)?.status ?? 'ok'), body: data });
+    else
+      setOutcome({
+        kind: 'result',
+        status: response.status === 202 ? 'pending_approval' : ((data as { status?: string } | undefined)?.status ?? 'ok'),
+        body: data,
+      });
   });
 
   return (

@@ -84,13 +84,18 @@ export function ToolsetsTab(props: { projectId: string }) {
       <section class="card" aria-labelledby="toolsets-h">
         <h2 id="toolsets-h">Toolsets</h2>
         <p class="hint">
-          A toolset is what an agent sees of this project's tools: chosen, renamed, described for it, with arguments fixed or paths confined,
-          served directly or behind search_tools and call_tool.
+          A toolset is what an agent sees of this project's tools: chosen, renamed, described for it, with arguments fixed or paths
+          confined, served directly or behind search_tools and call_tool.
         </p>
         <ErrorNote error={toolsets.error ?? listAction.error} />
         {toolsets.data && toolsets.data.items.length === 0 ? <p>No toolsets yet.</p> : null}
         {toolsets.data && toolsets.data.items.length > 0 ? (
-          <Table caption="Toolsets of this project" captionHidden columns={['Slug', 'Name', 'Mode', 'Tools the model can call', 'Updated']} actions>
+          <Table
+            caption="Toolsets of this project"
+            captionHidden
+            columns={['Slug', 'Name', 'Mode', 'Tools the model can call', 'Updated']}
+            actions
+          >
             {toolsets.data.items.map((t) => (
               <tr key={t.slug} class="toolset-row">
                 <td>
@@ -117,13 +122,24 @@ export function ToolsetsTab(props: { projectId: string }) {
         <h2 id="toolset-form-h">{editing ? `Edit toolset ${editing}` : 'New toolset'}</h2>
         <form onSubmit={save}>
           <Field id="toolset-slug" label="Slug" hint="Lowercase letters, digits and dashes; part of the toolset's URLs">
-            <input id="toolset-slug" value={slug} required aria-describedby="toolset-slug-hint" onInput={(e) => setSlug(e.currentTarget.value)} />
+            <input
+              id="toolset-slug"
+              value={slug}
+              required
+              aria-describedby="toolset-slug-hint"
+              onInput={(e) => setSlug(e.currentTarget.value)}
+            />
           </Field>
           <Field id="toolset-name" label="Name">
             <input id="toolset-name" value={name} required onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
           <Field id="toolset-mode" label="Mode" hint="direct: the model sees the tools; search: it sees search_tools and call_tool">
-            <select id="toolset-mode" value={mode} aria-describedby="toolset-mode-hint" onChange={(e) => setMode(e.currentTarget.value as Mode)}>
+            <select
+              id="toolset-mode"
+              value={mode}
+              aria-describedby="toolset-mode-hint"
+              onChange={(e) => setMode(e.currentTarget.value as Mode)}
+            >
               <option value="direct">direct</option>
               <option value="search">search</option>
             </select>

@@ -44,7 +44,7 @@ export class PolicyResponseDto {
 
 export class PolicySchemaResponseDto {
   @ApiProperty({ example: 'Toolgate' }) namespace!: string;
-  @ApiProperty({ description: "The Cedar schema (human-readable syntax) every policy set is validated against" }) text!: string;
+  @ApiProperty({ description: 'The Cedar schema (human-readable syntax) every policy set is validated against' }) text!: string;
   @ApiProperty({ description: 'Which Cedar version evaluates the policies', example: '4.13.0' }) cedarVersion!: string;
 }
 
@@ -67,7 +67,12 @@ export class PolicyCheckAsDto {
 
 export class PolicyCheckBodyDto {
   @ApiProperty({ example: 'write_file' }) @IsString() @Length(1, 128) tool!: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { path: 'src/index.ts', content: '' }, description: 'The arguments, as the tool takes them' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { path: 'src/index.ts', content: '' },
+    description: 'The arguments, as the tool takes them',
+  })
   @IsOptional()
   @IsObject()
   arguments?: Record<string, unknown>;
@@ -85,9 +90,14 @@ export class DeterminingPolicyDto {
 }
 
 export class PolicyCheckResponseDto {
-  @ApiProperty({ enum: ['allow', 'forbid', 'ask'], description: 'forbid: refused (forbidden_by_policy); ask: parked for a person; allow: runs (unless approvalRequired parks it)' })
+  @ApiProperty({
+    enum: ['allow', 'forbid', 'ask'],
+    description: 'forbid: refused (forbidden_by_policy); ask: parked for a person; allow: runs (unless approvalRequired parks it)',
+  })
   decision!: 'allow' | 'forbid' | 'ask';
-  @ApiProperty({ type: [DeterminingPolicyDto], description: 'The policies that determined the decision' }) policies!: DeterminingPolicyDto[];
+  @ApiProperty({ type: [DeterminingPolicyDto], description: 'The policies that determined the decision' })
+  policies!: DeterminingPolicyDto[];
   @ApiProperty({ description: 'Whether any policy is in force for the project (tenant or project)' }) policyInForce!: boolean;
-  @ApiProperty({ description: 'Whether the call would wait for a person (a policy asks, or approvalRequired covers the tool)' }) wouldPark!: boolean;
+  @ApiProperty({ description: 'Whether the call would wait for a person (a policy asks, or approvalRequired covers the tool)' })
+  wouldPark!: boolean;
 }
