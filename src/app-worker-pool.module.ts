@@ -18,7 +18,11 @@ export class AppWorkerPool extends WorkerPool<AppWorkerTasks> implements OnAppli
     metrics.gauge('toolgate_worker_pool_threads', 'Worker pool threads running now (they start with the first task)', () => this.running);
     metrics.gauge('toolgate_worker_pool_max_threads', 'Worker pool threads at most', () => this.threads);
     metrics.gauge('toolgate_worker_pool_queued_tasks', 'Worker pool tasks waiting for a thread', () => this.queued);
-    metrics.gauge('toolgate_worker_pool_utilization', 'Share of the pool threads capacity spent running tasks since start (0-1)', () => this.utilization);
+    metrics.gauge(
+      'toolgate_worker_pool_utilization',
+      'Share of the pool threads capacity spent running tasks since start (0-1)',
+      () => this.utilization,
+    );
     metrics.gauge('toolgate_worker_pool_completed_tasks', 'Worker pool tasks completed since start', () => this.completed);
   }
 

@@ -105,7 +105,12 @@ describe('WorkerPool', () => {
     );
     type LimitsTask = { limits: (payload: object) => Promise<ResourceLimits> };
     const bounded = new WorkerPool<LimitsTask>({ threads: 1, entry, errors: appWorkerErrors });
-    const custom = new WorkerPool<LimitsTask>({ threads: 1, entry, errors: appWorkerErrors, resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 } });
+    const custom = new WorkerPool<LimitsTask>({
+      threads: 1,
+      entry,
+      errors: appWorkerErrors,
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 },
+    });
     try {
       expect(await bounded.run('limits', {})).toMatchObject(workerResourceLimits);
       expect(await custom.run('limits', {})).toMatchObject({ maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 });
@@ -118,18 +123,21 @@ describe('WorkerPool', () => {
     for (let d = 0; d < 30; d++) {
       const dir = join(root, 'tree', `dir-${String(d).padStart(2, '0')}`);
       await mkdir(dir, { recursive: true });
-      await Promise.all(
-        Array.from({ length: 100 }, (_, f) => writeFile(join(dir, `file-${String(f).padStart(3, '0')}.txt`), `${d}/${f}`)),
-      );
+      await Promise.all(Array.from({ length: 100 }, (_, f) => writeFile(join(dir, `file-${String(f).padStart(3, '0')}.txt`), `${d}/${f}`)));
     }
     await symlink('..', join(root, 'tree', 'dir-00', 'loop'));
     // A name JSON escapes, and one of more bytes than characters.
     await writeFile(join(root, 'tree', 'dir-05', 'aé "q".txt'), 'x');
+    // A name that is not UTF-8: listed escaped and flagged, the flag kept across the thread boundary.
+    await writeFile(Buffer.concat([Buffer.from(join(root, 'tree', 'dir-06', 'b')), Buffer.from([0xff])]), 'x');
     for (const details of [false, true]) {
       const options = { limit: 10_000, maxDepth: 10, details };
       const viaPool = columnsToListing(await pool.run('listWorkspaceRecursive', { root, path: 'tree', options }));
       expect(viaPool.truncated).toBe(false);
-      expect(viaPool.entries).toHaveLength(30 + 3000 + 2);
+      expect(viaPool.entries).toHaveLength(30 + 3000 + 3);
+      expect(viaPool.entries.filter((entry) => entry.escapedName)).toEqual([
+        expect.objectContaining({ name: 'b%FF', path: 'tree/dir-06/b%FF', type: 'file', escapedName: true }),
+      ]);
       expect(viaPool.entries[0].path).toBe('tree/dir-00');
       expect(viaPool.entries.at(-1)!.path).toBe('tree/dir-29/file-099.txt');
       expect(viaPool.entries.at(-1)!.size).toBe(details ? '29/99'.length : undefined);
@@ -158,7 +166,11 @@ describe('WorkerPool', () => {
     expect(measureJson(big, { maxDepth: 3, maxBytes: 32 * 1024 * 1024 })).toBe('fits');
     expect(measureJson(big, { maxDepth: 2, maxBytes: 32 * 1024 * 1024 })).toEqual({ exceeded: 'depth' });
     const small = await listRecursivelyAsJson(pool, root, 'for-answers', { limit: 10, maxDepth: 1 }, 32 * 1024 * 1024);
-    expect(small).toEqual({ path: 'for-answers', entries: [expect.objectContaining({ path: 'for-answers/big' }), expect.objectContaining({ path: 'for-answers/small.txt' })], truncated: false });
+    expect(small).toEqual({
+      path: 'for-answers',
+      entries: [expect.objectContaining({ path: 'for-answers/big' }), expect.objectContaining({ path: 'for-answers/small.txt' })],
+      truncated: false,
+    });
     const capped = await listRecursivelyAsJson(pool, root, 'for-answers/big', options, 1024);
     expect(capped).toBeInstanceOf(JsonText);
     expect(measureJson(capped, { maxDepth: 256, maxBytes: 1024 })).toEqual({ exceeded: 'size' });
@@ -167,7 +179,9 @@ describe('WorkerPool', () => {
 
   it('hashes a confined file on a worker thread', async () => {
     await writeFile(join(root, 'data.bin'), Buffer.alloc(3 * 1024 * 1024 + 17, 7));
-    const expected = createHash('sha256').update(Buffer.alloc(3 * 1024 * 1024 + 17, 7)).digest('hex');
+    const expected = createHash('sha256')
+      .update(Buffer.alloc(3 * 1024 * 1024 + 17, 7))
+      .digest('hex');
     expect(await pool.run('hashFile', { root, path: 'data.bin' })).toEqual({
       path: 'data.bin',
       size: 3 * 1024 * 1024 + 17,
@@ -214,9 +228,7 @@ describe('WorkerPool', () => {
 
   it('leaves no descriptors open after a worker is terminated by an abort', async () => {
     const openOnHugeFile = async () => {
-      const targets = await Promise.all(
-        (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
-      );
+      const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
       return targets.filter((t) => t.endsWith('/huge.bin')).length;
     };
     await makeHugeFile();

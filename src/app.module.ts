@@ -5,9 +5,11 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ChangeBusModule } from './common/bus/change-bus.module.js';
 import { ProjectChangesModule } from './common/events/project-changes.module.js';
 import { SecretsModule } from './common/secrets/secrets.module.js';
+import { SchedulingModule } from './common/scheduling/scheduling.module.js';
 import { WorkerPoolModule } from './app-worker-pool.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
+import { ToolRoutesModule } from './tools/routes/tool-routes.module.js';
 import { SkillReviewModule } from './skills/review/skill-review.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { ToolsetsModule } from './toolsets/toolsets.module.js';
@@ -30,6 +32,7 @@ import { WorkspaceModule } from './workspace/workspace.module.js';
 import { KeyRevocationsModule } from './common/auth/key-revocations.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { ConnectionsModule } from './connections/connections.module.js';
+import { ApprovalRoutesModule } from './approval-routes/approval-routes.module.js';
 
 @Module({})
 export class AppModule {
@@ -42,6 +45,8 @@ export class AppModule {
       // and 32nd of 69). Fastify's router is a radix tree: the order costs it nothing.
       imports: [
         ConfigModule.forRoot(config),
+        SchedulingModule,
+        ToolRoutesModule,
         CallsModule,
         McpModule,
         MetricsModule,
@@ -64,6 +69,7 @@ export class AppModule {
         PolicyModule,
         OAuthModule,
         ConnectionsModule,
+        ApprovalRoutesModule,
         RateLimitModule,
         ShutdownModule,
         HealthModule,

@@ -32,9 +32,16 @@ async function bootstrap(): Promise<void> {
   });
   configureApp(app, config, pinoLogger);
   await app.listen(config.port, config.host);
-  if (closed.length > 0) pinoLogger.info({ descriptors: closed }, 'Closed descriptors inherited from the launcher, so that no command can reach them');
+  if (closed.length > 0)
+    pinoLogger.info({ descriptors: closed }, 'Closed descriptors inherited from the launcher, so that no command can reach them');
   pinoLogger.info(
-    { port: config.port, host: config.host, database: config.database.kind, httpAdapter: config.httpAdapter, tracing: config.tracing.exporter },
+    {
+      port: config.port,
+      host: config.host,
+      database: config.database.kind,
+      httpAdapter: config.httpAdapter,
+      tracing: config.tracing.exporter,
+    },
     'Toolgate is listening',
   );
 }

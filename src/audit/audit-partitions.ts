@@ -29,7 +29,8 @@ export class AuditPartitions implements OnApplicationBootstrap, OnApplicationShu
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const sweep = () => this.sweep().catch((error: unknown) => this.logger.warn(`audit partition sweep failed, retried later: ${String(error)}`));
+    const sweep = () =>
+      this.sweep().catch((error: unknown) => this.logger.warn(`audit partition sweep failed, retried later: ${String(error)}`));
     // Not fatal: a row that finds no partition makes the writer create it (cover below).
     await sweep();
     this.timer = setInterval(() => void sweep(), Math.min(LONGEST_SWEEP_INTERVAL_MS, Math.max(1000, this.widthMs / 4)));

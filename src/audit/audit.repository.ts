@@ -40,7 +40,18 @@ export interface InvocationRecord {
   user?: string | null;
 }
 
-export const INVOCATION_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired', 'authorization_required'] as const;
+// input_required: an MCP client's call (protocol revision 2026-07-28) whose MCP source asked it for input first.
+export const INVOCATION_STATUSES = [
+  'ok',
+  'error',
+  'timeout',
+  'invalid_arguments',
+  'denied',
+  'pending_approval',
+  'expired',
+  'authorization_required',
+  'input_required',
+] as const;
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
 // rest and mcp: tool calls; browse: a person reading the workspace through the browsing routes.
 export const INVOCATION_CHANNELS = ['rest', 'mcp', 'browse'] as const;
@@ -133,8 +144,17 @@ export class AuditRepository {
     return (await this.prisma.invocation.findFirst({ where: { tenantId, projectId }, select: { id: true } })) !== null;
   }
 
+  // `since`: no later than the call started (the rows are partitioned by started_at).
+  async markResultDropped(tenantId: string, id: string, since: Date, errorCode: string, errorMessage: string): Promise<void> {
+    if (!isUuid(id)) return;
+    await this.prisma.invocation.updateMany({ where: { id, tenantId, startedAt: { gte: since } }, data: { errorCode, errorMessage } });
+  }
+
   async markDecided(tenantId: string, id: string, startedAt: Date, decider: { keyId: string; name: string }): Promise<void> {
-    await this.prisma.invocation.updateMany({ where: { id, startedAt, tenantId }, data: { decidedByKeyId: decider.keyId, decidedByName: decider.name } });
+    await this.prisma.invocation.updateMany({
+      where: { id, startedAt, tenantId },
+      data: { decidedByKeyId: decider.keyId, decidedByName: decider.name },
+    });
   }
 
   listPage(
@@ -157,7 +177,13 @@ export class AuditRepository {
 
   // One page of the export in seq order; the window is on started_at, the column the table is
   // partitioned by, so partitions outside it are never read.
-  async exportPage(tenantId: string, projectId: string, window: ExportWindow, afterSeq: bigint, limit: number): Promise<ExportedInvocationRow[]> {
+  async exportPage(
+    tenantId: string,
+    projectId: string,
+    window: ExportWindow,
+    afterSeq: bigint,
+    limit: number,
+  ): Promise<ExportedInvocationRow[]> {
     if (!isUuid(projectId)) return [];
     const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
     // ORDER BY names the column, not the text alias of the same name (text order would put 10 before 9).

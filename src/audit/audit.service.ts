@@ -4,7 +4,10 @@ import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 import { jsonbSafe } from './jsonb-safe.js';
 
-export type AuditEntry = Omit<InvocationRecord, 'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId' | 'toolset' | 'exposedTool' | 'user'> & {
+export type AuditEntry = Omit<
+  InvocationRecord,
+  'argumentsJson' | 'argumentsTruncated' | 'redactedPathsJson' | 'traceId' | 'toolset' | 'exposedTool' | 'user'
+> & {
   // The end user the call was made for (Toolgate-User).
   user?: string | null;
   // A call through a toolset (see InvocationRecord).
@@ -44,7 +47,8 @@ export class AuditService {
       durationMs: entry.durationMs,
       argumentsJson: json,
       argumentsTruncated: truncated,
-      redactedPathsJson: entry.redactedPaths.length > 0 ? jsonbSafe(capPaths(entry.redactedPaths, this.config.audit.argumentsMaxBytes)) : null,
+      redactedPathsJson:
+        entry.redactedPaths.length > 0 ? jsonbSafe(capPaths(entry.redactedPaths, this.config.audit.argumentsMaxBytes)) : null,
       startedAt: entry.startedAt,
       finishedAt: entry.finishedAt,
       traceId: entry.traceId ?? null,
@@ -56,6 +60,14 @@ export class AuditService {
       policyIds: entry.policyIds ?? null,
       user: entry.user == null ? null : withoutNul(entry.user),
     });
+  }
+
+  // A call that ran, whose result its caller never got (a batch's answer past RESPONSE_MAX_BYTES): its
+  // row keeps the status of what the call did, and says why the caller was answered an error instead.
+  async markResultDropped(tenantId: string, id: string, since: Date, errorCode: string, errorMessage: string): Promise<void> {
+    // The row may still be queued: written first, then changed.
+    await this.writer.drain();
+    await this.repository.markResultDropped(tenantId, id, since, errorCode, errorMessage);
   }
 
   // Names who decided a parked call on its audit row (written already: the caller flushed).
@@ -107,7 +119,10 @@ export function capArguments(args: unknown, maxBytes: number): { json: string | 
   }
   text = jsonbSafe(text);
   if (Buffer.byteLength(text) <= maxBytes) return { json: text, truncated: false };
-  const preview = Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  const preview = Buffer.from(text)
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
   return { json: JSON.stringify({ preview }), truncated: true };
 }
 

@@ -1,15 +1,30 @@
 import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import {
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiProduces,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { AllowRoles, CurrentTenant, ProjectScoped, type Tenant, TenantAuth } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { INVOCATION_ID, PROJECT_ID } from '../common/http/api-params.js';
-import { ExportInvocationsQueryDto, InvocationListResponseDto, InvocationResponseDto, ListInvocationsQueryDto } from './dto/invocation.dto.js';
+import {
+  ExportInvocationsQueryDto,
+  InvocationListResponseDto,
+  InvocationResponseDto,
+  ListInvocationsQueryDto,
+} from './dto/invocation.dto.js';
 import { InvocationsExportService } from './invocations-export.service.js';
 import { InvocationsService } from './invocations.service.js';
 
 @ApiTags('invocations')
 @TenantAuth()
 @Controller('v1/projects/:projectId/invocations')
+@ProjectScoped('projectId')
 @ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found or invocation_not_found' })
 export class InvocationsController {
@@ -35,7 +50,13 @@ export class InvocationsController {
   @ApiOperation({ operationId: 'exportInvocations', summary: 'Export the audit log as NDJSON, resumable by cursor' })
   @Header('Cache-Control', 'no-store')
   @ApiProduces('application/x-ndjson')
-  @ApiOkResponse({ schema: { type: 'string' }, description: 'One invocation per line (the listing\'s fields plus `cursor`), oldest first' })
+  @ApiOkResponse({ schema: { type: 'string' }, description: "One invocation per line (the listing's fields plus `cursor`), oldest first" })
+  // The refusal is JSON, not NDJSON (@ApiProduces would say so of a response given only a type).
+  @ApiTooManyRequestsResponse({
+    description:
+      'too_many_exports: the tenant already has AUDIT_EXPORTS_PER_TENANT exports in progress on this instance (Retry-After); rate_limited',
+    content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
+  })
   async export(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,

@@ -38,7 +38,10 @@ export class InvocationsService {
     const rows = await this.repository.listPage(tenantId, projectId, filter, limit, after, tools);
     const items = rows.slice(0, limit);
     const last = items.at(-1);
-    return { items: items.map((row) => InvocationResponseDto.from(row)), nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
+    return {
+      items: items.map((row) => InvocationResponseDto.from(row)),
+      nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null,
+    };
   }
 
   // An admin or approver key, who decides the call, sees its arguments as they will run while it waits;
@@ -70,6 +73,7 @@ function approvalOf(call: ParkedCall, showPendingArguments: boolean): Pick<Invoc
       expiresAt: call.expiresAt.toISOString(),
       decidedBy: call.decidedByKeyId === null ? null : { keyId: call.decidedByKeyId, name: call.decidedByName },
       pathPrefix: call.pathPrefix,
+      argumentsDigest: call.argumentsDigest,
       ...(showPendingArguments && call.status === 'pending' ? { pendingArguments: asTheyWillRun(call) } : {}),
     },
     ...(call.outcome !== null ? { outcome: call.outcome as Record<string, unknown> } : {}),

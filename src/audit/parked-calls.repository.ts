@@ -24,11 +24,14 @@ export interface NewParkedCall {
   requestedByName: string;
   // That key's role: the approved run is decided by the policies as that key.
   requestedByRole: string;
+  // The end user the call is for (Toolgate-User); null: none. The approved run acts as them.
+  user: string | null;
   // Through a toolset that confines the tool to a directory of the workspace: that directory.
   pathPrefix: string | null;
   // Through a toolset: its slug and the name the model called the tool by.
   toolset: string | null;
   exposedTool: string | null;
+  argumentsDigest: string;
 }
 
 // The key under which a parked call's arguments rest sealed.
@@ -52,9 +55,18 @@ export class ParkedCallsRepository {
   ) {}
 
   // The arguments rest sealed (SECRETS_KEY) while the call waits: they are what will run, secrets included.
-  async create(call: NewParkedCall): Promise<void> {
-    const sealed = { [SEALED]: this.box.seal(JSON.stringify(call.arguments)) };
-    await this.prisma.parkedCall.create({ data: { ...call, arguments: sealed, status: 'pending' } });
+  // Stored once, here (the audit row keeps its bounded preview). `bytes`: what the row's arguments count
+  // against the tenant's storedAnswerBytes (as BudgetsRepository.storedAnswerBytes measures them).
+  // The encryption runs off the event loop (SecretBox.sealAsync).
+  async seal(args: Record<string, unknown>): Promise<{ sealed: Prisma.InputJsonObject; bytes: number }> {
+    const sealed = { [SEALED]: await this.box.sealAsync(JSON.stringify(args)) };
+    // Sealed text is base64 of ciphertext, which the database does not compress: stored, it takes its
+    // length and a few bytes of jsonb header.
+    return { sealed, bytes: Buffer.byteLength(sealed[SEALED]) + 32 };
+  }
+
+  async create(call: NewParkedCall, sealed?: Prisma.InputJsonObject, tx: Prisma.TransactionClient = this.prisma): Promise<void> {
+    await tx.parkedCall.create({ data: { ...call, arguments: sealed ?? (await this.seal(call.arguments)).sealed, status: 'pending' } });
   }
 
   // With its arguments opened again (rows parked before sealing hold them plain).
@@ -77,8 +89,10 @@ export class ParkedCallsRepository {
       select: { revokedAt: true, expiresAt: true, oauthGrant: { select: { decidedByKeyId: true, revokedAt: true, expiresAt: true } } },
     });
     if (key === null) return { consentedByKeyId: null, active: true };
-    const holds = (revokedAt: Date | null, expiresAt: Date | null) => revokedAt === null && (expiresAt === null || expiresAt.getTime() > Date.now());
-    if (key.oauthGrant) return { consentedByKeyId: key.oauthGrant.decidedByKeyId, active: holds(key.oauthGrant.revokedAt, key.oauthGrant.expiresAt) };
+    const holds = (revokedAt: Date | null, expiresAt: Date | null) =>
+      revokedAt === null && (expiresAt === null || expiresAt.getTime() > Date.now());
+    if (key.oauthGrant)
+      return { consentedByKeyId: key.oauthGrant.decidedByKeyId, active: holds(key.oauthGrant.revokedAt, key.oauthGrant.expiresAt) };
     return { consentedByKeyId: null, active: holds(key.revokedAt, key.expiresAt) };
   }
 
@@ -100,7 +114,14 @@ export class ParkedCallsRepository {
     if (!isUuid(projectId) || !isUuid(id)) return null;
     const { count } = await this.prisma.parkedCall.updateMany({
       where: { id, tenantId, projectId, status: 'pending', expiresAt: { gt: new Date() } },
-      data: { status, reason, decidedAt: new Date(), decidedByKeyId: decider.keyId, decidedByName: decider.name, ...(status === 'denied' ? { arguments: Prisma.DbNull } : {}) },
+      data: {
+        status,
+        reason,
+        decidedAt: new Date(),
+        decidedByKeyId: decider.keyId,
+        decidedByName: decider.name,
+        ...(status === 'denied' ? { arguments: Prisma.DbNull } : {}),
+      },
     });
     return count > 0 ? this.findById(tenantId, projectId, id) : null;
   }
@@ -116,15 +137,26 @@ export class ParkedCallsRepository {
     const kept =
       'text' in written
         ? outcome
-        : { invocationId: outcome.invocationId, tool: outcome.tool, status: 'error', error: droppedResult(written, limits), durationMs: outcome.durationMs };
+        : {
+            invocationId: outcome.invocationId,
+            tool: outcome.tool,
+            status: 'error',
+            error: droppedResult(written, limits),
+            durationMs: outcome.durationMs,
+          };
     const stored = JSON.parse(jsonbSafe('text' in written ? written.text : JSON.stringify(kept))) as Record<string, unknown>;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.prisma.parkedCall.update({ where: { id }, data: { status: 'done', outcome: stored as Prisma.InputJsonObject, arguments: Prisma.DbNull } });
+        await this.prisma.parkedCall.update({
+          where: { id },
+          data: { status: 'done', outcome: stored as Prisma.InputJsonObject, arguments: Prisma.DbNull },
+        });
         return stored;
       } catch (error) {
         if (attempt >= FINISH_ATTEMPTS) {
-          this.logger.error(`The outcome of approved call ${id} could not be stored: ${error instanceof Error ? error.message : String(error)}`);
+          this.logger.error(
+            `The outcome of approved call ${id} could not be stored: ${error instanceof Error ? error.message : String(error)}`,
+          );
           return stored;
         }
         await sleep(FINISH_RETRY_MS * attempt);
@@ -136,7 +168,10 @@ export class ParkedCallsRepository {
   // under: their instance stopped, or could not write their outcome. Each gets its final state with an error
   // saying so (whether it ran is not known) and is returned; at most `limit` a time.
   async finishAbandoned(afterMs: number, limit: number): Promise<{ call: ParkedCall; error: typeof OUTCOME_LOST }[]> {
-    const due = await this.prisma.parkedCall.findMany({ where: { status: 'approved', decidedAt: { lte: new Date(Date.now() - afterMs) } }, take: limit });
+    const due = await this.prisma.parkedCall.findMany({
+      where: { status: 'approved', decidedAt: { lte: new Date(Date.now() - afterMs) } },
+      take: limit,
+    });
     const finished: { call: ParkedCall; error: typeof OUTCOME_LOST }[] = [];
     for (const call of due) {
       const outcome = { invocationId: call.id, tool: call.tool, status: 'error', error: OUTCOME_LOST };
@@ -148,6 +183,16 @@ export class ParkedCallsRepository {
       if (count > 0) finished.push({ call, error: OUTCOME_LOST });
     }
     return finished;
+  }
+
+  // Decided calls (done, denied, expired) whose decision is older than `keptMs`, deleted: their outcome is an
+  // answer stored for whoever asks for it later, kept as long as an Idempotency-Key's stored answer, and it
+  // counts in the tenant's storedAnswerBytes until it goes. Their audit rows stay. At most `limit` a time.
+  async pruneDecided(keptMs: number, limit: number): Promise<number> {
+    return this.prisma.$executeRaw`DELETE FROM parked_calls WHERE id IN (
+      SELECT id FROM parked_calls
+      WHERE status IN ('done', 'denied', 'expired') AND decided_at < now() - make_interval(secs => ${keptMs / 1000})
+      LIMIT ${limit})`;
   }
 
   // The answer of a denied or expired call; its status stays.
@@ -173,6 +218,7 @@ export class ParkedCallsRepository {
 
 const OUTCOME_LOST = {
   code: 'outcome_lost',
-  message: 'This call was approved, but the instance running it stopped before it stored the outcome; it may or may not have run. Check its effects before calling it again.',
+  message:
+    'This call was approved, but the instance running it stopped before it stored the outcome; it may or may not have run. Check its effects before calling it again.',
   retryable: false,
 };

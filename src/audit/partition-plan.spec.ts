@@ -19,7 +19,9 @@ describe('audit partition plan', () => {
   });
 
   it('fills only the gaps around partitions of another width, never overlapping them', () => {
-    const existing = [{ name: partitionName(at('2026-11-23T00:00:15Z')), from: at('2026-11-23T00:00:15Z'), to: at('2026-11-23T00:00:30Z') }];
+    const existing = [
+      { name: partitionName(at('2026-11-23T00:00:15Z')), from: at('2026-11-23T00:00:15Z'), to: at('2026-11-23T00:00:30Z') },
+    ];
     const made = rangesToCreate(existing, at('2026-11-23T00:00:00Z'), at('2026-11-23T12:00:00Z'), DAY_MS);
     expect(made.map((r) => [new Date(r.from).toISOString(), new Date(r.to).toISOString()])).toEqual([
       ['2026-11-23T00:00:00.000Z', '2026-11-23T00:00:15.000Z'],

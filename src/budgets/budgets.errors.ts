@@ -1,6 +1,6 @@
 import { describeBytes } from '../common/format/describe-bytes.js';
 import { AppError } from '../common/errors/app-error.js';
-import type { BudgetName } from './tenant-budgets.js';
+import type { BudgetName } from './tenant-usage.js';
 
 const isBytes = (budget: BudgetName) => budget.endsWith('Bytes');
 const show = (budget: BudgetName, figure: number) => (isBytes(budget) ? describeBytes(figure) : String(figure));
@@ -9,7 +9,7 @@ const show = (budget: BudgetName, figure: number) => (isBytes(budget) ? describe
 // commands) answer 429 with Retry-After; the others (projects, stored answers) 403 until something is
 // deleted or expires, as Kubernetes answers a ResourceQuota.
 export function tenantBudgetExceeded(budget: BudgetName, limit: number, inUse: number, asked: number, advice: string): AppError {
-  const transient = budget === 'concurrentCommands' || budget === 'commandMemoryBytes';
+  const transient = budget === 'concurrentCommands' || budget === 'commandMemoryBytes' || budget === 'concurrentCalls';
   return new AppError(
     transient ? 429 : 403,
     'tenant_budget_exceeded',

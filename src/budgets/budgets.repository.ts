@@ -3,7 +3,7 @@ import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { TenantBudgetFigures } from '../config/app-config.js';
-import type { TenantUsage } from './tenant-budgets.js';
+import type { DatabaseUsage } from './tenant-usage.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -33,7 +33,9 @@ export class BudgetsRepository {
   async withTenantLocked<T>(tenantId: string, fn: (tx: Tx, overrides: Partial<TenantBudgetFigures>) => Promise<T>): Promise<T | false> {
     if (!isUuid(tenantId)) return false;
     return this.prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<Array<{ budgets: Partial<TenantBudgetFigures> }>>`SELECT budgets FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
+      const rows = await tx.$queryRaw<
+        Array<{ budgets: Partial<TenantBudgetFigures> }>
+      >`SELECT budgets FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
       if (rows.length === 0) return false;
       return fn(tx, rows[0].budgets ?? {});
     });
@@ -46,7 +48,9 @@ export class BudgetsRepository {
   }
 
   async insertLease(tx: Tx, lease: { id: string; tenantId: string; memoryBytes: number; expiresAt: Date }): Promise<void> {
-    await tx.commandLease.create({ data: { id: lease.id, tenantId: lease.tenantId, memoryBytes: BigInt(lease.memoryBytes), expiresAt: lease.expiresAt } });
+    await tx.commandLease.create({
+      data: { id: lease.id, tenantId: lease.tenantId, memoryBytes: BigInt(lease.memoryBytes), expiresAt: lease.expiresAt },
+    });
   }
 
   async deleteLease(id: string): Promise<void> {
@@ -59,21 +63,31 @@ export class BudgetsRepository {
   }
 
   async storedAnswerBytes(tx: Tx | PrismaService, tenantId: string): Promise<number> {
-    // octet_length of a text or json value reads its stored size, without decompressing it.
+    // octet_length of a text or json value reads its stored size, without decompressing it. A parked call
+    // counts its (sealed) arguments while it waits, as stored (pg_column_size: no jsonb turned into text on
+    // every park), and its outcome once decided; arguments are dropped at the decision, so a decided call
+    // counts its outcome alone.
     const [row] = await tx.$queryRaw<Array<{ bytes: bigint | null }>>`
       SELECT (SELECT coalesce(sum(octet_length(outcome)), 0) FROM idempotency_keys
                WHERE tenant_id = ${tenantId}::uuid AND outcome IS NOT NULL AND expires_at > now())
-           + (SELECT coalesce(sum(octet_length(outcome::text)), 0) FROM parked_calls
-               WHERE tenant_id = ${tenantId}::uuid AND outcome IS NOT NULL) AS bytes`;
+           + (SELECT coalesce(sum(coalesce(octet_length(outcome::text), 0) + coalesce(pg_column_size(arguments), 0)), 0) FROM parked_calls
+               WHERE tenant_id = ${tenantId}::uuid AND (outcome IS NOT NULL OR arguments IS NOT NULL)) AS bytes`;
     return Number(row?.bytes ?? 0);
   }
 
-  async usage(tenantId: string): Promise<TenantUsage> {
-    const [projects, commands, storedAnswerBytes] = await Promise.all([
+  async usage(tenantId: string): Promise<DatabaseUsage> {
+    const [projects, skills, commands, storedAnswerBytes] = await Promise.all([
       this.prisma.project.count({ where: { tenantId } }),
+      this.prisma.skill.count({ where: { tenantId } }),
       this.runningCommands(this.prisma, tenantId),
       this.storedAnswerBytes(this.prisma, tenantId),
     ]);
-    return { maxProjects: projects, concurrentCommands: commands.count, commandMemoryBytes: commands.memoryBytes, storedAnswerBytes };
+    return {
+      maxProjects: projects,
+      maxSkills: skills,
+      concurrentCommands: commands.count,
+      commandMemoryBytes: commands.memoryBytes,
+      storedAnswerBytes,
+    };
   }
 }

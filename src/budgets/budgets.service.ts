@@ -2,20 +2,31 @@ import { Injectable } from '@nestjs/common';
 import { tenantNotFound } from '../tenants/tenants.errors.js';
 import type { TenantBudgetFigures } from '../config/app-config.js';
 import { BudgetsRepository } from './budgets.repository.js';
+import { CallAdmission } from './call-admission.js';
 import type { TenantBudgetsDto, TenantUsageResponseDto } from './dto/budgets.dto.js';
-import { BUDGET_NAMES, TenantBudgets } from './tenant-budgets.js';
+import { TenantBudgets } from './tenant-budgets.js';
+import { BUDGET_NAMES } from './tenant-usage.js';
+import { TenantStorage } from '../workspace/tenant-storage.js';
 
 @Injectable()
 export class BudgetsService {
   constructor(
     private readonly budgets: TenantBudgets,
     private readonly repository: BudgetsRepository,
+    private readonly calls: CallAdmission,
+    private readonly storage: TenantStorage,
   ) {}
 
   async usageOf(tenantId: string): Promise<TenantUsageResponseDto> {
     const budgets = await this.budgets.figures(tenantId);
     if (!budgets) throw tenantNotFound(tenantId);
-    return { tenantId, budgets, usage: await this.budgets.usage(tenantId) };
+    // Calls in progress are counted by each instance: this one's.
+    const [counted, storage] = await Promise.all([this.budgets.usage(tenantId), this.storage.usage(tenantId)]);
+    return {
+      tenantId,
+      budgets,
+      usage: { ...counted, concurrentCalls: this.calls.inProgress(tenantId), storageBytes: storage.bytes, storageInodes: storage.inodes },
+    };
   }
 
   // The figures the operator set for the tenant (a null one goes back to its default); answers those in force.
@@ -29,6 +40,7 @@ export class BudgetsService {
       else if (value !== undefined) next[name] = value;
     }
     await this.repository.setOverrides(tenantId, next);
+    this.calls.forget(tenantId);
     return this.budgets.merge(next);
   }
 }

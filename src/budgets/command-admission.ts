@@ -34,11 +34,13 @@ export class CommandAdmission implements OnModuleInit, OnModuleDestroy {
   // Runs `command` once the tenant has room for one more command of `memoryBytes`, and frees the room after.
   async run<T>(tenantId: string, memoryBytes: number, timeoutMs: number, command: () => Promise<T>): Promise<T> {
     const id = randomUUID();
+    this.budgets.active(tenantId);
     const refusal = await this.repository.withTenantLocked(tenantId, async (tx, overrides) => {
       const budget = this.budgets.merge(overrides);
       const running = await this.repository.runningCommands(tx, tenantId);
       const wait = "Wait for the tenant's running commands to finish, then call again.";
-      if (running.count + 1 > budget.concurrentCommands) return tenantBudgetExceeded('concurrentCommands', budget.concurrentCommands, running.count, 1, wait);
+      if (running.count + 1 > budget.concurrentCommands)
+        return tenantBudgetExceeded('concurrentCommands', budget.concurrentCommands, running.count, 1, wait);
       if (running.memoryBytes + memoryBytes > budget.commandMemoryBytes) {
         return tenantBudgetExceeded('commandMemoryBytes', budget.commandMemoryBytes, running.memoryBytes, memoryBytes, wait);
       }

@@ -1,17 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type TenantBudgetFigures } from '../config/app-config.js';
 import { BudgetsRepository } from './budgets.repository.js';
-
-export type BudgetName = keyof TenantBudgetFigures;
-export const BUDGET_NAMES: readonly BudgetName[] = ['maxProjects', 'concurrentCommands', 'commandMemoryBytes', 'storedAnswerBytes'];
-
-// What a tenant holds now, budget by budget (figures of every instance together, from the database).
-export interface TenantUsage {
-  maxProjects: number;
-  concurrentCommands: number;
-  commandMemoryBytes: number;
-  storedAnswerBytes: number;
-}
+import { BUDGET_NAMES, type DatabaseUsage } from './tenant-usage.js';
 
 // A tenant's budgets: the operator's defaults (TENANT_* settings) with the figures set for this tenant on
 // top. Read from its row where it is checked, so a change holds on every instance at once.
@@ -26,8 +16,20 @@ export class TenantBudgets {
     return this.config.budgets;
   }
 
-  // Null: no such tenant.
-  async figures(tenantId: string): Promise<TenantBudgetFigures | null> {
+  // Called with a tenant whose budgets were just consulted (the metrics follow the active tenants).
+  private readonly activity: Array<(tenantId: string) => void> = [];
+
+  onActive(listener: (tenantId: string) => void): void {
+    this.activity.push(listener);
+  }
+
+  active(tenantId: string): void {
+    for (const listener of this.activity) listener(tenantId);
+  }
+
+  // Null: no such tenant. `track`: false for a look that is no activity of the tenant's (the metrics').
+  async figures(tenantId: string, { track = true } = {}): Promise<TenantBudgetFigures | null> {
+    if (track) this.active(tenantId);
     const overrides = await this.repository.overrides(tenantId);
     return overrides && this.merge(overrides);
   }
@@ -41,7 +43,9 @@ export class TenantBudgets {
     return figures;
   }
 
-  usage(tenantId: string): Promise<TenantUsage> {
+  // What the database counts (calls in progress are counted by each instance: CallAdmission; storage is
+  // measured on disk: TenantStorage).
+  usage(tenantId: string): Promise<DatabaseUsage> {
     return this.repository.usage(tenantId);
   }
 }

@@ -4,17 +4,27 @@ import { AuditService } from '../audit/audit.service.js';
 import { ParkedCallsRepository } from '../audit/parked-calls.repository.js';
 import { AppError } from '../common/errors/app-error.js';
 import { redactMessage } from '../common/secrets/secret-redaction.js';
-import { approvalAlreadyDecided, approvalExpired, approvalNotFound, approvalRequesterEnded, approvalSelfDecision } from './calls.errors.js';
+import { ApprovalNotices } from '../approval-routes/approval-notices.js';
+import { argumentsDigest } from '../common/json/arguments-digest.js';
+import {
+  approvalArgumentsChanged,
+  approvalAlreadyDecided,
+  approvalExpired,
+  approvalNotFound,
+  approvalRequesterEnded,
+  approvalSelfDecision,
+} from './calls.errors.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ParkedCall } from '../generated/prisma/client.js';
 import { InFlightCalls } from '../tools/in-flight-calls.js';
-import { type CallIdentity, InvocationRecorder } from '../tools/invocation-recorder.js';
-import { ToolCallsService } from '../tools/tool-calls.service.js';
+import { type CallIdentity, CallRecorder } from '../tools/call-recorder.js';
+import { CallDispatcher } from '../tools/call-dispatcher.js';
 import { refusedCallStatus } from '../tools/tools.errors.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import type { DecisionResponseDto } from './dto/approval.dto.js';
 
 const EXPIRE_BATCH = 100;
+const PRUNE_BATCH = 1000;
 // The reason a withdrawn call keeps (its decider is the key that made it).
 const WITHDRAWN = 'withdrawn by the key that made it';
 // An approved call still unfinished this long after its decision is past any deadline (120 s at most) and
@@ -32,11 +42,12 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly parked: ParkedCallsRepository,
-    private readonly calls: ToolCallsService,
+    private readonly dispatcher: CallDispatcher,
     private readonly registry: ToolRegistry,
-    private readonly recorder: InvocationRecorder,
+    private readonly recorder: CallRecorder,
     private readonly audit: AuditService,
     private readonly inFlight: InFlightCalls,
+    private readonly notices: ApprovalNotices,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -50,7 +61,16 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.sweeper);
   }
 
-  async approve(tenantId: string, projectId: string, invocationId: string, reason: string | null, decider: Decider): Promise<DecisionResponseDto> {
+  // `digest`: the argumentsDigest the approver saw; arguments that no longer have it are not run (409), and
+  // the call stays pending for a decision on what it holds.
+  async approve(
+    tenantId: string,
+    projectId: string,
+    invocationId: string,
+    reason: string | null,
+    decider: Decider,
+    digest: string | null = null,
+  ): Promise<DecisionResponseDto> {
     await this.registry.forProject(tenantId, projectId);
     // Not while shutting down: an approved call must run, not be refused for a reason the approver cannot fix.
     this.inFlight.admit();
@@ -61,21 +81,27 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       await this.refuse(tenantId, projectId, invocationId, 'the key that made it was revoked or has expired', decider);
       throw approvalRequesterEnded();
     }
+    if (digest !== null && pending?.status === 'pending') {
+      const held = argumentsDigest(pending.arguments);
+      if (held !== digest) throw approvalArgumentsChanged(held);
+    }
     const call = await this.parked.decide(tenantId, projectId, invocationId, 'approved', reason, decider);
     if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
+    await this.announce(call, 'approved', decider);
     // The pending row must be written before the row that replaces it.
     await this.audit.flush();
     await this.audit.markDecided(call.tenantId, call.id, call.startedAt, decider);
     const identity = identityOf(call);
     let outcome: Record<string, unknown>;
     try {
-      const result = await this.calls.runApproved({
+      const result = await this.dispatcher.dispatchApproved({
         ...identity,
         arguments: call.arguments,
         timeoutMs: call.timeoutMs,
         startedAt: call.startedAt,
         requestedBy: identity.caller,
         requestedByRole: call.requestedByRole,
+        user: call.user,
         pathPrefix: call.pathPrefix,
         exposed: call.toolset !== null && call.exposedTool !== null ? { toolset: call.toolset, name: call.exposedTool } : null,
       });
@@ -83,7 +109,12 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       this.recorder.result(identity, result.status, result.durationMs, result.error, decidedBy(decider));
     } catch (error) {
       if (!(error instanceof AppError)) {
-        await this.parked.finish(call.id, { invocationId: call.id, tool: shownName(call), status: 'error', error: { code: 'internal_error', message: 'The call failed unexpectedly' } });
+        await this.parked.finish(call.id, {
+          invocationId: call.id,
+          tool: shownName(call),
+          status: 'error',
+          error: { code: 'internal_error', message: 'The call failed unexpectedly' },
+        });
         throw error;
       }
       // Refused when admitted again (the tool was removed, the workspace moved): it did not run.
@@ -96,7 +127,13 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
     return { invocationId: call.id, decision: 'approved', decidedBy: decidedBy(decider), outcome };
   }
 
-  async deny(tenantId: string, projectId: string, invocationId: string, reason: string | null, decider: Decider): Promise<DecisionResponseDto> {
+  async deny(
+    tenantId: string,
+    projectId: string,
+    invocationId: string,
+    reason: string | null,
+    decider: Decider,
+  ): Promise<DecisionResponseDto> {
     await this.registry.forProject(tenantId, projectId);
     await this.checkDecider(tenantId, projectId, invocationId, decider);
     return this.refuse(tenantId, projectId, invocationId, reason, decider);
@@ -114,19 +151,28 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
   }
 
   // The denial itself, once the decider may decide.
-  private async refuse(tenantId: string, projectId: string, invocationId: string, reason: string | null, decider: Decider): Promise<DecisionResponseDto> {
+  private async refuse(
+    tenantId: string,
+    projectId: string,
+    invocationId: string,
+    reason: string | null,
+    decider: Decider,
+  ): Promise<DecisionResponseDto> {
     const call = await this.parked.decide(tenantId, projectId, invocationId, 'denied', reason, decider);
     if (!call) throw await this.whyNot(tenantId, projectId, invocationId);
     // The reason is a person's text: a credential pasted into it is redacted in the answer, the stored
     // outcome, the audit row and the event alike.
     const error = {
       code: 'approval_denied',
-      message: reason ? redactMessage(`A person denied this call: ${reason}. It did not run.`) : 'A person denied this call. It did not run.',
+      message: reason
+        ? redactMessage(`A person denied this call: ${reason}. It did not run.`)
+        : 'A person denied this call. It did not run.',
     };
     return this.recordDenial(call, error, decider);
   }
 
   private async recordDenial(call: ParkedCall, error: { code: string; message: string }, decider: Decider): Promise<DecisionResponseDto> {
+    await this.announce(call, 'denied', decider);
     await this.audit.flush();
     await this.recorder.refusedParked(identityOf(call), 'denied', error, call.startedAt, decidedBy(decider));
     await this.audit.flush();
@@ -168,20 +214,47 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
   async expireDue(): Promise<void> {
     try {
       await this.finishAbandoned();
+      await this.pruneDecided();
       for (;;) {
         const expired = await this.parked.expireDue(EXPIRE_BATCH);
         if (expired.length === 0) return;
         await this.audit.flush();
         for (const call of expired) {
-          const error = { code: 'approval_expired', message: `Nobody approved this call within ${this.config.calls.approvalTimeoutMs} ms; it expired and did not run.` };
+          const error = {
+            code: 'approval_expired',
+            message: `Nobody approved this call within ${this.config.calls.approvalTimeoutMs} ms; it expired and did not run.`,
+          };
           await this.recorder.refusedParked(identityOf(call), 'expired', error, call.startedAt);
           await this.parked.setOutcome(call.id, { invocationId: call.id, tool: shownName(call), status: 'expired', error });
+          await this.announce(call, 'expired', null);
         }
         if (expired.length < EXPIRE_BATCH) return;
       }
     } catch (error) {
       this.logger.warn(`Expiring parked calls failed: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  // approval.decided to the project's approval routes (queued; sending never holds up the decision).
+  private announce(call: ParkedCall, decision: 'approved' | 'denied' | 'expired', decider: Decider | null): Promise<void> {
+    return this.notices.decided({
+      tenantId: call.tenantId,
+      projectId: call.projectId,
+      invocationId: call.id,
+      tool: call.tool,
+      toolset: call.toolset,
+      decision,
+      decidedBy: decider,
+      reason: decision === 'expired' ? null : call.reason,
+      decidedAt: call.decidedAt ?? new Date(),
+      argumentsDigest: call.argumentsDigest,
+    });
+  }
+
+  // Outcomes of calls decided longer ago than a stored answer is kept (IDEMPOTENCY_TTL_HOURS) go, so that
+  // what a tenant parked does not hold its storedAnswerBytes forever.
+  private async pruneDecided(): Promise<void> {
+    while ((await this.parked.pruneDecided(this.config.calls.idempotencyTtlMs, PRUNE_BATCH)) === PRUNE_BATCH);
   }
 
   // An approved call whose instance stopped before it stored the outcome reaches a final state all the same.
@@ -203,7 +276,15 @@ const decidedBy = (decider: Decider) => ({ keyId: decider.keyId, name: decider.n
 
 function identityOf(call: ParkedCall): CallIdentity {
   const caller = call.requestedByKeyId === null ? null : { keyId: call.requestedByKeyId, name: call.requestedByName };
-  const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId: call.id, tool: call.tool, channel: call.channel as InvocationChannel, caller };
+  const identity: CallIdentity = {
+    tenantId: call.tenantId,
+    projectId: call.projectId,
+    invocationId: call.id,
+    tool: call.tool,
+    channel: call.channel as InvocationChannel,
+    caller,
+  };
+  if (call.user !== null) identity.user = call.user;
   // Through a toolset, its events name it and the name the model used, as the pending one did.
   if (call.toolset !== null) identity.toolset = call.toolset;
   if (call.exposedTool !== null) identity.exposedTool = call.exposedTool;

@@ -51,7 +51,9 @@ export class IdempotencyRepository {
       [scope.tenantId, scope.projectId, storedKey(scope)],
     );
     const row = rows[0];
-    return row ? { fingerprint: row.fingerprint, state: row.state, outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as unknown) } : null;
+    return row
+      ? { fingerprint: row.fingerprint, state: row.state, outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as unknown) }
+      : null;
   }
 
   // `outcome`: the answer's JSON text, written by the caller within its caps.

@@ -5,7 +5,7 @@ import { idempotencyInProgress, idempotencyKeyReused, invalidIdempotencyKey } fr
 import { canonicalJson } from '../common/json/canonical-json.js';
 import { boundedJson, droppedResult, type JsonLimitExceeded, type JsonLimits, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import type { ToolCallOutcome } from '../tools/tool-calls.service.js';
+import type { ToolCallOutcome } from '../tools/call-dispatcher.js';
 import { type IdempotencyScope, IdempotencyRepository } from './idempotency.repository.js';
 import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
 import { BudgetsRepository } from '../budgets/budgets.repository.js';
@@ -108,7 +108,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       } catch (error) {
         // Refused (an AppError from the gate, or from the executor before it did anything) or failed before
         // the tool started: the call path answers every run with an outcome, never by throwing.
-        await this.repository.release(scope).catch((failure: unknown) => this.logger.warn(`Releasing an idempotency key failed: ${describe(failure)}`));
+        await this.repository
+          .release(scope)
+          .catch((failure: unknown) => this.logger.warn(`Releasing an idempotency key failed: ${describe(failure)}`));
         throw error;
       }
       // The tool ran: from here on the key keeps this answer, and is never released.
@@ -146,7 +148,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   // budget. A write that keeps failing leaves the key claimed; its lease then lets the same call run
   // again (see LEASE_MS).
   private async store(scope: IdempotencyScope, outcome: ToolCallOutcome): Promise<ToolCallOutcome> {
-    const limits: JsonLimits = { maxDepth: RESULT_MAX_DEPTH + OUTCOME_LEVELS, maxBytes: this.config.tools.resultMaxBytes + OUTCOME_SLACK_BYTES };
+    const limits: JsonLimits = {
+      maxDepth: RESULT_MAX_DEPTH + OUTCOME_LEVELS,
+      maxBytes: this.config.tools.resultMaxBytes + OUTCOME_SLACK_BYTES,
+    };
     const written = boundedJson(outcome, limits);
     const kept = 'text' in written ? outcome : unstorable(outcome, written, limits);
     const text = 'text' in written ? written.text : JSON.stringify(kept);
@@ -156,12 +161,18 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           const budget = this.budgets.merge(overrides).storedAnswerBytes;
           const stored = await this.budgetStore.storedAnswerBytes(tx, scope.tenantId);
           const fits = stored + Buffer.byteLength(text) <= budget;
-          await this.repository.completeLocked(tx, scope, fits ? text : JSON.stringify(notKept(kept, Buffer.byteLength(text), budget, stored)));
+          await this.repository.completeLocked(
+            tx,
+            scope,
+            fits ? text : JSON.stringify(notKept(kept, Buffer.byteLength(text), budget, stored)),
+          );
         });
         return kept;
       } catch (error) {
         if (attempt >= STORE_ATTEMPTS) {
-          this.logger.error(`The answer of invocation ${outcome.invocationId} could not be stored under its idempotency key: ${describe(error)}`);
+          this.logger.error(
+            `The answer of invocation ${outcome.invocationId} could not be stored under its idempotency key: ${describe(error)}`,
+          );
           return kept;
         }
         await sleep(STORE_RETRY_MS * attempt);
@@ -202,7 +213,13 @@ function unstorable(outcome: ToolCallOutcome, exceeded: JsonLimitExceeded, limit
 function notKept(outcome: ToolCallOutcome, bytes: number, budget: number, stored: number): ToolCallOutcome {
   const durationMs = 'durationMs' in outcome ? outcome.durationMs : 0;
   const message = `This call ran once and answered ${outcome.status} (invocation ${outcome.invocationId}); its answer of ${describeBytes(bytes)} was not kept, because the tenant's stored answers (${describeBytes(stored)}) would pass its storedAnswerBytes budget of ${describeBytes(budget)}. It is not run again: read its effects, or its audit row.`;
-  return { invocationId: outcome.invocationId, tool: outcome.tool, status: 'error', error: { code: 'tenant_budget_exceeded', message }, durationMs } as ToolCallOutcome;
+  return {
+    invocationId: outcome.invocationId,
+    tool: outcome.tool,
+    status: 'error',
+    error: { code: 'tenant_budget_exceeded', message },
+    durationMs,
+  } as ToolCallOutcome;
 }
 
 const scopeKey = (s: IdempotencyScope) => `${s.tenantId}\n${s.projectId}\n${s.apiKeyId}\n${s.key}`;

@@ -14,7 +14,9 @@ export class AuthorizationRequired extends Error {
     // Why, without the link: what the audit row keeps (the link connects whoever opens it).
     readonly reason: string,
   ) {
-    super(`Ask the user to open ${authorization.url} to connect ${authorization.provider}, then call again. The link works once, until ${authorization.expiresAt}.`);
+    super(
+      `Ask the user to open ${authorization.url} to connect ${authorization.provider}, then call again. The link works once, until ${authorization.expiresAt}.`,
+    );
     this.name = 'AuthorizationRequired';
   }
 }

@@ -1,5 +1,6 @@
 import type { JsonSchema } from './validation/schema-type.js';
 import type { ToolLogs } from './tool-logs.js';
+import type { InputRound } from './input-required.js';
 
 export interface ToolAnnotations {
   readOnly: boolean;
@@ -46,6 +47,9 @@ export interface ToolContext {
   // Present when the caller asked for log messages (an MCP client that set a level): those the tool's
   // upstream MCP server sends at or above that level go there.
   logs?: ToolLogs;
+  // Present for an MCP client of protocol revision 2026-07-28: what it declared and answered, which an MCP
+  // source of that revision gets with the call; such a source may ask for input (InputRequired).
+  inputRound?: InputRound;
 }
 
 // What a caller listening to a running call receives: its progress reports and its log messages.
@@ -69,8 +73,8 @@ export interface ToolExecutor<Args = Record<string, unknown>> {
   // structuredContent, which the MCP endpoint hands on unchanged (images, audio, embedded resources).
   readonly relaysMcpContent?: boolean;
   // The upstream MCP server it calls (a tool of an MCP source): the MCP endpoint relays that server's
-  // resources and prompts to a key that may call the tool.
-  readonly mcpUpstream?: { url: string; headers?: Record<string, string> };
+  // resources and prompts to a key that may call the tool, with the connection `auth` names as its calls are.
+  readonly mcpUpstream?: { url: string; headers?: Record<string, string>; auth?: { provider: string; as?: 'user' | 'tenant' } };
   // Checks its signal just before its change to the workspace, and finishes that change once begun: at its
   // deadline the call is awaited, not abandoned, so its answer and audit row say what happened (a change
   // that landed is ok; a `timeout` changed nothing).

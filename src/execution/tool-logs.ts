@@ -6,7 +6,8 @@
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export const isLogLevel = (value: unknown): value is LogLevel => typeof value === 'string' && (LOG_LEVELS as readonly string[]).includes(value);
+export const isLogLevel = (value: unknown): value is LogLevel =>
+  typeof value === 'string' && (LOG_LEVELS as readonly string[]).includes(value);
 
 // Whether a message of `level` passes a client's `threshold` (that level or more severe).
 export const passes = (level: LogLevel, threshold: LogLevel): boolean => LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(threshold);

@@ -8,6 +8,7 @@ import { prepareCallCgroups, readCgroupSources } from '../execution/process/sand
 import { inspectBwrap, probeSandbox, type SandboxProblem } from '../execution/process/sandbox/sandbox-probe.js';
 import type { BwrapSandbox, RunAs, SandboxSpec } from '../execution/process/sandbox/sandbox-spec.js';
 import { sandboxUnavailable } from './sandbox.errors.js';
+import { SandboxUids } from './sandbox-uids.js';
 
 // How the memory limit of commands is held: a cgroup v2 per command, or RLIMIT_AS with the runner's watchdog.
 export interface MemoryEnforcement {
@@ -27,13 +28,23 @@ export type SandboxState =
 @Injectable()
 export class CommandSandbox implements OnModuleInit {
   private readonly logger = new Logger('Sandbox');
-  private current: SandboxState = { mode: 'bwrap', ready: false, problem: { reason: 'the sandbox has not been probed yet', fix: 'wait for start-up to finish' } };
+  private current: SandboxState = {
+    mode: 'bwrap',
+    ready: false,
+    problem: { reason: 'the sandbox has not been probed yet', fix: 'wait for start-up to finish' },
+  };
   private sandboxSpec: SandboxSpec | undefined;
   private memory: MemoryEnforcement = { by: 'rlimit', detail: 'commands have not been set up yet' };
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, metrics: Metrics) {
-    metrics.gauge('toolgate_sandbox_ready', '1 when commands can run (the sandbox passed its start-up probe, or COMMAND_SANDBOX=none), 0 when they are refused', () =>
-      this.current.ready ? 1 : 0,
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    metrics: Metrics,
+    private readonly uids: SandboxUids,
+  ) {
+    metrics.gauge(
+      'toolgate_sandbox_ready',
+      '1 when commands can run (the sandbox passed its start-up probe, or COMMAND_SANDBOX=none), 0 when they are refused',
+      () => (this.current.ready ? 1 : 0),
     );
   }
 
@@ -70,7 +81,10 @@ export class CommandSandbox implements OnModuleInit {
       disableUserns: binary.disableUserns,
       ...('parent' in cgroups && { cgroup: cgroups }),
     };
-    this.memory = 'parent' in cgroups ? { by: 'cgroup', detail: `cgroup v${cgroups.version} ${cgroups.parent}` } : { by: 'rlimit', detail: cgroups.reason };
+    this.memory =
+      'parent' in cgroups
+        ? { by: 'cgroup', detail: `cgroup v${cgroups.version} ${cgroups.parent}` }
+        : { by: 'rlimit', detail: cgroups.reason };
     let problem = await probeSandbox(spec);
     if (problem && spec.cgroup) {
       // Commands still run, their memory held the other way.
@@ -81,7 +95,10 @@ export class CommandSandbox implements OnModuleInit {
     if (problem) return this.refuse(problem);
     this.sandboxSpec = spec;
     this.current = { mode: 'bwrap', ready: true, version: binary.version };
-    this.logger.log(`Commands run in bubblewrap ${binary.version} sandboxes as uid ${uid}`);
+    const range = settings.uidRange;
+    this.logger.log(
+      `Commands run in bubblewrap ${binary.version} sandboxes ${this.uids.perTenant && range ? `as a uid of each tenant's own (SANDBOX_UID_RANGE ${range.first}-${range.last})` : `as uid ${uid}`}`,
+    );
     this.logger.log(
       this.memory.by === 'cgroup'
         ? `Each command's memory, its tmpfs pages included, is held by a cgroup of its own (under ${this.memory.detail})`
@@ -104,10 +121,23 @@ export class CommandSandbox implements OnModuleInit {
     return this.memory;
   }
 
-  // The confinement for one command, or the 503 that says why commands cannot run.
+  // The confinement for one command of the tenant, as its own uid (see SandboxUids), or the 503 that says
+  // why commands cannot run.
+  async specFor(tenantId: string): Promise<SandboxSpec> {
+    const spec = this.spec();
+    if (!this.uids.perTenant) return spec;
+    const runAs = await this.uids.forTenant(tenantId);
+    if (!runAs) return spec;
+    if (spec.kind === 'none') return { ...spec, runAs };
+    return { ...spec, runAs, etcFiles: sandboxEtcFiles(runAs.uid, runAs.gid, '/tmp') };
+  }
+
+  // The confinement as probed at start-up (as SANDBOX_UID), or the 503 that says why commands cannot run.
   spec(): SandboxSpec {
     if (this.sandboxSpec) return this.sandboxSpec;
-    throw sandboxUnavailable(this.current.mode === 'bwrap' && !this.current.ready ? this.current.problem : { reason: 'unknown', fix: 'restart the service' });
+    throw sandboxUnavailable(
+      this.current.mode === 'bwrap' && !this.current.ready ? this.current.problem : { reason: 'unknown', fix: 'restart the service' },
+    );
   }
 
   private refuse(problem: SandboxProblem): void {

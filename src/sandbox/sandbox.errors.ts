@@ -6,3 +6,9 @@ export const sandboxUnavailable = (problem: SandboxProblem) =>
   new AppError(503, 'sandbox_unavailable', `Commands cannot run on this service: ${problem.reason}. To fix: ${problem.fix}.`, {
     details: { reason: problem.reason, fix: problem.fix },
   });
+
+export const sandboxUidsExhausted = (range: { first: number; last: number }) =>
+  sandboxUnavailable({
+    reason: `every uid of SANDBOX_UID_RANGE (${range.first}-${range.last}) is held by another tenant`,
+    fix: 'widen SANDBOX_UID_RANGE',
+  });

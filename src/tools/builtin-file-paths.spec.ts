@@ -2,8 +2,14 @@ import { argumentsInWorkspace } from './builtin-file-paths.js';
 
 describe('argumentsInWorkspace', () => {
   it('joins relative paths to the prefix, in every path parameter of the tool', () => {
-    expect(argumentsInWorkspace('write_file', { path: 'notes/a.md', content: 'x' }, 'docs')).toEqual({ path: 'docs/notes/a.md', content: 'x' });
-    expect(argumentsInWorkspace('move_file', { source: 'a.md', destination: './b/c.md' }, 'docs/team')).toEqual({ source: 'docs/team/a.md', destination: 'docs/team/b/c.md' });
+    expect(argumentsInWorkspace('write_file', { path: 'notes/a.md', content: 'x' }, 'docs')).toEqual({
+      path: 'docs/notes/a.md',
+      content: 'x',
+    });
+    expect(argumentsInWorkspace('move_file', { source: 'a.md', destination: './b/c.md' }, 'docs/team')).toEqual({
+      source: 'docs/team/a.md',
+      destination: 'docs/team/b/c.md',
+    });
     expect(argumentsInWorkspace('read_multiple_files', { paths: ['a.md', 'b/'] }, 'docs')).toEqual({ paths: ['docs/a.md', 'docs/b'] });
   });
 

@@ -30,7 +30,8 @@ export function argumentsInWorkspace(tool: string, args: Record<string, unknown>
     const value = args[name];
     if (value === undefined) resolved[name] = prefix;
     else if (typeof value === 'string') resolved[name] = inPrefix(prefix, value);
-    else if (Array.isArray(value)) resolved[name] = (value as unknown[]).map((item) => (typeof item === 'string' ? inPrefix(prefix, item) : item));
+    else if (Array.isArray(value))
+      resolved[name] = (value as unknown[]).map((item) => (typeof item === 'string' ? inPrefix(prefix, item) : item));
   }
   return resolved;
 }

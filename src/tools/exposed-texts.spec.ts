@@ -14,7 +14,15 @@ describe('renameTools', () => {
   });
 
   it('leaves names that are part of a path, a file name, a quoted value or a longer name', () => {
-    for (const text of ["No file at 'read_file'", "'docs/read_file.md' is a directory", 'read_file.md', 'my_read_file', 'read_files', '"read_file"', 'docs/list_files']) {
+    for (const text of [
+      "No file at 'read_file'",
+      "'docs/read_file.md' is a directory",
+      'read_file.md',
+      'my_read_file',
+      'read_files',
+      '"read_file"',
+      'docs/list_files',
+    ]) {
       expect(renameTools(text, renames)).toBe(text);
     }
   });

@@ -11,7 +11,12 @@ const FETCH: JsonSchema = {
   properties: {
     url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 8192, description: 'An http(s) URL' },
     method: { type: 'string', enum: ['GET', 'POST'], description: 'Default GET' },
-    headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 }, maxProperties: 64, description: 'Request headers' },
+    headers: {
+      type: 'object',
+      additionalProperties: { type: 'string', maxLength: 8192 },
+      maxProperties: 64,
+      description: 'Request headers',
+    },
     timeoutMs: { type: 'integer', minimum: 100, maximum: 60_000 },
   },
   required: ['url'],
@@ -35,7 +40,10 @@ describe('toOpenAiStrict', () => {
     expect(strict).toEqual({
       type: 'object',
       properties: {
-        url: { type: 'string', description: 'An http(s) URL (at most 8192 characters; matching the regular expression ^https?://; format: uri)' },
+        url: {
+          type: 'string',
+          description: 'An http(s) URL (at most 8192 characters; matching the regular expression ^https?://; format: uri)',
+        },
         method: { type: ['string', 'null'], enum: ['GET', 'POST', null], description: 'Default GET' },
         headers: {
           type: ['array', 'null'],
@@ -57,10 +65,15 @@ describe('toOpenAiStrict', () => {
   it('leaves a schema it cannot show strictly as it is, strict: false', () => {
     const tuple = { type: 'object', properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }] } } };
     const anything = { type: 'object', properties: { data: { type: 'object' } } };
-    const inItems = { type: 'object', properties: { list: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } } } } };
+    const inItems = {
+      type: 'object',
+      properties: { list: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } } } },
+    };
     for (const schema of [tuple, anything, inItems]) {
       expect(toOpenAiStrict(schema)).toBeNull();
-      expect(formatTool({ name: 't', description: 'd', inputSchema: schema } as never, 'openai', { strict: true })).toMatchObject({ function: { parameters: schema, strict: false } });
+      expect(formatTool({ name: 't', description: 'd', inputSchema: schema } as never, 'openai', { strict: true })).toMatchObject({
+        function: { parameters: schema, strict: false },
+      });
     }
   });
 
@@ -86,7 +99,10 @@ describe('a call made with the strict definition', () => {
 
   it('refuses pairs that do not make a map (a name twice, a forbidden name, another shape) instead of guessing', () => {
     for (const env of [
-      [{ name: 'A', value: '1' }, { name: 'A', value: '2' }],
+      [
+        { name: 'A', value: '1' },
+        { name: 'A', value: '2' },
+      ],
       [{ name: '__proto__', value: '1' }],
       [{ key: 'A', value: '1' }],
     ]) {

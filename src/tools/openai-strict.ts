@@ -13,7 +13,8 @@ export function toOpenAiStrict(schema: JsonSchema): JsonSchema | null {
   try {
     const strict = convert(schema, true, true);
     const defs = ['$defs', 'definitions'].filter((key) => isObject(schema[key]));
-    for (const key of defs) strict[key] = Object.fromEntries(Object.entries(schema[key] as JsonSchema).map(([name, def]) => [name, convert(def, false, false)]));
+    for (const key of defs)
+      strict[key] = Object.fromEntries(Object.entries(schema[key] as JsonSchema).map(([name, def]) => [name, convert(def, false, false)]));
     return strict;
   } catch (error) {
     if (error instanceof NotStrict) return null;
@@ -45,9 +46,31 @@ const SAID: Record<string, (value: unknown) => string | null> = {
 const KEPT = new Set(['type', 'description', 'title', 'enum', 'const', '$ref']);
 // Left out without a word: they only narrow what is valid (Toolgate still checks them), or only annotate.
 const LEFT_OUT = new Set([
-  '$schema', '$id', '$comment', '$anchor', '$dynamicAnchor', 'examples', 'deprecated', 'readOnly', 'writeOnly', 'contentEncoding',
-  'contentMediaType', 'contentSchema', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies',
-  'contains', 'minContains', 'maxContains', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames',
+  '$schema',
+  '$id',
+  '$comment',
+  '$anchor',
+  '$dynamicAnchor',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'contentEncoding',
+  'contentMediaType',
+  'contentSchema',
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentRequired',
+  'dependentSchemas',
+  'dependencies',
+  'contains',
+  'minContains',
+  'maxContains',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'propertyNames',
 ]);
 
 // Rewritten below; any other keyword (allOf, prefixItems, patternProperties, ...) leaves the tool non-strict.
@@ -60,11 +83,17 @@ function convert(raw: unknown, root: boolean, mappable: boolean): JsonSchema {
   if (isFreeFormMap(raw)) {
     if (!mappable) throw new NotStrict();
     const names = isObject(raw.propertyNames) ? said(raw.propertyNames, ['pattern', 'maxLength']).map((note) => `names ${note}`) : [];
-    const pair = { type: 'object', properties: { name: { type: 'string' }, value: convert(raw.additionalProperties, false, false) }, required: ['name', 'value'], additionalProperties: false };
+    const pair = {
+      type: 'object',
+      properties: { name: { type: 'string' }, value: convert(raw.additionalProperties, false, false) },
+      required: ['name', 'value'],
+      additionalProperties: false,
+    };
     const notes = [...said(raw, Object.keys(SAID)), ...names, 'each entry as {name, value}'];
     return { type: 'array', items: pair, description: described(raw.description, notes) };
   }
-  if (Object.keys(raw).some((keyword) => !KEPT.has(keyword) && !(keyword in SAID) && !LEFT_OUT.has(keyword) && !STRUCTURE.has(keyword))) throw new NotStrict();
+  if (Object.keys(raw).some((keyword) => !KEPT.has(keyword) && !(keyword in SAID) && !LEFT_OUT.has(keyword) && !STRUCTURE.has(keyword)))
+    throw new NotStrict();
   const out: JsonSchema = {};
   for (const keyword of KEPT) if (keyword in raw && keyword !== 'description') out[keyword] = raw[keyword];
   const notes = said(raw, Object.keys(SAID));
@@ -97,7 +126,8 @@ function convert(raw: unknown, root: boolean, mappable: boolean): JsonSchema {
 
 // An optional parameter as strict mode has it: required, and null for "not given".
 function nullable(schema: JsonSchema): JsonSchema {
-  if (typeof schema.$ref === 'string') return { anyOf: [{ $ref: schema.$ref }, { type: 'null' }], ...(schema.description ? { description: schema.description } : {}) };
+  if (typeof schema.$ref === 'string')
+    return { anyOf: [{ $ref: schema.$ref }, { type: 'null' }], ...(schema.description ? { description: schema.description } : {}) };
   if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: [...(schema.anyOf as JsonSchema[]), { type: 'null' }] };
   const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : null;
   if (types === null) throw new NotStrict();
@@ -108,7 +138,10 @@ function nullable(schema: JsonSchema): JsonSchema {
 }
 
 function said(schema: JsonSchema, keywords: readonly string[]): string[] {
-  return keywords.filter((keyword) => keyword in schema && keyword in SAID).map((keyword) => SAID[keyword](schema[keyword])).filter((note): note is string => note !== null);
+  return keywords
+    .filter((keyword) => keyword in schema && keyword in SAID)
+    .map((keyword) => SAID[keyword](schema[keyword]))
+    .filter((note): note is string => note !== null);
 }
 
 const described = (description: unknown, notes: string[]): string => {

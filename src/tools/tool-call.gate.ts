@@ -6,11 +6,12 @@ import { AppError } from '../common/errors/app-error.js';
 import { inSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
-import { type Caller, type CallIdentity, InvocationRecorder, TOOL_ARG_VALIDATION_FAILURE } from './invocation-recorder.js';
+import { type Caller, type CallIdentity, CallRecorder, TOOL_ARG_VALIDATION_FAILURE } from './call-recorder.js';
 import type { ProjectSettings } from '../projects/project-access.js';
 import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
 import type { ExposedTool, ToolCatalogue } from './tool-catalogue.js';
 import type { ToolListeners } from '../execution/tool-definition.js';
+import type { InputRound } from '../execution/input-required.js';
 import { invalidCallBody, invalidCallTimeout, refusedCallStatus, unknownCallFields } from './tools.errors.js';
 import { redactArguments, redactRawArguments, type RedactedArguments } from '../execution/validation/argument-redaction.js';
 import { retoldAs } from '../execution/validation/validation-message.js';
@@ -58,6 +59,8 @@ export interface RawToolCall extends ToolListeners {
   channel: InvocationChannel;
   // A call through a toolset: the names, schemas and fixed arguments the model was shown (tool-catalogue.ts).
   catalogue?: ToolCatalogue;
+  // MCP revision 2026-07-28: the client's round, for an MCP source of that revision (ToolContext.inputRound).
+  inputRound?: InputRound;
 }
 
 // How a call through a catalogue reached its tool: audited beside the real tool's name, and answered under
@@ -87,8 +90,9 @@ export interface ValidatedToolCall extends ToolListeners {
   // Through a toolset: the name the model used, and the workspace directory the tool's paths are confined to.
   exposedAs: ExposedAs | null;
   pathPrefix: string | null;
-  // What the policies decided (ToolCallsService), for the audit row; null or absent: no policy in force.
+  // What the policies decided (CallDispatcher), for the audit row; null or absent: no policy in force.
   policy?: PolicyDecision | null;
+  inputRound?: InputRound;
 }
 
 // Collects what the gate below needs from the REST route: the tenant, the project, the tool and the body.
@@ -114,7 +118,7 @@ export class ToolCallGate {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly workspaces: WorkspaceResolver,
-    private readonly recorder: InvocationRecorder,
+    private readonly recorder: CallRecorder,
     private readonly limiter: TenantRateLimiter,
   ) {}
 
@@ -122,7 +126,9 @@ export class ToolCallGate {
   // commands were charged to the rate limit when it arrived).
   admit(call: RawToolCall, resume?: Resumed): Promise<ValidatedToolCall> {
     if (!tracingEnabled()) return this.check(call, resume);
-    return inSpan('toolgate.validate', { 'toolgate.tool': call.toolName.slice(0, 128), 'toolgate.channel': call.channel }, () => this.check(call, resume));
+    return inSpan('toolgate.validate', { 'toolgate.tool': call.toolName.slice(0, 128), 'toolgate.channel': call.channel }, () =>
+      this.check(call, resume),
+    );
   }
 
   private async check(call: RawToolCall, resume?: Resumed): Promise<ValidatedToolCall> {
@@ -131,7 +137,14 @@ export class ToolCallGate {
     const project = await this.registry.forProject(call.tenantId, call.projectId);
     const catalogue = call.catalogue;
     const caller = resume ? resume.caller : { keyId: call.principal.apiKeyId, name: call.principal.keyName };
-    const identity: CallIdentity = { tenantId: call.tenantId, projectId: call.projectId, invocationId, tool: call.toolName.slice(0, 128), channel: call.channel, caller };
+    const identity: CallIdentity = {
+      tenantId: call.tenantId,
+      projectId: call.projectId,
+      invocationId,
+      tool: call.toolName.slice(0, 128),
+      channel: call.channel,
+      caller,
+    };
     if (catalogue) identity.toolset = catalogue.toolset;
     if (call.principal.user !== undefined) identity.user = call.principal.user;
     let body = (call.body ?? {}) as { arguments?: unknown; timeoutMs?: unknown };
@@ -188,6 +201,7 @@ export class ToolCallGate {
       };
       if (call.onProgress) admitted.onProgress = call.onProgress;
       if (call.logs) admitted.logs = call.logs;
+      if (call.inputRound) admitted.inputRound = call.inputRound;
       return admitted;
     } catch (error) {
       throw await this.refused(identity, error, body, tool, startedAt);
@@ -197,13 +211,23 @@ export class ToolCallGate {
   // Audits a refusal and answers the error to throw: redacted like the audit row, since the caller's answer,
   // an MCP result, the validate span and a stored outcome all carry it (a message quoting a redacted value,
   // e.g. "got 'sk-…'", says which parameter and why without it).
-  private async refused(identity: CallIdentity, error: unknown, body: { arguments?: unknown }, tool: RegisteredTool | undefined, startedAt: Date): Promise<unknown> {
+  private async refused(
+    identity: CallIdentity,
+    error: unknown,
+    body: { arguments?: unknown },
+    tool: RegisteredTool | undefined,
+    startedAt: Date,
+  ): Promise<unknown> {
     if (!(error instanceof AppError)) return error;
     // A name that matched no tool is only what the caller typed: one shaped like a credential (a key pasted
     // into the tool's place) is kept in the row as the message has it, redacted.
     const recorded: CallIdentity =
       error.code === 'tool_not_found'
-        ? { ...identity, tool: redactText(identity.tool), ...(identity.exposedTool !== undefined && { exposedTool: redactText(identity.exposedTool) }) }
+        ? {
+            ...identity,
+            tool: redactText(identity.tool),
+            ...(identity.exposedTool !== undefined && { exposedTool: redactText(identity.exposedTool) }),
+          }
         : identity;
     // An unknown tool has no schema: its arguments are still redacted by key name and value.
     const args = redactRawArguments(body.arguments, tool?.validator.redaction ?? null);

@@ -16,12 +16,40 @@ describe('fitsOpenAiStrictMode', () => {
     expect(fitsOpenAiStrictMode(closed({ anyOf: [{ type: 'string' }, { type: 'null' }] }))).toBe(true);
     expect(fitsOpenAiStrictMode(closed({ $ref: '#/$defs/d' }, { $defs: { d: { type: 'string' } } }))).toBe(true);
     // A parameter named like a keyword is a name, not the keyword.
-    expect(fitsOpenAiStrictMode({ type: 'object', properties: { pattern: { type: 'string' } }, required: ['pattern'], additionalProperties: false })).toBe(true);
+    expect(
+      fitsOpenAiStrictMode({
+        type: 'object',
+        properties: { pattern: { type: 'string' } },
+        required: ['pattern'],
+        additionalProperties: false,
+      }),
+    ).toBe(true);
   });
 
   it.each([
-    'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'uniqueItems', 'patternProperties', 'minProperties', 'maxProperties', 'propertyNames',
-    'dependentRequired', 'dependentSchemas', 'unevaluatedProperties', 'contains', 'prefixItems', 'default', 'minLength', 'pattern', 'format', 'minimum', 'multipleOf', 'minItems',
+    'oneOf',
+    'allOf',
+    'not',
+    'if',
+    'then',
+    'else',
+    'uniqueItems',
+    'patternProperties',
+    'minProperties',
+    'maxProperties',
+    'propertyNames',
+    'dependentRequired',
+    'dependentSchemas',
+    'unevaluatedProperties',
+    'contains',
+    'prefixItems',
+    'default',
+    'minLength',
+    'pattern',
+    'format',
+    'minimum',
+    'multipleOf',
+    'minItems',
   ])('refuses %s anywhere in the schema', (keyword) => {
     expect(fitsOpenAiStrictMode(closed({ type: 'string', [keyword]: keyword === 'uniqueItems' ? true : {} }))).toBe(false);
   });

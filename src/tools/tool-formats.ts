@@ -15,12 +15,19 @@ export function parseToolFormat(value: string | undefined): ToolFormat {
 // Each provider's own shape for a tool definition, so a client can hand the list straight to its model.
 // `strict` (the OpenAI formats only): each tool's schema rewritten for strict mode where it can be
 // (openai-strict.ts), instead of strict: false for a schema that does not fit as it is.
-export function formatTool(tool: ToolDefinition, format: ToolFormat, { strict = false }: { strict?: boolean } = {}): Record<string, unknown> {
+export function formatTool(
+  tool: ToolDefinition,
+  format: ToolFormat,
+  { strict = false }: { strict?: boolean } = {},
+): Record<string, unknown> {
   switch (format) {
     case 'native':
       return { ...tool };
     case 'openai':
-      return { type: 'function', function: { name: tool.name, description: tool.description, ...openAiParameters(tool.inputSchema, strict) } };
+      return {
+        type: 'function',
+        function: { name: tool.name, description: tool.description, ...openAiParameters(tool.inputSchema, strict) },
+      };
     // The Responses API's function tool is flat: no `function` wrapper.
     case 'openai-responses':
       return { type: 'function', name: tool.name, description: tool.description, ...openAiParameters(tool.inputSchema, strict) };
@@ -56,11 +63,43 @@ function openAiParameters(schema: JsonSchema, strict: boolean): { parameters: Js
 // SDK's makes optional parameters required and nullable; Toolgate reads their nulls as absent). String, number
 // and array constraints are left to non-strict mode too: only some models honour them under strict.
 const STRICT_UNSUPPORTED = new Set([
-  'allOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies',
-  'patternProperties', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'contains', 'minContains',
-  'maxContains', 'prefixItems', 'additionalItems', 'uniqueItems', 'minProperties', 'maxProperties', '$dynamicRef',
-  '$recursiveRef', 'contentSchema', '$data', 'default', 'minLength', 'maxLength', 'pattern', 'format', 'minimum',
-  'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
+  'allOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentRequired',
+  'dependentSchemas',
+  'dependencies',
+  'patternProperties',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'prefixItems',
+  'additionalItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  '$dynamicRef',
+  '$recursiveRef',
+  'contentSchema',
+  '$data',
+  'default',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
 ]);
 const REF_SIBLINGS = new Set(['$ref', 'description', 'title', '$comment', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
 const MAX_STRICT_DEPTH = 10;

@@ -38,7 +38,11 @@ export function checkToolOutput(definition: ToolDefinition, result: unknown): Ou
     if (check(result)) return null;
   } catch (error) {
     if (!(error instanceof PatternTooCostly)) throw error;
-    return { code: 'invalid_output', message: `The tool's result could not be checked against its declared output schema: ${error.message}; the result was withheld`, retryable: false };
+    return {
+      code: 'invalid_output',
+      message: `The tool's result could not be checked against its declared output schema: ${error.message}; the result was withheld`,
+      retryable: false,
+    };
   }
   const issue = describeAjvErrors(check.errors ?? [], schema).issues[0];
   const where = issue?.path ? ` at ${issue.path}` : '';

@@ -13,7 +13,7 @@ import { ReadFileExecutor } from './executors/read-file.executor.js';
 import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
 import { FILE_TOOL_PATH_PARAMETERS } from './builtin-file-paths.js';
-import { BUILTIN_TOOL_NAMES } from './builtin-tool-names.js';
+import { BUILTIN_TOOL_NAMES } from '../execution/builtin-tool-names.js';
 import type { ToolExecutor } from '../execution/tool-definition.js';
 import { toolNotFound } from '../execution/validation/name-suggestions.js';
 import { type CompiledToolValidator, ToolValidatorCache } from '../execution/validation/tool-validator.js';
@@ -57,7 +57,18 @@ export class ToolRegistry implements OnModuleInit {
     moveFile: MoveFileExecutor,
     readMultipleFiles: ReadMultipleFilesExecutor,
   ) {
-    this.builtins = [readFile, writeFile, listFiles, deleteFile, shellExec, fetchUrl, editFile, searchFiles, moveFile, readMultipleFiles] as ToolExecutor[];
+    this.builtins = [
+      readFile,
+      writeFile,
+      listFiles,
+      deleteFile,
+      shellExec,
+      fetchUrl,
+      editFile,
+      searchFiles,
+      moveFile,
+      readMultipleFiles,
+    ] as ToolExecutor[];
   }
 
   onModuleInit(): void {
@@ -66,7 +77,8 @@ export class ToolRegistry implements OnModuleInit {
       throw new Error(`BUILTIN_TOOL_NAMES (${BUILTIN_TOOL_NAMES.join(', ')}) does not match the executors (${names.join(', ')})`);
     }
     for (const [tool, parameters] of Object.entries(FILE_TOOL_PATH_PARAMETERS)) {
-      const properties = this.builtins.find((b) => b.definition.name === tool)?.definition.inputSchema.properties as Record<string, unknown> | undefined;
+      const properties = this.builtins.find((b) => b.definition.name === tool)?.definition.inputSchema.properties as
+        Record<string, unknown> | undefined;
       const missing = parameters.filter((name) => !properties?.[name]);
       if (missing.length > 0) throw new Error(`FILE_TOOL_PATH_PARAMETERS names ${missing.join(', ')} of ${tool}, which it does not take`);
     }
@@ -113,7 +125,11 @@ export class ToolRegistry implements OnModuleInit {
   // The named tool of an already loaded project, or 404 tool_not_found with the closest names.
   static pick({ tools }: ProjectTools, toolName: string): RegisteredTool {
     const tool = tools.find((t) => t.executor.definition.name === toolName);
-    if (!tool) throw toolNotFound(toolName, tools.map((t) => t.executor.definition.name));
+    if (!tool)
+      throw toolNotFound(
+        toolName,
+        tools.map((t) => t.executor.definition.name),
+      );
     return tool;
   }
 

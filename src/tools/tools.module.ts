@@ -1,3 +1,4 @@
+import { ApprovalRoutesModule } from '../approval-routes/approval-routes.module.js';
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { SkillsModule } from '../skills/skills.module.js';
@@ -16,20 +17,17 @@ import { ShellExecExecutor } from './executors/shell-exec.executor.js';
 import { WriteFileExecutor } from './executors/write-file.executor.js';
 import { CallParking } from './call-parking.js';
 import { InFlightCalls } from './in-flight-calls.js';
-import { InvocationRecorder } from './invocation-recorder.js';
+import { CallRecorder } from './call-recorder.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { ToolCallGate } from './tool-call.gate.js';
-import { ToolCallsService } from './tool-calls.service.js';
-import { ToolInvocationService } from './tool-invocation.service.js';
+import { CallDispatcher } from './call-dispatcher.js';
+import { ToolRunner } from './tool-runner.js';
 import { ToolRegistry } from './tool-registry.js';
-import { ToolsController } from './tools.controller.js';
 import { ProjectAccessModule } from '../projects/project-access.module.js';
 import { PolicyEngineModule } from '../policy/policy-engine.module.js';
-import { ToolsService } from './tools.service.js';
 
 @Module({
-  imports: [ProjectAccessModule, WorkspaceModule, AuditModule, SkillsModule, RateLimitModule, PolicyEngineModule],
-  controllers: [ToolsController],
+  imports: [ProjectAccessModule, WorkspaceModule, AuditModule, SkillsModule, RateLimitModule, PolicyEngineModule, ApprovalRoutesModule],
   providers: [
     ReadFileExecutor,
     WriteFileExecutor,
@@ -43,15 +41,14 @@ import { ToolsService } from './tools.service.js';
     ReadMultipleFilesExecutor,
     ToolRegistry,
     ToolCallGate,
-    ToolCallsService,
+    CallDispatcher,
     CallParking,
     ToolEvents,
     ToolEventsService,
-    InvocationRecorder,
+    CallRecorder,
     InFlightCalls,
-    ToolInvocationService,
-    ToolsService,
+    ToolRunner,
   ],
-  exports: [ToolRegistry, ToolEvents, InFlightCalls, ToolCallsService, InvocationRecorder],
+  exports: [ToolRegistry, ToolEvents, ToolEventsService, InFlightCalls, CallDispatcher, CallRecorder],
 })
 export class ToolsModule {}

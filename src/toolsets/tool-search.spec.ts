@@ -4,7 +4,10 @@ import { INDEXED_CHARS_PER_FIELD, ToolSearchIndex } from './tool-search.js';
 const tool = (name: string, description: string, parameters: Record<string, string> = {}): ToolDefinition => ({
   name,
   description,
-  inputSchema: { type: 'object', properties: Object.fromEntries(Object.entries(parameters).map(([p, d]) => [p, { type: 'string', description: d }])) },
+  inputSchema: {
+    type: 'object',
+    properties: Object.fromEntries(Object.entries(parameters).map(([p, d]) => [p, { type: 'string', description: d }])),
+  },
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   timeoutMs: 1000,
   source: 'builtin',

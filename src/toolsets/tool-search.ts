@@ -11,7 +11,9 @@ interface SearchDocument {
 
 // Words that say nothing about which tool is meant.
 const STOP_WORDS = new Set(
-  'a an and are as at be by for from has have i in into is it its me my of on or our that the their this to was we what with you your all any some can do does please want need'.split(' '),
+  'a an and are as at be by for from has have i in into is it its me my of on or our that the their this to was we what with you your all any some can do does please want need'.split(
+    ' ',
+  ),
 );
 
 // Names are split where a model's words would be (`create_issue`, `listFiles`, `get-user`), so "create an
@@ -68,7 +70,12 @@ export class ToolSearchIndex {
       fields: ['name', 'title', 'description', 'parameters'],
       tokenize,
       processTerm,
-      searchOptions: { boost: { name: 3, title: 2, description: 1.5, parameters: 0.5 }, prefix: (term) => term.length > 3, fuzzy: (term) => (term.length > 5 ? 0.2 : false), combineWith: 'OR' },
+      searchOptions: {
+        boost: { name: 3, title: 2, description: 1.5, parameters: 0.5 },
+        prefix: (term) => term.length > 3,
+        fuzzy: (term) => (term.length > 5 ? 0.2 : false),
+        combineWith: 'OR',
+      },
     });
     const cap = (text: string) => text.slice(0, INDEXED_CHARS_PER_FIELD);
     const documents = tools.map((t) => ({

@@ -11,14 +11,14 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { AllowRoles, CurrentTenant, TenantAuth, type Tenant, ToolsetRoute } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, ProjectScoped, type Tenant, TenantAuth, ToolsetRoute } from '../common/auth/auth.decorators.js';
 import { OAuthProtectedResource } from '../common/auth/oauth-resource.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { EXPOSED_TOOL_NAME, PROJECT_ID, TOOLSET_SLUG } from '../common/http/api-params.js';
 import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
 import { type HttpExchange, RawHttpExchange } from '../common/http/http-exchange.decorator.js';
 import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
-import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from '../calls/json-reply.js';
+import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from '../tools/routes/json-reply.js';
 import { McpOriginGuard } from '../mcp/mcp-origin.guard.js';
 import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto, ToolFormatQueryDto, TOOL_LIST_SCHEMA } from '../tools/dto/tool.dto.js';
 import { type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
@@ -29,20 +29,30 @@ import { refusalAnswer } from '../common/errors/error-answer.js';
 // bound to the toolset (`toolset` on the key) may use these routes of it and nothing else.
 @ApiTags('toolsets')
 @TenantAuth()
-@ToolsetRoute()
+@ToolsetRoute('slug')
 @Controller('v1/projects/:projectId/toolsets/:slug')
+@ProjectScoped('projectId')
 @ApiParam(PROJECT_ID)
 @ApiParam(TOOLSET_SLUG)
-@ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, toolset_not_found, or tool_not_found with details.suggestions' })
+@ApiNotFoundResponse({
+  type: ErrorResponseDto,
+  description: 'project_not_found, toolset_not_found, or tool_not_found with details.suggestions',
+})
 export class ToolsetServingController {
   constructor(private readonly serving: ToolsetServingService) {}
 
   @Get('tools')
   @AllowRoles('agent', 'approver')
-  @ApiOperation({ operationId: 'listToolsetTools', summary: "List a toolset's tools as the model sees them, in the asked format (search mode: search_tools and call_tool)" })
+  @ApiOperation({
+    operationId: 'listToolsetTools',
+    summary: "List a toolset's tools as the model sees them, in the asked format (search mode: search_tools and call_tool)",
+  })
   @UseInterceptors(SerializedJsonInterceptor)
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of a listing already held: 304 while it is current' })
-  @ApiOkResponse({ schema: TOOL_LIST_SCHEMA, headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } } })
+  @ApiOkResponse({
+    schema: TOOL_LIST_SCHEMA,
+    headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } },
+  })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })
   list(
     @CurrentTenant() tenant: Tenant,
@@ -56,13 +66,26 @@ export class ToolsetServingController {
   @Post('tools/:toolName/invoke')
   @AllowRoles('agent')
   @ApiParam(EXPOSED_TOOL_NAME)
-  @ApiOperation({ operationId: 'invokeToolsetTool', summary: 'Call a tool of the toolset by the name the model saw (as POST …/tools/{toolName}/invoke)' })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1-255 visible ASCII characters, as on POST …/tools/{toolName}/invoke' })
+  @ApiOperation({
+    operationId: 'invokeToolsetTool',
+    summary: 'Call a tool of the toolset by the name the model saw (as POST …/tools/{toolName}/invoke)',
+  })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: '1-255 visible ASCII characters, as on POST …/tools/{toolName}/invoke',
+  })
   @ApiBody({ type: InvokeToolBodyDto })
   @ApiOkResponse({ type: InvocationResultDto, description: 'The tool ran: status ok, error or timeout' })
-  @ApiAcceptedResponse({ type: PendingApprovalDto, description: 'The project requires approval of the real tool: the call is parked, not run' })
+  @ApiAcceptedResponse({
+    type: PendingApprovalDto,
+    description: 'The project requires approval of the real tool: the call is parked, not run',
+  })
   @ApiResponse({ status: 400, type: ErrorResponseDto, description: 'invalid_body, invalid_path, invalid_timeout, invalid_idempotency_key' })
-  @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'invalid_arguments, naming the tool and parameters as the toolset shows them' })
+  @ApiUnprocessableEntityResponse({
+    type: ErrorResponseDto,
+    description: 'invalid_arguments, naming the tool and parameters as the toolset shows them',
+  })
   async invoke(
     @RestToolCall() call: RawToolCall,
     @Param('slug') slug: string,
@@ -82,13 +105,32 @@ export class ToolsetServingController {
     operationId: 'toolsetMcpMessage',
     summary: 'The toolset as an MCP server (Streamable HTTP, stateless), as POST /v1/projects/{projectId}/mcp with the toolset’s tools',
   })
-  @ApiBody({ schema: { type: 'object', additionalProperties: true, description: 'A JSON-RPC message', examples: [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }] } })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'A JSON-RPC message',
+      examples: [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+    },
+  })
   @ApiOkResponse({ schema: { type: 'object', additionalProperties: true }, description: 'The JSON-RPC response' })
   @ApiResponse({ status: 202, description: 'A notification or response was accepted; no body' })
-  @ApiResponse({ status: 400, schema: { type: 'object', additionalProperties: true }, description: 'JSON-RPC error: not a JSON-RPC message' })
+  @ApiResponse({
+    status: 400,
+    schema: { type: 'object', additionalProperties: true },
+    description: 'JSON-RPC error: not a JSON-RPC message',
+  })
   @ApiResponse({ status: 403, type: ErrorResponseDto, description: 'host_not_allowed, origin_not_allowed; forbidden_for_role' })
-  @ApiResponse({ status: 406, schema: { type: 'object', additionalProperties: true }, description: 'JSON-RPC error: the Accept header must list application/json and text/event-stream' })
-  @ApiResponse({ status: 415, schema: { type: 'object', additionalProperties: true }, description: 'JSON-RPC error: the body must be application/json' })
+  @ApiResponse({
+    status: 406,
+    schema: { type: 'object', additionalProperties: true },
+    description: 'JSON-RPC error: the Accept header must list application/json and text/event-stream',
+  })
+  @ApiResponse({
+    status: 415,
+    schema: { type: 'object', additionalProperties: true },
+    description: 'JSON-RPC error: the body must be application/json',
+  })
   mcp(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,

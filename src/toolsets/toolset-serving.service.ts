@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/auth.decorators.js';
 import { SerializedJson } from '../common/http/serialized-json.interceptor.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
-import { type InvokeAnswer, ToolInvokeService } from '../calls/tool-invoke.service.js';
+import { type InvokeAnswer, InvokeRouteService } from '../tools/routes/invoke-route.service.js';
 import { McpEndpointService } from '../mcp/mcp-endpoint.service.js';
 import type { RawToolCall } from '../tools/tool-call.gate.js';
 import { formatTool, type ToolFormat } from '../tools/tool-formats.js';
@@ -20,7 +20,7 @@ export class ToolsetServingService {
   constructor(
     private readonly catalogues: ToolsetCatalogues,
     private readonly registry: ToolRegistry,
-    private readonly invoker: ToolInvokeService,
+    private readonly invoker: InvokeRouteService,
     private readonly mcp: McpEndpointService,
   ) {}
 

@@ -53,7 +53,8 @@ export function withPrefixedPaths(schema: JsonSchema, tool: string): JsonSchema 
     if (!property) continue;
     described[name] = relativeToPrefix(property);
     const items = property.items as JsonSchema | undefined;
-    if (items && typeof items === 'object' && !Array.isArray(items)) described[name] = { ...described[name], items: relativeToPrefix(items) };
+    if (items && typeof items === 'object' && !Array.isArray(items))
+      described[name] = { ...described[name], items: relativeToPrefix(items) };
   }
   return { ...schema, properties: described };
 }
@@ -116,7 +117,8 @@ export class ToolsetView implements ToolView {
   find(name: string): ExposedTool {
     if (this.search && name === SEARCH_TOOLS) return this.search;
     const exposed = this.exposed.get(name);
-    if (!exposed) throw toolNotFound(name, [...this.definitions.map((d) => d.name), ...(this.search ? this.exposed.keys() : [])], 'this toolset');
+    if (!exposed)
+      throw toolNotFound(name, [...this.definitions.map((d) => d.name), ...(this.search ? this.exposed.keys() : [])], 'this toolset');
     return exposed;
   }
 
@@ -143,7 +145,8 @@ export class ToolsetView implements ToolView {
     const real = tool.executor.definition;
     const fixed = entry?.fixedArguments ?? null;
     const prefix = entry?.pathPrefix ?? null;
-    const inputSchema = prefix === null ? withoutFixed(real.inputSchema, fixed) : withPrefixedPaths(withoutFixed(real.inputSchema, fixed), real.name);
+    const inputSchema =
+      prefix === null ? withoutFixed(real.inputSchema, fixed) : withPrefixedPaths(withoutFixed(real.inputSchema, fixed), real.name);
     const definition: ExposedDefinition = {
       ...real,
       name,
@@ -169,8 +172,18 @@ export class ToolsetView implements ToolView {
       inputSchema: {
         type: 'object',
         properties: {
-          query: { type: 'string', minLength: 1, maxLength: 500, description: 'What you want to do, in a few words (e.g. "create a github issue")' },
-          limit: { type: 'integer', minimum: 1, maximum: SEARCH_MAX_LIMIT, description: `Most tools to answer (default ${SEARCH_DEFAULT_LIMIT})` },
+          query: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 500,
+            description: 'What you want to do, in a few words (e.g. "create a github issue")',
+          },
+          limit: {
+            type: 'integer',
+            minimum: 1,
+            maximum: SEARCH_MAX_LIMIT,
+            description: `Most tools to answer (default ${SEARCH_DEFAULT_LIMIT})`,
+          },
         },
         required: ['query'],
         additionalProperties: false,
@@ -219,4 +232,5 @@ const CALL_TOOL_DEFINITION: ExposedDefinition = {
 };
 
 let callToolValidator: CompiledToolValidator | null = null;
-const createCallToolValidator = () => (callToolValidator ??= compileToolValidator(createToolAjv(), CALL_TOOL, CALL_TOOL_DEFINITION.inputSchema));
+const createCallToolValidator = () =>
+  (callToolValidator ??= compileToolValidator(createToolAjv(), CALL_TOOL, CALL_TOOL_DEFINITION.inputSchema));

@@ -10,7 +10,7 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, ProjectScoped, type Tenant, TenantAuth } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID, TOOLSET_SLUG } from '../common/http/api-params.js';
 import { ToolsetBodyDto, ToolsetListResponseDto, ToolsetResponseDto } from './dto/toolset.dto.js';
@@ -19,6 +19,7 @@ import { ToolsetsService } from './toolsets.service.js';
 @ApiTags('toolsets')
 @TenantAuth()
 @Controller('v1/projects/:projectId/toolsets')
+@ProjectScoped('projectId')
 @ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, toolset_not_found' })
 export class ToolsetsController {
@@ -29,7 +30,11 @@ export class ToolsetsController {
   @ApiCreatedResponse({ type: ToolsetResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'toolset_slug_taken; tool_name_collision (details.collisions)' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'invalid_toolset: names the entry and what is wrong with it' })
-  create(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string, @Body() body: ToolsetBodyDto): Promise<ToolsetResponseDto> {
+  create(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Body() body: ToolsetBodyDto,
+  ): Promise<ToolsetResponseDto> {
     return this.toolsets.create(tenant.tenantId, projectId, body);
   }
 

@@ -2,12 +2,17 @@ import { AppError } from '../common/errors/app-error.js';
 
 // The refusals of the toolsets feature.
 export const toolsetNotFound = (slug: string) =>
-  new AppError(404, 'toolset_not_found', `No toolset '${slug.slice(0, 64)}' in this project; GET /v1/projects/{projectId}/toolsets lists them`);
+  new AppError(
+    404,
+    'toolset_not_found',
+    `No toolset '${slug.slice(0, 64)}' in this project; GET /v1/projects/{projectId}/toolsets lists them`,
+  );
 
 export const toolsetSlugTaken = (slug: string) =>
   new AppError(409, 'toolset_slug_taken', `The project already has a toolset '${slug}'; choose another slug or PUT that one`);
 
-export const invalidToolset = (message: string, details?: Record<string, unknown>) => new AppError(422, 'invalid_toolset', message, { details });
+export const invalidToolset = (message: string, details?: Record<string, unknown>) =>
+  new AppError(422, 'invalid_toolset', message, { details });
 
 export interface ExposedNameCollision {
   tool: string;
@@ -24,4 +29,8 @@ export const exposedNameCollision = (collisions: ExposedNameCollision[]) =>
   );
 
 export const toolsetKeyRoute = () =>
-  new AppError(403, 'forbidden_for_toolset_key', 'This key is bound to one toolset: it may only use /v1/projects/{projectId}/toolsets/{slug}/tools and …/mcp of that toolset');
+  new AppError(
+    403,
+    'forbidden_for_toolset_key',
+    'This key is bound to one toolset: it may only use /v1/projects/{projectId}/toolsets/{slug}/tools and …/mcp of that toolset',
+  );

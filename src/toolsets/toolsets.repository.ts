@@ -37,7 +37,11 @@ export interface ToolsetFields {
   tools: ToolsetEntry[];
 }
 
-const toRecord = (row: Toolset): ToolsetRecord => ({ ...row, mode: row.mode as ToolsetMode, tools: row.tools as unknown as ToolsetEntry[] });
+const toRecord = (row: Toolset): ToolsetRecord => ({
+  ...row,
+  mode: row.mode as ToolsetMode,
+  tools: row.tools as unknown as ToolsetEntry[],
+});
 
 // Every query is scoped by tenant and project; a toolset is found by its slug within its project. Writes
 // take the transaction that holds the project's lock (`tx`), as enabling a skill does.
@@ -46,7 +50,9 @@ export class ToolsetsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   async create(tenantId: string, projectId: string, fields: ToolsetFields, tx: Tx): Promise<ToolsetRecord | UniqueTaken> {
-    const row = await orUniqueTaken(tx.toolset.create({ data: { tenantId, projectId, ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }));
+    const row = await orUniqueTaken(
+      tx.toolset.create({ data: { tenantId, projectId, ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }),
+    );
     return typeof row === 'symbol' ? row : toRecord(row);
   }
 
@@ -63,10 +69,18 @@ export class ToolsetsRepository {
   }
 
   // Null when the tenant has no such toolset in the project.
-  async replace(tenantId: string, projectId: string, slug: string, fields: ToolsetFields, tx: Tx): Promise<ToolsetRecord | null | UniqueTaken> {
+  async replace(
+    tenantId: string,
+    projectId: string,
+    slug: string,
+    fields: ToolsetFields,
+    tx: Tx,
+  ): Promise<ToolsetRecord | null | UniqueTaken> {
     const existing = await this.findBySlug(tenantId, projectId, slug, tx);
     if (!existing) return null;
-    const row = await orUniqueTaken(tx.toolset.update({ where: { id: existing.id }, data: { ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }));
+    const row = await orUniqueTaken(
+      tx.toolset.update({ where: { id: existing.id }, data: { ...fields, tools: fields.tools as unknown as Prisma.InputJsonValue } }),
+    );
     return typeof row === 'symbol' ? row : toRecord(row);
   }
 

@@ -12,7 +12,7 @@ import { skillSource } from '../skills/skill-tools.js';
 import { type LockedProject, NO_PROJECT, SkillsRepository } from '../skills/skills.repository.js';
 import { type ToolNameClaim, ToolNameClaims } from '../skills/tool-name-claims.js';
 import { FILE_TOOLS } from '../tools/builtin-file-paths.js';
-import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
+import { BUILTIN_TOOL_NAMES } from '../execution/builtin-tool-names.js';
 import { TOOL_CLASSES } from '../tools/tool-classes.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { type ToolsetBodyDto, ToolsetListResponseDto, ToolsetResponseDto } from './dto/toolset.dto.js';
@@ -96,7 +96,12 @@ export class ToolsetsService {
 
   // Writes the toolset holding the project's lock, once its renames are checked against the names the project
   // uses then (the built-ins, every tool of its enabled skills, withheld ones included).
-  private async locked(tenantId: string, projectId: string, fields: ToolsetFields, write: (tx: Prisma.TransactionClient) => Promise<ToolsetRecord>): Promise<ToolsetRecord> {
+  private async locked(
+    tenantId: string,
+    projectId: string,
+    fields: ToolsetFields,
+    write: (tx: Prisma.TransactionClient) => Promise<ToolsetRecord>,
+  ): Promise<ToolsetRecord> {
     const record = await this.skills.withLockedProject(tenantId, projectId, async (project) => {
       checkNames(fields.tools, await namesInUse(project));
       return write(project.tx);
@@ -106,7 +111,10 @@ export class ToolsetsService {
   }
 
   private respond(record: ToolsetRecord, tools: readonly RegisteredTool[]): ToolsetResponseDto {
-    return ToolsetResponseDto.from(record, this.catalogues.view(record, tools).served.map((d) => d.name));
+    return ToolsetResponseDto.from(
+      record,
+      this.catalogues.view(record, tools).served.map((d) => d.name),
+    );
   }
 }
 
@@ -120,21 +128,34 @@ function checkToolset(body: ToolsetBodyDto, tools: readonly RegisteredTool[]): T
 function checkEntry(raw: ToolsetEntry, index: number, tools: readonly RegisteredTool[]): ToolsetEntry {
   const at = `tools[${index}]`;
   const unknown = Object.keys(raw).filter((k) => !ENTRY_FIELDS.includes(k));
-  if (unknown.length > 0) throw invalidToolset(`${at} has unknown field(s) ${unknown.join(', ')}; an entry takes ${ENTRY_FIELDS.join(', ')}`);
+  if (unknown.length > 0)
+    throw invalidToolset(`${at} has unknown field(s) ${unknown.join(', ')}; an entry takes ${ENTRY_FIELDS.join(', ')}`);
   const { select } = raw;
-  if (typeof select !== 'string' || !(TOOL_NAME.test(select) || TOOL_PREFIX.test(select) || (TOOL_CLASSES as readonly string[]).includes(select))) {
+  if (
+    typeof select !== 'string' ||
+    !(TOOL_NAME.test(select) || TOOL_PREFIX.test(select) || (TOOL_CLASSES as readonly string[]).includes(select))
+  ) {
     throw invalidToolset(`${at}.select must be a tool name, a name ending in * or one of ${TOOL_CLASSES.join(', ')}`);
   }
   const overrides = ENTRY_FIELDS.filter((k) => k !== 'select' && raw[k as keyof ToolsetEntry] !== undefined);
   if (!selectsOneTool(select)) {
-    if (overrides.length > 0) throw invalidToolset(`${at}: ${overrides.join(', ')} apply to a single tool, and '${select}' selects several; give the tool's name`);
+    if (overrides.length > 0)
+      throw invalidToolset(`${at}: ${overrides.join(', ')} apply to a single tool, and '${select}' selects several; give the tool's name`);
     return { select };
   }
   const tool = tools.find((t) => t.executor.definition.name === select);
-  if (!tool) throw invalidToolset(toolNotFound(select, tools.map((t) => t.executor.definition.name)).message, { entry: index });
+  if (!tool)
+    throw invalidToolset(
+      toolNotFound(
+        select,
+        tools.map((t) => t.executor.definition.name),
+      ).message,
+      { entry: index },
+    );
   const entry: ToolsetEntry = { select };
   if (raw.name !== undefined) {
-    if (typeof raw.name !== 'string' || !TOOL_NAME.test(raw.name)) throw invalidToolset(`${at}.name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`);
+    if (typeof raw.name !== 'string' || !TOOL_NAME.test(raw.name))
+      throw invalidToolset(`${at}.name must match ^[a-zA-Z0-9_-]{1,64}$ (what model providers accept)`);
     entry.name = raw.name;
   }
   if (raw.title !== undefined) entry.title = checkText(raw.title, `${at}.title`, MAX_TITLE);
@@ -151,7 +172,8 @@ function checkEntry(raw: ToolsetEntry, index: number, tools: readonly Registered
 }
 
 function checkText(value: unknown, at: string, max: number): string {
-  if (typeof value !== 'string' || value.trim().length === 0 || value.length > max) throw invalidToolset(`${at} must be a non-empty string of at most ${max} characters`);
+  if (typeof value !== 'string' || value.trim().length === 0 || value.length > max)
+    throw invalidToolset(`${at} must be a non-empty string of at most ${max} characters`);
   return value;
 }
 
@@ -163,7 +185,8 @@ function checkFixed(value: unknown, at: string, tool: RegisteredTool): Record<st
   const schema = tool.validator.inputSchema;
   const properties = Object.keys((schema.properties as Record<string, unknown> | undefined) ?? {});
   const unknown = Object.keys(value).filter((k) => !properties.includes(k));
-  if (unknown.length > 0) throw invalidToolset(`${at}: ${unknown.join(', ')} is not a parameter of ${tool.executor.definition.name} (${properties.join(', ')})`);
+  if (unknown.length > 0)
+    throw invalidToolset(`${at}: ${unknown.join(', ')} is not a parameter of ${tool.executor.definition.name} (${properties.join(', ')})`);
   // The fixed values alone against the tool's schema, with nothing required: a wrong type or value is named.
   const partial: JsonSchema = { ...schema, required: [] };
   delete partial.$id;
@@ -187,7 +210,8 @@ function checkPrefix(value: unknown, at: string): string {
     !/[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069\\]/.test(trimmed) &&
     path.posix.normalize(trimmed) === trimmed &&
     !trimmed.split('/').some((s) => s === '..' || s === '.' || s === '');
-  if (!valid) throw invalidToolset(`${at} must be a directory relative to the workspace without '..', '.', '//' or control characters, e.g. "docs"`);
+  if (!valid)
+    throw invalidToolset(`${at} must be a directory relative to the workspace without '..', '.', '//' or control characters, e.g. "docs"`);
   return trimmed;
 }
 

@@ -5,7 +5,12 @@ import { writeListingJson } from './listing-json.js';
 
 const listingOf = (names: string[], details = false): ListWorkspaceResult => ({
   path: 'tree',
-  entries: names.map((name): WorkspaceEntry => ({ name, path: `tree/${name}`, type: 'file', ...(details ? { size: 12345, modified: '2026-11-27T07:00:00.000Z' } : {}) })),
+  entries: names.map((name): WorkspaceEntry => ({
+    name,
+    path: `tree/${name}`,
+    type: 'file',
+    ...(details ? { size: 12345, modified: '2026-11-27T07:00:00.000Z' } : {}),
+  })),
   truncated: true,
 });
 

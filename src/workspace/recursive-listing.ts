@@ -51,7 +51,9 @@ export async function listRecursivelyAsJson(
   const payload = { root, path, options, maxBytes };
   return listInlineOrInPool(root, path, options, async () => {
     const written = await pool.run('listWorkspaceRecursiveJson', payload, run);
-    return 'text' in written ? JsonText.written(written.text, { bytes: written.bytes, depth: LISTING_DEPTH }) : JsonText.oversized(written.overBytes, LISTING_DEPTH);
+    return 'text' in written
+      ? JsonText.written(written.text, { bytes: written.bytes, depth: LISTING_DEPTH })
+      : JsonText.oversized(written.overBytes, LISTING_DEPTH);
   });
 }
 

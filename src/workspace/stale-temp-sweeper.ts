@@ -35,7 +35,11 @@ export class StaleTempSweeper {
   // Resolves with the paths it removed.
   async sweep(workspace: string, now = Date.now()): Promise<string[]> {
     // Names and types only: the few temporary files among them are then stat'ed one by one.
-    const listing = await listRecursively(this.pool, workspace, '.', { includeHidden: true, maxDepth: MAX_DEPTH, limit: MAX_SWEPT_ENTRIES });
+    const listing = await listRecursively(this.pool, workspace, '.', {
+      includeHidden: true,
+      maxDepth: MAX_DEPTH,
+      limit: MAX_SWEPT_ENTRIES,
+    });
     const removed: string[] = [];
     for (const entry of listing.entries) {
       if (entry.type !== 'file' || !isWriteTempName(entry.name)) continue;

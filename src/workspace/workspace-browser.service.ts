@@ -48,7 +48,13 @@ export class WorkspaceBrowserService {
 
   // A person's read of the workspace leaves the same trace as an agent's: one audit row, channel `browse`,
   // named like the tool that reads the same way, with the reading key as its caller, whether it was answered or refused.
-  private async audited<T>(tenant: Tenant, projectId: string, tool: string, args: Record<string, unknown>, read: () => Promise<T>): Promise<T> {
+  private async audited<T>(
+    tenant: Tenant,
+    projectId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    read: () => Promise<T>,
+  ): Promise<T> {
     const startedAt = new Date();
     const row = (status: 'ok' | 'error', error: { code: string; message: string } | null) => ({
       id: randomUUID(),
@@ -73,7 +79,8 @@ export class WorkspaceBrowserService {
       await this.audit.record(row('ok', null));
       return answer;
     } catch (error) {
-      const known = error instanceof AppError ? { code: error.code, message: error.message } : { code: 'internal_error', message: 'The read failed' };
+      const known =
+        error instanceof AppError ? { code: error.code, message: error.message } : { code: 'internal_error', message: 'The read failed' };
       await this.audit.record(row('error', known));
       throw error;
     }

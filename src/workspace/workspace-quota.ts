@@ -20,6 +20,9 @@ interface Figure {
   // False once a command or a delete has made `bytes` an upper bound: it is measured again before it
   // refuses anything.
   measured: boolean;
+  // True once a write has counted an entry it may not have added (it may have replaced a file): `entries`
+  // is then an upper bound, measured again before it refuses anything.
+  entriesUpperBound?: boolean;
 }
 
 // The one owner of how much of WORKSPACE_QUOTA_BYTES each workspace uses. A workspace is walked (in the
@@ -53,23 +56,53 @@ export class WorkspaceQuota {
       if (!figure.measured && figure.bytes + growth > this.quotaBytes) figure = await untilAborted(this.measure(workspace), signal);
       if (!figure.complete) throw tooDeepToMeasure(display);
       if (figure.bytes + growth > this.quotaBytes) throw quotaExceeded(display, growth, figure.bytes, this.quotaBytes);
-      if (!figure.measured && figure.entries >= this.quotaInodes) figure = await untilAborted(this.measure(workspace), signal);
+      if ((!figure.measured || figure.entriesUpperBound) && figure.entries >= this.quotaInodes)
+        figure = await untilAborted(this.measure(workspace), signal);
       if (figure.entries >= this.quotaInodes) throw inodesExceeded(display, figure.entries, this.quotaInodes);
     }
-    // In place: the figure keeps the expiry of its measurement.
+    // In place: the figure keeps the expiry of its measurement. A write that grows the workspace may add
+    // an entry too (a new file): counted, and the figure is then an upper bound until it is measured.
     const reserved = figure;
+    const entries = growth > 0 ? 1 : 0;
     reserved.bytes += growth;
+    reserved.entries += entries;
+    if (entries > 0) reserved.entriesUpperBound = true;
     return () => {
       reserved.bytes -= growth;
+      reserved.entries -= entries;
     };
   }
 
   // What a command starts from: the quota and the workspace's usage, measured when an upper bound would
-  // leave it no room.
+  // leave it no room. A workspace at or past its quota runs no command: what a command writes is seen only
+  // after it is written, so one started in a full workspace could only add to what is already too much.
   async forCommand(workspace: string): Promise<{ bytes: number; usageAtStart: number; inodes: number; entriesAtStart: number }> {
     let figure = await this.current(workspace);
-    if (!figure.measured && (figure.bytes >= this.quotaBytes || figure.entries >= this.quotaInodes)) figure = await this.measure(workspace);
+    if ((!figure.measured || figure.entriesUpperBound) && (figure.bytes >= this.quotaBytes || figure.entries >= this.quotaInodes))
+      figure = await this.measure(workspace);
+    if (figure.bytes >= this.quotaBytes)
+      throw fullForCommands(
+        `uses ${describeBytes(figure.bytes)}, at or past its quota of ${describeBytes(this.quotaBytes)} (WORKSPACE_QUOTA_BYTES)`,
+      );
+    if (figure.entries >= this.quotaInodes)
+      throw fullForCommands(
+        `holds ${figure.entries} files, directories and links, at or past its quota of ${this.quotaInodes} (WORKSPACE_QUOTA_INODES)`,
+      );
     return { bytes: this.quotaBytes, usageAtStart: figure.bytes, inodes: this.quotaInodes, entriesAtStart: figure.entries };
+  }
+
+  // A workspace's figure, measured when none is cached, or when `fresh` asks for a measured one and the
+  // cached one is an upper bound.
+  async usageOf(workspace: string, fresh = false): Promise<{ bytes: number; entries: number; measured: boolean }> {
+    const figure = await this.current(workspace);
+    const exact = (f: Figure) => ({ bytes: f.bytes, entries: f.entries, measured: f.measured && !f.entriesUpperBound });
+    return exact(fresh && !exact(figure).measured ? await this.measure(workspace) : figure);
+  }
+
+  // The figure held now, if any; nothing is measured.
+  cachedUsageOf(workspace: string): { bytes: number; entries: number; measured: boolean } | undefined {
+    const figure = this.figures.get(workspace);
+    return figure && { bytes: figure.bytes, entries: figure.entries, measured: figure.measured && !figure.entriesUpperBound };
   }
 
   // After a command: `grownAtMost` bounds what it added (the most of its write_bytes and of how far the
@@ -143,6 +176,12 @@ const inodesExceeded = (display: string, entries: number, quota: number) =>
   new WorkspaceFsError(
     'workspace_quota_exceeded',
     `'${display}' was not written: the workspace holds ${entries} files, directories and links, at its quota of ${quota} (WORKSPACE_QUOTA_INODES); delete files that are no longer needed (delete_file), then try again`,
+  );
+
+const fullForCommands = (state: string) =>
+  new WorkspaceFsError(
+    'workspace_quota_exceeded',
+    `The command did not run: the workspace ${state}; delete files that are no longer needed (delete_file), then try again`,
   );
 
 const tooDeepToMeasure = (display: string) =>

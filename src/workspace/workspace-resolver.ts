@@ -1,4 +1,4 @@
-import { chown, mkdir, realpath, rm } from 'node:fs/promises';
+import { chown, mkdir, realpath, rm, stat } from 'node:fs/promises';
 import { Metrics } from '../metrics/metrics.js';
 import path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -11,6 +11,8 @@ import { ProjectAccess } from '../projects/project-access.js';
 import { workspaceDirectoryUnavailable, workspaceUnavailable } from './workspace.errors.js';
 import { checkDirectory, isCanonicalAbsolute, walkWithoutSymlinks } from './fs/workspace-directory.js';
 import { WorkspacePlacement } from './placement/workspace-placement.js';
+import { SandboxUids } from '../sandbox/sandbox-uids.js';
+import { adoptWorkspace } from './fs/workspace-adoption.js';
 
 export type WorkspaceSource = 'database' | 'workspace_root' | 'cwd';
 
@@ -42,6 +44,7 @@ export class WorkspaceResolver {
     private readonly placement: WorkspacePlacement,
     metrics: Metrics,
     bus: ChangeBus,
+    private readonly uids: SandboxUids,
   ) {
     changes.subscribe((tenantId, projectId) => this.invalidate(tenantId, projectId));
     const { cacheTtlMs, cacheMaxEntries } = config.workspace;
@@ -60,12 +63,13 @@ export class WorkspaceResolver {
     const cached = this.cache.get(key);
     if (cached) {
       // Every call, warm or cold: the kernel must still find the accepted directory at the accepted path.
-      const problem = checkDirectory(cached.path, cached.source === 'cwd' ? null : this.placement.owners());
+      const problem = checkDirectory(cached.path, cached.source === 'cwd' ? null : await this.uids.owners(tenantId));
       if (!problem) return cached;
       this.cache.delete(key);
       throw this.unavailable(projectId, problem.detail);
     }
-    const resolved = await this.resolveUncached(projectId, workspacePath);
+    const resolved = await this.resolveUncached(tenantId, projectId, workspacePath);
+    if (resolved.source !== 'cwd') await this.adopt(tenantId, projectId, resolved.path);
     this.warnedUnavailable.delete(projectId);
     this.cache.setIfUnchanged(version, key, resolved);
     this.sweeper.sweepOnce(resolved.path);
@@ -77,9 +81,9 @@ export class WorkspaceResolver {
   }
 
   // Called when a project is created: its directory under WORKSPACE_ROOT exists from the start.
-  async provision(projectId: string): Promise<void> {
+  async provision(tenantId: string, projectId: string): Promise<void> {
     const root = this.config.workspace.root;
-    if (root) await this.createWorkspaceDirectory(root, projectId);
+    if (root) await this.createWorkspaceDirectory(tenantId, root, projectId);
   }
 
   // Called when a project is deleted: the directory Toolgate made for it under WORKSPACE_ROOT goes too, or
@@ -91,31 +95,44 @@ export class WorkspaceResolver {
   }
 
   // WORKSPACE_ROOT may be entered but not listed by others (the sandbox's uid must pass through it);
-  // a project's directory is private to the uid commands run as, which a root service hands it to.
-  private async createWorkspaceDirectory(root: string, projectId: string): Promise<string> {
+  // a project's directory is private to the uid its tenant's commands run as, which a root service hands it to.
+  private async createWorkspaceDirectory(tenantId: string, root: string, projectId: string): Promise<string> {
     await mkdir(root, { recursive: true, mode: 0o711 });
     const dir = path.join(root, projectId);
     if ((await mkdir(dir, { recursive: true, mode: 0o700 })) !== undefined && process.getuid?.() === 0) {
-      const { uid, gid } = this.config.tools.sandbox;
-      await chown(dir, uid, gid);
+      const owner = await this.uids.forTenant(tenantId);
+      if (owner) await chown(dir, owner.uid, owner.gid);
     }
     return dir;
   }
 
-  private async resolveUncached(projectId: string, workspacePath: string | null): Promise<ResolvedWorkspace> {
+  // A workspace that still belongs to SANDBOX_UID (made before tenants had uids of their own, or placed
+  // so by the operator) passes to the tenant's uid, whole, before anything of the tenant's runs there.
+  // A directory owned by root stays as it is.
+  private async adopt(tenantId: string, projectId: string, dir: string): Promise<void> {
+    if (!this.uids.perTenant) return;
+    const owner = await this.uids.forTenant(tenantId);
+    const current = (await stat(dir)).uid;
+    if (!owner || current === owner.uid || current === 0) return;
+    const changed = await adoptWorkspace(dir, current, owner);
+    this.logger.log(`project ${projectId}: its workspace passed from uid ${current} to its tenant's uid ${owner.uid} (${changed} entries)`);
+  }
+
+  private async resolveUncached(tenantId: string, projectId: string, workspacePath: string | null): Promise<ResolvedWorkspace> {
+    const owners = await this.uids.owners(tenantId);
     if (workspacePath !== null) {
       // The stored path is checked again as if it were new (a row written before these rules, or a directory
       // changed since), then walked from its root without following a symlink.
       const lexical = isCanonicalAbsolute(workspacePath) ? this.placement.lexicalRoot(workspacePath) : { refused: 'not a canonical path' };
-      const problem = 'refused' in lexical ? lexical.refused : walkWithoutSymlinks(lexical.root, workspacePath, this.placement.owners())?.detail;
+      const problem = 'refused' in lexical ? lexical.refused : walkWithoutSymlinks(lexical.root, workspacePath, owners)?.detail;
       if (problem) throw this.unavailable(projectId, problem);
       return { path: workspacePath, source: 'database' };
     }
     const root = this.config.workspace.root;
     if (root) {
-      const dir = await this.createWorkspaceDirectory(root, projectId);
+      const dir = await this.createWorkspaceDirectory(tenantId, root, projectId);
       const real = path.join(await realpath(root), projectId);
-      const problem = walkWithoutSymlinks(path.dirname(real), real, this.placement.owners());
+      const problem = walkWithoutSymlinks(path.dirname(real), real, owners);
       if (problem) throw this.unavailable(projectId, `${dir}: ${problem.detail}`);
       return { path: real, source: 'workspace_root' };
     }

@@ -31,6 +31,8 @@ export interface ListingColumns {
   names: string[];
   paths: string[];
   types: WorkspaceEntry['type'][];
+  // Indexes of the entries with escapedName (names that are not UTF-8): rare, so not a column.
+  escaped: number[];
   // With `details` only.
   sizes?: Float64Array;
   modified?: string[];
@@ -41,30 +43,34 @@ export function listingToColumns({ path, truncated, entries }: ListWorkspaceResu
   const names = new Array<string>(n);
   const paths = new Array<string>(n);
   const types = new Array<WorkspaceEntry['type']>(n);
+  const escaped: number[] = [];
   for (let i = 0; i < n; i++) {
     const e = entries[i];
     names[i] = e.name;
     paths[i] = e.path;
     types[i] = e.type;
+    if (e.escapedName) escaped.push(i);
   }
-  if (!details) return { path, truncated, names, paths, types };
+  if (!details) return { path, truncated, names, paths, types, escaped };
   const sizes = new Float64Array(n);
   const modified = new Array<string>(n);
   for (let i = 0; i < n; i++) {
     sizes[i] = entries[i].size!;
     modified[i] = entries[i].modified!;
   }
-  return { path, truncated, names, paths, types, sizes, modified };
+  return { path, truncated, names, paths, types, escaped, sizes, modified };
 }
 
 export function columnsToListing(columns: ListingColumns): ListWorkspaceResult {
   const { names, paths, types, sizes, modified } = columns;
   const entries = new Array<WorkspaceEntry>(names.length);
   if (sizes && modified) {
-    for (let i = 0; i < names.length; i++) entries[i] = { name: names[i], path: paths[i], type: types[i], size: sizes[i], modified: modified[i] };
+    for (let i = 0; i < names.length; i++)
+      entries[i] = { name: names[i], path: paths[i], type: types[i], size: sizes[i], modified: modified[i] };
   } else {
     for (let i = 0; i < names.length; i++) entries[i] = { name: names[i], path: paths[i], type: types[i] };
   }
+  for (const i of columns.escaped) entries[i].escapedName = true;
   return { path: columns.path, entries, truncated: columns.truncated };
 }
 
@@ -79,7 +85,10 @@ export const workspaceWorkerTasks = {
   // crosses to the main thread, which splices it into the answer as it is (common/json/json-text.ts). It is
   // written only within the cap on results, `maxBytes` (listing-json.ts).
   listWorkspaceRecursiveJson: async (payload: ListWorkspaceRecursivePayload & { maxBytes: number }): Promise<ListingJson> =>
-    writeListingJson(await walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true }), payload.maxBytes),
+    writeListingJson(
+      await walkWorkspaceTree(payload.root, payload.path, { ...payload.options, recursive: true, blocking: true }),
+      payload.maxBytes,
+    ),
   hashFile: (payload: HashFilePayload) => hashWorkspaceFile(payload.root, payload.path),
   searchWorkspace: (payload: SearchWorkspacePayload) => searchWorkspace(payload.root, payload.path, payload.options),
   measureWorkspaceUsage: (payload: { root: string }) => measureDiskUsage(payload.root, { blocking: true }),

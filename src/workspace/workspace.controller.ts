@@ -11,7 +11,7 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, ProjectScoped, type Tenant, TenantAuth } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
 import { ListFilesQueryDto, ReadFileQueryDto, WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
@@ -24,6 +24,7 @@ import { WorkspacePlacement } from './placement/workspace-placement.js';
 @ApiTags('workspace')
 @TenantAuth()
 @Controller('v1/projects/:projectId/workspace')
+@ProjectScoped('projectId')
 @ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or (files) not_found' })
 @ApiConflictResponse({ type: ErrorResponseDto, description: 'workspace_unavailable (WORKSPACE_FALLBACK=error)' })
@@ -38,7 +39,8 @@ export class WorkspaceController {
   @AllowRoles('approver')
   @ApiOperation({
     operationId: 'getWorkspace',
-    summary: "Where the project's tools run: where the workspace came from, and its path inside the tenant's granted roots (never a host path)",
+    summary:
+      "Where the project's tools run: where the workspace came from, and its path inside the tenant's granted roots (never a host path)",
   })
   @ApiOkResponse({ type: WorkspaceResponseDto })
   async resolve(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string): Promise<WorkspaceResponseDto> {
@@ -54,7 +56,10 @@ export class WorkspaceController {
   @ApiOperation({ operationId: 'listWorkspaceFiles', summary: 'List a directory of the workspace' })
   @ApiOkResponse({ type: WorkspaceListingDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_path, not_a_directory' })
-  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'path_outside_workspace, special_file; forbidden: the admin token was sent' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: 'path_outside_workspace, special_file; forbidden: the admin token was sent',
+  })
   listFiles(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
@@ -68,7 +73,10 @@ export class WorkspaceController {
   @ApiOperation({ operationId: 'readWorkspaceFile', summary: 'Read a file of the workspace' })
   @ApiOkResponse({ type: WorkspaceFileDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_path, is_directory' })
-  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'path_outside_workspace, special_file; forbidden: the admin token was sent' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: 'path_outside_workspace, special_file; forbidden: the admin token was sent',
+  })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'binary_file (ask with encoding=base64)' })
   readFile(
     @CurrentTenant() tenant: Tenant,

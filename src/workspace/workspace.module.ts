@@ -9,6 +9,7 @@ import { WorkspacePlacement } from './placement/workspace-placement.js';
 import { WorkspacePlacementRepository } from './placement/workspace-placement.repository.js';
 import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
 import { WorkspaceQuota } from './workspace-quota.js';
+import { TenantStorage } from './tenant-storage.js';
 
 @Module({
   imports: [ProjectAccessModule, AuditModule],
@@ -21,7 +22,8 @@ import { WorkspaceQuota } from './workspace-quota.js';
     WorkspacePlacement,
     WorkspacePlacementRepository,
     WorkspaceQuota,
+    TenantStorage,
   ],
-  exports: [WorkspaceResolver, WorkspaceReadThreads, WorkspacePlacement, WorkspaceQuota],
+  exports: [WorkspaceResolver, WorkspaceReadThreads, WorkspacePlacement, WorkspaceQuota, TenantStorage],
 })
 export class WorkspaceModule {}

@@ -40,9 +40,18 @@ export class InvocationApprovalDto {
     nullable: true,
     type: String,
     example: 'docs',
-    description: "A call through a toolset that confines the tool to a directory of the workspace: that directory (the model's paths were relative to it); else null",
+    description:
+      "A call through a toolset that confines the tool to a directory of the workspace: that directory (the model's paths were relative to it); else null",
   })
   pathPrefix!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+    description:
+      "SHA-256 (hex) of the parked arguments' canonical JSON (object keys sorted at every level); approve may name it (argumentsDigest) to bind the decision to these arguments. Null for calls parked before it was kept",
+  })
+  argumentsDigest!: string | null;
   @ApiPropertyOptional({
     ...JSON_VALUE_SCHEMA,
     description:
@@ -62,14 +71,15 @@ export class InvocationCallerDto {
     nullable: true,
     type: String,
     example: 'Claude (OAuth)',
-    description: "That key's name; an OAuth access token is named after its client, \"<client> (OAuth)\"",
+    description: 'That key\'s name; an OAuth access token is named after its client, "<client> (OAuth)"',
   })
   name!: string | null;
 }
 
 export class InvocationPolicyDto {
   @ApiProperty({ enum: ['allow', 'forbid', 'ask'], description: 'What the policies decided before the call ran' }) decision!: string;
-  @ApiProperty({ type: [String], example: ['writes-stay-in-docs'], description: 'The @id of each policy that determined it' }) policyIds!: string[];
+  @ApiProperty({ type: [String], example: ['writes-stay-in-docs'], description: 'The @id of each policy that determined it' })
+  policyIds!: string[];
 }
 
 export class InvocationResponseDto {
@@ -79,9 +89,17 @@ export class InvocationResponseDto {
   @ApiProperty({ nullable: true, type: String, description: 'A call through a toolset: its slug; else null' }) toolset!: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'A call through a toolset: the name the model called the tool by; else null' })
   exposedTool!: string | null;
-  @ApiProperty({ enum: INVOCATION_CHANNELS, description: "rest: POST .../invoke; mcp: tools/call on the project's MCP endpoint; browse: a read through the workspace browsing routes" })
+  @ApiProperty({
+    enum: INVOCATION_CHANNELS,
+    description:
+      "rest: POST .../invoke; mcp: tools/call on the project's MCP endpoint; browse: a read through the workspace browsing routes",
+  })
   channel!: string;
-  @ApiProperty({ type: () => InvocationCallerDto, nullable: true, description: 'Who made the call: the key it came with (null on rows written before callers were recorded)' })
+  @ApiProperty({
+    type: () => InvocationCallerDto,
+    nullable: true,
+    description: 'Who made the call: the key it came with (null on rows written before callers were recorded)',
+  })
   caller!: InvocationCallerDto | null;
   @ApiProperty({ type: () => InvocationPolicyDto, nullable: true, description: 'The policy decision (null: no policy was in force)' })
   policy!: InvocationPolicyDto | null;
@@ -103,7 +121,11 @@ export class InvocationResponseDto {
   redactedPaths!: string[];
   @ApiProperty({ format: 'date-time' }) startedAt!: string;
   @ApiProperty({ format: 'date-time' }) finishedAt!: string;
-  @ApiProperty({ type: () => InvocationDecidedByDto, nullable: true, description: 'A decided parked call: the key that approved or denied it' })
+  @ApiProperty({
+    type: () => InvocationDecidedByDto,
+    nullable: true,
+    description: 'A decided parked call: the key that approved or denied it',
+  })
   decidedBy!: InvocationDecidedByDto | null;
   @ApiPropertyOptional({ type: () => InvocationApprovalDto, description: 'Only for a call parked for approval' })
   approval?: InvocationApprovalDto;

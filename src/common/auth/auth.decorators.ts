@@ -1,5 +1,12 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtension, ApiForbiddenResponse, ApiSecurity, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiExtension,
+  ApiForbiddenResponse,
+  ApiSecurity,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import type { KeyRole } from './key-roles.js';
 import { ErrorResponseDto } from '../errors/error-response.dto.js';
 
@@ -28,7 +35,10 @@ export const TenantAuth = () =>
     SetMetadata(AUTH_KIND, 'tenant' satisfies AuthKind),
     ApiBearerAuth(TENANT_SECURITY),
     ApiUnauthorizedResponse({ type: ErrorResponseDto, description: 'Missing, unknown, revoked or expired (api_key_expired) API key' }),
-    ApiForbiddenResponse({ type: ErrorResponseDto, description: "forbidden: the admin token was sent to a tenant route; forbidden_for_role: the key's role may not use this route" }),
+    ApiForbiddenResponse({
+      type: ErrorResponseDto,
+      description: "forbidden: the admin token was sent to a tenant route; forbidden_for_role: the key's role may not use this route",
+    }),
     // TenantRateLimitGuard charges every tenant request.
     ApiTooManyRequestsResponse({ type: ErrorResponseDto, description: 'rate_limited, with Retry-After' }),
   );
@@ -73,7 +83,17 @@ export const CurrentTenant = createParamDecorator((_: unknown, ctx: ExecutionCon
   return tenant;
 });
 
+export const PROJECT_PARAM = 'toolgate:project-param';
+
+// A route of one project; `param` is the path parameter that holds the project's id. The guard answers a
+// key bound to other projects there as if the project did not exist (404), and holds an OAuth token to
+// the MCP endpoint of that project. Declared on the route (its handler, or its controller for all its
+// routes), so what the guard checks never depends on what a parameter happens to be called; a route
+// without it binds no project (test/architecture/project-scoped.spec.ts finds one that forgot it).
+export const ProjectScoped = (param: string) => SetMetadata(PROJECT_PARAM, param);
+
 export const TOOLSET_ROUTE = 'toolgate:toolset-route';
 
-// A route that serves one toolset (`:slug`): the only routes a key bound to a toolset may use, for that toolset.
-export const ToolsetRoute = () => SetMetadata(TOOLSET_ROUTE, true);
+// A route that serves one toolset, whose slug is the path parameter `param`: the only routes a key bound
+// to a toolset may use, for that toolset.
+export const ToolsetRoute = (param: string) => SetMetadata(TOOLSET_ROUTE, param);

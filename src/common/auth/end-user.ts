@@ -9,7 +9,11 @@ export const END_USER_MAX_CHARS = 256;
 const NOT_PRINTABLE = /[\p{C}\p{Zl}\p{Zp}]/u;
 
 export const userAssertionNotAllowed = () =>
-  new AppError(403, 'user_assertion_not_allowed', 'This key may not name an end user: Toolgate-User is accepted only from keys made with actAsUsers: true');
+  new AppError(
+    403,
+    'user_assertion_not_allowed',
+    'This key may not name an end user: Toolgate-User is accepted only from keys made with actAsUsers: true',
+  );
 export const invalidEndUser = (why: string) =>
   new AppError(422, 'invalid_user', `The end user id is refused: ${why}. It must be 1-${END_USER_MAX_CHARS} printable characters`);
 

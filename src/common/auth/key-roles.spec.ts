@@ -3,7 +3,9 @@ import { keyMayUseTool, keyToolsWhere, type ToolColumnFilter, toolMatches } from
 // What the database does with the filter: `tool` equal to a name, or starting with a prefix.
 function rowMatches(where: ReturnType<typeof keyToolsWhere>, tool: string): boolean {
   if (!('OR' in where)) return true;
-  return where.OR.some((clause: ToolColumnFilter) => (typeof clause.tool === 'string' ? clause.tool === tool : tool.startsWith(clause.tool.startsWith)));
+  return where.OR.some((clause: ToolColumnFilter) =>
+    typeof clause.tool === 'string' ? clause.tool === tool : tool.startsWith(clause.tool.startsWith),
+  );
 }
 
 const NAMES = ['read_file', 'read_files', 'github_issue', 'github_pr', 'git', 'gitlab_issue', 'write_file', ''];

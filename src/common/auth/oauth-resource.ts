@@ -9,7 +9,8 @@ export const OAUTH_RESOURCE = 'toolgate:oauth-resource';
 export const OAuthProtectedResource = () => SetMetadata(OAUTH_RESOURCE, true);
 
 // The slug part follows TOOLSET_SLUG (toolsets/dto): lowercase letters, digits and inner dashes.
-const MCP_PATH = /^\/v1\/projects\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/toolsets\/([a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?))?\/mcp$/;
+const MCP_PATH =
+  /^\/v1\/projects\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/toolsets\/([a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?))?\/mcp$/;
 
 // An MCP endpoint of this service: a project's (toolset null) or one of its toolsets'.
 export interface McpResource {
@@ -28,7 +29,8 @@ export const mcpResourcePath = ({ projectId, toolset }: McpResource): string =>
   toolset === null ? `/v1/projects/${projectId}/mcp` : `/v1/projects/${projectId}/toolsets/${toolset}/mcp`;
 export const mcpResourceUrl = (base: string, resource: McpResource): string => `${base}${mcpResourcePath(resource)}`;
 // RFC 9728 3.1: the well-known name inserted between the host and the resource's path.
-export const resourceMetadataUrl = (base: string, resource: McpResource): string => `${base}/.well-known/oauth-protected-resource${mcpResourcePath(resource)}`;
+export const resourceMetadataUrl = (base: string, resource: McpResource): string =>
+  `${base}/.well-known/oauth-protected-resource${mcpResourcePath(resource)}`;
 
 // The endpoint a `resource` indicator names when it is one of this service's MCP URLs; else null.
 export function mcpResourceOf(base: string, resource: string): McpResource | null {

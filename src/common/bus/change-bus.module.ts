@@ -26,7 +26,9 @@ export class ChangeBusModule implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     await this.bus.start();
     const status = this.bus.status();
-    this.logger.log(`change bus: ${status.mode}${status.mode === 'postgres' ? (status.connected ? ', listening' : `, not connected yet (${status.lastError ?? 'retrying'})`) : ''}`);
+    this.logger.log(
+      `change bus: ${status.mode}${status.mode === 'postgres' ? (status.connected ? ', listening' : `, not connected yet (${status.lastError ?? 'retrying'})`) : ''}`,
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -223,7 +223,11 @@ export class PostgresChangeBus extends ChangeBus {
 
 // Splits entries into NOTIFY payloads under the limit, in order. An entry that alone exceeds it is a caller's
 // bug (messages carry ids); it is dropped with an error rather than breaking the whole batch.
-export function batches(origin: string, entries: Entry[], logger?: { error(message: string): void }): Array<{ payload: string; entries: Entry[] }> {
+export function batches(
+  origin: string,
+  entries: Entry[],
+  logger?: { error(message: string): void },
+): Array<{ payload: string; entries: Entry[] }> {
   const head = `{"o":${JSON.stringify(origin)},"m":[`;
   const empty = Buffer.byteLength(head) + 2;
   const out: Array<{ payload: string; entries: Entry[] }> = [];

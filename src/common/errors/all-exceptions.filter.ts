@@ -104,7 +104,12 @@ function mapBodyParserError(exception: unknown): Mapped | null {
     return { status: 415, code: 'unsupported_media_type', message: 'Send the body as application/json' };
   }
   if (exception instanceof URIError) return MALFORMED_PATH;
-  if ((typeof type === 'string' || (typeof code === 'string' && code.startsWith('FST_'))) && httpStatus !== undefined && httpStatus >= 400 && httpStatus < 500) {
+  if (
+    (typeof type === 'string' || (typeof code === 'string' && code.startsWith('FST_'))) &&
+    httpStatus !== undefined &&
+    httpStatus >= 400 &&
+    httpStatus < 500
+  ) {
     return { status: httpStatus, code: 'bad_request', message: 'The request body could not be read' };
   }
   return null;
@@ -125,7 +130,8 @@ function mapPrismaError(exception: unknown): Mapped | null {
   if (
     exception instanceof Prisma.PrismaClientInitializationError ||
     (exception instanceof Prisma.PrismaClientKnownRequestError && /^P10\d\d$/.test(exception.code)) ||
-    (exception instanceof Error && /ECONNREFUSED|ECONNRESET|Connection terminated|timeout exceeded when trying to connect/i.test(exception.message))
+    (exception instanceof Error &&
+      /ECONNREFUSED|ECONNRESET|Connection terminated|timeout exceeded when trying to connect/i.test(exception.message))
   ) {
     return {
       status: 503,

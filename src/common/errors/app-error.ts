@@ -37,9 +37,7 @@ export const badRequest = (code: string, message: string, details?: Record<strin
   new AppError(400, code, message, { details });
 export const forbidden = (code: string, message: string, details?: Record<string, unknown>) =>
   new AppError(403, code, message, { details });
-export const notFound = (code: string, message: string, details?: Record<string, unknown>) =>
-  new AppError(404, code, message, { details });
-export const conflict = (code: string, message: string, details?: Record<string, unknown>) =>
-  new AppError(409, code, message, { details });
+export const notFound = (code: string, message: string, details?: Record<string, unknown>) => new AppError(404, code, message, { details });
+export const conflict = (code: string, message: string, details?: Record<string, unknown>) => new AppError(409, code, message, { details });
 export const unprocessable = (code: string, message: string, details?: Record<string, unknown>) =>
   new AppError(422, code, message, { details });

@@ -24,7 +24,11 @@ export interface MappedError {
 
 // A path whose percent-encoding does not decode (%ff), as both adapters answer it: Express's router throws
 // a URIError to the filter, Fastify's router hands it to the adapter's frameworkErrors.
-export const MALFORMED_PATH: MappedError = { status: 400, code: 'bad_request', message: 'The request path has an invalid percent-encoding' };
+export const MALFORMED_PATH: MappedError = {
+  status: 400,
+  code: 'bad_request',
+  message: 'The request path has an invalid percent-encoding',
+};
 
 // `requestId`: the request's own, where no request context runs yet (an error of Fastify's router).
 export function errorAnswer(mapped: MappedError, requestId = currentRequestId()): ErrorAnswer {

@@ -6,6 +6,18 @@ export const INVOCATION_ID: ApiParamOptions = { name: 'invocationId', format: 'u
 export const SKILL_ID: ApiParamOptions = { name: 'skillId', format: 'uuid' };
 export const TENANT_ID: ApiParamOptions = { name: 'tenantId', format: 'uuid' };
 export const API_KEY_ID: ApiParamOptions = { name: 'keyId', format: 'uuid' };
-export const TOOL_NAME: ApiParamOptions = { name: 'toolName', example: 'read_file', description: 'A built-in tool or one of the project’s skill tools' };
-export const TOOLSET_SLUG: ApiParamOptions = { name: 'slug', example: 'docs-reader', description: 'The toolset, by its slug in the project' };
-export const EXPOSED_TOOL_NAME: ApiParamOptions = { name: 'toolName', example: 'read_doc', description: 'A tool as the toolset names it (in search mode also search_tools and call_tool)' };
+export const TOOL_NAME: ApiParamOptions = {
+  name: 'toolName',
+  example: 'read_file',
+  description: 'A built-in tool or one of the project’s skill tools',
+};
+export const TOOLSET_SLUG: ApiParamOptions = {
+  name: 'slug',
+  example: 'docs-reader',
+  description: 'The toolset, by its slug in the project',
+};
+export const EXPOSED_TOOL_NAME: ApiParamOptions = {
+  name: 'toolName',
+  example: 'read_doc',
+  description: 'A tool as the toolset names it (in search mode also search_tools and call_tool)',
+};

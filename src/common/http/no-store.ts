@@ -6,5 +6,8 @@ export const NoStore = () => applyDecorators(Header('Cache-Control', 'no-store')
 
 // The header as the OpenAPI document describes it, for the answer's `headers`.
 export const NO_STORE_HEADER = {
-  'Cache-Control': { description: 'no-store: the secret in this answer is kept by no cache', schema: { type: 'string', enum: ['no-store'] } },
+  'Cache-Control': {
+    description: 'no-store: the secret in this answer is kept by no cache',
+    schema: { type: 'string', enum: ['no-store'] },
+  },
 };

@@ -51,7 +51,11 @@ function defaultHostNames(host: string): string[] {
   return [...names, ...addresses];
 }
 
-export const bareHostName = (name: string): string => name.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+export const bareHostName = (name: string): string =>
+  name
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '');
 
 // "name", "name:port", "[v6]" or "[v6]:port"; null when it is none of them.
 function parseHost(value: string | undefined): HostAndPort | null {

@@ -48,6 +48,17 @@ describe('bounded JSON', () => {
     cycle.self = cycle;
     expect(boundedJson(cycle, limits)).toEqual({ exceeded: 'depth' });
     expect(boundedJson({ n: 1n }, limits)).toEqual({ exceeded: 'not_json' });
-    expect(measureJson({ bad: { toJSON: () => { throw new Error('no'); } } }, limits)).toEqual({ exceeded: 'not_json' });
+    expect(
+      measureJson(
+        {
+          bad: {
+            toJSON: () => {
+              throw new Error('no');
+            },
+          },
+        },
+        limits,
+      ),
+    ).toEqual({ exceeded: 'not_json' });
   });
 });

@@ -157,5 +157,9 @@ export function droppedResult({ exceeded }: JsonLimitExceeded, limits: JsonLimit
       : exceeded === 'size'
         ? ['result_too_large', `is more than ${limits.maxBytes} bytes as JSON`]
         : ['result_not_json', 'is not JSON'];
-  return { code, message: `The tool ran, but its result ${what} (the cap on results), so it was dropped; ask for less, or a flatter shape`, retryable: false };
+  return {
+    code,
+    message: `The tool ran, but its result ${what} (the cap on results), so it was dropped; ask for less, or a flatter shape`,
+    retryable: false,
+  };
 }

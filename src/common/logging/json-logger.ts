@@ -16,41 +16,45 @@ const REDACTED_HEADER_NAMES = ['proxy-authorization', 'set-cookie', 'x-api-key',
 // in a URL, a `Bearer …`, an `sk-…` quoted by an error); the paths above cover logged objects.
 const redactedError = (err: Error) => {
   const serialized = pino.stdSerializers.err(err);
-  return { ...serialized, message: redactText(serialized.message), ...(typeof serialized.stack === 'string' && { stack: redactText(serialized.stack) }) };
+  return {
+    ...serialized,
+    message: redactText(serialized.message),
+    ...(typeof serialized.stack === 'string' && { stack: redactText(serialized.stack) }),
+  };
 };
 
 export function createPinoLogger(level: AppConfig['logLevel'], destination?: DestinationStream): PinoLogger {
   return pino(
     {
-    level,
-    base: undefined,
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: {
-      level: (label) => ({ level: label }),
-      log: (object) => (typeof object.stack === 'string' ? { ...object, stack: redactText(object.stack) } : object),
-    },
-    serializers: { err: redactedError },
-    hooks: {
-      logMethod(args, method) {
-        const last = args.length - 1;
-        if (typeof args[last] === 'string') args[last] = redactText(args[last]);
-        method.apply(this, args);
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (object) => (typeof object.stack === 'string' ? { ...object, stack: redactText(object.stack) } : object),
       },
-    },
-    redact: {
-      paths: [
-        ...REDACTED_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers["${k}"]`]),
-        ...REDACTED_HEADER_NAMES.flatMap((k) => [`["${k}"]`, `*["${k}"]`, `*.*["${k}"]`]),
-      ],
-      censor: '[redacted]',
-    },
-    mixin: () => {
-      const ctx = requestContext.getStore();
-      const base = ctx ? { requestId: ctx.requestId, ...(ctx.tenantId ? { tenantId: ctx.tenantId } : {}) } : {};
-      // With tracing on, the line names the span it was written in (null otherwise, at the cost of one test).
-      const span = currentSpanIds();
-      return span ? { ...base, traceId: span.traceId, spanId: span.spanId } : base;
-    },
+      serializers: { err: redactedError },
+      hooks: {
+        logMethod(args, method) {
+          const last = args.length - 1;
+          if (typeof args[last] === 'string') args[last] = redactText(args[last]);
+          method.apply(this, args);
+        },
+      },
+      redact: {
+        paths: [
+          ...REDACTED_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers["${k}"]`]),
+          ...REDACTED_HEADER_NAMES.flatMap((k) => [`["${k}"]`, `*["${k}"]`, `*.*["${k}"]`]),
+        ],
+        censor: '[redacted]',
+      },
+      mixin: () => {
+        const ctx = requestContext.getStore();
+        const base = ctx ? { requestId: ctx.requestId, ...(ctx.tenantId ? { tenantId: ctx.tenantId } : {}) } : {};
+        // With tracing on, the line names the span it was written in (null otherwise, at the cost of one test).
+        const span = currentSpanIds();
+        return span ? { ...base, traceId: span.traceId, spanId: span.spanId } : base;
+      },
     },
     destination,
   );

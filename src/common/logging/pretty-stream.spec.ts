@@ -15,17 +15,28 @@ describe('log destination and readable lines', () => {
   });
 
   it('prints time, level, context, message and the other fields, with secrets still redacted', () => {
-    const out = { lines: [] as string[], write(text: string) { this.lines.push(text); } };
+    const out = {
+      lines: [] as string[],
+      write(text: string) {
+        this.lines.push(text);
+      },
+    };
     const logger = createPinoLogger('info', logDestination('pretty', out));
     logger.info({ context: 'Tools', requestId: 'r-1', authorization: 'Bearer tg_secret', nested: { n: 1 } }, 'call ran');
     expect(out.lines).toHaveLength(1);
-    expect(out.lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  \[Tools\] call ran  requestId=r-1 authorization=\[redacted\] nested=\{"n":1\}\n$/);
+    expect(out.lines[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO  \[Tools\] call ran  requestId=r-1 authorization=\[redacted\] nested=\{"n":1\}\n$/,
+    );
     expect(out.lines[0]).not.toContain('tg_secret');
   });
 
   it('prints an error with its stack on the following lines, and colours only for a terminal', () => {
     const err = new Error('boom');
-    const line = JSON.stringify({ level: 'error', time: '2026-11-24T03:00:00.123Z', err: { type: 'Error', message: 'boom', stack: err.stack } });
+    const line = JSON.stringify({
+      level: 'error',
+      time: '2026-11-24T03:00:00.123Z',
+      err: { type: 'Error', message: 'boom', stack: err.stack },
+    });
     const plain = formatLine(line, false);
     expect(plain.split('\n')[0]).toBe('03:00:00.123 ERROR boom');
     expect(plain.split('\n')[1]).toBe('    Error: boom');

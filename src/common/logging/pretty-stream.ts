@@ -1,7 +1,14 @@
 import type { DestinationStream } from 'pino';
 import type { AppConfig } from '../../config/app-config.js';
 
-const COLORS: Record<string, string> = { fatal: '\x1b[35m', error: '\x1b[31m', warn: '\x1b[33m', info: '\x1b[32m', debug: '\x1b[36m', trace: '\x1b[90m' };
+const COLORS: Record<string, string> = {
+  fatal: '\x1b[35m',
+  error: '\x1b[31m',
+  warn: '\x1b[33m',
+  info: '\x1b[32m',
+  debug: '\x1b[36m',
+  trace: '\x1b[90m',
+};
 const RESET = '\x1b[0m';
 const DIM = '\x1b[2m';
 // Shown in the line's head, not among the key=value pairs.

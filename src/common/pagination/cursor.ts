@@ -54,6 +54,4 @@ export function toPage<T extends CursorPosition, R>(rows: T[], limit: number, ma
 }
 
 export const afterCursor = (cursor: CursorPosition | null) =>
-  cursor
-    ? { OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }] }
-    : {};
+  cursor ? { OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }] } : {};

@@ -17,6 +17,17 @@ describe('SecretBox', () => {
     expect(() => new SecretBox(oldKey).open(a)).toThrow(/no key with id/);
   });
 
+  it('seals off the event loop (sealAsync) in the same form: open reads it, a changed byte does not authenticate', async () => {
+    const box = new SecretBox(newKey);
+    const plain = `{"content":"${'é'.repeat(100_000)}"}`;
+    const sealed = await box.sealAsync(plain);
+    expect(isSealed(sealed)).toBe(true);
+    expect(sealed).not.toBe(await box.sealAsync(plain));
+    expect(box.open(sealed)).toBe(plain);
+    const flipped = sealed.slice(0, -2) + (sealed.endsWith('AA') ? 'AB' : 'AA');
+    expect(() => box.open(flipped)).toThrow(SecretBoxError);
+  });
+
   it('opens values of a previous key after rotation, and says they need resealing', () => {
     const before = new SecretBox(oldKey).seal('header-value');
     const rotated = new SecretBox(newKey, [oldKey]);

@@ -1,5 +1,16 @@
 import { AppError } from '../errors/app-error.js';
-import { isSensitiveName, maskUrl, REDACTED, redactAppError, redactMessage, redactStrings, redactText, scrubSecrets, scrubWholeValues, urlSecrets } from './secret-redaction.js';
+import {
+  isSensitiveName,
+  maskUrl,
+  REDACTED,
+  redactAppError,
+  redactMessage,
+  redactStrings,
+  redactText,
+  scrubSecrets,
+  scrubWholeValues,
+  urlSecrets,
+} from './secret-redaction.js';
 
 describe('secret redaction', () => {
   describe('by name', () => {
@@ -38,7 +49,26 @@ describe('secret redaction', () => {
     });
 
     it('leaves ordinary names alone, keyword and author included', () => {
-      const names = ['path', 'paths', 'content', 'url', 'headers', 'keyword', 'keywords', 'keyboard', 'keyframe', 'author', 'authors', 'authority', 'authorName', 'method', 'passthrough', 'signal', 'design', 'argv'];
+      const names = [
+        'path',
+        'paths',
+        'content',
+        'url',
+        'headers',
+        'keyword',
+        'keywords',
+        'keyboard',
+        'keyframe',
+        'author',
+        'authors',
+        'authority',
+        'authorName',
+        'method',
+        'passthrough',
+        'signal',
+        'design',
+        'argv',
+      ];
       for (const name of names) expect({ name, sensitive: isSensitiveName(name) }).toEqual({ name, sensitive: false });
     });
   });
@@ -72,9 +102,15 @@ describe('secret redaction', () => {
     it('blanks values by name: JSON members, query parameters, assignments, header lines, userinfo, Bearer tokens', () => {
       expect(redactText('{"user":"ann","password":"hunter2","n":1}')).toBe(`{"user":"ann","password":"${REDACTED}","n":1}`);
       expect(redactText('{"apiToken": 12345678}')).toBe(`{"apiToken": "${REDACTED}"}`);
-      expect(redactText('GET https://x.test/a?q=1&api_key=abc123&sig=zz#top')).toBe(`GET https://x.test/a?q=1&api_key=${REDACTED}&sig=${REDACTED}#top`);
-      expect(redactText('OPENAI_API_KEY=abc123 --password="two words" keyword=shoes')).toBe(`OPENAI_API_KEY=${REDACTED} --password=${REDACTED} keyword=shoes`);
-      expect(redactText('Accept: json\nX-Api-Key: abc123\n  Cookie: a=b')).toBe(`Accept: json\nX-Api-Key: ${REDACTED}\n  Cookie: ${REDACTED}`);
+      expect(redactText('GET https://x.test/a?q=1&api_key=abc123&sig=zz#top')).toBe(
+        `GET https://x.test/a?q=1&api_key=${REDACTED}&sig=${REDACTED}#top`,
+      );
+      expect(redactText('OPENAI_API_KEY=abc123 --password="two words" keyword=shoes')).toBe(
+        `OPENAI_API_KEY=${REDACTED} --password=${REDACTED} keyword=shoes`,
+      );
+      expect(redactText('Accept: json\nX-Api-Key: abc123\n  Cookie: a=b')).toBe(
+        `Accept: json\nX-Api-Key: ${REDACTED}\n  Cookie: ${REDACTED}`,
+      );
       expect(redactText('postgres://app:s3cret@db:5432/x')).toBe(`postgres://app:${REDACTED}@db:5432/x`);
       expect(redactText('sent Authorization Bearer abc.def-123456')).toBe(`sent Authorization Bearer ${REDACTED}`);
     });
@@ -93,8 +129,12 @@ describe('secret redaction', () => {
   });
 
   it('masks the credential query values and userinfo of a URL, with the mask asked for', () => {
-    expect(maskUrl('https://mcp.test/mcp?api_key=abc&team=a%20b&X-Goog-Api-Key=zz')).toBe(`https://mcp.test/mcp?api_key=${REDACTED}&team=a%20b&X-Goog-Api-Key=${REDACTED}`);
-    expect(maskUrl('https://mcp.test/mcp?access%5Ftoken=abc#frag', '[stored encrypted]')).toBe('https://mcp.test/mcp?access%5Ftoken=[stored encrypted]#frag');
+    expect(maskUrl('https://mcp.test/mcp?api_key=abc&team=a%20b&X-Goog-Api-Key=zz')).toBe(
+      `https://mcp.test/mcp?api_key=${REDACTED}&team=a%20b&X-Goog-Api-Key=${REDACTED}`,
+    );
+    expect(maskUrl('https://mcp.test/mcp?access%5Ftoken=abc#frag', '[stored encrypted]')).toBe(
+      'https://mcp.test/mcp?access%5Ftoken=[stored encrypted]#frag',
+    );
     expect(maskUrl('https://u:p4ss@mcp.test/')).toBe(`https://u:${REDACTED}@mcp.test/`);
     expect(maskUrl('https://mcp.test/mcp?q=1')).toBe('https://mcp.test/mcp?q=1');
     expect(urlSecrets('https://mcp.test/mcp?api_key=abc&q=1&token=')).toEqual(['abc']);
@@ -110,7 +150,9 @@ describe('secret redaction', () => {
   });
 
   it('blanks whole values only, when asked to', () => {
-    expect(scrubWholeValues('upstream says no; got Bearer upstream-secret', ['Bearer upstream-secret', 'upstream-secret'])).toBe('upstream says no; got [redacted]');
+    expect(scrubWholeValues('upstream says no; got Bearer upstream-secret', ['Bearer upstream-secret', 'upstream-secret'])).toBe(
+      'upstream says no; got [redacted]',
+    );
     expect(scrubWholeValues('{"a":"x\\"y-quoted"}', ['x"y-quoted'])).toBe('{"a":"[redacted]"}');
   });
 
@@ -120,14 +162,24 @@ describe('secret redaction', () => {
     expect(redactStrings(details, scrub)).toEqual({ issues: [{ path: '/pin', received: "'[redacted]…'" }], n: 1 });
     expect(redactStrings(details, redactText)).toBe(details);
 
-    const error = new AppError(422, 'invalid_arguments', "/pin must match, got 'plant-0123456789…'", { extra: details, headers: { 'Retry-After': '1' } });
+    const error = new AppError(422, 'invalid_arguments', "/pin must match, got 'plant-0123456789…'", {
+      extra: details,
+      headers: { 'Retry-After': '1' },
+    });
     const redacted = redactAppError(error, scrub);
     expect(redacted).toBeInstanceOf(AppError);
-    expect(redacted).toMatchObject({ status: 422, code: 'invalid_arguments', message: "/pin must match, got '[redacted]…'", headers: { 'Retry-After': '1' } });
+    expect(redacted).toMatchObject({
+      status: 422,
+      code: 'invalid_arguments',
+      message: "/pin must match, got '[redacted]…'",
+      headers: { 'Retry-After': '1' },
+    });
     expect(redacted.extra).toEqual({ issues: [{ path: '/pin', received: "'[redacted]…'" }], n: 1 });
     expect(redacted.stack).not.toContain('plant-');
     const plain = new AppError(404, 'tool_not_found', 'No tool named read_fil');
     expect(redactAppError(plain)).toBe(plain);
-    expect(redactAppError(new AppError(403, 'url_blocked', 'Refused to fetch https://x.test/?token=abc123: private')).message).toBe('Refused to fetch https://x.test/?token=[redacted]: private');
+    expect(redactAppError(new AppError(403, 'url_blocked', 'Refused to fetch https://x.test/?token=abc123: private')).message).toBe(
+      'Refused to fetch https://x.test/?token=[redacted]: private',
+    );
   });
 });

@@ -64,7 +64,8 @@ const HEADER_LINE = /^([ \t]*)([A-Za-z0-9][\w-]{0,127})([ \t]*:[ \t]*)(\S[^\r\n]
 // letter after a '-' or '.' is): each run of scheme characters is tried once, not once per position in it.
 const USERINFO = /((?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)([^\s/@]+)(?=@)/gi;
 // One test that most texts fail at once: nothing in them could be redacted.
-const MAYBE_CREDENTIAL = /key|token|secret|pass|pwd|credential|session|cookie|sig|auth|bearer|sk-|[sr]k_|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|:\/\/[^\s/]*@/i;
+const MAYBE_CREDENTIAL =
+  /key|token|secret|pass|pwd|credential|session|cookie|sig|auth|bearer|sk-|[sr]k_|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|:\/\/[^\s/]*@/i;
 
 // The text with every credential it shows replaced by "[redacted]"; each value taken out is pushed to
 // `found` (so a message quoting one elsewhere can be scrubbed too). The very same string when nothing was.

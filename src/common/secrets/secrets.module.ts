@@ -11,7 +11,9 @@ const DEVELOPMENT_KEY = createHash('sha256').update('toolgate development secret
 function createSecretBox(config: AppConfig): SecretBox {
   const { key, previousKeys } = config.secrets;
   if (key) return new SecretBox(key, [...previousKeys, DEVELOPMENT_KEY]);
-  new Logger('Secrets').warn('SECRETS_KEY is not set: skill secrets are sealed with the built-in development key; set SECRETS_KEY before storing real secrets');
+  new Logger('Secrets').warn(
+    'SECRETS_KEY is not set: skill secrets are sealed with the built-in development key; set SECRETS_KEY before storing real secrets',
+  );
   return new SecretBox(DEVELOPMENT_KEY, previousKeys);
 }
 

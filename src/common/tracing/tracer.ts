@@ -1,4 +1,15 @@
-import { context, type Exception, isSpanContextValid, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import {
+  context,
+  type Exception,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+} from '@opentelemetry/api';
 import { requestPath } from '../format/request-path.js';
 import { redactText } from '../secrets/secret-redaction.js';
 

@@ -122,18 +122,16 @@ export class FairQueue {
     } catch (error) {
       started = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    void started
-      .then(job.resolve, job.reject)
-      .finally(() => {
-        if (job.urgent) state.runningUrgent--;
-        else {
-          state.runningShared--;
-          this.runningShared--;
-        }
-        this.runningAll--;
-        this.dropIfIdle(job.key, state);
-        this.dispatch();
-      });
+    void started.then(job.resolve, job.reject).finally(() => {
+      if (job.urgent) state.runningUrgent--;
+      else {
+        state.runningShared--;
+        this.runningShared--;
+      }
+      this.runningAll--;
+      this.dropIfIdle(job.key, state);
+      this.dispatch();
+    });
   }
 
   private dropIfIdle(key: string, state: KeyState): void {

@@ -6,7 +6,8 @@ import type { TaskRequest, TaskTable } from './task.js';
 export function createTaskRunner(tasks: TaskTable, codec: ErrorCodec): (request: TaskRequest) => Promise<TaskOutcome> {
   return (request) => {
     const task = Object.hasOwn(tasks, request.task) ? (tasks[request.task] as (payload: unknown) => Promise<unknown>) : undefined;
-    if (!task) return Promise.resolve({ ok: false, error: { kind: 'error', name: 'Error', message: `Unknown worker task '${request.task}'` } });
+    if (!task)
+      return Promise.resolve({ ok: false, error: { kind: 'error', name: 'Error', message: `Unknown worker task '${request.task}'` } });
     return codec.settle(() => task(request.payload));
   };
 }

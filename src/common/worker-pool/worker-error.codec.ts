@@ -12,8 +12,7 @@ export interface ErrorClassCodec<E extends Error = Error> {
 }
 
 export type SerializedError =
-  | { kind: string; message: string; fields: Record<string, unknown> }
-  | { kind: 'error'; name: string; message: string; code?: string };
+  { kind: string; message: string; fields: Record<string, unknown> } | { kind: 'error'; name: string; message: string; code?: string };
 
 export type TaskOutcome = { ok: true; value: unknown } | { ok: false; error: SerializedError };
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { FairQueue } from './fair-queue.js';
-import { defaultPerKeyThreads, defaultThreadCount } from './pool-size.js';
+import { defaultPerKeyThreads, defaultThreadCount } from '../../config/pool-size.js';
 import type { TaskRequest, TaskTable } from './task.js';
 import type { ErrorCodec, TaskOutcome } from './worker-error.codec.js';
 
@@ -44,7 +44,7 @@ export interface CancellablePayload {
   cancel: MessagePort;
 }
 
-export { defaultPerKeyThreads, defaultThreadCount } from './pool-size.js';
+export { defaultPerKeyThreads, defaultThreadCount } from '../../config/pool-size.js';
 
 // By default a thread's young generation grows to 32 MB of semi-spaces like the main thread's: 40-50 MB more
 // resident memory during a 10,000-entry walk, and no measurable speed-up. The old generation keeps V8's limit.
@@ -64,9 +64,7 @@ export function resolveWorkerEntry(moduleUrl: string, fileName: string): string 
     entry = path.join(parts.join(path.sep), fileName);
   }
   if (!existsSync(entry)) {
-    throw new Error(
-      `Worker entry ${entry} does not exist; compile the sources first with \`npm run build\` (tsc -p tsconfig.build.json)`,
-    );
+    throw new Error(`Worker entry ${entry} does not exist; compile the sources first with \`npm run build\` (tsc -p tsconfig.build.json)`);
   }
   return entry;
 }
@@ -85,7 +83,8 @@ export class WorkerPool<Tasks extends TaskTable> {
     const threads = options.threads ?? defaultThreadCount();
     if (!Number.isInteger(threads) || threads < 1) throw new Error(`WorkerPool threads must be at least 1, got ${threads}`);
     const perKey = options.perKeyThreads ?? defaultPerKeyThreads(threads);
-    if (!Number.isInteger(perKey) || perKey < 1 || perKey > threads) throw new Error(`WorkerPool perKeyThreads must be between 1 and ${threads}, got ${perKey}`);
+    if (!Number.isInteger(perKey) || perKey < 1 || perKey > threads)
+      throw new Error(`WorkerPool perKeyThreads must be between 1 and ${threads}, got ${perKey}`);
     const reserved = options.reservedThreads ?? 1;
     if (!Number.isInteger(reserved) || reserved < 0) throw new Error(`WorkerPool reservedThreads must be at least 0, got ${reserved}`);
     this.errors = options.errors;
@@ -141,7 +140,12 @@ export class WorkerPool<Tasks extends TaskTable> {
     signal: AbortSignal,
     opts: Omit<RunOptions, 'signal'> = {},
   ): Promise<ResultOf<Tasks[K]>> {
-    const outcome = await this.queue.submit(opts.key ?? '', opts.urgent === true, () => this.startCooperative(task, payload, signal), signal);
+    const outcome = await this.queue.submit(
+      opts.key ?? '',
+      opts.urgent === true,
+      () => this.startCooperative(task, payload, signal),
+      signal,
+    );
     return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
   }
 
@@ -150,7 +154,7 @@ export class WorkerPool<Tasks extends TaskTable> {
     const onAbort = () => port1.postMessage('abort');
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return (await this.piscina.run({ task, payload: { ...payload, cancel: port2 } }, { name: 'runTask', transferList: [port2] }));
+      return await this.piscina.run({ task, payload: { ...payload, cancel: port2 } }, { name: 'runTask', transferList: [port2] });
     } finally {
       signal.removeEventListener('abort', onAbort);
       port1.close();

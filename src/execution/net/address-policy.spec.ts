@@ -1,6 +1,5 @@
 import { AddressPolicy, classifyAddress, classifyHostname, isMetadataAddress } from './address-policy.js';
 
-
 describe('classifyAddress', () => {
   it.each([
     ['169.254.169.254', /link-local\/cloud metadata/],

@@ -19,10 +19,18 @@ describe('checkEndpoint (a skill endpoint judged at registration)', () => {
   const lookup = dns({ 'api.example.com': ['93.184.215.14'], 'inside.example.com': ['10.1.2.3'], 'meta.example.com': ['169.254.169.254'] });
 
   it('refuses loopback, metadata and private addresses, written or resolved, as a call would', async () => {
-    for (const url of ['http://127.0.0.1:8080/hook', 'http://[::1]/', 'http://169.254.169.254/latest/', 'http://2130706433/', 'http://localhost/']) {
+    for (const url of [
+      'http://127.0.0.1:8080/hook',
+      'http://[::1]/',
+      'http://169.254.169.254/latest/',
+      'http://2130706433/',
+      'http://localhost/',
+    ]) {
       expect(await refusal(checkEndpoint(url, { allowHosts: [], lookup }))).toMatch(/^url_blocked: /);
     }
-    expect(await refusal(checkEndpoint('https://inside.example.com/hook', { allowHosts: [], lookup }))).toMatch(/resolves to 10\.1\.2\.3, a private address/);
+    expect(await refusal(checkEndpoint('https://inside.example.com/hook', { allowHosts: [], lookup }))).toMatch(
+      /resolves to 10\.1\.2\.3, a private address/,
+    );
     expect(await refusal(checkEndpoint('https://meta.example.com/', { allowHosts: [], lookup }))).toMatch(/169\.254\.169\.254/);
   });
 
@@ -34,6 +42,8 @@ describe('checkEndpoint (a skill endpoint judged at registration)', () => {
     expect(await refusal(checkEndpoint('https://meta.example.com/', { allowHosts: ['meta.example.com'], lookup }))).toMatch(/metadata/);
     await expect(checkEndpoint('https://not-yet.example.com/hook', { allowHosts: [], lookup })).resolves.toBe('unresolved');
     const silent: Resolver = () => new Promise(() => undefined);
-    await expect(checkEndpoint('https://slow.example.com/', { allowHosts: [], lookup: silent, resolveTimeoutMs: 50 })).resolves.toBe('unresolved');
+    await expect(checkEndpoint('https://slow.example.com/', { allowHosts: [], lookup: silent, resolveTimeoutMs: 50 })).resolves.toBe(
+      'unresolved',
+    );
   });
 });

@@ -32,8 +32,7 @@ export function nextHop(current: HopRequest, status: number, location: string | 
     throw urlBlocked(displayUrl(url), `the redirect from ${displayUrl(current.url)} downgrades https to http`);
   }
   // RFC 9110 15.4: 303 turns any method but HEAD into GET; 301/302 after POST do too, as every client does.
-  const toGet =
-    (status === 303 && current.method !== 'HEAD') || ((status === 301 || status === 302) && current.method === 'POST');
+  const toGet = (status === 303 && current.method !== 'HEAD') || ((status === 301 || status === 302) && current.method === 'POST');
   const headers = { ...current.headers };
   if (toGet) {
     for (const name of Object.keys(headers)) if (name.startsWith('content-')) delete headers[name];

@@ -34,6 +34,9 @@ export interface SafeFetchPolicy {
   lookup?: Resolver;
   // Extra trusted CA certificates (PEM) for https, e.g. a private PKI.
   ca?: string | Buffer;
+  // Waited for before the body is decoded, which takes the main thread for milliseconds per MiB: the
+  // caller's turn among other tenants' (FairTurns).
+  beforeDecode?: () => Promise<void>;
 }
 
 export interface SafeFetchResponse {
@@ -96,7 +99,7 @@ export async function safeFetch(request: SafeFetchRequest, policy: SafeFetchPoli
   };
   const redirects: string[] = [];
   try {
-    for (let hop = first; ; ) {
+    for (let hop = first; ;) {
       assertUrlAllowed(hop.url, ctx.addresses);
       const res = await send(hop, ctx);
       let next: HopRequest | undefined;
@@ -112,6 +115,7 @@ export async function safeFetch(request: SafeFetchRequest, policy: SafeFetchPoli
       }
       if (!next) {
         const read = await readBody(res, hop.url, request.maxBytes, ctx.signal, (reason) => reason === TIMEOUT);
+        await policy.beforeDecode?.();
         return {
           url: first.url.href,
           finalUrl: hop.url.href,

@@ -30,6 +30,20 @@ describe('measureDiskUsage', () => {
     expect(usage.bytes).toBeGreaterThanOrEqual(405_000);
   });
 
+  it.each([false, true])(
+    'counts files and directories whose names are not UTF-8, and what lies below them (blocking: %p)',
+    async (blocking) => {
+      // What a command can make with printf '\xff': decoded to a string, such a name no longer names the file.
+      const dir = Buffer.concat([Buffer.from(`${root}/`), Buffer.from([0xff, 0xfe])]);
+      mkdirSync(dir);
+      writeFileSync(Buffer.concat([dir, Buffer.from('/'), Buffer.from([0x80, 0x61])]), Buffer.alloc(200_000, 1));
+      writeFileSync(Buffer.concat([Buffer.from(`${root}/`), Buffer.from([0xc3, 0x28])]), Buffer.alloc(100_000, 2));
+      const usage = await measureDiskUsage(root, { blocking });
+      expect(usage.entries).toBe(3);
+      expect(usage.bytes).toBeGreaterThanOrEqual(300_000);
+    },
+  );
+
   it('counts a file with two links once, and never what a symlink points to', async () => {
     writeFileSync(join(base, 'outside.bin'), Buffer.alloc(1_000_000, 1));
     mkdirSync(join(base, 'outside-dir'));

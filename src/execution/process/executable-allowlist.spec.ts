@@ -51,9 +51,7 @@ describe('resolveAllowedExecutable', () => {
     // A symlink to the real file resolves to the PATH file, never to the caller's link.
     expect(resolveAllowedExecutable(join(dir, 'links', 'ls'), ['ls'])).toBe('/usr/bin/ls');
     // The basename must be the allowed name too.
-    expect(refusal(() => resolveAllowedExecutable(join(dir, 'links', 'renamed'), ['ls'])).code).toBe(
-      'command_not_allowed',
-    );
+    expect(refusal(() => resolveAllowedExecutable(join(dir, 'links', 'renamed'), ['ls'])).code).toBe('command_not_allowed');
   });
 
   it('refuses a workspace file that borrows an allowed basename', () => {
@@ -78,9 +76,7 @@ describe('resolveAllowedExecutable', () => {
   });
 
   it('refuses an allowed name that is not found on the PATH', () => {
-    expect(refusal(() => resolveAllowedExecutable('no-such-tool-xyz', ['no-such-tool-xyz'])).message).toContain(
-      'not found',
-    );
+    expect(refusal(() => resolveAllowedExecutable('no-such-tool-xyz', ['no-such-tool-xyz'])).message).toContain('not found');
   });
 
   it('refuses empty and NUL-bearing names', () => {

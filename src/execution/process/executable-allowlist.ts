@@ -7,11 +7,7 @@ export const SAFE_PATH_DIRS: readonly string[] = ['/usr/local/bin', '/usr/bin', 
 
 // Returns the path to execute: a PATH candidate or a configured entry, never a caller-supplied
 // path, so a symlink the caller controls cannot be swapped between this check and the exec.
-export function resolveAllowedExecutable(
-  argv0: string,
-  allowlist: string[],
-  pathDirs: readonly string[] = SAFE_PATH_DIRS,
-): string {
+export function resolveAllowedExecutable(argv0: string, allowlist: string[], pathDirs: readonly string[] = SAFE_PATH_DIRS): string {
   const refuse = (why: string) => refused(argv0, allowlist, why);
   if (allowlist.length === 0) throw refuse('this project allows no commands');
   if (argv0 === '' || argv0.includes('\0')) throw refuse('the command name is empty or malformed');

@@ -1,5 +1,5 @@
 import { limitOutcome } from './limit-outcome.js';
-import type { RunProcessResult } from './process-runner.js';
+import type { RunProcessResult } from './run-process-types.js';
 
 const MiB = 1024 * 1024;
 const ran = (extra: Partial<RunProcessResult> = {}): RunProcessResult => ({
@@ -23,7 +23,14 @@ const ran = (extra: Partial<RunProcessResult> = {}): RunProcessResult => ({
   durationMs: 5,
   ...extra,
 });
-const limits = { maxOutputBytes: 64 * 1024, maxProcesses: 32, memoryBytes: 64 * MiB, cpuSeconds: 31, maxWriteBytes: 4 * MiB, quotaBytes: 1024 * MiB };
+const limits = {
+  maxOutputBytes: 64 * 1024,
+  maxProcesses: 32,
+  memoryBytes: 64 * MiB,
+  cpuSeconds: 31,
+  maxWriteBytes: 4 * MiB,
+  quotaBytes: 1024 * MiB,
+};
 
 describe('limitOutcome', () => {
   it('says nothing about a command that ended by itself', () => {
@@ -32,8 +39,16 @@ describe('limitOutcome', () => {
   });
 
   it.each([
-    [{ killedForMemory: true, exitCode: null, signal: 'SIGKILL' }, 'memory_limit', /more than the memory limit of 64 MiB \(SHELL_MAX_MEMORY_BYTES\)/],
-    [{ killedForWriteLimit: true, writtenBytes: 5 * MiB }, 'write_limit', /after writing 5 MiB to files, past the limit of 4 MiB .*SHELL_MAX_WRITE_BYTES/],
+    [
+      { killedForMemory: true, exitCode: null, signal: 'SIGKILL' },
+      'memory_limit',
+      /more than the memory limit of 64 MiB \(SHELL_MAX_MEMORY_BYTES\)/,
+    ],
+    [
+      { killedForWriteLimit: true, writtenBytes: 5 * MiB },
+      'write_limit',
+      /after writing 5 MiB to files, past the limit of 4 MiB .*SHELL_MAX_WRITE_BYTES/,
+    ],
     [{ killedForWorkspaceQuota: true }, 'workspace_quota', /past its quota of 1 GiB \(WORKSPACE_QUOTA_BYTES\)/],
     [{ exitCode: 152 }, 'cpu_limit', /SIGXCPU\) after using 31 s of CPU time/],
     [{ killedForOutput: true }, 'output_limit', /64 KiB \(SHELL_MAX_OUTPUT_BYTES\)/],
@@ -45,8 +60,14 @@ describe('limitOutcome', () => {
   });
 
   it('explains an allocation that failed against the address-space limit, without calling it a kill', () => {
-    const outcome = limitOutcome(ran({ exitCode: 1, stderr: 'Traceback (most recent call last):\n  File "<string>", line 1\nMemoryError\n' }), limits);
-    expect(outcome).toEqual({ killed: null, note: expect.stringMatching(/allocation .* 1\.1 GiB of address space.* hold 64 MiB of memory \(SHELL_MAX_MEMORY_BYTES\)/) });
+    const outcome = limitOutcome(
+      ran({ exitCode: 1, stderr: 'Traceback (most recent call last):\n  File "<string>", line 1\nMemoryError\n' }),
+      limits,
+    );
+    expect(outcome).toEqual({
+      killed: null,
+      note: expect.stringMatching(/allocation .* 1\.1 GiB of address space.* hold 64 MiB of memory \(SHELL_MAX_MEMORY_BYTES\)/),
+    });
   });
 
   it('leaves such an error alone where a cgroup holds the memory, or the command succeeded', () => {

@@ -1,6 +1,6 @@
 import { describeBytes } from '../../common/format/describe-bytes.js';
 import { ADDRESS_SPACE_HEADROOM_BYTES } from './process-limits.js';
-import type { RunProcessResult } from './process-runner.js';
+import type { RunProcessResult } from './run-process-types.js';
 
 export const COMMAND_LIMITS = ['output_limit', 'process_limit', 'memory_limit', 'cpu_limit', 'write_limit', 'workspace_quota'] as const;
 export type CommandLimit = (typeof COMMAND_LIMITS)[number];
@@ -32,10 +32,16 @@ const ALLOCATION_FAILED =
 export function limitOutcome(result: RunProcessResult, limits: CommandLimits): LimitOutcome {
   const memory = limits.memoryBytes === undefined ? 'the memory limit' : `the memory limit of ${describeBytes(limits.memoryBytes)}`;
   if (result.killedForOutput) {
-    return { killed: 'output_limit', note: `The command was stopped once its output passed ${describeBytes(limits.maxOutputBytes)} (SHELL_MAX_OUTPUT_BYTES); ask for less output, e.g. with head or a narrower command.` };
+    return {
+      killed: 'output_limit',
+      note: `The command was stopped once its output passed ${describeBytes(limits.maxOutputBytes)} (SHELL_MAX_OUTPUT_BYTES); ask for less output, e.g. with head or a narrower command.`,
+    };
   }
   if (result.killedForProcessLimit) {
-    return { killed: 'process_limit', note: `The command was stopped for starting more than ${limits.maxProcesses ?? 'the allowed number of'} processes (SHELL_MAX_PROCESSES).` };
+    return {
+      killed: 'process_limit',
+      note: `The command was stopped for starting more than ${limits.maxProcesses ?? 'the allowed number of'} processes (SHELL_MAX_PROCESSES).`,
+    };
   }
   if (result.killedForMemory) {
     return {
@@ -59,10 +65,18 @@ export function limitOutcome(result: RunProcessResult, limits: CommandLimits): L
   }
   if (result.exitCode === SIGXCPU_EXIT || result.signal === 'SIGXCPU') {
     const seconds = limits.cpuSeconds === undefined ? 'its CPU time' : `${limits.cpuSeconds} s of CPU time`;
-    return { killed: 'cpu_limit', note: `The command was stopped (SIGXCPU) after using ${seconds}, the most one of its processes may use in this call.` };
+    return {
+      killed: 'cpu_limit',
+      note: `The command was stopped (SIGXCPU) after using ${seconds}, the most one of its processes may use in this call.`,
+    };
   }
   const failed = result.exitCode !== 0;
-  if (failed && result.memoryLimitBy === 'rlimit' && limits.memoryBytes !== undefined && ALLOCATION_FAILED.test(result.stderr.slice(-4096))) {
+  if (
+    failed &&
+    result.memoryLimitBy === 'rlimit' &&
+    limits.memoryBytes !== undefined &&
+    ALLOCATION_FAILED.test(result.stderr.slice(-4096))
+  ) {
     return {
       killed: null,
       note: `An allocation seems to have failed: each process may reserve at most ${describeBytes(limits.memoryBytes + ADDRESS_SPACE_HEADROOM_BYTES)} of address space, and all of them together may hold ${describeBytes(limits.memoryBytes)} of memory (SHELL_MAX_MEMORY_BYTES); process less data at a time.`,

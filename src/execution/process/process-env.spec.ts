@@ -1,4 +1,4 @@
-import { AppError } from '../../common/errors/app-error.js';
+import { RunRefused } from './run-refused.js';
 import { buildChildEnv, validateEnv } from './process-env.js';
 
 describe('validateEnv', () => {
@@ -18,19 +18,19 @@ describe('validateEnv', () => {
     'A=B',
     '',
     'X Y',
-  ])('refuses %j with 400 invalid_env', (name) => {
+  ])('refuses %j as invalid_env', (name) => {
     let caught: unknown;
     try {
       validateEnv({ [name]: 'x' });
     } catch (err) {
       caught = err;
     }
-    expect(caught).toBeInstanceOf(AppError);
-    expect(caught).toMatchObject({ status: 400, code: 'invalid_env' });
+    expect(caught).toBeInstanceOf(RunRefused);
+    expect(caught).toMatchObject({ code: 'invalid_env' });
   });
 
   it('refuses a value with a NUL byte', () => {
-    expect(() => validateEnv({ FOO: 'a\0b' })).toThrow(AppError);
+    expect(() => validateEnv({ FOO: 'a\0b' })).toThrow(RunRefused);
   });
 
   it('accepts ordinary names', () => {

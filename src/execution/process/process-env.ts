@@ -1,4 +1,4 @@
-import { badRequest } from '../../common/errors/app-error.js';
+import { RunRefused } from './run-refused.js';
 import { SAFE_PATH_DIRS } from './executable-allowlist.js';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -10,16 +10,16 @@ const REFUSED_PREFIXES = ['LD_', 'DYLD_'];
 export function validateEnv(env: Record<string, string>): void {
   for (const [name, value] of Object.entries(env)) {
     if (!NAME.test(name)) {
-      throw badRequest('invalid_env', `Environment variable name ${JSON.stringify(name)} is not a valid name.`, {
+      throw new RunRefused('invalid_env', `Environment variable name ${JSON.stringify(name)} is not a valid name.`, {
         name,
       });
     }
     const upper = name.toUpperCase();
     if (REFUSED.has(upper) || REFUSED_PREFIXES.some((prefix) => upper.startsWith(prefix))) {
-      throw badRequest('invalid_env', `Environment variable ${name} may not be set for a command.`, { name });
+      throw new RunRefused('invalid_env', `Environment variable ${name} may not be set for a command.`, { name });
     }
     if (typeof value !== 'string' || value.includes('\0')) {
-      throw badRequest('invalid_env', `Environment variable ${name} must be a string without NUL bytes.`, { name });
+      throw new RunRefused('invalid_env', `Environment variable ${name} must be a string without NUL bytes.`, { name });
     }
   }
 }

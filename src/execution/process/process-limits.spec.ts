@@ -10,7 +10,10 @@ describe('prlimitArgs', () => {
   });
 
   it('caps the address space of each process when asked to', async () => {
-    await expect(prlimitArgs({ addressSpaceBytes: 64 * 1024 * 1024 }, { uid: 0 })).resolves.toEqual(['--core=0', `--as=${64 * 1024 * 1024}`]);
+    await expect(prlimitArgs({ addressSpaceBytes: 64 * 1024 * 1024 }, { uid: 0 })).resolves.toEqual([
+      '--core=0',
+      `--as=${64 * 1024 * 1024}`,
+    ]);
   });
 
   it('leaves RLIMIT_NPROC alone for root, where the kernel ignores it', async () => {
@@ -28,12 +31,12 @@ describe('prlimitArgs', () => {
   });
 
   it.each([0, -1, 1.5, Number.NaN])('refuses a limit of %p', async (value) => {
-    await expect(prlimitArgs({ cpuSeconds: value })).rejects.toMatchObject({ status: 400, code: 'invalid_limits' });
+    await expect(prlimitArgs({ cpuSeconds: value })).rejects.toMatchObject({ name: 'RunRefused', code: 'invalid_limits' });
   });
 });
 
 describe('cpuSecondsFor', () => {
-  it("gives a call its timeout in whole seconds plus one, so a command on one core meets its timeout first", () => {
+  it('gives a call its timeout in whole seconds plus one, so a command on one core meets its timeout first', () => {
     expect(cpuSecondsFor(30_000, 120)).toBe(31);
     expect(cpuSecondsFor(1500, 120)).toBe(3);
     expect(cpuSecondsFor(100, 120)).toBe(2);

@@ -1,4 +1,4 @@
-import { badRequest } from '../../common/errors/app-error.js';
+import { RunRefused } from './run-refused.js';
 import { countTasksOfUid } from './process-group.js';
 
 export const PRLIMIT = '/usr/bin/prlimit';
@@ -33,7 +33,7 @@ export async function prlimitArgs(
   const { maxProcesses, maxFileSizeBytes, cpuSeconds, addressSpaceBytes } = limits;
   for (const [name, value] of Object.entries(limits)) {
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-      throw badRequest('invalid_limits', `Process limit ${name} must be a positive integer.`, { name });
+      throw new RunRefused('invalid_limits', `Process limit ${name} must be a positive integer.`, { name });
     }
   }
   // No core files: SIGXFSZ and SIGXCPU would otherwise dump one into the workspace.

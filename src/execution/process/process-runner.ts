@@ -1,98 +1,49 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants as fsConstants, openSync, readlinkSync, statfsSync } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, readlinkSync } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { setTimeout as delay } from 'node:timers/promises';
-import { badRequest } from '../../common/errors/app-error.js';
 import { ToolError } from '../tool-error.js';
-import { OutputCapture } from './output-capture.js';
 import { buildChildEnv } from './process-env.js';
-import { groupExceeds, killGroup, waitForGroupExit } from './process-group.js';
-import { ADDRESS_SPACE_HEADROOM_BYTES, PRLIMIT, prlimitArgs, type ProcessLimits } from './process-limits.js';
-import { ResourceWatchdog, type ResourceExcess, type WriteLimits } from './resource-watchdog.js';
-import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
+import { ADDRESS_SPACE_HEADROOM_BYTES, PRLIMIT, prlimitArgs } from './process-limits.js';
+import type { RunProcessOptions, RunProcessResult } from './run-process-types.js';
+import { RunRefused } from './run-refused.js';
+import { supervise } from './run-supervision.js';
+import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus } from './sandbox/bwrap-profile.js';
+import { sandboxSeccompFilter } from './sandbox/seccomp-filter.js';
 import { CallCgroup } from './sandbox/call-cgroup.js';
-import { SANDBOX_TMP, type BwrapSandbox, type RunAs, type SandboxSpec, SANDBOX_WORKSPACE, cwdInSandbox } from './sandbox/sandbox-spec.js';
+import { SANDBOX_TMP, type BwrapSandbox, type RunAs, SANDBOX_WORKSPACE, cwdInSandbox } from './sandbox/sandbox-spec.js';
 
 export { validateEnv } from './process-env.js';
 export type { ProcessLimits } from './process-limits.js';
 export type { WriteLimits } from './resource-watchdog.js';
+export type { RunProcessOptions, RunProcessResult } from './run-process-types.js';
+export { RunRefused } from './run-refused.js';
 
-export interface RunProcessOptions {
-  argv: string[];
-  executable: string;
-  // The project's workspace (the sandbox's one writable directory) and the directory inside it to run in.
-  workspace: string;
-  cwd: string;
-  env?: Record<string, string>;
-  stdin?: string;
-  timeoutMs: number;
-  maxOutputBytes: number;
-  signal?: AbortSignal;
-  limits?: ProcessLimits;
-  // Memory of all the command's processes together: the memory.max of a cgroup of its own where the
-  // sandbox has cgroups, else RLIMIT_AS on each process (with headroom) and the watchdog on their sum.
-  memoryBytes?: number;
-  // Bytes the command may write to files, and the workspace quota it may not push the workspace past.
-  writes?: WriteLimits;
-  // Required, so that no caller runs a command unconfined by omission.
-  sandbox: SandboxSpec;
-}
+// Assembled once: the same for every sandbox on this machine.
+const SECCOMP_FILTER = sandboxSeccompFilter();
 
-export interface RunProcessResult {
-  exitCode: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  timedOut: boolean;
-  aborted: boolean;
-  killedForOutput: boolean;
-  killedForProcessLimit: boolean;
-  killedForMemory: boolean;
-  killedForWriteLimit: boolean;
-  killedForWorkspaceQuota: boolean;
-  // How the memory limit was held (null: none was asked for).
-  memoryLimitBy: 'cgroup' | 'rlimit' | null;
-  // What the command's processes were last seen to have written to files (0 when writes were not watched).
-  writtenBytes: number;
-  // How far the workspace's file system filled during the run (null when writes were not watched): with
-  // writtenBytes, a bound on what the run added to the workspace.
-  fileSystemGrowthBytes: number | null;
-  // How many inodes the workspace's file system took meanwhile (null when writes were not watched).
-  fileSystemInodeGrowth: number | null;
-  durationMs: number;
-}
-
-type KillReason = 'timeout' | 'abort' | 'output' | 'processes' | ResourceExcess;
-
-// A grandchild that escaped the group may hold the pipes open; wait this long for them after 'exit'.
-const DRAIN_MS = 100;
-// A process stuck in the kernel can outlive SIGKILL for a while; the caller is answered anyway.
-const KILL_SETTLE_MS = 1000;
-// The answer waits this long at most for the killed group to be gone, so nothing outlives the call.
-const GROUP_EXIT_WAIT_MS = 500;
-const WATCHDOG_INTERVAL_MS = 20;
-
+// Starts one command, confined by the sandbox the caller hands it (bubblewrap, or none where the operator
+// chose so), under its limits; run-supervision.ts watches it to its end. Options it cannot honour are
+// refused (RunRefused) before anything starts; a command that cannot start is a ToolError (spawn_failed,
+// sandbox_failed, workspace_unavailable).
 export async function runProcess(opts: RunProcessOptions): Promise<RunProcessResult> {
   if (opts.argv.length === 0 || opts.argv.some((arg) => typeof arg !== 'string' || arg.includes('\0'))) {
-    throw badRequest('invalid_argv', 'The command must be a non-empty list of strings without NUL bytes.');
+    throw new RunRefused('invalid_argv', 'The command must be a non-empty list of strings without NUL bytes.');
   }
   // setTimeout turns anything past 2^31-1 ms into 1 ms.
   if (!(Number.isSafeInteger(opts.timeoutMs) && opts.timeoutMs > 0 && opts.timeoutMs <= 2 ** 31 - 1)) {
-    throw badRequest('invalid_timeout', 'timeoutMs must be a positive integer of at most 2147483647.');
+    throw new RunRefused('invalid_timeout', 'timeoutMs must be a positive integer of at most 2147483647.');
   }
   if (!(Number.isSafeInteger(opts.maxOutputBytes) && opts.maxOutputBytes >= 0)) {
-    throw badRequest('invalid_output_cap', 'maxOutputBytes must be a non-negative integer.');
+    throw new RunRefused('invalid_output_cap', 'maxOutputBytes must be a non-negative integer.');
   }
   if (opts.memoryBytes !== undefined && !(Number.isSafeInteger(opts.memoryBytes) && opts.memoryBytes > 0)) {
-    throw badRequest('invalid_limits', 'memoryBytes must be a positive integer.');
+    throw new RunRefused('invalid_limits', 'memoryBytes must be a positive integer.');
   }
   const { sandbox } = opts;
   const runAs = sandbox.runAs;
   if (runAs && ![runAs.uid, runAs.gid].every((id) => Number.isSafeInteger(id) && id >= 0)) {
-    throw badRequest('invalid_run_as', 'runAs needs a numeric uid and gid.');
+    throw new RunRefused('invalid_run_as', 'runAs needs a numeric uid and gid.');
   }
   const sandboxed = sandbox.kind === 'bwrap';
   const env = sandboxed
@@ -109,7 +60,8 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
       ? await CallCgroup.create(sandbox.cgroup, opts.memoryBytes).catch(() => undefined)
       : undefined;
   const memoryBy = opts.memoryBytes === undefined ? null : cgroup ? 'cgroup' : 'rlimit';
-  const limits = memoryBy === 'rlimit' ? { ...opts.limits, addressSpaceBytes: opts.memoryBytes! + ADDRESS_SPACE_HEADROOM_BYTES } : opts.limits;
+  const limits =
+    memoryBy === 'rlimit' ? { ...opts.limits, addressSpaceBytes: opts.memoryBytes! + ADDRESS_SPACE_HEADROOM_BYTES } : opts.limits;
   let child: ChildProcess;
   try {
     // No shell: every argv element reaches the command as one literal argument.
@@ -158,7 +110,10 @@ const O_PATH = 0o10000000;
 // resolved (no symlink has been put in its way since); refuses to run the command otherwise.
 function openCheckedDirectory(dir: string): number {
   const unavailable = () =>
-    new ToolError('workspace_unavailable', 'The workspace is no longer the directory that was accepted (gone, or a symlink in its path); the command did not run.');
+    new ToolError(
+      'workspace_unavailable',
+      'The workspace is no longer the directory that was accepted (gone, or a symlink in its path); the command did not run.',
+    );
   let fd: number;
   try {
     fd = openSync(dir, O_PATH | fsConstants.O_DIRECTORY);
@@ -189,6 +144,8 @@ function spawnSandboxed(
   // The workspace is opened and checked here, then handed to bubblewrap as a descriptor after the /etc ones.
   const workspaceFd = openCheckedDirectory(opts.workspace);
   const workspaceFdInChild = FIRST_ETC_FD + etcFiles.length;
+  // The seccomp filter follows on a pipe of its own (bubblewrap reads it to the end).
+  const seccompFdInChild = SECCOMP_FILTER ? workspaceFdInChild + 1 : undefined;
   // The profile goes through a pipe; only the command stays on bubblewrap's command line (it must).
   let child: ChildProcess;
   try {
@@ -199,7 +156,16 @@ function spawnSandboxed(
       env,
       detached: true,
       shell: false,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...etcFiles.map(() => 'pipe' as const), workspaceFd],
+      stdio: [
+        'pipe',
+        'pipe',
+        'pipe',
+        'pipe',
+        'pipe',
+        ...etcFiles.map(() => 'pipe' as const),
+        workspaceFd,
+        ...(SECCOMP_FILTER ? ['pipe' as const] : []),
+      ],
       ...(spec.runAs && { uid: spec.runAs.uid, gid: spec.runAs.gid }),
     });
   } finally {
@@ -221,217 +187,24 @@ function spawnSandboxed(
   }
   // bubblewrap reads its arguments to the end first, then the /etc files while it builds the sandbox.
   // An EPIPE means it died early; its exit is what the runner reports.
-  const feed = (fd: number, content: string) => {
+  const feed = (fd: number, content: string | Buffer) => {
     const pipe = child.stdio[fd] as NodeJS.WritableStream & { on(event: 'error', fn: () => void): void };
     pipe.on('error', () => {});
     pipe.end(content);
   };
   // Each tmpfs of the sandbox holds no more than the command may hold in memory; its pages count there too.
   const tmpfsBytes = Math.min(spec.tmpSizeBytes, opts.memoryBytes ?? Infinity);
-  const profile = bwrapArgs(spec, { workspace: SANDBOX_WORKSPACE, cwd: cwdInSandbox(opts.workspace, opts.cwd), workspaceFd: workspaceFdInChild, tmpfsBytes });
+  const profile = bwrapArgs(spec, {
+    workspace: SANDBOX_WORKSPACE,
+    cwd: cwdInSandbox(opts.workspace, opts.cwd),
+    workspaceFd: workspaceFdInChild,
+    tmpfsBytes,
+    seccompFd: seccompFdInChild,
+  });
   feed(ARGS_FD, profile.map((arg) => `${arg}\0`).join(''));
   etcFiles.forEach((content, i) => feed(FIRST_ETC_FD + i, content));
+  if (SECCOMP_FILTER && seccompFdInChild !== undefined) feed(seccompFdInChild, SECCOMP_FILTER);
   return child;
-}
-
-interface Confinement {
-  sandbox: SandboxStatus | undefined;
-  cgroup: CallCgroup | undefined;
-  memoryBy: RunProcessResult['memoryLimitBy'];
-}
-
-function supervise(child: ChildProcess, pgid: number, opts: RunProcessOptions, { sandbox, cgroup, memoryBy }: Confinement): Promise<RunProcessResult> {
-  const started = performance.now();
-  // Memory held by a cgroup needs no watching; writes are watched either way.
-  const watchMemory = memoryBy === 'rlimit';
-  const watchdog =
-    watchMemory || opts.writes
-      ? new ResourceWatchdog({
-          rootPid: pgid,
-          workspace: opts.workspace,
-          memoryBytes: watchMemory ? opts.memoryBytes : undefined,
-          // What the sandbox's tmpfs mounts hold is memory too, held by nobody's RSS.
-          tmpfsBytes: watchMemory && sandbox ? () => sandboxTmpfsBytes(sandbox) : undefined,
-          writes: opts.writes,
-        })
-      : undefined;
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    let killReason: KillReason | undefined;
-    let exit: { code: number | null; signal: string | null } | undefined;
-    const timers: NodeJS.Timeout[] = [];
-
-    const kill = (reason: KillReason) => {
-      if (settled) return;
-      // Once it has exited, a late timer or abort only sweeps up leftovers; it did not stop the command.
-      if (!exit) killReason ??= reason;
-      killRun(pgid, sandbox);
-      if (!exit) timers.push(setTimeout(settle, KILL_SETTLE_MS));
-    };
-    const onAbort = () => kill('abort');
-    const stdout = new OutputCapture(opts.maxOutputBytes, () => kill('output'));
-    const stderr = new OutputCapture(opts.maxOutputBytes, () => kill('output'));
-
-    const settle = () => {
-      if (settled) return;
-      settled = true;
-      watchdog?.stop();
-      timers.forEach(clearTimeout);
-      // The kernel's OOM killer ended the sandbox: that, not bubblewrap's failure, is why it stopped.
-      if (cgroup?.oomKilled()) killReason ??= 'memory';
-      opts.signal?.removeEventListener('abort', onAbort);
-      child.stdin?.destroy();
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      child.stdio[STATUS_FD]?.destroy();
-      sandbox?.end();
-      const status = sandbox ? commandExit(sandbox, exit, killReason !== undefined) : exit;
-      const result: RunProcessResult = {
-        exitCode: status?.code ?? null,
-        signal: status?.signal ?? null,
-        stdout: stdout.text(),
-        stderr: stderr.text(),
-        stdoutTruncated: stdout.truncated,
-        stderrTruncated: stderr.truncated,
-        timedOut: killReason === 'timeout',
-        aborted: killReason === 'abort',
-        killedForOutput: killReason === 'output',
-        killedForProcessLimit: killReason === 'processes',
-        killedForMemory: killReason === 'memory',
-        killedForWriteLimit: killReason === 'writes',
-        killedForWorkspaceQuota: killReason === 'quota',
-        memoryLimitBy: memoryBy,
-        writtenBytes: watchdog?.writtenBytes ?? 0,
-        fileSystemGrowthBytes: (opts.writes && watchdog?.fileSystemGrowth()) ?? null,
-        fileSystemInodeGrowth: (opts.writes && watchdog?.fileSystemInodeGrowth()) ?? null,
-        durationMs: Math.round(performance.now() - started),
-      };
-      // prlimit exits 126 or 127 with this message when the command vanished after the check (or, in
-      // a sandbox, when the sandbox's uid may not execute it).
-      const execFailed =
-        (result.exitCode === 126 || result.exitCode === 127) && result.stderr.startsWith('prlimit: failed to execute');
-      // bubblewrap exited without ever reporting the command's exit: the sandbox could not be set up.
-      const setupFailed = sandbox !== undefined && sandbox.exitCode === undefined && killReason === undefined;
-      void waitForGroupExit(pgid, GROUP_EXIT_WAIT_MS)
-        .catch(() => false)
-        .then(() => {
-          void cgroup?.remove().catch(() => undefined);
-          if (setupFailed) return reject(sandboxSetupFailed(result.stderr));
-          if (!execFailed) return resolve(result);
-          reject(new ToolError('spawn_failed', `Cannot start ${opts.argv[0]}: ${result.stderr.trim()}`));
-        });
-    };
-
-    child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
-    if (sandbox) child.stdio[STATUS_FD]!.on('data', (chunk: Buffer) => sandbox.push(chunk));
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      killGroup(pgid); // whatever it left running in the background goes with it
-      // What the command wrote before it exited (its last output, bubblewrap's exit status) is in the
-      // pipes, but may not have been read: one SIGCHLD reaps every child that has exited, some after the
-      // loop last polled. The drain's clock starts once the loop has polled again, so a stall of the
-      // loop (a busy machine) cannot end the wait before that is read and turn a command that ran into
-      // "the sandbox could not be set up".
-      afterNextPoll(() => {
-        if (!settled) timers.push(setTimeout(settle, DRAIN_MS));
-      });
-    });
-    child.on('close', settle);
-    child.on('error', () => {}); // after a successful spawn only kill() reports here, and it is not used
-
-    // EPIPE: the command exited or closed stdin without reading it all, which is its right.
-    child.stdin!.on('error', () => {});
-    child.stdin!.end(opts.stdin ?? '');
-
-    timers.push(setTimeout(() => kill('timeout'), opts.timeoutMs));
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    // In a sandbox the kernel holds the process count (RLIMIT_NPROC in its own user namespace).
-    const maxProcesses = opts.limits?.maxProcesses;
-    if (maxProcesses !== undefined && !sandbox) {
-      const done = () => settled || killReason !== undefined;
-      void watchProcessCount(pgid, maxProcesses, done, () => kill('processes'));
-    }
-    watchdog?.start((excess) => kill(excess));
-    // cgroup v1's OOM killer ends one process (the one writing to /dev/shm, say) and lets the rest go on:
-    // once it has struck, the whole sandbox goes, and its tmpfs pages with its mount namespace.
-    if (cgroup) void watchOomKills(cgroup, () => settled || killReason !== undefined, () => kill('memory'));
-  });
-}
-
-async function watchOomKills(cgroup: CallCgroup, done: () => boolean, onKilled: () => void) {
-  while (!done()) {
-    if (cgroup.oomKilled()) return onKilled();
-    await delay(WATCHDOG_INTERVAL_MS);
-  }
-}
-
-const TMPFS_MAGIC = 0x01021994;
-
-// The sandbox's own /tmp and /dev/shm, seen through its init's root (the service may look there: it
-// started the sandbox). Before the init is known, nothing can have been written yet; until the init has
-// moved into its new root, the path is the host's own /tmp, which is not the sandbox's tmpfs and is not
-// counted.
-function sandboxTmpfsBytes(sandbox: SandboxStatus): number {
-  if (sandbox.childPid === undefined) return 0;
-  let bytes = 0;
-  for (const mount of [SANDBOX_TMP, '/dev/shm']) {
-    try {
-      const fs = statfsSync(`/proc/${sandbox.childPid}/root${mount}`);
-      if (fs.type === TMPFS_MAGIC) bytes += (fs.blocks - fs.bfree) * fs.bsize;
-    } catch {
-      // The sandbox has ended: its tmpfs mounts with it.
-    }
-  }
-  return bytes;
-}
-
-// setImmediate from the poll phase runs in the same turn's check phase; one more is queued for the next
-// turn's, after its poll phase has read whatever the pipes held.
-function afterNextPoll(fn: () => void): void {
-  setImmediate(() => setImmediate(fn));
-}
-
-// A sandbox ends with its init: SIGKILL to it makes the kernel kill everything in its pid namespace, and
-// bubblewrap exits only once that is done, so its exit means nothing is left. Before the init is known
-// (the first instants), bubblewrap itself is killed and takes the init with it (--die-with-parent).
-function killRun(pgid: number, sandbox: SandboxStatus | undefined): void {
-  if (sandbox?.childPid !== undefined && sandbox.exitCode === undefined) {
-    try {
-      process.kill(sandbox.childPid, 'SIGKILL');
-      return;
-    } catch {
-      // Already gone: fall through to the group.
-    }
-  }
-  killGroup(pgid);
-}
-
-// bubblewrap reports a command that a signal ended as 128 + its number, as a shell does, so a signal is
-// named only when this runner sent it (the sandbox was killed).
-function commandExit(sandbox: SandboxStatus, exit: { code: number | null; signal: string | null } | undefined, killed: boolean) {
-  if (killed) return { code: null, signal: 'SIGKILL' };
-  if (sandbox.exitCode !== undefined) return { code: sandbox.exitCode, signal: null };
-  return exit;
-}
-
-function sandboxSetupFailed(stderr: string): ToolError {
-  const why = stderr.trim().split('\n').find((line) => line.startsWith('bwrap:')) ?? stderr.trim().slice(0, 500);
-  return new ToolError(
-    'sandbox_failed',
-    `The command's sandbox could not be set up (${why || 'bubblewrap exited without a reason'}); the command did not run. Every directory above the workspace must be searchable by the sandbox's user.`,
-  );
-}
-
-// RLIMIT_NPROC does nothing for root and is per uid for everyone else, so the run's own group is
-// counted from /proc. It ends a fork bomb soon after it starts but cannot cap how far it gets first.
-async function watchProcessCount(pgid: number, max: number, done: () => boolean, onExceeded: () => void) {
-  while (!done()) {
-    const exceeded = await groupExceeds(pgid, max).catch(() => false);
-    if (done()) return;
-    if (exceeded) return onExceeded();
-    await delay(WATCHDOG_INTERVAL_MS);
-  }
 }
 
 async function assertRunnable(opts: RunProcessOptions): Promise<void> {

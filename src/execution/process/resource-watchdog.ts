@@ -131,7 +131,7 @@ export class ResourceWatchdog {
     if (grown <= room && this.writtenBytes <= room && inodesGrown <= inodeRoom) return;
     if (this.measuring || this.stopped || performance.now() - this.lastMeasured < MEASURE_INTERVAL_MS) return;
     this.measuring = true;
-    void measureDiskUsage(this.opts.workspace)
+    void measureDiskUsage(this.opts.workspace, { stopPast: { bytes: limit, entries: inodeLimit ?? Infinity } })
       .then((usage) => {
         this.workspaceBytes = usage.bytes;
         // Directories nested too deep to measure could hide anything: treated as past the quota.

@@ -48,17 +48,13 @@ describe('createToolAjv', () => {
     const tenantA = createToolAjv();
     const tenantB = createToolAjv();
     tenantA.compile({ $id: 'https://schemas.example/shared', type: 'object' });
-    expect(() => tenantB.compile(object({ a: { $ref: 'https://schemas.example/shared' } }))).toThrow(
-      /can't resolve reference/,
-    );
+    expect(() => tenantB.compile(object({ a: { $ref: 'https://schemas.example/shared' } }))).toThrow(/can't resolve reference/);
   });
 
   it("does not let one tool schema $ref another's $id in the same instance", () => {
     const ajv = createToolAjv();
     ajv.compile({ $id: 'https://schemas.example/first', type: 'object' });
-    expect(() => ajv.compile(object({ a: { $ref: 'https://schemas.example/first' } }))).toThrow(
-      /can't resolve reference/,
-    );
+    expect(() => ajv.compile(object({ a: { $ref: 'https://schemas.example/first' } }))).toThrow(/can't resolve reference/);
   });
 
   it('uses the regular expression engine it is given for patterns', () => {
@@ -76,7 +72,9 @@ describe('createToolAjv', () => {
     const pair = { type: 'array', prefixItems: [{ type: 'string' }, { type: 'integer' }], minItems: 2, items: false };
 
     it('validates a schema declaring 2020-12 with 2020-12 meaning', () => {
-      const validate = createToolAjv().compile(object({ pair, home: { $ref: '#/$defs/place' } }, { $schema: JSON_SCHEMA_2020_12, $defs: { place: { type: 'string' } } }));
+      const validate = createToolAjv().compile(
+        object({ pair, home: { $ref: '#/$defs/place' } }, { $schema: JSON_SCHEMA_2020_12, $defs: { place: { type: 'string' } } }),
+      );
       expect(validate({ pair: ['a', 1], home: 'x' })).toBe(true);
       expect(validate({ pair: ['a', 1, 2] })).toBe(false);
       expect(validate({ pair: [1, 1] })).toBe(false);
@@ -103,8 +101,12 @@ describe('createToolAjv', () => {
     });
 
     it('never fetches a remote $ref or $dynamicRef in 2020-12 either', () => {
-      expect(() => createToolAjv().compile(object({ a: { $ref: 'https://schemas.example/evil.json' } }, { $schema: JSON_SCHEMA_2020_12 }))).toThrow(/can't resolve reference/);
-      expect(() => createToolAjv().compile(object({ a: { $dynamicRef: 'https://schemas.example/evil.json#x' } }, { $schema: JSON_SCHEMA_2020_12 }))).toThrow();
+      expect(() =>
+        createToolAjv().compile(object({ a: { $ref: 'https://schemas.example/evil.json' } }, { $schema: JSON_SCHEMA_2020_12 })),
+      ).toThrow(/can't resolve reference/);
+      expect(() =>
+        createToolAjv().compile(object({ a: { $dynamicRef: 'https://schemas.example/evil.json#x' } }, { $schema: JSON_SCHEMA_2020_12 })),
+      ).toThrow();
     });
 
     it('removes a compiled 2020-12 schema from its own instance', () => {

@@ -60,7 +60,8 @@ const ONLY_2020_12 = [
 export function schemaDialect(schema: AnySchema): SchemaDialect {
   if (typeof schema !== 'object' || schema === null) return 'draft-07';
   const declared = (schema as { $schema?: unknown }).$schema;
-  if (typeof declared === 'string') return /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/.test(declared) ? '2020-12' : 'draft-07';
+  if (typeof declared === 'string')
+    return /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/.test(declared) ? '2020-12' : 'draft-07';
   return usesOnly2020Keywords(schema) ? '2020-12' : 'draft-07';
 }
 

@@ -40,18 +40,17 @@ function isOutside(schemaPath: string, home: string): boolean {
 
 // Which alternative of a failed anyOf/oneOf the value was meant to be: first by shape (type, const, enum),
 // then by discriminator (`kind: { const: 'a' }`), then the one with the fewest errors.
-export function chooseBranch(
-  group: ErrorObject,
-  members: ErrorObject[],
-  branches: unknown[],
-  root: JsonSchema,
-): BranchChoice {
+export function chooseBranch(group: ErrorObject, members: ErrorObject[], branches: unknown[], root: JsonSchema): BranchChoice {
   const data = group.data;
   const shaped = branches.map((_, i) => i).filter((i) => shapeFits(branches[i], data, root, 0));
   if (shaped.length === 0) return { kind: 'no-shape-fits' };
   const tagged = shaped.filter((i) => tagsFit(branches[i], data, root));
   if (tagged.length === 0) {
-    const mismatch = findTagMismatch(shaped.map((i) => branches[i]), data, root);
+    const mismatch = findTagMismatch(
+      shaped.map((i) => branches[i]),
+      data,
+      root,
+    );
     if (mismatch) return { kind: 'tag-mismatch', ...mismatch };
   }
   const byBranch = attributeToBranches(members, group, branches);
@@ -81,9 +80,7 @@ function shapeFits(branch: unknown, data: unknown, root: JsonSchema, depth: numb
 
 function tagsFit(branch: unknown, data: unknown, root: JsonSchema): boolean {
   if (!isPlainObject(data)) return true;
-  return constProperties(branch, root).every(
-    ([key, value]) => !Object.hasOwn(data, key) || jsonEqual(value, data[key]),
-  );
+  return constProperties(branch, root).every(([key, value]) => !Object.hasOwn(data, key) || jsonEqual(value, data[key]));
 }
 
 function constProperties(branch: unknown, root: JsonSchema): [string, unknown][] {
@@ -98,11 +95,7 @@ function constProperties(branch: unknown, root: JsonSchema): [string, unknown][]
 }
 
 // A property every alternative pins with `const`, present in the value with none of those values.
-function findTagMismatch(
-  branches: unknown[],
-  data: unknown,
-  root: JsonSchema,
-): { key: string; values: unknown[] } | undefined {
+function findTagMismatch(branches: unknown[], data: unknown, root: JsonSchema): { key: string; values: unknown[] } | undefined {
   if (!isPlainObject(data)) return undefined;
   const tables = branches.map((b) => new Map(constProperties(b, root)));
   for (const key of tables[0]?.keys() ?? []) {
@@ -114,17 +107,11 @@ function findTagMismatch(
 
 // Branch errors carry the branch index in their schemaPath (…/anyOf/1/…) or start with the branch's own $ref;
 // errors from deeper $refs sit among their branch's errors, so they go with the branch just before them.
-function attributeToBranches(
-  members: ErrorObject[],
-  group: ErrorObject,
-  branches: unknown[],
-): Map<number, ErrorObject[]> {
+function attributeToBranches(members: ErrorObject[], group: ErrorObject, branches: unknown[]): Map<number, ErrorObject[]> {
   const prefix = `${group.schemaPath}/`;
   const owners = members.map((e) => {
     if (e.schemaPath.startsWith(prefix)) return Number.parseInt(e.schemaPath.slice(prefix.length), 10);
-    const byRef = branches.findIndex(
-      (b) => isPlainObject(b) && typeof b.$ref === 'string' && e.schemaPath.startsWith(`${b.$ref}/`),
-    );
+    const byRef = branches.findIndex((b) => isPlainObject(b) && typeof b.$ref === 'string' && e.schemaPath.startsWith(`${b.$ref}/`));
     return byRef >= 0 ? byRef : undefined;
   });
   const byBranch = new Map<number, ErrorObject[]>();

@@ -76,9 +76,7 @@ export function scanArgumentTree(root: object, maxDepth = MAX_ARGUMENT_DEPTH): T
       if (typeof key !== 'string') continue;
       if (!isArray && FORBIDDEN_ARGUMENT_KEYS.has(key)) return forbiddenKey(pointerOf(frame, key), key);
       if (!isArray && key.length > MAX_ARGUMENT_KEY_CHARS) return keyTooLong(pointerOf(frame, `${key.slice(0, 40)}…`), key.length);
-      const child: unknown = isArray
-        ? (frame.value as unknown[])[i]
-        : Object.getOwnPropertyDescriptor(frame.value, key)?.value;
+      const child: unknown = isArray ? (frame.value as unknown[])[i] : Object.getOwnPropertyDescriptor(frame.value, key)?.value;
       if (typeof child !== 'object' || child === null) continue;
       if (frame.depth >= maxDepth) return tooDeep(pointerOf(frame, key), maxDepth);
       stack.push({ value: child, depth: frame.depth + 1, parent: frame, key });

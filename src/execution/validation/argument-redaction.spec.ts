@@ -2,10 +2,18 @@ import { compileRedactionPlan, redactArguments, redactRawArguments } from './arg
 
 describe('argument redaction', () => {
   it('replaces sensitive values at any depth, lists their JSON Pointers and never changes the input', () => {
-    const args = { url: 'https://x.test', headers: { Authorization: 'Bearer sk-live-1', accept: 'json' }, deep: [{ 'a/b': { Cookie: 'sid=1' } }] };
+    const args = {
+      url: 'https://x.test',
+      headers: { Authorization: 'Bearer sk-live-1', accept: 'json' },
+      deep: [{ 'a/b': { Cookie: 'sid=1' } }],
+    };
     const before = structuredClone(args);
     const out = redactArguments(args, null);
-    expect(out.value).toEqual({ url: 'https://x.test', headers: { Authorization: '[redacted]', accept: 'json' }, deep: [{ 'a/b': { Cookie: '[redacted]' } }] });
+    expect(out.value).toEqual({
+      url: 'https://x.test',
+      headers: { Authorization: '[redacted]', accept: 'json' },
+      deep: [{ 'a/b': { Cookie: '[redacted]' } }],
+    });
     expect(out.paths).toEqual(['/headers/Authorization', '/deep/0/a~1b/Cookie']);
     expect(out.secrets).toEqual(['Bearer sk-live-1', 'sid=1']);
     expect(args).toEqual(before);
@@ -31,7 +39,10 @@ describe('argument redaction', () => {
       },
     };
     const plan = compileRedactionPlan(schema);
-    const out = redactArguments({ login: 'ann', pin: '1234', list: [{ code: 'c1' }, { code: 'c2' }], map: { a: 'x', b: 'y' }, either: { otp: '999999' } }, plan);
+    const out = redactArguments(
+      { login: 'ann', pin: '1234', list: [{ code: 'c1' }, { code: 'c2' }], map: { a: 'x', b: 'y' }, either: { otp: '999999' } },
+      plan,
+    );
     expect(out.value).toEqual({
       login: 'ann',
       pin: '[redacted]',
@@ -54,8 +65,19 @@ describe('argument redaction', () => {
       dependencies: { d: { properties: { dd: secret } } },
       dependentSchemas: { e: { properties: { ee: secret } } },
     };
-    const out = redactArguments({ pair: ['S1', 'open'], bag: ['C1'], legacy: ['open', 'L1'], d: 1, dd: 'D1', e: 1, ee: 'E1' }, compileRedactionPlan(schema));
-    expect(out.value).toEqual({ pair: ['[redacted]', 'open'], bag: ['[redacted]'], legacy: ['open', '[redacted]'], d: 1, dd: '[redacted]', e: 1, ee: '[redacted]' });
+    const out = redactArguments(
+      { pair: ['S1', 'open'], bag: ['C1'], legacy: ['open', 'L1'], d: 1, dd: 'D1', e: 1, ee: 'E1' },
+      compileRedactionPlan(schema),
+    );
+    expect(out.value).toEqual({
+      pair: ['[redacted]', 'open'],
+      bag: ['[redacted]'],
+      legacy: ['open', '[redacted]'],
+      d: 1,
+      dd: '[redacted]',
+      e: 1,
+      ee: '[redacted]',
+    });
   });
 
   it('redacts every argument when a writeOnly value sits where the plan cannot follow ($dynamicRef, $ref beside keywords, not)', () => {
@@ -67,7 +89,11 @@ describe('argument redaction', () => {
         properties: { c: { $dynamicRef: '#node' }, s: { type: 'string', writeOnly: true }, t: { $dynamicRef: '#inner' } },
         $defs: { inner: { $dynamicAnchor: 'inner', type: 'string', writeOnly: true } },
       },
-      { type: 'object', definitions: { base: { type: 'object' } }, properties: { c: { $ref: '#/definitions/base', properties: { s: { type: 'string', writeOnly: true } } } } },
+      {
+        type: 'object',
+        definitions: { base: { type: 'object' } },
+        properties: { c: { $ref: '#/definitions/base', properties: { s: { type: 'string', writeOnly: true } } } },
+      },
     ];
     for (const schema of cases) {
       const out = redactArguments({ c: { s: 'hunter2', c: { s: 'deep' } }, s: 'x', t: 'y' }, compileRedactionPlan(schema));

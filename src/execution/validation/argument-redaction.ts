@@ -39,7 +39,14 @@ export function compileRedactionPlan(schema: JsonSchema): RedactionPlan | null {
     if (!isPlainObject(node)) return null;
     const known = nodes.get(node);
     if (known) return known;
-    const plan: PlanNode = { writeOnly: node.writeOnly === true, properties: new Map(), otherProperties: null, items: null, tuple: [], also: [] };
+    const plan: PlanNode = {
+      writeOnly: node.writeOnly === true,
+      properties: new Map(),
+      otherProperties: null,
+      items: null,
+      tuple: [],
+      also: [],
+    };
     nodes.set(node, plan);
     if (isPlainObject(node.properties)) {
       for (const [key, sub] of Object.entries(node.properties)) {
@@ -50,7 +57,8 @@ export function compileRedactionPlan(schema: JsonSchema): RedactionPlan | null {
     const others = [node.additionalProperties, ...(isPlainObject(node.patternProperties) ? Object.values(node.patternProperties) : [])]
       .map(build)
       .filter((n): n is PlanNode => n !== null);
-    if (node.unevaluatedProperties !== undefined) others.push(...[build(node.unevaluatedProperties)].filter((n): n is PlanNode => n !== null));
+    if (node.unevaluatedProperties !== undefined)
+      others.push(...[build(node.unevaluatedProperties)].filter((n): n is PlanNode => n !== null));
     plan.otherProperties = merged(others);
     // The positional schemas (draft-07's `items` list, 2020-12's `prefixItems`), then those for every other
     // item; `contains` may apply to any item, so it is read as applying to all of them.
@@ -148,9 +156,14 @@ export function redactArguments(value: unknown, plan: RedactionPlan | null): Red
     if (Array.isArray(node)) {
       let copy: unknown[] | null = null;
       // A map sent as a `{name, value}` list (strict definitions, map-pairs.ts): each value as the map's.
-      const pairs = here.some((p) => p.otherProperties !== null) && !here.some((p) => p.items !== null || p.tuple.length > 0) && isPairList(node);
+      const pairs =
+        here.some((p) => p.otherProperties !== null) && !here.some((p) => p.items !== null || p.tuple.length > 0) && isPairList(node);
       for (let i = 0; i < node.length; i++) {
-        const childPlans = pairs ? [pairPlan(propertyPlans(here, (node[i] as { name: string }).name))] : here.length > 0 ? itemPlans(here, i) : here;
+        const childPlans = pairs
+          ? [pairPlan(propertyPlans(here, (node[i] as { name: string }).name))]
+          : here.length > 0
+            ? itemPlans(here, i)
+            : here;
         const before: unknown = node[i];
         const after = childPlans.some((p) => p.writeOnly)
           ? take(before, `${path}/${i}`)

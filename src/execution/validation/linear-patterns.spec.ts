@@ -6,7 +6,11 @@ describe('patterns on the linear-time engine', () => {
     for (const dialect of [{}, { $schema: JSON_SCHEMA_2020_12 }]) {
       const ajv = createToolAjv({ regExp: linearRegExp });
       const first = ajv.compile({ ...dialect, type: 'object', properties: { a: { type: 'string', pattern: '^x+$' } } });
-      const second = ajv.compile({ ...dialect, type: 'object', properties: { a: { type: 'string', pattern: '^(a+)+$' }, b: { type: 'string', pattern: '^[0-9]+$' } } });
+      const second = ajv.compile({
+        ...dialect,
+        type: 'object',
+        properties: { a: { type: 'string', pattern: '^(a+)+$' }, b: { type: 'string', pattern: '^[0-9]+$' } },
+      });
       expect([first({ a: 'xx' }), first({ a: 'ab' })]).toEqual([true, false]);
       expect([second({ a: 'aaa', b: '12' }), second({ a: `${'a'.repeat(50)}!` }), second({ b: 'x' })]).toEqual([true, false, false]);
     }

@@ -36,7 +36,9 @@ export class PatternTooCostly extends Error {
     readonly length: number,
     readonly maxLength: number,
   ) {
-    super(`a value of ${length} characters is too long to check against the pattern "${pattern.slice(0, 200)}" (at most ${maxLength} characters for it)`);
+    super(
+      `a value of ${length} characters is too long to check against the pattern "${pattern.slice(0, 200)}" (at most ${maxLength} characters for it)`,
+    );
     this.name = 'PatternTooCostly';
   }
 }

@@ -46,7 +46,7 @@ describe('suggestNames', () => {
 });
 
 describe('toolNotFound', () => {
-  it("answers 404 tool_not_found with \"Did you mean 'read_file'?\" and the suggestions", () => {
+  it('answers 404 tool_not_found with "Did you mean \'read_file\'?" and the suggestions', () => {
     const error = toolNotFound('reed_file', tools);
     expect(error).toBeInstanceOf(AppError);
     expect(error.status).toBe(404);
@@ -64,9 +64,7 @@ describe('toolNotFound', () => {
     expect(toolNotFound('zzz', ['read_file', 'fetch_url']).message).toBe(
       "No tool named 'zzz' in this project. Available tools: fetch_url, read_file.",
     );
-    expect(toolNotFound('zzz', []).message).toBe(
-      "No tool named 'zzz' in this project. This project has no tools enabled.",
-    );
+    expect(toolNotFound('zzz', []).message).toBe("No tool named 'zzz' in this project. This project has no tools enabled.");
   });
 
   it('keeps a long or multi-line name short and on one line', () => {

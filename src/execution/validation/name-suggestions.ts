@@ -40,10 +40,7 @@ export function suggestNames(input: string, candidates: readonly string[], max =
     if (distance <= limit) ranked.push({ name, rank: 0, distance });
     else if (needle.length >= MIN_FRAGMENT && (hay.startsWith(needle) || needle.startsWith(hay))) {
       ranked.push({ name, rank: 1, distance: Math.abs(hay.length - needle.length) });
-    } else if (
-      (needle.length >= MIN_FRAGMENT && hay.includes(needle)) ||
-      (hay.length >= MIN_FRAGMENT && needle.includes(hay))
-    ) {
+    } else if ((needle.length >= MIN_FRAGMENT && hay.includes(needle)) || (hay.length >= MIN_FRAGMENT && needle.includes(hay))) {
       ranked.push({ name, rank: 2, distance: Math.abs(hay.length - needle.length) });
     }
   }

@@ -6,11 +6,35 @@
 // depth then bounds it. A cycle that stays at the same value never ends, so it is an error.
 
 // Subschema keywords: one schema, a list of schemas, a map of names to schemas.
-const ONE = ['not', 'if', 'then', 'else', 'items', 'additionalItems', 'additionalProperties', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema'];
+const ONE = [
+  'not',
+  'if',
+  'then',
+  'else',
+  'items',
+  'additionalItems',
+  'additionalProperties',
+  'contains',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+];
 const LIST = ['allOf', 'anyOf', 'oneOf', 'items', 'prefixItems'];
 const MAP = ['properties', 'patternProperties', 'dependentSchemas', 'dependencies'];
 // Those that apply their schemas to a part of the value rather than the value itself.
-const INTO_THE_VALUE = new Set(['items', 'additionalItems', 'prefixItems', 'contains', 'additionalProperties', 'properties', 'patternProperties', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties']);
+const INTO_THE_VALUE = new Set([
+  'items',
+  'additionalItems',
+  'prefixItems',
+  'contains',
+  'additionalProperties',
+  'properties',
+  'patternProperties',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+]);
 // `$ref` hops followed one inside another before giving up (definitions are at most a few thousand).
 const MAX_CHAIN = 2_000;
 
@@ -50,14 +74,16 @@ export function schemaExpansion(root: unknown, limit: number): number {
     for (const [keyword, value] of Object.entries(node)) {
       if (ONE.includes(keyword) && !Array.isArray(value)) add(value, keyword);
       else if (LIST.includes(keyword) && Array.isArray(value)) for (const child of value) add(child, keyword);
-      else if (MAP.includes(keyword) && isNode(value)) for (const child of Object.values(value)) if (isNode(child) || typeof child === 'boolean') add(child, keyword);
+      else if (MAP.includes(keyword) && isNode(value))
+        for (const child of Object.values(value)) if (isNode(child) || typeof child === 'boolean') add(child, keyword);
     }
     for (const keyword of ['$ref', '$dynamicRef']) {
       const ref = node[keyword];
       if (typeof ref !== 'string') continue;
       for (const target of index.resolve(node, ref)) {
         size += expand(target, into, chain + 1);
-        if (size > limit) throw new SchemaExpansionError(`it applies more than ${limit} subschemas to one value once its $refs are followed`);
+        if (size > limit)
+          throw new SchemaExpansionError(`it applies more than ${limit} subschemas to one value once its $refs are followed`);
       }
     }
     entered.delete(node);

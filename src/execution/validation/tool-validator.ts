@@ -21,19 +21,29 @@ export interface CompiledToolValidator {
   parse(raw: unknown): Record<string, unknown>;
 }
 
-export function compileToolValidator(ajv: ToolAjv, toolName: string, inputSchema: JsonSchema): CompiledToolValidator {
+// `lazy`: Ajv compiles the schema on the first call instead of now (a tenant's skill tools, vetted already:
+// a registration of a hundred tools does not compile a hundred schemas on the event loop, and a tool never
+// called is never compiled). A schema that does not compile then throws on that call.
+export function compileToolValidator(
+  ajv: ToolAjv,
+  toolName: string,
+  inputSchema: JsonSchema,
+  opts: { lazy?: boolean } = {},
+): CompiledToolValidator {
   if (inputSchema.type !== 'object') {
     throw new Error(`input schema of tool '${toolName}' must have "type": "object"`);
   }
   // A private copy: a caller mutating its schema later cannot desynchronise the validator and the usage line.
   const schema = deepFreeze(structuredClone(inputSchema));
-  let check: ReturnType<ToolAjv['compile']>;
-  try {
-    check = ajv.compile(schema);
-  } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new Error(`input schema of tool '${toolName}' does not compile: ${reason}`, { cause });
-  }
+  const compile = (): ReturnType<ToolAjv['compile']> => {
+    try {
+      return ajv.compile(schema);
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      throw new Error(`input schema of tool '${toolName}' does not compile: ${reason}`, { cause });
+    }
+  };
+  let check: ReturnType<ToolAjv['compile']> | null = opts.lazy === true ? null : compile();
   const tool: ToolRef = { name: toolName, usage: usageLine(toolName, schema) };
   const nulls = compileNullPlan(schema);
   const maps = compileMapPlan(schema);
@@ -44,7 +54,7 @@ export function compileToolValidator(ajv: ToolAjv, toolName: string, inputSchema
   let firstError: ReturnType<ToolAjv['compile']> | null = null;
   const validate = (args: Record<string, unknown>): void => {
     let valid: boolean;
-    const checker = valueSize(args, largestValue) > largestValue ? (firstError ??= ajv.compileFirstError(schema)) : check;
+    const checker = valueSize(args, largestValue) > largestValue ? (firstError ??= ajv.compileFirstError(schema)) : (check ??= compile());
     try {
       valid = checker(args);
     } catch (error) {

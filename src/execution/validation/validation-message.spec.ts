@@ -169,8 +169,7 @@ describe('invalid_arguments messages', () => {
   it('names an unknown parameter with nothing close without inventing a suggestion', () => {
     const error = readFile({ path: 'a', extra: 1 });
     expect(error.message).toBe(
-      'Invalid arguments for read_file: unknown parameter: extra. ' +
-        'Usage: read_file(path: string, offset?: integer, limit?: integer)',
+      'Invalid arguments for read_file: unknown parameter: extra. ' + 'Usage: read_file(path: string, offset?: integer, limit?: integer)',
     );
   });
 
@@ -178,9 +177,7 @@ describe('invalid_arguments messages', () => {
     expect(kitchen({ options: { depth: 1, verbos: true } }).message).toContain(
       "unknown property: /options/verbos; did you mean 'verbose'?",
     );
-    expect(kitchen({ options: { depth: 1, zzz: true } }).message).toContain(
-      'unknown property: /options/zzz (allowed: depth, verbose)',
-    );
+    expect(kitchen({ options: { depth: 1, zzz: true } }).message).toContain('unknown property: /options/zzz (allowed: depth, verbose)');
   });
 
   it('lists the allowed values of an enum', () => {
@@ -215,15 +212,11 @@ describe('invalid_arguments messages', () => {
     expect(readFile({ path: 'a', limit: 20_000 }).message).toContain('/limit must be <= 10000, got 20000');
     expect(shell({ argv: [] }).message).toContain('/argv must have at least 1 item, got 0');
     expect(shell({ argv: ['a', 'b', 'c', 'd'] }).message).toContain('/argv must have at most 3 items, got 4');
-    expect(shell({ argv: ['x'.repeat(25)] }).message).toContain(
-      '/argv/0 must be at most 20 characters long, got 25 characters',
-    );
+    expect(shell({ argv: ['x'.repeat(25)] }).message).toContain('/argv/0 must be at most 20 characters long, got 25 characters');
     expect(kitchen({ ratio: 0 }).message).toContain('/ratio must be > 0, got 0');
     expect(kitchen({ ratio: 0.3 }).message).toContain('/ratio must be a multiple of 0.5, got 0.3');
     expect(kitchen({ name: 'ABC' }).message).toContain("/name must match the pattern ^[a-z]+$, got 'ABC'");
-    expect(kitchen({ tags: ['x', 'y', 'x'] }).message).toContain(
-      '/tags must not contain duplicates (items 0 and 2 are identical)',
-    );
+    expect(kitchen({ tags: ['x', 'y', 'x'] }).message).toContain('/tags must not contain duplicates (items 0 and 2 are identical)');
   });
 
   it('names every failing parameter at once, in declaration order, and ends with the usage line', () => {

@@ -61,11 +61,19 @@ export function invalidArguments(tool: ToolRef, issues: readonly ToolArgumentIss
 // remain, what it sent does not fit what was set for it, and it is told so.
 export function retoldAs(error: AppError, tool: ToolRef, hidden: readonly string[]): AppError {
   if (error.code !== 'invalid_arguments') return error;
-  const issues = ((error.extra?.issues ?? []) as ToolArgumentIssue[]).filter((issue) => !hidden.includes(decodeToken(issue.path.split('/')[1] ?? '')));
+  const issues = ((error.extra?.issues ?? []) as ToolArgumentIssue[]).filter(
+    (issue) => !hidden.includes(decodeToken(issue.path.split('/')[1] ?? '')),
+  );
   const shown: ToolArgumentIssue[] =
     issues.length > 0
       ? issues
-      : [{ path: '', keyword: 'fixed', message: `these arguments do not fit the settings ${tool.name} has here, which it does not show; try other values or another tool` }];
+      : [
+          {
+            path: '',
+            keyword: 'fixed',
+            message: `these arguments do not fit the settings ${tool.name} has here, which it does not show; try other values or another tool`,
+          },
+        ];
   return invalidArguments(tool, shown);
 }
 
@@ -127,18 +135,21 @@ function describeErrors(errors: readonly ErrorObject[], schema: JsonSchema, budg
   errors.forEach((error, i) => {
     if (absorbed.has(i) || !budget.take(error)) return;
     const members = groups.get(i);
-    if (members) issues.push(...describeGroup(error, members.map((j) => errors[j]), schema, budget));
+    if (members)
+      issues.push(
+        ...describeGroup(
+          error,
+          members.map((j) => errors[j]),
+          schema,
+          budget,
+        ),
+      );
     else issues.push(...describeError(error, schema));
   });
   return issues;
 }
 
-function describeGroup(
-  group: ErrorObject,
-  members: ErrorObject[],
-  root: JsonSchema,
-  budget: IssueBudget,
-): ToolArgumentIssue[] {
+function describeGroup(group: ErrorObject, members: ErrorObject[], root: JsonSchema, budget: IssueBudget): ToolArgumentIssue[] {
   const ctx = contextOf(group);
   const params = group.params as Record<string, unknown>;
   if (group.keyword === 'contains') {
@@ -183,9 +194,7 @@ interface ErrorContext {
 function contextOf(error: ErrorObject): ErrorContext {
   const named = error.propertyName !== undefined;
   const path = named ? childPath(error.instancePath, error.propertyName!) : error.instancePath;
-  const subject = named
-    ? `property name ${quoteValue(error.propertyName)} in ${subjectOf(error.instancePath)}`
-    : subjectOf(path);
+  const subject = named ? `property name ${quoteValue(error.propertyName)} in ${subjectOf(error.instancePath)}` : subjectOf(path);
   const parent = isPlainObject(error.parentSchema) ? error.parentSchema : {};
   return {
     path,
@@ -290,8 +299,7 @@ function describeError(error: ErrorObject, root: JsonSchema): ToolArgumentIssue[
     }
     case 'not': {
       const excluded = renderSchemaType(parent.not, root);
-      const message =
-        excluded === 'any' ? `${subject} matches a form that is not allowed` : `${subject} must not be ${excluded}`;
+      const message = excluded === 'any' ? `${subject} matches a form that is not allowed` : `${subject} must not be ${excluded}`;
       return [ctx.issue(message)];
     }
     case 'false schema':
@@ -309,9 +317,7 @@ function missingProperty(error: ErrorObject, name: string, parent: JsonSchema, r
   const path = childPath(error.instancePath, name);
   const properties = isPlainObject(parent.properties) ? parent.properties : {};
   const message =
-    error.instancePath === ''
-      ? `missing required parameter: ${oneLine(name)}`
-      : `missing required property: ${oneLine(path)}`;
+    error.instancePath === '' ? `missing required parameter: ${oneLine(name)}` : `missing required property: ${oneLine(path)}`;
   return {
     path,
     keyword: error.keyword,

@@ -3,6 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional } from 'class-validator';
 import { JSON_VALUE_SCHEMA } from '../../common/http/json-value.schema.js';
 import { TOOL_FORMATS, type ToolFormat } from '../tool-formats.js';
+import type { InputRequiredAnswer } from '../../execution/input-required.js';
 
 export class ToolFormatQueryDto {
   @ApiPropertyOptional({ enum: TOOL_FORMATS, default: 'native', description: "Answer each tool in this provider's shape" })
@@ -16,7 +17,9 @@ export class ToolFormatQueryDto {
       "format=openai or openai-responses: each tool's parameters rewritten for OpenAI's strict mode where they can be (every property required, optional ones nullable, constraints said in the description, free-form maps as lists of {name, value}); calls are still validated against the full schema",
   })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value))
+  @Transform(({ value }: { value: unknown }) =>
+    value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value,
+  )
   @IsBoolean()
   strict?: boolean;
 }
@@ -132,11 +135,20 @@ export class McpToolListDto {
   @ApiProperty({ type: [McpToolDto] }) tools!: McpToolDto[];
 }
 
-const LISTS = { native: NativeToolListDto, openai: OpenAiToolListDto, 'openai-responses': OpenAiResponsesToolListDto, anthropic: AnthropicToolListDto, mcp: McpToolListDto };
+const LISTS = {
+  native: NativeToolListDto,
+  openai: OpenAiToolListDto,
+  'openai-responses': OpenAiResponsesToolListDto,
+  anthropic: AnthropicToolListDto,
+  mcp: McpToolListDto,
+};
 export const TOOL_LIST_MODELS = [...TOOL_FORMAT_MODELS, ...Object.values(LISTS)];
 export const TOOL_LIST_SCHEMA = {
   oneOf: Object.values(LISTS).map(ref),
-  discriminator: { propertyName: 'format', mapping: Object.fromEntries(Object.entries(LISTS).map(([format, model]) => [format, ref(model).$ref])) },
+  discriminator: {
+    propertyName: 'format',
+    mapping: Object.fromEntries(Object.entries(LISTS).map(([format, model]) => [format, ref(model).$ref])),
+  },
 };
 
 export class InvokeToolBodyDto {
@@ -157,7 +169,8 @@ class InvocationErrorDto {
   @ApiProperty({ description: 'Trying the same call again may work' }) retryable!: boolean;
 }
 
-const TOOL_CALLED = 'The tool called; through a toolset, the name the toolset shows it by (its audit row names the real tool in tool, this one in exposedTool)';
+const TOOL_CALLED =
+  'The tool called; through a toolset, the name the toolset shows it by (its audit row names the real tool in tool, this one in exposedTool)';
 
 export class AuthorizationNeededDto {
   @ApiProperty({ description: "The auth provider's slug" }) provider!: string;
@@ -171,7 +184,8 @@ export class InvocationResultDto {
   @ApiProperty({ description: TOOL_CALLED }) tool!: string;
   @ApiProperty({
     enum: ['ok', 'error', 'timeout', 'authorization_required'],
-    description: 'authorization_required: the tool acts with a connection the end user has not made (or that expired, was revoked or lacks a scope); it did not run. error.message says what to tell the user',
+    description:
+      'authorization_required: the tool acts with a connection the end user has not made (or that expired, was revoked or lacks a scope); it did not run. error.message says what to tell the user',
   })
   status!: 'ok' | 'error' | 'timeout' | 'authorization_required';
   @ApiPropertyOptional({ ...JSON_VALUE_SCHEMA, description: "The tool's result when status is ok" }) result?: unknown;
@@ -179,11 +193,17 @@ export class InvocationResultDto {
   @ApiPropertyOptional({ type: AuthorizationNeededDto, description: 'With authorization_required: where the end user connects' })
   authorization?: AuthorizationNeededDto;
   @ApiProperty() durationMs!: number;
+  // Never over REST: with error code input_required for an MCP client of protocol revision 2026-07-28, what
+  // the tool's source asked it for (src/mcp/input-required).
+  inputRequired?: InputRequiredAnswer;
+  // Never over REST: with error code missing_client_capability, what the source needs the client to declare.
+  requiredCapabilities?: Record<string, unknown>;
 }
 
 // A call the project requires a person to approve: validated, audited as pending_approval, not run.
 export class PendingApprovalDto {
-  @ApiProperty({ format: 'uuid', description: 'Approve or deny it at POST .../invocations/{invocationId}/approve or /deny' }) invocationId!: string;
+  @ApiProperty({ format: 'uuid', description: 'Approve or deny it at POST .../invocations/{invocationId}/approve or /deny' })
+  invocationId!: string;
   @ApiProperty({ description: TOOL_CALLED }) tool!: string;
   @ApiProperty({ enum: ['pending_approval'] }) status!: 'pending_approval';
   @ApiProperty({ format: 'date-time', description: 'Not decided by then, it expires and never runs' }) expiresAt!: string;

@@ -13,7 +13,10 @@ const MAX_COMPARED_CHARS = 400;
 const MAX_SHOWN_CHARS = 200;
 
 export function closestLines(text: string, oldText: string): NearLine[] {
-  const probe = oldText.split('\n').find((l) => l.trim() !== '')?.trim();
+  const probe = oldText
+    .split('\n')
+    .find((l) => l.trim() !== '')
+    ?.trim();
   if (!probe) return [];
   const probeGrams = bigrams(probe.slice(0, MAX_COMPARED_CHARS));
   let probeSize = 0;

@@ -19,22 +19,33 @@ describe('applyTextEdits', () => {
   });
 
   it('applies each edit to the text the previous one left', () => {
-    const edited = applyTextEdits('one\ntwo\n', [
-      { oldText: 'one', newText: 'uno' },
-      { oldText: 'uno\ntwo', newText: 'uno\ndos' },
-    ], 'f.txt');
+    const edited = applyTextEdits(
+      'one\ntwo\n',
+      [
+        { oldText: 'one', newText: 'uno' },
+        { oldText: 'uno\ntwo', newText: 'uno\ndos' },
+      ],
+      'f.txt',
+    );
     expect(edited.text).toBe('uno\ndos\n');
   });
 
   it('refuses an oldText found 0 times, naming the edit and the closest line', () => {
     const text = 'function total(items) {\n  return items.length;\n}\n';
     const err = failure(() =>
-      applyTextEdits(text, [{ oldText: 'function', newText: 'fn' }, { oldText: '    return items.size;', newText: 'x' }], 'src/a.js'),
+      applyTextEdits(
+        text,
+        [
+          { oldText: 'function', newText: 'fn' },
+          { oldText: '    return items.size;', newText: 'x' },
+        ],
+        'src/a.js',
+      ),
     );
     expect(err.code).toBe('edit_not_found');
     expect(err.message).toContain('Edit 2 of 2');
     expect(err.message).toContain('occurs 0 times');
-    expect(err.message).toContain("after edit 1");
+    expect(err.message).toContain('after edit 1');
     expect(err.message).toContain('line 2: "  return items.length;"');
     expect(err.message).toContain('No edit was applied');
   });
@@ -110,7 +121,11 @@ describe('unifiedDiff', () => {
   });
 
   it('marks a last line without a newline', () => {
-    expect(unifiedDiff('a', 'x\ny', 'x\nz')).toBe(['--- a/a', '+++ b/a', '@@ -1,2 +1,2 @@', ' x', '-y', '\\ No newline at end of file', '+z', '\\ No newline at end of file', ''].join('\n'));
+    expect(unifiedDiff('a', 'x\ny', 'x\nz')).toBe(
+      ['--- a/a', '+++ b/a', '@@ -1,2 +1,2 @@', ' x', '-y', '\\ No newline at end of file', '+z', '\\ No newline at end of file', ''].join(
+        '\n',
+      ),
+    );
   });
 
   it('is empty when nothing changed', () => {
@@ -118,7 +133,9 @@ describe('unifiedDiff', () => {
   });
 
   it('gives a diff that turns the old text into the new one, for any texts of ending lines', () => {
-    const text = fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 30 }).map((lines) => (lines.length ? `${lines.join('\n')}\n` : ''));
+    const text = fc
+      .array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 30 })
+      .map((lines) => (lines.length ? `${lines.join('\n')}\n` : ''));
     fc.assert(
       fc.property(text, text, (before, after) => {
         expect(applyDiff(before, unifiedDiff('f', before, after))).toBe(after);

@@ -24,7 +24,12 @@ export class ToolEventsService {
   // The project is checked first, so another tenant's id is a 404 rather than a silent empty stream. The
   // stream's slot is given back when `ended` aborts (every way a stream ends, a client gone before it was
   // subscribed included) or when the stream is unsubscribed, whichever comes first.
-  async stream(tenant: Tenant, projectId: string, lastEventId: string | undefined, ended: AbortSignal): Promise<Observable<ServerSentEvent>> {
+  async stream(
+    tenant: Tenant,
+    projectId: string,
+    lastEventId: string | undefined,
+    ended: AbortSignal,
+  ): Promise<Observable<ServerSentEvent>> {
     await this.registry.forProject(tenant.tenantId, projectId);
     const release = this.slots.take(tenant);
     if (ended.aborted) release();
@@ -35,7 +40,8 @@ export class ToolEventsService {
     // A key bound to tools hears of those tools' calls only, as it reads only their audit rows.
     const bound = tenant.tools;
     const events = this.events.stream(tenant.tenantId, projectId, lastEventId);
-    const heard = bound === null ? events : events.pipe(filter((event) => !('tool' in event.data) || keyMayUseTool(bound, String(event.data.tool))));
+    const heard =
+      bound === null ? events : events.pipe(filter((event) => !('tool' in event.data) || keyMayUseTool(bound, String(event.data.tool))));
     return heard.pipe(takeUntil(keyEnded), finalize(release));
   }
 }

@@ -18,7 +18,15 @@ describe('ToolEvents', () => {
   });
 
   const started = (name: string | null) =>
-    events.emit({ type: 'tool.started', tenantId: 't1', projectId: 'p1', invocationId: 'i1', tool: 'list_files', channel: 'mcp', caller: { keyId: 'k1', name } });
+    events.emit({
+      type: 'tool.started',
+      tenantId: 't1',
+      projectId: 'p1',
+      invocationId: 'i1',
+      tool: 'list_files',
+      channel: 'mcp',
+      caller: { keyId: 'k1', name },
+    });
 
   it('carries the calling key as the audit row names it', () => {
     started('Claude (OAuth)');

@@ -125,17 +125,17 @@ export class ToolEvents implements OnModuleDestroy {
       this.opened(k, tenantId, projectId);
       const replay = lastEventId === undefined ? [] : after(this.buffers.get(k) ?? [], lastEventId);
       // The replay is taken and the live events subscribed in the same turn, so nothing falls between.
-      const subscription = concat(from(replay), this.subject.pipe(filter((e) => e.tenantId === tenantId && e.projectId === projectId))).subscribe(subscriber);
+      const subscription = concat(
+        from(replay),
+        this.subject.pipe(filter((e) => e.tenantId === tenantId && e.projectId === projectId)),
+      ).subscribe(subscriber);
       return () => {
         subscription.unsubscribe();
         this.closed(k);
       };
     });
     const heartbeat = interval(HEARTBEAT_MS).pipe(map((): ServerSentEvent => ({ type: 'heartbeat', data: {} })));
-    return merge(
-      events.pipe(map(({ tenantId: _t, id, ...event }): ServerSentEvent => ({ type: event.type, id, data: event }))),
-      heartbeat,
-    );
+    return merge(events.pipe(map(({ tenantId: _t, id, ...event }): ServerSentEvent => ({ type: event.type, id, data: event }))), heartbeat);
   }
 
   // Unique across instances (the instance's bus id and its own counter) and ordered by time first, so an

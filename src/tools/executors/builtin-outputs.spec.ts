@@ -1,5 +1,5 @@
 import { createTenantAjv } from '../../skills/schema-vetting.js';
-import { BUILTIN_TOOL_NAMES } from '../builtin-tool-names.js';
+import { BUILTIN_TOOL_NAMES } from '../../execution/builtin-tool-names.js';
 import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 
 type Schema = Record<string, unknown>;
@@ -19,7 +19,8 @@ function* propertiesOf(schema: Schema, path: string): Generator<[string, Schema]
 const typeOf = (schema: Schema): string | null => {
   if (typeof schema.type === 'string') return schema.type;
   const branches = schema.anyOf as Schema[] | undefined;
-  if (Array.isArray(branches) && branches.length > 0 && branches.every((branch) => typeof branch.type === 'string')) return branches.map((branch) => branch.type).join('|');
+  if (Array.isArray(branches) && branches.length > 0 && branches.every((branch) => typeof branch.type === 'string'))
+    return branches.map((branch) => branch.type).join('|');
   return null;
 };
 
@@ -32,14 +33,25 @@ describe('the built-in tools’ output schemas', () => {
     const untyped: string[] = [];
     for (const [tool, { outputSchema }] of Object.entries(BUILTIN_OUTPUTS)) {
       expect(typeOf(outputSchema)).toBe('object');
-      for (const [path, property] of propertiesOf(outputSchema, tool)) if (typeOf(property) === null) untyped.push(`${path}: ${JSON.stringify(property)}`);
+      for (const [path, property] of propertiesOf(outputSchema, tool))
+        if (typeOf(property) === null) untyped.push(`${path}: ${JSON.stringify(property)}`);
     }
     expect(untyped).toEqual([]);
   });
 
-  it("take what shell_exec answers: a command that exited, and one a signal or a limit stopped", () => {
+  it('take what shell_exec answers: a command that exited, and one a signal or a limit stopped', () => {
     const validate = createTenantAjv().compile(BUILTIN_OUTPUTS.shell_exec.outputSchema);
-    const ran = { exitCode: 0, signal: null, stdout: 'hi', stderr: '', stdoutTruncated: false, stderrTruncated: false, killed: null, note: null, durationMs: 3 };
+    const ran = {
+      exitCode: 0,
+      signal: null,
+      stdout: 'hi',
+      stderr: '',
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      killed: null,
+      note: null,
+      durationMs: 3,
+    };
     expect(validate(ran)).toBe(true);
     expect(validate({ ...ran, exitCode: null, signal: 'SIGKILL', killed: 'memory_limit', note: 'The command was stopped' })).toBe(true);
     expect(validate({ ...ran, killed: 'bored' })).toBe(false);

@@ -30,11 +30,21 @@ const readFile = object(
 
 export const BUILTIN_OUTPUTS: Record<string, { title: string; outputSchema: JsonSchema }> = {
   read_file: { title: 'Read a file', outputSchema: readFile },
-  write_file: { title: 'Write a file', outputSchema: object({ path: str, bytesWritten: int, created: bool }, ['path', 'bytesWritten', 'created']) },
+  write_file: {
+    title: 'Write a file',
+    outputSchema: object({ path: str, bytesWritten: int, created: bool }, ['path', 'bytesWritten', 'created']),
+  },
   list_files: {
     title: 'List files',
     outputSchema: object(
-      { path: str, entries: { type: 'array', items: { type: 'object', properties: { path: str, name: str, type: entryType }, required: ['type'] } }, truncated: bool },
+      {
+        path: str,
+        entries: {
+          type: 'array',
+          items: { type: 'object', properties: { path: str, name: str, type: entryType, escapedName: bool }, required: ['type'] },
+        },
+        truncated: bool,
+      },
       ['path', 'entries', 'truncated'],
     ),
   },
@@ -75,12 +85,18 @@ export const BUILTIN_OUTPUTS: Record<string, { title: string; outputSchema: Json
       ['url', 'status', 'headers', 'body', 'bodyEncoding', 'truncated'],
     ),
   },
-  edit_file: { title: 'Edit a file', outputSchema: object({ path: str, edits: int, dryRun: bool, written: bool, diff: str }, ['path', 'edits', 'dryRun', 'diff']) },
+  edit_file: {
+    title: 'Edit a file',
+    outputSchema: object({ path: str, edits: int, dryRun: bool, written: bool, diff: str }, ['path', 'edits', 'dryRun', 'diff']),
+  },
   search_files: {
     title: 'Search files',
     outputSchema: object(
       {
-        matches: { type: 'array', items: { type: 'object', properties: { path: str, line: int, text: str }, required: ['path', 'line', 'text'] } },
+        matches: {
+          type: 'array',
+          items: { type: 'object', properties: { path: str, line: int, text: str }, required: ['path', 'line', 'text'] },
+        },
         truncated: bool,
         filesSearched: int,
         filesSkipped: int,

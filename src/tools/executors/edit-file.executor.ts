@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { editWorkspaceFile } from '../../workspace/fs/workspace-file.editor.js';
-import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
+import { TenantStorage } from '../../workspace/tenant-storage.js';
 import { applyTextEdits, type TextEdit } from '../edit/text-edits.js';
 import { unifiedDiff } from '../edit/unified-diff.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
@@ -32,7 +32,11 @@ export class EditFileExecutor implements ToolExecutor<EditFileArgs> {
           items: {
             type: 'object',
             properties: {
-              oldText: { type: 'string', minLength: 1, description: 'Text to replace, copied exactly (whitespace included); must occur once' },
+              oldText: {
+                type: 'string',
+                minLength: 1,
+                description: 'Text to replace, copied exactly (whitespace included); must occur once',
+              },
               newText: { type: 'string', description: 'Text to put in its place' },
             },
             required: ['oldText', 'newText'],
@@ -52,15 +56,21 @@ export class EditFileExecutor implements ToolExecutor<EditFileArgs> {
 
   readonly settlesOnStop = true;
 
-  constructor(private readonly quota: WorkspaceQuota) {}
+  constructor(private readonly storage: TenantStorage) {}
 
   async execute(args: EditFileArgs, ctx: ToolContext) {
     const dryRun = args.dryRun ?? false;
-    const reserveGrowth = (growth: number, display: string) => this.quota.reserve(ctx.workspace, growth, display, ctx.signal);
-    const result = await editWorkspaceFile(ctx.fileRoot ?? ctx.workspace, args.path, { maxBytes: EDIT_MAX_FILE_BYTES, dryRun, reserveGrowth, signal: ctx.signal }, (text, display) => {
-      const edited = applyTextEdits(text, args.edits, display);
-      return { text: edited.text === text ? null : edited.text, value: edited };
-    });
+    const reserveGrowth = (growth: number, display: string) =>
+      this.storage.reserve(ctx.tenantId, ctx.workspace, growth, display, ctx.signal);
+    const result = await editWorkspaceFile(
+      ctx.fileRoot ?? ctx.workspace,
+      args.path,
+      { maxBytes: EDIT_MAX_FILE_BYTES, dryRun, reserveGrowth, signal: ctx.signal },
+      (text, display) => {
+        const edited = applyTextEdits(text, args.edits, display);
+        return { text: edited.text === text ? null : edited.text, value: edited };
+      },
+    );
     return {
       path: result.path,
       edits: args.edits.length,

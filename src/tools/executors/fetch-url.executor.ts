@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { FairTurns } from '../../common/scheduling/fair-turns.js';
 import { safeFetch, type FetchMethod } from '../../execution/net/safe-fetch.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { FETCH_TOOL_TIMEOUT_MS } from '../tools.config.js';
@@ -21,7 +22,10 @@ const MAX_REDIRECTS = 5;
 export class FetchUrlExecutor implements ToolExecutor<FetchUrlArgs> {
   readonly definition: ToolDefinition;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly turns: FairTurns,
+  ) {
     this.definition = {
       name: 'fetch_url',
       ...BUILTIN_OUTPUTS.fetch_url,
@@ -30,7 +34,13 @@ export class FetchUrlExecutor implements ToolExecutor<FetchUrlArgs> {
       inputSchema: {
         type: 'object',
         properties: {
-          url: { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 8192, description: 'An http:// or https:// URL' },
+          url: {
+            type: 'string',
+            format: 'uri',
+            pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+            maxLength: 8192,
+            description: 'An http:// or https:// URL',
+          },
           method: { type: 'string', enum: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], description: 'Default GET' },
           headers: {
             type: 'object',
@@ -68,7 +78,7 @@ export class FetchUrlExecutor implements ToolExecutor<FetchUrlArgs> {
         maxBytes: args.maxBytes ?? DEFAULT_MAX_BYTES,
         signal: ctx.signal,
       },
-      { allowHosts: this.config.tools.fetch.allowHosts, maxRedirects: MAX_REDIRECTS },
+      { allowHosts: this.config.tools.fetch.allowHosts, maxRedirects: MAX_REDIRECTS, beforeDecode: () => this.turns.take(ctx.tenantId) },
     );
   }
 }

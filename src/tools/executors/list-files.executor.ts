@@ -36,10 +36,14 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
         maxDepth: { type: 'integer', minimum: 1, maximum: 64, description: 'How deep a recursive listing goes (default 32)' },
         includeHidden: { type: 'boolean', description: 'Include names starting with a dot (default false)' },
         limit: { type: 'integer', minimum: 1, maximum: 10000, description: `Most entries to return (default ${DEFAULT_LIMIT})` },
-        glob: { ...GLOB_PROPERTY, description: "Only entries whose path matches, e.g. '**/*.ts' (without '/': the entry's name at any depth)" },
+        glob: {
+          ...GLOB_PROPERTY,
+          description: "Only entries whose path matches, e.g. '**/*.ts' (without '/': the entry's name at any depth)",
+        },
         details: {
           type: 'boolean',
-          description: 'Also give each entry its size in bytes and modification time (default: true for one directory, false for a recursive listing, where it makes a big tree several times slower)',
+          description:
+            'Also give each entry its size in bytes and modification time (default: true for one directory, false for a recursive listing, where it makes a big tree several times slower)',
         },
       },
       additionalProperties: false,
@@ -66,6 +70,9 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
     if (!args.recursive) return listWorkspace(ctx.fileRoot ?? ctx.workspace, args.path ?? '', options);
     // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool,
     // which answers the listing as JSON text (common/json/json-text.ts).
-    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, this.config.tools.resultMaxBytes, { signal: ctx.signal, key: ctx.tenantId });
+    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, this.config.tools.resultMaxBytes, {
+      signal: ctx.signal,
+      key: ctx.tenantId,
+    });
   }
 }

@@ -38,6 +38,10 @@ export class MoveFileExecutor implements ToolExecutor<MoveFileArgs> {
   readonly settlesOnStop = true;
 
   execute(args: MoveFileArgs, ctx: ToolContext) {
-    return moveWorkspaceEntry(ctx.fileRoot ?? ctx.workspace, args.source, args.destination, { overwrite: args.overwrite, createDirs: args.createDirs, signal: ctx.signal });
+    return moveWorkspaceEntry(ctx.fileRoot ?? ctx.workspace, args.source, args.destination, {
+      overwrite: args.overwrite,
+      createDirs: args.createDirs,
+      signal: ctx.signal,
+    });
   }
 }

@@ -46,7 +46,10 @@ export class ReadMultipleFilesExecutor implements ToolExecutor<ReadMultipleFiles
     const files = await Promise.all(
       args.paths.map(async (path) => {
         try {
-          return { ...(await this.reads.readFile(ctx.fileRoot ?? ctx.workspace, path, { limit: args.limit, maxBytes })), ok: true as const };
+          return {
+            ...(await this.reads.readFile(ctx.fileRoot ?? ctx.workspace, path, { limit: args.limit, maxBytes })),
+            ok: true as const,
+          };
         } catch (err) {
           // Refusals (outside the workspace, a FIFO) and outcomes (missing, binary) alike stay with their file.
           if (err instanceof AppError || err instanceof WorkspaceFsError) {

@@ -29,11 +29,24 @@ export class SearchFilesExecutor implements ToolExecutor<SearchFilesArgs> {
     inputSchema: {
       type: 'object',
       properties: {
-        pattern: { type: 'string', minLength: 1, maxLength: 4096, description: "Regular expression matched against each line, e.g. 'function \\\\w+Handler' or a plain word" },
+        pattern: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 4096,
+          description: "Regular expression matched against each line, e.g. 'function \\\\w+Handler' or a plain word",
+        },
         path: { ...PATH_PROPERTY, description: 'Directory (or file) to search, relative to the workspace (default: its root)' },
-        glob: { ...GLOB_PROPERTY, description: "Only files whose path matches, e.g. '**/*.ts' or '*.{js,ts}' (without '/': the file name at any depth)" },
+        glob: {
+          ...GLOB_PROPERTY,
+          description: "Only files whose path matches, e.g. '**/*.ts' or '*.{js,ts}' (without '/': the file name at any depth)",
+        },
         caseSensitive: { type: 'boolean', description: 'Default true' },
-        maxResults: { type: 'integer', minimum: 1, maximum: 1000, description: `Most matching lines to return (default ${DEFAULT_MAX_RESULTS})` },
+        maxResults: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          description: `Most matching lines to return (default ${DEFAULT_MAX_RESULTS})`,
+        },
         contextLines: { type: 'integer', minimum: 0, maximum: 10, description: 'Lines before and after each match to include (default 0)' },
       },
       required: ['pattern'],

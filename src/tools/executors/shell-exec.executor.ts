@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CommandSandbox } from '../../sandbox/command-sandbox.js';
 import { resolveWorkspaceDirectory } from '../../workspace/fs/workspace-fs.js';
 import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
+import { TenantStorage } from '../../workspace/tenant-storage.js';
 import { CommandAdmission } from '../../budgets/command-admission.js';
 import { resolveAllowedExecutable, shellDisabled } from '../../execution/process/executable-allowlist.js';
 import { limitOutcome } from '../../execution/process/limit-outcome.js';
@@ -12,6 +13,7 @@ import { runProcess, validateEnv } from '../../execution/process/process-runner.
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { SHELL_TOOL_DEFAULT_TIMEOUT_MS, SHELL_TOOL_MAX_TIMEOUT_MS } from '../tools.config.js';
 import { ToolError } from '../../execution/tool-error.js';
+import { asCommandRefusal } from '../tools.errors.js';
 
 interface ShellExecArgs {
   argv: string[];
@@ -69,45 +71,54 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sandbox: CommandSandbox,
     private readonly quota: WorkspaceQuota,
+    private readonly storage: TenantStorage,
     private readonly admission: CommandAdmission,
   ) {}
 
   async execute(args: ShellExecArgs, ctx: ToolContext) {
     if (!ctx.project.shellEnabled) throw shellDisabled(this.definition.name);
-    const sandbox = this.sandbox.spec();
+    const sandbox = await this.sandbox.specFor(ctx.tenantId);
     const executable = resolveAllowedExecutable(args.argv[0], ctx.project.shellAllowlist);
-    if (args.env) validateEnv(args.env);
+    try {
+      if (args.env) validateEnv(args.env);
+    } catch (err) {
+      throw asCommandRefusal(err);
+    }
     const cwd = args.cwd ? await resolveWorkspaceDirectory(ctx.workspace, args.cwd) : ctx.workspace;
     const { shell } = this.config.tools;
     const timeoutMs = Math.min(args.timeoutMs ?? SHELL_TOOL_DEFAULT_TIMEOUT_MS, ctx.timeoutMs);
     const cpuSeconds = cpuSecondsFor(timeoutMs, shell.maxCpuSeconds);
-    const quota = await this.quota.forCommand(ctx.workspace);
+    // The workspace's quota, or less where the tenant's storage budget leaves less room.
+    const quota = await this.storage.forCommand(ctx.tenantId, ctx.workspace);
     let result;
     try {
       // Counted against the tenant's concurrentCommands and commandMemoryBytes on every instance.
-      result = await this.admission.run(ctx.tenantId, shell.maxMemoryBytes, timeoutMs, () => runProcess({
-        argv: args.argv,
-        executable,
-        workspace: ctx.workspace,
-        cwd,
-        env: args.env,
-        stdin: args.stdin,
-        timeoutMs,
-        maxOutputBytes: shell.maxOutputBytes,
-        signal: ctx.signal,
-        limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes, cpuSeconds },
-        memoryBytes: shell.maxMemoryBytes,
-        writes: { maxBytes: shell.maxWriteBytes, quota },
-        sandbox,
-      }));
+      result = await this.admission.run(ctx.tenantId, shell.maxMemoryBytes, timeoutMs, () =>
+        runProcess({
+          argv: args.argv,
+          executable,
+          workspace: ctx.workspace,
+          cwd,
+          env: args.env,
+          stdin: args.stdin,
+          timeoutMs,
+          maxOutputBytes: shell.maxOutputBytes,
+          signal: ctx.signal,
+          limits: { maxProcesses: shell.maxProcesses, maxFileSizeBytes: shell.maxFileSizeBytes, cpuSeconds },
+          memoryBytes: shell.maxMemoryBytes,
+          writes: { maxBytes: shell.maxWriteBytes, quota },
+          sandbox,
+        }),
+      );
     } catch (err) {
       this.quota.forget(ctx.workspace);
-      throw err;
+      throw asCommandRefusal(err);
     }
     // What it wrote, or how far the file system filled meanwhile, whichever is more, bounds what it added.
     const grown = result.fileSystemGrowthBytes === null ? null : Math.max(result.writtenBytes, result.fileSystemGrowthBytes);
     this.quota.afterCommand(ctx.workspace, grown, result.fileSystemInodeGrowth);
-    if (result.aborted) throw new ToolError('cancelled', 'The call was cancelled before the command finished; the command was stopped', true);
+    if (result.aborted)
+      throw new ToolError('cancelled', 'The call was cancelled before the command finished; the command was stopped', true);
     if (result.timedOut) {
       // What it printed before it was killed is often what the model needs to see why it hung.
       const tail = (result.stderr || result.stdout).slice(-1000);
@@ -117,7 +128,7 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
         true,
       );
     }
-    const { killed, note } = limitOutcome(result, {
+    const outcome = limitOutcome(result, {
       maxOutputBytes: shell.maxOutputBytes,
       maxProcesses: shell.maxProcesses,
       memoryBytes: shell.maxMemoryBytes,
@@ -125,6 +136,11 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       maxWriteBytes: shell.maxWriteBytes,
       quotaBytes: quota.bytes,
     });
+    const { killed } = outcome;
+    const note =
+      killed === 'workspace_quota' && quota.tenantBound
+        ? "The command was stopped: it grew the workspace past the room the tenant's storageBytes or storageInodes budget leaves (all its projects' workspaces together); delete files that are no longer needed."
+        : outcome.note;
     return {
       exitCode: result.exitCode,
       signal: result.signal,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { writeWorkspaceFile } from '../../workspace/fs/workspace-fs.js';
-import { WorkspaceQuota } from '../../workspace/workspace-quota.js';
+import { TenantStorage } from '../../workspace/tenant-storage.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { FILE_TOOL_TIMEOUT_MS } from '../tools.config.js';
 import { PATH_PROPERTY } from './file-tool.schemas.js';
@@ -38,13 +38,13 @@ export class WriteFileExecutor implements ToolExecutor<WriteFileArgs> {
 
   readonly settlesOnStop = true;
 
-  constructor(private readonly quota: WorkspaceQuota) {}
+  constructor(private readonly storage: TenantStorage) {}
 
   execute(args: WriteFileArgs, ctx: ToolContext) {
     const content = Buffer.from(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
     return writeWorkspaceFile(ctx.fileRoot ?? ctx.workspace, args.path, content, {
       createDirs: args.createDirs,
-      reserveGrowth: (growth, display) => this.quota.reserve(ctx.workspace, growth, display, ctx.signal),
+      reserveGrowth: (growth, display) => this.storage.reserve(ctx.tenantId, ctx.workspace, growth, display, ctx.signal),
       signal: ctx.signal,
     });
   }

@@ -9,7 +9,8 @@ export const MAX_TOOLSET_ENTRIES = 200;
 export class ToolsetEntryDto {
   @ApiProperty({
     example: 'read_file',
-    description: 'A tool name, a name ending in `*` (`github_*`), or a class (`@commands`, `@writes`, `@network`, `@all`) as in approvalRequired',
+    description:
+      'A tool name, a name ending in `*` (`github_*`), or a class (`@commands`, `@writes`, `@network`, `@all`) as in approvalRequired',
   })
   select!: string;
   @ApiPropertyOptional({ example: 'read_doc', description: 'A single selected tool only: the name the model sees (^[a-zA-Z0-9_-]{1,64}$)' })

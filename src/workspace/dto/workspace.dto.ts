@@ -13,11 +13,16 @@ export class WorkspaceResponseDto {
     nullable: true,
     type: String,
     example: 'site',
-    description: "The workspace's path relative to the tenant's granted root that holds it (see workspaceRoot); null when the operator placed it or it is the project's own directory",
+    description:
+      "The workspace's path relative to the tenant's granted root that holds it (see workspaceRoot); null when the operator placed it or it is the project's own directory",
   })
   path!: string | null;
 
-  @ApiProperty({ nullable: true, type: String, description: 'The granted root (as the operator gave it to this tenant) that holds the workspace, or null' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The granted root (as the operator gave it to this tenant) that holds the workspace, or null',
+  })
   workspaceRoot!: string | null;
 
   @ApiProperty(SOURCE)

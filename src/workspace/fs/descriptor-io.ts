@@ -31,19 +31,25 @@ import {
 //
 // Code written against this interface `await`s every result; on a plain value that costs a microtask, not
 // a trip to the thread pool, so one implementation of each algorithm serves both.
+// A path is bytes where it holds a name that is not UTF-8 (workspace-name.codec.ts).
+export type FsPath = string | Buffer;
+
 export interface DescriptorIo {
-  open(path: string, flags: number, mode?: number): Promise<number> | number;
+  open(path: FsPath, flags: number, mode?: number): Promise<number> | number;
   fstat(fd: number): Promise<Stats> | Stats;
-  lstat(path: string): Promise<Stats> | Stats;
-  readlink(path: string): Promise<string> | string;
-  readdir(path: string): Promise<string[]> | string[];
+  lstat(path: FsPath): Promise<Stats> | Stats;
+  readlink(path: FsPath): Promise<string> | string;
+  readlinkBytes(path: FsPath): Promise<Buffer> | Buffer;
+  readdir(path: FsPath): Promise<string[]> | string[];
+  readdirBytes(path: FsPath): Promise<Buffer[]> | Buffer[];
   // Names with their types from the directory read (d_type); Node lstats an entry whose type the file
   // system does not report, on the same confined path.
-  readdirTypes(path: string): Promise<Dirent[]> | Dirent[];
+  readdirTypes(path: FsPath): Promise<Dirent[]> | Dirent[];
+  readdirTypesBytes(path: FsPath): Promise<Dirent<Buffer>[]> | Dirent<Buffer>[];
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> | number;
-  mkdir(path: string, mode: number): Promise<void> | void;
+  mkdir(path: FsPath, mode: number): Promise<void> | void;
   // Never follows a final symlink: a name swapped for one changes the link's owner, not its target's.
-  lchown(path: string, uid: number, gid: number): Promise<void> | void;
+  lchown(path: FsPath, uid: number, gid: number): Promise<void> | void;
   close(fd: number): Promise<void> | void;
 }
 
@@ -58,10 +64,12 @@ export const asyncIo: DescriptorIo = {
   fstat: (fd) => call<Stats>((done) => fstat(fd, done)),
   lstat: (path) => call<Stats>((done) => lstat(path, done)),
   readlink: (path) => call<string>((done) => readlink(path, done)),
+  readlinkBytes: (path) => call<Buffer>((done) => readlink(path, { encoding: 'buffer' }, done)),
   readdir: (path) => call<string[]>((done) => readdir(path, done)),
+  readdirBytes: (path) => call<Buffer[]>((done) => readdir(path, { encoding: 'buffer' }, done)),
   readdirTypes: (path) => call<Dirent[]>((done) => readdir(path, { withFileTypes: true }, done)),
-  read: (fd, buffer, offset, length, position) =>
-    call<number>((done) => read(fd, buffer, offset, length, position, done)),
+  readdirTypesBytes: (path) => call<Dirent<Buffer>[]>((done) => readdir(path, { withFileTypes: true, encoding: 'buffer' }, done)),
+  read: (fd, buffer, offset, length, position) => call<number>((done) => read(fd, buffer, offset, length, position, done)),
   mkdir: (path, mode) => call<void>((done) => mkdir(path, mode, (err) => done(err, undefined))),
   lchown: (path, uid, gid) => call<void>((done) => lchown(path, uid, gid, (err) => done(err, undefined))),
   close: (fd) => call<void>((done) => close(fd, (err) => done(err ?? null, undefined))),
@@ -72,8 +80,11 @@ export const blockingIo: DescriptorIo = {
   fstat: (fd) => fstatSync(fd),
   lstat: (path) => lstatSync(path),
   readlink: (path) => readlinkSync(path),
+  readlinkBytes: (path) => readlinkSync(path, { encoding: 'buffer' }),
   readdir: (path) => readdirSync(path),
+  readdirBytes: (path) => readdirSync(path, { encoding: 'buffer' }),
   readdirTypes: (path) => readdirSync(path, { withFileTypes: true }),
+  readdirTypesBytes: (path) => readdirSync(path, { withFileTypes: true, encoding: 'buffer' }),
   read: (fd, buffer, offset, length, position) => readSync(fd, buffer, offset, length, position),
   mkdir: (path, mode) => {
     mkdirSync(path, mode);

@@ -41,7 +41,8 @@ export function checkDirectory(dir: string, owners: readonly number[] | null): D
     if (real !== dir) return { kind: 'symlink', detail: `${dir} now leads to another directory through a symlink` };
     const stat = fstatSync(fd);
     if (!stat.isDirectory()) return { kind: 'not_directory', detail: `${dir} is not a directory` };
-    if (owners && !owners.includes(stat.uid)) return { kind: 'owner', detail: `${dir} is owned by uid ${stat.uid}, not by the service or the sandbox's user` };
+    if (owners && !owners.includes(stat.uid))
+      return { kind: 'owner', detail: `${dir} is owned by uid ${stat.uid}, not by the service or the sandbox's user` };
     return null;
   } finally {
     closeSync(fd);

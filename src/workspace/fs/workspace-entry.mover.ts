@@ -1,15 +1,9 @@
 import { rename } from 'node:fs/promises';
 import { badRequest } from '../../common/errors/app-error.js';
 import { openNoFollow } from './workspace-path.resolver.js';
-import { closePathDescriptor } from './descriptor-io.js';
-import {
-  alreadyExists,
-  hardLink,
-  isADirectory,
-  notADirectory,
-  toWorkspaceFsError,
-  workspaceRoot,
-} from './workspace-fs.error.js';
+import { closePathDescriptor, type FsPath } from './descriptor-io.js';
+import { sameRawName } from './workspace-name.codec.js';
+import { alreadyExists, hardLink, isADirectory, notADirectory, toWorkspaceFsError, workspaceRoot } from './workspace-fs.error.js';
 import { parseWorkspacePath, toRelativePath, type ParsedPath } from './workspace-path.parser.js';
 import { fdPath, resolveWorkspacePath, type ResolvedPath } from './workspace-path.resolver.js';
 import { entryType, type WorkspaceEntryType } from './workspace-tree.walker.js';
@@ -70,13 +64,13 @@ export async function moveWorkspaceEntry(
         }
         if (existing !== 'directory' && type === 'directory') throw notADirectory(destination.display);
         overwritten = true;
-      } else if (!same && (await exists(fdPath(to.parent, to.name)))) {
+      } else if (!same && (await exists(fdPath(to.parent, to.rawName)))) {
         // Appeared since the destination was resolved.
         throw alreadyExists(destination.display);
       }
       opts.signal?.throwIfAborted();
       try {
-        if (!same) await rename(fdPath(from.parent, from.name), fdPath(to.parent, to.name));
+        if (!same) await rename(fdPath(from.parent, from.rawName), fdPath(to.parent, to.rawName));
       } catch (err) {
         throw toWorkspaceFsError(err, destination.display);
       }
@@ -102,10 +96,13 @@ const isWithin = (dir: string[], path: string[]) => path.length >= dir.length &&
 
 // Both ends name the same entry (a move onto itself): nothing to do.
 const sameEntry = (from: ResolvedPath, to: ResolvedPath) =>
-  to.stat !== null && to.stat.ino === from.stat!.ino && to.stat.dev === from.stat!.dev && from.name === to.name &&
+  to.stat !== null &&
+  to.stat.ino === from.stat!.ino &&
+  to.stat.dev === from.stat!.dev &&
+  sameRawName(from.rawName, to.rawName) &&
   from.parentSegments.join('/') === to.parentSegments.join('/');
 
-async function exists(path: string): Promise<boolean> {
+async function exists(path: FsPath): Promise<boolean> {
   const fd = await openNoFollow(path);
   if (fd === null) return false;
   closePathDescriptor(fd);

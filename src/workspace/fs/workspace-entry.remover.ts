@@ -1,15 +1,10 @@
 import { rmdir, unlink } from 'node:fs/promises';
 import { asyncIo, closePathDescriptor } from './descriptor-io.js';
-import {
-  hardLink,
-  isADirectory,
-  toWorkspaceFsError,
-  workspaceRoot,
-  WorkspaceFsError,
-} from './workspace-fs.error.js';
+import { hardLink, isADirectory, toWorkspaceFsError, workspaceRoot, WorkspaceFsError } from './workspace-fs.error.js';
 import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
 import { fdPath, openNoFollow, resolveWorkspacePath } from './workspace-path.resolver.js';
 import { entryType, type WorkspaceEntryType } from './workspace-tree.walker.js';
+import { nameFromBytes } from './workspace-name.codec.js';
 
 export interface DeleteWorkspacePathOptions {
   recursive?: boolean;
@@ -38,7 +33,7 @@ export async function deleteWorkspacePath(
       const { parent, stat, fd } = resolved;
       if (parent === null || resolved.segments.length === 0) throw workspaceRoot(parsed.display);
       const type = entryType(stat!);
-      const target = fdPath(parent, resolved.name);
+      const target = fdPath(parent, resolved.rawName);
       if (type === 'directory') {
         if (!opts.recursive) {
           throw isADirectory(parsed.display, 'pass recursive: true to delete it and everything inside it');
@@ -65,19 +60,16 @@ export async function deleteWorkspacePath(
 }
 
 // Children are reached through the descriptor of the directory already verified, never by path strings:
-// a subdirectory replaced by a symlink meanwhile is unlinked as a link, not descended into.
-async function forEachChild(
-  dir: number,
-  depth: number,
-  visit: (child: number, name: string) => Promise<boolean | void>,
-): Promise<boolean> {
+// a subdirectory replaced by a symlink meanwhile is unlinked as a link, not descended into. Names are read
+// as bytes, so one that is not UTF-8 is removed too rather than left behind to fail the rmdir.
+async function forEachChild(dir: number, depth: number, visit: (child: number, name: Buffer) => Promise<boolean | void>): Promise<boolean> {
   if (depth > MAX_DELETE_DEPTH) {
     throw new WorkspaceFsError(
       'io_error',
       `The directory tree is nested more than ${MAX_DELETE_DEPTH} levels deep; delete its deepest parts first`,
     );
   }
-  for (const name of await asyncIo.readdir(fdPath(dir))) {
+  for (const name of await asyncIo.readdirBytes(fdPath(dir))) {
     const child = await openNoFollow(fdPath(dir, name));
     if (child === null) continue;
     try {
@@ -93,8 +85,9 @@ async function findHardLink(dir: number, segments: string[], depth: number): Pro
   let found: string | null = null;
   await forEachChild(dir, depth, async (child, name) => {
     const stat = await asyncIo.fstat(child);
-    if (stat.isFile() && stat.nlink > 1) found = toRelativePath([...segments, name]);
-    else if (stat.isDirectory()) found = await findHardLink(child, [...segments, name], depth + 1);
+    const text = nameFromBytes(name).text;
+    if (stat.isFile() && stat.nlink > 1) found = toRelativePath([...segments, text]);
+    else if (stat.isDirectory()) found = await findHardLink(child, [...segments, text], depth + 1);
     return found !== null;
   });
   return found;

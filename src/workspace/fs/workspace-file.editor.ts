@@ -4,6 +4,7 @@ import {
   hardLink,
   invalidPath,
   isADirectory,
+  notCreatable,
   specialFile,
   toWorkspaceFsError,
   WorkspaceFsError,
@@ -50,9 +51,12 @@ export async function editWorkspaceFile<T>(
     try {
       const stat = resolved.stat!;
       const { parent } = resolved;
-      if (!parent || stat.isDirectory()) throw isADirectory(parsed.display, 'edit_file changes one file; use list_files to see what it contains');
+      if (!parent || stat.isDirectory())
+        throw isADirectory(parsed.display, 'edit_file changes one file; use list_files to see what it contains');
       if (!stat.isFile()) throw specialFile(parsed.display, stat);
       if (stat.nlink > 1) throw hardLink(parsed.display, 'written');
+      // The edit is written back under the entry's name, which a name that is not UTF-8 cannot be given as.
+      if (typeof resolved.rawName !== 'string') throw notCreatable(parsed.display);
       if (stat.size > opts.maxBytes) {
         throw new WorkspaceFsError(
           'file_too_large',
@@ -72,7 +76,10 @@ export async function editWorkspaceFile<T>(
       if (next === null || opts.dryRun) return { path, written: false, value };
       const now = await asyncIo.fstat(resolved.fd!);
       if (now.size !== stat.size || now.mtimeMs !== stat.mtimeMs || now.ctimeMs !== stat.ctimeMs) {
-        throw new WorkspaceFsError('file_changed', `'${parsed.display}' changed on disk while it was being edited and was left as it is; read it again and retry the edit`);
+        throw new WorkspaceFsError(
+          'file_changed',
+          `'${parsed.display}' changed on disk while it was being edited and was left as it is; read it again and retry the edit`,
+        );
       }
       const content = Buffer.from(next, 'utf8');
       const giveBack = await opts.reserveGrowth?.(growthOf(content.length, stat), parsed.display);

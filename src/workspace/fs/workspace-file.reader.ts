@@ -68,11 +68,7 @@ async function openRegularFile(root: string, parsed: ParsedPath, io: DescriptorI
   }
 }
 
-export async function readWorkspaceFile(
-  root: string,
-  userPath: string,
-  opts: ReadWorkspaceFileOptions,
-): Promise<ReadWorkspaceFileResult> {
+export async function readWorkspaceFile(root: string, userPath: string, opts: ReadWorkspaceFileOptions): Promise<ReadWorkspaceFileResult> {
   const encoding = opts.encoding ?? 'utf8';
   const maxBytes = positiveInteger('maxBytes', opts.maxBytes);
   const parsed = parseWorkspacePath(root, userPath);
@@ -190,13 +186,7 @@ const pastTheEnd = (totalLines: number, offset: number) => ({
   hint: `The file has ${totalLines} lines; offset ${offset} is past the end`,
 });
 
-async function readBase64(
-  file: OpenFile,
-  size: number,
-  path: string,
-  offset: number,
-  maxBytes: number,
-): Promise<ReadWorkspaceFileResult> {
+async function readBase64(file: OpenFile, size: number, path: string, offset: number, maxBytes: number): Promise<ReadWorkspaceFileResult> {
   // The encoded text must fit in maxBytes, so fewer raw bytes are read (4 characters per 3 bytes).
   const rawCap = Math.max(3, Math.floor(maxBytes / 4) * 3);
   const chunk = await readAt(file, offset, rawCap + 1, size);

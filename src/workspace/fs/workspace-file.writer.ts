@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import {
-  hardLink,
-  invalidPath,
-  isADirectory,
-  specialFile,
-  toWorkspaceFsError,
-} from './workspace-fs.error.js';
+import { hardLink, invalidPath, isADirectory, specialFile, toWorkspaceFsError } from './workspace-fs.error.js';
 import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
 import { asyncIo } from './descriptor-io.js';
 import { ownerToInherit } from './inherited-owner.js';

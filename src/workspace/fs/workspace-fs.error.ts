@@ -58,7 +58,10 @@ export const missingParent = (display: string, directory: string) =>
   );
 
 export const alreadyExists = (display: string) =>
-  new WorkspaceFsError('already_exists', `Something already exists at '${display}'; pass overwrite: true to replace it, or choose another name`);
+  new WorkspaceFsError(
+    'already_exists',
+    `Something already exists at '${display}'; pass overwrite: true to replace it, or choose another name`,
+  );
 
 export const notADirectory = (display: string) =>
   new WorkspaceFsError(
@@ -66,8 +69,7 @@ export const notADirectory = (display: string) =>
     `'${display}' (or one of its parent components) is a file, not a directory; list_files shows what exists`,
   );
 
-export const isADirectory = (display: string, hint: string) =>
-  new WorkspaceFsError('is_directory', `'${display}' is a directory; ${hint}`);
+export const isADirectory = (display: string, hint: string) => new WorkspaceFsError('is_directory', `'${display}' is a directory; ${hint}`);
 
 // Errno codes become outcomes the model can act on. Node's own messages are never reused: they carry
 // /proc/self/fd paths and host paths.
@@ -131,6 +133,12 @@ export const symlinkLoop = (display: string) =>
 // Refusals: the gateway will not do it, whatever is on disk. Each names the path as the caller wrote it.
 export const invalidPath = (display: string, reason: string) =>
   badRequest('invalid_path', `Invalid path '${display}': ${reason}`, { path: display });
+
+export const notCreatable = (display: string) =>
+  invalidPath(
+    display,
+    'it names, escaped with %XX, an existing entry whose name is not UTF-8; such an entry can be read, listed, moved and deleted, but nothing can be written or created under that name: choose a UTF-8 name (move_file can rename the entry to one)',
+  );
 
 export const outsideWorkspace = (display: string) =>
   forbidden(

@@ -7,12 +7,7 @@ import { entryType, type WorkspaceEntryType } from './workspace-tree.walker.js';
 // The one door to a project's files: every file tool, the shell's cwd and the browsing routes come through
 // here. `root` is the workspace directory, already realpath'd; `userPath` is what the caller wrote.
 export { readWorkspaceFile, hashWorkspaceFile } from './workspace-file.reader.js';
-export type {
-  HashWorkspaceFileResult,
-  ReadEncoding,
-  ReadWorkspaceFileOptions,
-  ReadWorkspaceFileResult,
-} from './workspace-file.reader.js';
+export type { HashWorkspaceFileResult, ReadEncoding, ReadWorkspaceFileOptions, ReadWorkspaceFileResult } from './workspace-file.reader.js';
 export { writeWorkspaceFile } from './workspace-file.writer.js';
 export type { WriteWorkspaceFileOptions, WriteWorkspaceFileResult } from './workspace-file.writer.js';
 export { listWorkspace, walkWorkspaceTree } from './workspace-tree.walker.js';

@@ -71,4 +71,6 @@ function globToRegExp(glob: string): string {
 }
 
 const invalidGlob = (glob: string, reason: string) =>
-  badRequest('invalid_glob', `Invalid glob '${glob.slice(0, 160)}': ${reason}; write it like '**/*.ts' or 'src/*.{ts,tsx}'`, { glob: glob.slice(0, 160) });
+  badRequest('invalid_glob', `Invalid glob '${glob.slice(0, 160)}': ${reason}; write it like '**/*.ts' or 'src/*.{ts,tsx}'`, {
+    glob: glob.slice(0, 160),
+  });

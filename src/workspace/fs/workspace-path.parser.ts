@@ -17,17 +17,16 @@ export interface ParsedPath {
 // leads is decided later on opened descriptors; this just rejects what can never be valid.
 // `creates`: the caller is about to give an entry this name (write_file, edit_file, move_file's destination),
 // so characters that make a name read as another one are refused too (see misleadingCharacter).
-export function parseWorkspacePath(
-  root: string,
-  userPath: unknown,
-  options: { allowEmpty?: boolean; creates?: boolean } = {},
-): ParsedPath {
+export function parseWorkspacePath(root: string, userPath: unknown, options: { allowEmpty?: boolean; creates?: boolean } = {}): ParsedPath {
   if (typeof userPath !== 'string') throw invalidPath(String(userPath), 'the path must be a string');
   const display = displayPath(userPath);
   if (userPath.includes('\0')) throw invalidPath(display, 'it contains a NUL byte');
   const misleading = options.creates ? misleadingCharacter(userPath) : undefined;
   if (misleading) {
-    throw invalidPath(display, `it contains ${misleading}, which would make the name read differently from what it is; choose a name without it`);
+    throw invalidPath(
+      display,
+      `it contains ${misleading}, which would make the name read differently from what it is; choose a name without it`,
+    );
   }
   if (userPath === '') {
     if (options.allowEmpty) return { display: '.', segments: [], trailingSlash: false };
@@ -71,11 +70,38 @@ function stripRoot(root: string, segments: string[], display: string): string[] 
 // and the bidirectional embeddings, overrides and isolates (U+202E shows 'exe.txt' as 'txt.exe'), named
 // as Unicode names them.
 const CONTROL_NAMES = [
-  'NULL', 'START OF HEADING', 'START OF TEXT', 'END OF TEXT', 'END OF TRANSMISSION', 'ENQUIRY', 'ACKNOWLEDGE', 'BELL',
-  'BACKSPACE', 'CHARACTER TABULATION', 'LINE FEED', 'LINE TABULATION', 'FORM FEED', 'CARRIAGE RETURN', 'SHIFT OUT', 'SHIFT IN',
-  'DATA LINK ESCAPE', 'DEVICE CONTROL ONE', 'DEVICE CONTROL TWO', 'DEVICE CONTROL THREE', 'DEVICE CONTROL FOUR',
-  'NEGATIVE ACKNOWLEDGE', 'SYNCHRONOUS IDLE', 'END OF TRANSMISSION BLOCK', 'CANCEL', 'END OF MEDIUM', 'SUBSTITUTE', 'ESCAPE',
-  'INFORMATION SEPARATOR FOUR', 'INFORMATION SEPARATOR THREE', 'INFORMATION SEPARATOR TWO', 'INFORMATION SEPARATOR ONE',
+  'NULL',
+  'START OF HEADING',
+  'START OF TEXT',
+  'END OF TEXT',
+  'END OF TRANSMISSION',
+  'ENQUIRY',
+  'ACKNOWLEDGE',
+  'BELL',
+  'BACKSPACE',
+  'CHARACTER TABULATION',
+  'LINE FEED',
+  'LINE TABULATION',
+  'FORM FEED',
+  'CARRIAGE RETURN',
+  'SHIFT OUT',
+  'SHIFT IN',
+  'DATA LINK ESCAPE',
+  'DEVICE CONTROL ONE',
+  'DEVICE CONTROL TWO',
+  'DEVICE CONTROL THREE',
+  'DEVICE CONTROL FOUR',
+  'NEGATIVE ACKNOWLEDGE',
+  'SYNCHRONOUS IDLE',
+  'END OF TRANSMISSION BLOCK',
+  'CANCEL',
+  'END OF MEDIUM',
+  'SUBSTITUTE',
+  'ESCAPE',
+  'INFORMATION SEPARATOR FOUR',
+  'INFORMATION SEPARATOR THREE',
+  'INFORMATION SEPARATOR TWO',
+  'INFORMATION SEPARATOR ONE',
 ];
 const FORMAT_NAMES: Record<number, string> = {
   0x7f: 'DELETE',

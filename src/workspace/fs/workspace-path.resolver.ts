@@ -1,15 +1,24 @@
 import { constants, type Stats } from 'node:fs';
-import { asyncIo, closePathDescriptor, type DescriptorIo } from './descriptor-io.js';
+import { asyncIo, closePathDescriptor, type DescriptorIo, type FsPath } from './descriptor-io.js';
 import {
   danglingSymlink,
   missingParent,
   notADirectory,
+  notCreatable,
   notFoundAt,
   outsideWorkspace,
   symlinkLoop,
   WorkspaceFsError,
 } from './workspace-fs.error.js';
-import { segmentsBelow, type ParsedPath } from './workspace-path.parser.js';
+import { type ParsedPath } from './workspace-path.parser.js';
+import {
+  bytesOfEscapedName,
+  namesOfPath,
+  realSegmentsOf,
+  REPLACEMENT_CHARACTER,
+  segmentsOfText,
+  type RawName,
+} from './workspace-name.codec.js';
 import { ownerToInherit } from './inherited-owner.js';
 
 // Linux value (Node does not export it). An O_PATH descriptor pins an inode without opening it, so a FIFO
@@ -21,8 +30,14 @@ const MAX_CREATED_DIRS = 512;
 
 // Every operation after the first open goes through /proc/self/fd/<fd>/<name>: the kernel starts from the
 // directory we hold, so swapping a path component for a symlink afterwards changes nothing.
-export const fdPath = (fd: number, name?: string): string =>
-  name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`;
+// A name that is not UTF-8 gives a Buffer path with its bytes as they are, never a lossy string.
+export function fdPath(fd: number, name?: string): string;
+export function fdPath(fd: number, name: RawName): FsPath;
+export function fdPath(fd: number, name?: RawName): FsPath {
+  if (name === undefined) return `/proc/self/fd/${fd}`;
+  if (typeof name === 'string') return `/proc/self/fd/${fd}/${name}`;
+  return Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), name]);
+}
 
 // 'follow': the final symlink is followed (read, list, cwd). 'nofollow': the final entry itself (delete).
 // 'write': like follow, but the final entry may be missing and a dangling final symlink is refused.
@@ -42,7 +57,9 @@ export interface ResolvedPath {
   // Directory holding the entry; null only when the path resolves to the workspace root.
   parent: number | null;
   parentSegments: string[];
+  // As listings show it (escaped when not UTF-8); `rawName` is the name to give the kernel.
   name: string;
+  rawName: RawName;
   // The entry itself, null when it does not exist (write mode only).
   fd: number | null;
   stat: Stats | null;
@@ -55,15 +72,19 @@ export interface ResolvedPath {
 interface Directory {
   fd: number;
   segments: string[];
+  // Its own name as the kernel knows it ('' for the root).
+  raw: RawName;
 }
 
 interface Pending {
   name: string;
+  // The bytes of a name from a symlink's target that is not UTF-8.
+  raw?: Buffer;
   // Came from a symlink's target: never created, a missing one means the link dangles.
   fromLink: boolean;
 }
 
-export async function openNoFollow(path: string, io: DescriptorIo = asyncIo): Promise<number | null> {
+export async function openNoFollow(path: FsPath, io: DescriptorIo = asyncIo): Promise<number | null> {
   try {
     return await io.open(path, O_PATH | constants.O_NOFOLLOW);
   } catch (err) {
@@ -74,44 +95,53 @@ export async function openNoFollow(path: string, io: DescriptorIo = asyncIo): Pr
 
 // Reads where the kernel says the descriptor really is and requires it to be the root or below it.
 export async function verifiedSegments(root: string, fd: number, display: string, io: DescriptorIo = asyncIo): Promise<string[]> {
-  const segments = segmentsBelow(root, await io.readlink(fdPath(fd)));
-  if (segments === null) throw outsideWorkspace(display);
-  return segments;
+  return (await verifiedDirectory(root, fd, display, io)).segments;
+}
+
+// Where the kernel says the descriptor is, below `root`, each segment as listings show it: a name that is
+// not UTF-8 is compared and reported by its bytes, never through a lossy decoding.
+export async function realSegmentsBelow(root: string, fd: number, io: DescriptorIo = asyncIo): Promise<Directory | null> {
+  // Read as a string first (no Buffer to make): without U+FFFD, Node decoded valid UTF-8 and the string is exact.
+  const text = await io.readlink(fdPath(fd));
+  const real = text.includes(REPLACEMENT_CHARACTER) ? realSegmentsOf(root, await io.readlinkBytes(fdPath(fd))) : segmentsOfText(root, text);
+  return real === null ? null : { fd, ...real };
+}
+
+async function verifiedDirectory(root: string, fd: number, display: string, io: DescriptorIo): Promise<Directory> {
+  const directory = await realSegmentsBelow(root, fd, io);
+  if (directory === null) throw outsideWorkspace(display);
+  return directory;
 }
 
 async function openRoot(root: string, io: DescriptorIo): Promise<Directory> {
   if (process.platform !== 'linux') throw new Error('Workspace confinement needs Linux (/proc/self/fd)');
-  if (!root.startsWith('/')) throw new Error('The workspace root must be an absolute, realpath\'d directory');
+  if (!root.startsWith('/')) throw new Error("The workspace root must be an absolute, realpath'd directory");
   let fd: number;
   try {
     fd = await io.open(root, O_PATH | constants.O_DIRECTORY);
   } catch {
     throw new WorkspaceFsError('not_found', 'The project workspace directory does not exist or is not accessible');
   }
-  let real: string;
+  let real: Directory | null;
   try {
-    real = await io.readlink(fdPath(fd));
+    real = await realSegmentsBelow(root, fd, io);
   } catch {
     closePathDescriptor(fd);
     throw new Error('Cannot read /proc/self/fd; workspace confinement needs /proc mounted');
   }
   // The root was realpath'd by the caller; if it is not where it was, do not guess.
-  if (segmentsBelow(root, real)?.length !== 0) {
+  if (real?.segments.length !== 0) {
     closePathDescriptor(fd);
     throw new WorkspaceFsError('not_found', 'The project workspace directory has moved; try again');
   }
-  return { fd, segments: [] };
+  return { fd, segments: [], raw: '' };
 }
 
 const isNoop = (name: string) => name === '' || name === '.';
 
 // Resolves one component at a time with O_NOFOLLOW, expanding symlinks itself, and checks the real path of
 // every directory it enters: nothing outside the workspace is ever opened, created or traversed.
-export async function resolveWorkspacePath(
-  root: string,
-  parsed: ParsedPath,
-  options: ResolveOptions,
-): Promise<ResolvedPath> {
+export async function resolveWorkspacePath(root: string, parsed: ParsedPath, options: ResolveOptions): Promise<ResolvedPath> {
   const { display } = parsed;
   const io = options.io ?? asyncIo;
   const pending: Pending[] = parsed.segments.map((name) => ({ name, fromLink: false })).reverse();
@@ -131,13 +161,28 @@ export async function resolveWorkspacePath(
         // Lexically checked already, but a symlink may have brought us here, so check again.
         if (current.segments.length === 0) throw outsideWorkspace(display);
         const parent = await io.open(fdPath(current.fd, '..'), O_PATH | constants.O_DIRECTORY);
-        moveTo({ fd: parent, segments: await verifiedSegmentsOrClose(root, parent, display, io) });
+        moveTo(await verifiedDirectoryOrClose(root, parent, display, io));
         continue;
       }
       const isFinal = pending.every((p) => isNoop(p.name));
       const trailingSlash = isFinal && (pending.length > 0 || parsed.trailingSlash);
-      const entryPath = fdPath(current.fd, segment.name);
-      const child = await openNoFollow(entryPath, io);
+      const creating = options.final === 'write' || options.final === 'entry';
+      let raw: RawName = segment.raw ?? segment.name;
+      let entryPath = fdPath(current.fd, raw);
+      let child = await openNoFollow(entryPath, io);
+      const escaped = child === null && !segment.fromLink ? bytesOfEscapedName(segment.name) : null;
+      if (escaped) {
+        // Not there as written, and written as a listing shows a name that is not UTF-8: that name.
+        child = await openNoFollow(fdPath(current.fd, escaped), io);
+        if (child !== null) {
+          if (isFinal && creating) {
+            closePathDescriptor(child);
+            throw notCreatable(display);
+          }
+          raw = escaped;
+          entryPath = fdPath(current.fd, escaped);
+        }
+      }
       if (child === null) {
         if (segment.fromLink) throw options.final === 'write' ? danglingSymlink(display) : notFoundAt(display);
         if (!isFinal && options.createDirs && ++created <= MAX_CREATED_DIRS) {
@@ -145,9 +190,8 @@ export async function resolveWorkspacePath(
           pending.push(segment);
           continue;
         }
-        const creating = options.final === 'write' || options.final === 'entry';
         if (isFinal && creating && !trailingSlash) {
-          return entry(current, segment.name, null, null, [...current.segments, segment.name]);
+          return entry(current, segment.name, raw, null, null, [...current.segments, segment.name]);
         }
         // Creating something under a directory that is not there: name that directory and the way out.
         if (!isFinal && creating) throw missingParent(display, [...current.segments, segment.name].join('/'));
@@ -161,31 +205,35 @@ export async function resolveWorkspacePath(
           if (++hops > MAX_SYMLINK_HOPS) {
             throw symlinkLoop(display);
           }
-          const target = await io.readlink(entryPath);
-          let targetSegments = target.split('/');
-          if (target.startsWith('/')) {
-            const below = segmentsBelow(root, target);
+          const target = await io.readlinkBytes(entryPath);
+          let targetNames = namesOfPath(target);
+          if (target[0] === 0x2f) {
+            const below = realSegmentsOf(root, target);
             if (below === null) throw outsideWorkspace(display);
-            targetSegments = below;
+            const named = targetNames.filter((n) => n.text !== '');
+            targetNames = named.slice(named.length - below.segments.length);
             moveTo(await openRoot(root, io));
           }
-          for (let i = targetSegments.length - 1; i >= 0; i--) {
-            pending.push({ name: targetSegments[i], fromLink: true });
+          for (let i = targetNames.length - 1; i >= 0; i--) {
+            const { text, raw: targetRaw } = targetNames[i];
+            pending.push(typeof targetRaw === 'string' ? { name: text, fromLink: true } : { name: text, raw: targetRaw, fromLink: true });
           }
           continue;
         }
         if (stat.isDirectory() && !isFinal) {
-          const segments = await verifiedSegments(root, child, display, io);
+          const directory = await verifiedDirectory(root, child, display, io);
           keep = true;
-          moveTo({ fd: child, segments });
+          moveTo(directory);
           continue;
         }
         if (!isFinal || (trailingSlash && !stat.isDirectory())) throw notADirectory(display);
+        // Written to by a name of its own (write_file's rename over it): only a UTF-8 name can be given back.
+        if (creating && typeof raw !== 'string') throw notCreatable(display);
         // The final entry was opened without following, by a name that is neither '.' nor '..', from a
         // directory whose place was just checked: it is that directory's child, so its location is known
         // without asking the kernel again.
         keep = true;
-        return entry(current, segment.name, child, stat, [...current.segments, segment.name]);
+        return entry(current, segment.name, raw, child, stat, [...current.segments, segment.name]);
       } finally {
         if (!keep) closePathDescriptor(child);
       }
@@ -196,11 +244,12 @@ export async function resolveWorkspacePath(
   }
 }
 
-function entry(dir: Directory, name: string, fd: number | null, stat: Stats | null, segments: string[]): ResolvedPath {
+function entry(dir: Directory, name: string, rawName: RawName, fd: number | null, stat: Stats | null, segments: string[]): ResolvedPath {
   return {
     parent: dir.fd,
     parentSegments: dir.segments,
     name,
+    rawName,
     fd,
     stat,
     segments,
@@ -221,24 +270,24 @@ function closeOnce(fds: (number | null)[]): () => void {
 async function resolvedDirectory(root: string, dir: Directory, display: string, io: DescriptorIo): Promise<ResolvedPath> {
   const stat = await io.fstat(dir.fd);
   if (dir.segments.length === 0) {
-    return { parent: null, parentSegments: [], name: '', fd: dir.fd, stat, segments: [], close: closeOnce([dir.fd]) };
+    return { parent: null, parentSegments: [], name: '', rawName: '', fd: dir.fd, stat, segments: [], close: closeOnce([dir.fd]) };
   }
   const parent = await io.open(fdPath(dir.fd, '..'), O_PATH | constants.O_DIRECTORY);
-  const parentSegments = await verifiedSegmentsOrClose(root, parent, display, io);
+  const parentDirectory = await verifiedDirectoryOrClose(root, parent, display, io);
   const name = dir.segments[dir.segments.length - 1];
-  return entry({ fd: parent, segments: parentSegments }, name, dir.fd, stat, dir.segments);
+  return entry(parentDirectory, name, dir.raw, dir.fd, stat, dir.segments);
 }
 
-async function verifiedSegmentsOrClose(root: string, fd: number, display: string, io: DescriptorIo): Promise<string[]> {
+async function verifiedDirectoryOrClose(root: string, fd: number, display: string, io: DescriptorIo): Promise<Directory> {
   try {
-    return await verifiedSegments(root, fd, display, io);
+    return await verifiedDirectory(root, fd, display, io);
   } catch (err) {
     closePathDescriptor(fd);
     throw err;
   }
 }
 
-async function mkdirIfMissing(io: DescriptorIo, path: string, parentFd: number): Promise<void> {
+async function mkdirIfMissing(io: DescriptorIo, path: FsPath, parentFd: number): Promise<void> {
   try {
     await io.mkdir(path, 0o777);
   } catch (err) {

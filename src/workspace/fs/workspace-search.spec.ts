@@ -87,7 +87,9 @@ describe('searchWorkspace', () => {
   });
 
   it('searches one file when path names a file', async () => {
-    expect((await searchWorkspace(root, 'src/deep/b.js', opts({ pattern: '^needle' }))).matches).toEqual([{ path: 'src/deep/b.js', line: 1, text: 'needle();' }]);
+    expect((await searchWorkspace(root, 'src/deep/b.js', opts({ pattern: '^needle' }))).matches).toEqual([
+      { path: 'src/deep/b.js', line: 1, text: 'needle();' },
+    ]);
   });
 
   it('refuses a pattern RE2 cannot run, with the reason and what to do', async () => {

@@ -1,10 +1,12 @@
-import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import { RE2JS } from 're2js';
 import { badRequest } from '../../common/errors/app-error.js';
-import { blockingIo, closePathDescriptor } from './descriptor-io.js';
+import { isUtf8 } from 'node:buffer';
+import { blockingIo, closePathDescriptor, type FsPath } from './descriptor-io.js';
+import { namedDirent, type NamedDirent, realSegmentsOf, REPLACEMENT_CHARACTER, segmentsOfText } from './workspace-name.codec.js';
 import { specialFile, toWorkspaceFsError } from './workspace-fs.error.js';
 import { compileGlob, type PathGlob } from './workspace-glob.js';
-import { parseWorkspacePath, segmentsBelow, toRelativePath } from './workspace-path.parser.js';
+import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
 import { fdPath, O_PATH, resolveWorkspacePath } from './workspace-path.resolver.js';
 
 export interface SearchWorkspaceOptions {
@@ -23,6 +25,8 @@ export interface SearchMatch {
   path: string;
   line: number;
   text: string;
+  // A segment of `path` is a name that is not UTF-8, shown escaped (%XX) as list_files shows it.
+  escapedPath?: true;
   before?: string[];
   after?: string[];
 }
@@ -179,8 +183,10 @@ export async function searchWorkspace(root: string, userPath: string, opts: Sear
         budget: new SearchBudget(opts.budgetMs ?? Number.POSITIVE_INFINITY),
         result: { matches: [], truncated: false, filesSearched: 0, filesSkipped: 0 },
       };
-      if (stat.isDirectory()) searchDirectory(search, resolved.fd!, resolved.segments, 1);
-      else if (stat.isFile()) searchFile(search, fdPath(resolved.fd!), toRelativePath(resolved.segments), constants.O_RDONLY | constants.O_NONBLOCK);
+      const escaped = !isUtf8(readlinkSync(fdPath(resolved.fd!), { encoding: 'buffer' }));
+      if (stat.isDirectory()) searchDirectory(search, resolved.fd!, resolved.segments, 1, escaped);
+      else if (stat.isFile())
+        searchFile(search, fdPath(resolved.fd!), toRelativePath(resolved.segments), constants.O_RDONLY | constants.O_NONBLOCK, escaped);
       else throw specialFile(parsed.display, stat);
       const { result } = search;
       if (search.budget.exhausted) {
@@ -200,17 +206,23 @@ export async function searchWorkspace(root: string, userPath: string, opts: Sear
   }
 }
 
-function searchDirectory(search: Search, dir: number, segments: string[], depth: number): void {
-  let entries: Dirent[];
+// `escaped`: a segment of `segments` is a name that is not UTF-8.
+function searchDirectory(search: Search, dir: number, segments: string[], depth: number, escaped: boolean): void {
+  let entries: NamedDirent[];
   try {
     entries = readdirSync(fdPath(dir), { withFileTypes: true });
+    // Node decodes a name that is not UTF-8 with U+FFFD: such a directory is read again as bytes.
+    if (entries.some((entry) => entry.name.includes(REPLACEMENT_CHARACTER))) {
+      entries = readdirSync(fdPath(dir), { withFileTypes: true, encoding: 'buffer' }).map(namedDirent);
+    }
   } catch {
     return;
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     if (search.result.truncated || search.budget.over) return;
-    const entryPath = fdPath(dir, entry.name);
+    const entryPath = fdPath(dir, entry.raw ?? entry.name);
+    const entryEscaped = escaped || entry.raw !== undefined;
     let isDirectory = entry.isDirectory();
     let isFile = entry.isFile();
     if (!isDirectory && !isFile && !entry.isSymbolicLink()) {
@@ -225,16 +237,17 @@ function searchDirectory(search: Search, dir: number, segments: string[], depth:
     }
     const childSegments = [...segments, entry.name];
     if (isDirectory) {
-      if (!SKIPPED_DIRECTORIES.has(entry.name) && depth < MAX_DEPTH) searchSubdirectory(search, entryPath, childSegments, depth + 1);
+      if (!SKIPPED_DIRECTORIES.has(entry.name) && depth < MAX_DEPTH)
+        searchSubdirectory(search, entryPath, childSegments, depth + 1, entryEscaped);
     } else if (isFile) {
       const relative = childSegments.slice(search.base.length).join('/');
       if (search.glob && !search.glob.matches(relative, entry.name)) continue;
-      searchFile(search, entryPath, childSegments.join('/'), FILE_FLAGS);
+      searchFile(search, entryPath, childSegments.join('/'), FILE_FLAGS, entryEscaped);
     }
   }
 }
 
-function searchSubdirectory(search: Search, entryPath: string, segments: string[], depth: number): void {
+function searchSubdirectory(search: Search, entryPath: FsPath, segments: string[], depth: number, escaped: boolean): void {
   let child: number;
   try {
     // O_NOFOLLOW: a directory swapped for a symlink since readdir fails to open instead of being followed.
@@ -243,14 +256,18 @@ function searchSubdirectory(search: Search, entryPath: string, segments: string[
     return;
   }
   try {
-    if (segmentsBelow(search.root, readlinkSync(fdPath(child))) === null) return;
-    searchDirectory(search, child, segments, depth);
+    const real = readlinkSync(fdPath(child));
+    const below = real.includes(REPLACEMENT_CHARACTER)
+      ? realSegmentsOf(search.root, readlinkSync(fdPath(child), { encoding: 'buffer' }))
+      : segmentsOfText(search.root, real);
+    if (below === null) return;
+    searchDirectory(search, child, segments, depth, escaped);
   } finally {
     closePathDescriptor(child);
   }
 }
 
-function searchFile(search: Search, filePath: string, path: string, flags: number): void {
+function searchFile(search: Search, filePath: FsPath, path: string, flags: number, escaped: boolean): void {
   let fd: number;
   try {
     fd = openSync(filePath, flags);
@@ -267,7 +284,7 @@ function searchFile(search: Search, filePath: string, path: string, flags: numbe
       return;
     }
     // One buffer for every file: a file that grew past the cap since fstat is read up to the cap.
-    for (let n; length < search.buffer.length && (n = readSync(fd, search.buffer, length, search.buffer.length - length, length)) > 0; ) {
+    for (let n; length < search.buffer.length && (n = readSync(fd, search.buffer, length, search.buffer.length - length, length)) > 0;) {
       length += n;
     }
   } catch {
@@ -282,7 +299,9 @@ function searchFile(search: Search, filePath: string, path: string, flags: numbe
   }
   search.result.filesSearched++;
   if (search.matcher.mayMatchBytes && !search.matcher.mayMatchBytes(bytes)) return;
+  const first = search.result.matches.length;
   matchLines(search, path, bytes.toString('utf8'));
+  if (escaped) for (let i = first; i < search.result.matches.length; i++) search.result.matches[i].escapedPath = true;
 }
 
 function matchLines(search: Search, path: string, text: string): void {
@@ -291,7 +310,7 @@ function matchLines(search: Search, path: string, text: string): void {
   if (lines[lines.length - 1] === '') lines.pop();
   if (matcher.mayMatchText) search.budget.calibrate(text, matcher.mayMatchText);
   // Pieces of whole lines: [from, to) and where they start and end in the text.
-  for (let from = 0, start = 0; from < lines.length; ) {
+  for (let from = 0, start = 0; from < lines.length;) {
     const chunk = search.budget.pieceChars();
     let to = from;
     let end = start;

@@ -1,10 +1,11 @@
 import { constants, type Dirent, lstatSync, type Stats } from 'node:fs';
-import { asyncIo, blockingIo, closePathDescriptor, type DescriptorIo } from './descriptor-io.js';
+import { asyncIo, blockingIo, closePathDescriptor, type DescriptorIo, type FsPath } from './descriptor-io.js';
 import { badRequest } from '../../common/errors/app-error.js';
 import { notADirectory, outsideWorkspace, toWorkspaceFsError } from './workspace-fs.error.js';
 import { compileGlob, type PathGlob } from './workspace-glob.js';
-import { parseWorkspacePath, segmentsBelow, toRelativePath } from './workspace-path.parser.js';
-import { fdPath, O_PATH, resolveWorkspacePath } from './workspace-path.resolver.js';
+import { parseWorkspacePath, toRelativePath } from './workspace-path.parser.js';
+import { fdPath, O_PATH, realSegmentsBelow, resolveWorkspacePath } from './workspace-path.resolver.js';
+import { namedDirent, type NamedDirent, nameFromBytes, REPLACEMENT_CHARACTER, type RawName } from './workspace-name.codec.js';
 
 export type WorkspaceEntryType = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -12,12 +13,14 @@ export interface WorkspaceEntry {
   name: string;
   path: string;
   type: WorkspaceEntryType;
+  // The name is not UTF-8: `name` (and the last segment of `path`) shows its bytes escaped (%XX, '%' as %25).
+  escapedName?: true;
   // With `details` only.
   size?: number;
   modified?: string;
 }
 
-export type DetailedWorkspaceEntry = Required<WorkspaceEntry>;
+export type DetailedWorkspaceEntry = WorkspaceEntry & Required<Pick<WorkspaceEntry, 'size' | 'modified'>>;
 
 export interface ListWorkspaceOptions {
   recursive?: boolean;
@@ -80,11 +83,7 @@ export function listWorkspace(root: string, userPath: string, opts: ListWorkspac
 
 // Depth-first with siblings sorted, so entries come out ordered by path segment by segment and the walk can
 // stop as soon as `limit` is reached. Symlinks are reported, never entered: a link loop cannot recurse.
-export async function walkWorkspaceTree(
-  root: string,
-  userPath: string,
-  opts: ListWorkspaceOptions,
-): Promise<ListWorkspaceResult> {
+export async function walkWorkspaceTree(root: string, userPath: string, opts: ListWorkspaceOptions): Promise<ListWorkspaceResult> {
   const parsed = parseWorkspacePath(root, userPath, { allowEmpty: true });
   const limit = boundedInteger('limit', opts.limit, 1, Number.MAX_SAFE_INTEGER);
   const requestedDepth = opts.recursive ? (opts.maxDepth ?? DEFAULT_RECURSIVE_DEPTH) : 1;
@@ -129,31 +128,54 @@ async function walkDirectory(walk: Walk, dir: number, segments: string[], depth:
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     return walkDirectoryWithStats(walk, dir, segments, depth, false);
   }
-  const dirents = read.filter((d) => walk.includeHidden || !d.name.startsWith('.')).sort((a, b) => byCodeUnit(a.name, b.name));
+  // Node decodes a name that is not UTF-8 with U+FFFD, a name that does not exist: such a directory is
+  // read again as bytes (the check per name is all the common case pays).
+  const listed: NamedDirent[] = read.some((d) => d.name.includes(REPLACEMENT_CHARACTER))
+    ? (await walk.io.readdirTypesBytes(fdPath(dir))).map(namedDirent)
+    : read;
+  const dirents = listed.filter((d) => walk.includeHidden || !d.name.startsWith('.')).sort((a, b) => byCodeUnit(a.name, b.name));
   const prefixes = entryPrefixes(walk, segments);
   for (const dirent of dirents) {
-    if (!listEntry(walk, prefixes, dirent.name, dirent, null)) return;
+    const raw = dirent.raw ?? dirent.name;
+    if (!listEntry(walk, prefixes, dirent.name, dirent, null, raw !== dirent.name)) return;
     // d_type never reports a symlink as a directory; the open in walkSubdirectory refuses one swapped in since.
-    if (dirent.isDirectory() && depth < walk.maxDepth && !(await walkSubdirectory(walk, dir, segments, dirent.name, depth))) return;
+    if (dirent.isDirectory() && depth < walk.maxDepth && !(await walkSubdirectory(walk, dir, segments, dirent.name, raw, depth))) return;
   }
+}
+
+// The names of a directory, sorted, and when one is not UTF-8 (read again as bytes) the name to give the
+// kernel for each, in step; without one, each name is its own (no object per entry in the common case).
+async function readNames(walk: Walk, dirPath: string): Promise<{ names: string[]; raws: RawName[] | null }> {
+  const names = (await walk.io.readdir(dirPath)).filter((name) => walk.includeHidden || !name.startsWith('.'));
+  if (!names.some((name) => name.includes(REPLACEMENT_CHARACTER))) return { names: names.sort(byCodeUnit), raws: null };
+  const decoded = (await walk.io.readdirBytes(dirPath))
+    .map(nameFromBytes)
+    .filter(({ text }) => walk.includeHidden || !text.startsWith('.'))
+    .sort((a, b) => byCodeUnit(a.text, b.text));
+  return { names: decoded.map((n) => n.text), raws: decoded.map((n) => n.raw) };
 }
 
 // `details`: each entry's size and time are kept; without, the lstat only gives the type.
 async function walkDirectoryWithStats(walk: Walk, dir: number, segments: string[], depth: number, details: boolean): Promise<void> {
   const dirPath = fdPath(dir);
-  const names = (await walk.io.readdir(dirPath)).filter((name) => walk.includeHidden || !name.startsWith('.')).sort(byCodeUnit);
+  const { names, raws } = await readNames(walk, dirPath);
   const prefixes = entryPrefixes(walk, segments);
   for (let i = 0; i < names.length; i += STAT_BATCH) {
-    const batch = names.slice(i, i + STAT_BATCH);
+    const batch = (raws ?? names).slice(i, i + STAT_BATCH);
     // Blocking calls (a worker thread) are made in turn; a promise per entry measured at a sixth of a
     // walk's CPU. On the event loop the batch's calls run concurrently in libuv's pool.
-    const stats = walk.io === blockingIo ? batch.map((name) => lstatSyncOrNull(`${dirPath}/${name}`)) : await Promise.all(batch.map((name) => lstatOrNull(walk.io, fdPath(dir, name))));
+    const stats =
+      walk.io === blockingIo
+        ? batch.map((raw) => lstatSyncOrNull(typeof raw === 'string' ? `${dirPath}/${raw}` : fdPath(dir, raw)))
+        : await Promise.all(batch.map((raw) => lstatOrNull(walk.io, fdPath(dir, raw))));
     for (let j = 0; j < batch.length; j++) {
       const stat = stats[j];
       // Removed while we were listing.
       if (!stat) continue;
-      if (!listEntry(walk, prefixes, batch[j], stat, details ? stat : null)) return;
-      if (stat.isDirectory() && depth < walk.maxDepth && !(await walkSubdirectory(walk, dir, segments, batch[j], depth))) return;
+      const name = names[i + j];
+      const raw = batch[j];
+      if (!listEntry(walk, prefixes, name, stat, details ? stat : null, raw !== name)) return;
+      if (stat.isDirectory() && depth < walk.maxDepth && !(await walkSubdirectory(walk, dir, segments, name, raw, depth))) return;
     }
   }
 }
@@ -173,7 +195,14 @@ function entryPrefixes(walk: Walk, segments: string[]): EntryPrefixes {
 
 // Adds one entry if the glob keeps it, with its size and time when `stat` is given. False once the limit
 // is reached: the walk is then truncated and stops.
-function listEntry(walk: Walk, { prefix, globPrefix }: EntryPrefixes, name: string, kind: Dirent | Stats, stat: Stats | null): boolean {
+function listEntry(
+  walk: Walk,
+  { prefix, globPrefix }: EntryPrefixes,
+  name: string,
+  kind: Pick<Stats, 'isSymbolicLink' | 'isDirectory' | 'isFile'>,
+  stat: Stats | null,
+  escaped: boolean,
+): boolean {
   if (walk.entries.length >= walk.limit) {
     walk.truncated = true;
     return false;
@@ -181,24 +210,35 @@ function listEntry(walk: Walk, { prefix, globPrefix }: EntryPrefixes, name: stri
   if (!walk.glob || walk.glob.matches(globPrefix + name, name)) {
     const path = prefix + name;
     const type = entryType(kind);
-    walk.entries.push(stat ? { name, path, type, size: stat.size, modified: new Date(stat.mtimeMs).toISOString() } : { name, path, type });
+    const entry: WorkspaceEntry = stat
+      ? { name, path, type, size: stat.size, modified: new Date(stat.mtimeMs).toISOString() }
+      : { name, path, type };
+    if (escaped) entry.escapedName = true;
+    walk.entries.push(entry);
   }
   return true;
 }
 
 // Walks a subdirectory of `parent` (called only for one within maxDepth, so files cost no promise).
 // False once the walk is truncated.
-async function walkSubdirectory(walk: Walk, parent: number, segments: string[], name: string, depth: number): Promise<boolean> {
+async function walkSubdirectory(
+  walk: Walk,
+  parent: number,
+  segments: string[],
+  name: string,
+  raw: RawName,
+  depth: number,
+): Promise<boolean> {
   let child: number;
   try {
     // O_NOFOLLOW: if the directory was swapped for a symlink since it was read, the open fails instead of following.
-    child = await walk.io.open(fdPath(parent, name), DIRECTORY_FLAGS);
+    child = await walk.io.open(fdPath(parent, raw), DIRECTORY_FLAGS);
   } catch {
     return true;
   }
   try {
     // What was opened must still be inside the workspace.
-    if (segmentsBelow(walk.root, await walk.io.readlink(fdPath(child))) === null) throw outsideWorkspace(walk.display);
+    if ((await realSegmentsBelow(walk.root, child, walk.io)) === null) throw outsideWorkspace(walk.display);
     await walkDirectory(walk, child, [...segments, name], depth + 1);
   } catch (err) {
     // An unreadable or vanished subdirectory is listed but not entered; escapes still abort the walk.
@@ -211,11 +251,11 @@ async function walkSubdirectory(walk: Walk, parent: number, segments: string[], 
 }
 
 // lstat without the exception a vanished entry would cost; the Stats' Date fields stay unbuilt.
-function lstatSyncOrNull(path: string): Stats | null {
+function lstatSyncOrNull(path: FsPath): Stats | null {
   return lstatSync(path, { throwIfNoEntry: false }) ?? null;
 }
 
-async function lstatOrNull(io: DescriptorIo, path: string): Promise<Stats | null> {
+async function lstatOrNull(io: DescriptorIo, path: FsPath): Promise<Stats | null> {
   try {
     return await io.lstat(path);
   } catch (err) {

@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { isCanonicalAbsolute, isPathInside, walkWithoutSymlinks } from '../fs/workspace-directory.js';
 import { workspacePathOperatorOnly, workspacePathRefused, workspaceRootsRefused } from '../workspace.errors.js';
 import { WorkspacePlacementRepository } from './workspace-placement.repository.js';
+import { SandboxUids } from '../../sandbox/sandbox-uids.js';
 
 // Who may put a project's workspace where. A directory on the host is the operator's decision:
 //
@@ -27,13 +28,8 @@ export class WorkspacePlacement {
   constructor(
     private readonly placements: WorkspacePlacementRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly uids: SandboxUids,
   ) {}
-
-  // The uids a workspace directory may belong to: the service's, and the one commands run as.
-  owners(): number[] {
-    const own = process.getuid?.() ?? 0;
-    return own === 0 ? [0, this.config.tools.sandbox.uid] : [own];
-  }
 
   // The allowed roots as real paths, read now: a root may be created or re-pointed after start-up.
   allowedRoots(): string[] {
@@ -131,14 +127,17 @@ export class WorkspacePlacement {
     // A granted root may hold the tenant's own projects' workspaces; a workspace holds no other.
     const nested = projects.filter((p) => (kind.root ? isPathInside(p.path, canonical) : overlaps(p.path)));
     if (nested.length > 0) throw refuse(`'${canonical}' holds or lies inside another project's workspace (workspaces never nest)`);
-    const problem = walkWithoutSymlinks(lexical.root, canonical, this.owners());
+    // The service's uid, SANDBOX_UID, or the tenant's own: never another tenant's.
+    const problem = walkWithoutSymlinks(lexical.root, canonical, await this.uids.owners(tenantId));
     if (problem) throw refuse(problem.detail);
   }
 }
 
 function canonicalOrRefuse(requested: string, refuse: (reason: string) => Error): string {
   if (!isCanonicalAbsolute(requested)) {
-    throw refuse(`'${requested}' must be a normalized absolute path (starting with '/', without '.', '..', repeated or trailing '/', or NUL)`);
+    throw refuse(
+      `'${requested}' must be a normalized absolute path (starting with '/', without '.', '..', repeated or trailing '/', or NUL)`,
+    );
   }
   return requested;
 }

@@ -24,6 +24,8 @@ parentPort!.on('message', (batch: ReadRequest[]) => {
 });
 
 async function read(request: ReadRequest): Promise<ReadResponse> {
-  const outcome = await readThreadErrors.settle(() => readWorkspaceFile(request.root, request.path, { ...request.options, io: blockingIo }));
+  const outcome = await readThreadErrors.settle(() =>
+    readWorkspaceFile(request.root, request.path, { ...request.options, io: blockingIo }),
+  );
   return { id: request.id, outcome };
 }

@@ -27,15 +27,21 @@ export interface SandboxPlacement {
   workspaceFd: number;
   // The size of each of the sandbox's tmpfs mounts (/tmp and /dev/shm).
   tmpfsBytes: number;
+  // The descriptor bubblewrap reads the seccomp filter from (seccomp-filter.ts), where there is one.
+  seccompFd?: number;
 }
 
 // One sandbox per command: fresh user, pid, network, ipc, uts (and cgroup) namespaces; no capabilities;
 // the host's system directories read-only, size-capped private /tmp and /dev/shm, the workspace the only
 // writable bind, and a read-only root. `--dev` mounts /dev as a tmpfs with no size limit: it is made
 // read-only once /dev/shm is mounted on it, so every writable byte of memory is in a capped mount.
+// A seccomp filter refuses what takes disk without writing (fallocate, io_uring).
 // Killing bubblewrap's init (or bubblewrap, or the service) ends every process inside, whatever
 // session or group it moved to.
-export function bwrapArgs(spec: BwrapSandbox, { workspace, cwd, workspaceFd, tmpfsBytes }: SandboxPlacement): string[] {
+// The smallest tmpfs (one page): what stands in for a mount the sandbox must not have, read-only.
+const EMPTY_TMPFS_BYTES = 4096;
+
+export function bwrapArgs(spec: BwrapSandbox, { workspace, cwd, workspaceFd, tmpfsBytes, seccompFd }: SandboxPlacement): string[] {
   return [
     '--unshare-user',
     '--unshare-pid',
@@ -60,6 +66,15 @@ export function bwrapArgs(spec: BwrapSandbox, { workspace, cwd, workspaceFd, tmp
     String(tmpfsBytes),
     '--tmpfs',
     '/dev/shm',
+    // No terminals: every sandbox's own devpts draws on the host's one kernel.pty.max, and one tenant holding
+    // ptys in its four commands took every pty of the host from the others. Commands are argv-only and
+    // never need one; /dev/ptmx (a link into /dev/pts) then names nothing.
+    '--size',
+    String(EMPTY_TMPFS_BYTES),
+    '--tmpfs',
+    '/dev/pts',
+    '--remount-ro',
+    '/dev/pts',
     '--remount-ro',
     '/dev',
     '--size',
@@ -76,6 +91,7 @@ export function bwrapArgs(spec: BwrapSandbox, { workspace, cwd, workspaceFd, tmp
     '/',
     '--json-status-fd',
     String(STATUS_FD),
+    ...(seccompFd !== undefined ? ['--seccomp', String(seccompFd)] : []),
   ];
 }
 

@@ -28,8 +28,12 @@ describe('ownCgroupDirectory', () => {
   });
 
   it('says why when there is no cgroup v2', () => {
-    expect(ownCgroupDirectory({ procSelfCgroup: '4:memory:/x\n', mountinfo: HYBRID })).toEqual({ reason: expect.stringContaining('no cgroup v2') });
-    expect(ownCgroupDirectory({ procSelfCgroup: '0::/a\n', mountinfo: '' })).toEqual({ reason: expect.stringContaining('no cgroup2 file system') });
+    expect(ownCgroupDirectory({ procSelfCgroup: '4:memory:/x\n', mountinfo: HYBRID })).toEqual({
+      reason: expect.stringContaining('no cgroup v2'),
+    });
+    expect(ownCgroupDirectory({ procSelfCgroup: '0::/a\n', mountinfo: '' })).toEqual({
+      reason: expect.stringContaining('no cgroup2 file system'),
+    });
   });
 });
 
@@ -45,8 +49,12 @@ describe('ownMemoryV1Directory', () => {
   });
 
   it('says why when there is no v1 memory hierarchy', () => {
-    expect(ownMemoryV1Directory({ procSelfCgroup: '0::/a\n', mountinfo: UNIFIED_ONLY })).toEqual({ reason: expect.stringContaining('no cgroup v1 memory') });
-    expect(ownMemoryV1Directory({ procSelfCgroup: '4:memory:/a\n', mountinfo: UNIFIED_ONLY })).toEqual({ reason: expect.stringContaining('no cgroup v1 memory') });
+    expect(ownMemoryV1Directory({ procSelfCgroup: '0::/a\n', mountinfo: UNIFIED_ONLY })).toEqual({
+      reason: expect.stringContaining('no cgroup v1 memory'),
+    });
+    expect(ownMemoryV1Directory({ procSelfCgroup: '4:memory:/a\n', mountinfo: UNIFIED_ONLY })).toEqual({
+      reason: expect.stringContaining('no cgroup v1 memory'),
+    });
   });
 });
 
@@ -80,7 +88,9 @@ describe('prepareCallCgroups', () => {
   });
 
   it('declines when the cgroup cannot be read', async () => {
-    await expect(prepareCallCgroups(sources(join(root, 'missing')))).resolves.toEqual({ reason: expect.stringContaining('cannot be read') });
+    await expect(prepareCallCgroups(sources(join(root, 'missing')))).resolves.toEqual({
+      reason: expect.stringContaining('cannot be read'),
+    });
   });
 });
 
@@ -101,6 +111,10 @@ describe('prepareCallCgroups on a cgroup v1 memory hierarchy', () => {
     for (const name of [dead, live, oldStyle, 'not-a-call']) mkdirSync(join(calls, name));
     const sources = { procSelfCgroup: '4:memory:/svc\n0::/\n', mountinfo: `35 31 0:32 / ${root} rw,relatime - cgroup cgroup rw,memory` };
     await prepareCallCgroups(sources);
-    expect(readdirSync(calls).filter((name) => !name.startsWith(`call-${process.pid}-`) || name === live).sort()).toEqual([live, 'not-a-call'].sort());
+    expect(
+      readdirSync(calls)
+        .filter((name) => !name.startsWith(`call-${process.pid}-`) || name === live)
+        .sort(),
+    ).toEqual([live, 'not-a-call'].sort());
   });
 });

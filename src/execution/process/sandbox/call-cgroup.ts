@@ -124,7 +124,9 @@ async function prepareV2CallCgroups(sources: CgroupSources, pid: number): Promis
       if (!(await enableMemory(dir))) {
         // Back where it was: the move bought nothing.
         await writeFile(path.join(dir, 'cgroup.procs'), String(pid)).catch(() => undefined);
-        return { reason: `other processes share the service's cgroup ${dir}, so it cannot hand the memory controller down; give the service a cgroup of its own (systemd: Delegate=yes)` };
+        return {
+          reason: `other processes share the service's cgroup ${dir}, so it cannot hand the memory controller down; give the service a cgroup of its own (systemd: Delegate=yes)`,
+        };
       }
     }
     const parent = path.join(dir, CALLS);

@@ -36,12 +36,16 @@ export async function inspectBwrap(bwrapPath: string): Promise<{ version: string
   }
   const serviceUid = process.getuid?.() ?? 0;
   if (info.mode & 0o022 || (info.uid !== 0 && info.uid !== serviceUid)) {
-    return { reason: `${bwrapPath} can be replaced by another user`, fix: `make it owned by root and not group- or world-writable (chown root:root; chmod 755 ${bwrapPath})` };
+    return {
+      reason: `${bwrapPath} can be replaced by another user`,
+      fix: `make it owned by root and not group- or world-writable (chown root:root; chmod 755 ${bwrapPath})`,
+    };
   }
   try {
     const { stdout } = await promisify(execFile)(bwrapPath, ['--version'], { timeout: 5000, env: {} });
     const version = /(\d+)\.(\d+)\.(\d+)/.exec(stdout);
-    if (!version) return { reason: `${bwrapPath} --version printed ${JSON.stringify(stdout.trim())}, not bubblewrap's version`, fix: INSTALL_FIX };
+    if (!version)
+      return { reason: `${bwrapPath} --version printed ${JSON.stringify(stdout.trim())}, not bubblewrap's version`, fix: INSTALL_FIX };
     const [major, minor] = [Number(version[1]), Number(version[2])];
     return { version: version[0], disableUserns: major > 0 || minor >= 8 };
   } catch (err) {
@@ -96,8 +100,12 @@ function judge(exitCode: number | null, stdout: string, stderr: string, canary: 
   if (stdout.includes(canary)) return { reason: "the probe command could read the service's environment", fix };
   if (exitCode !== 0) return { reason: `the probe command failed (exit ${exitCode}): ${stderr.trim().slice(0, 300)}`, fix };
   const [identity = '', interfaces = '', written = ''] = stdout.split('---\n');
-  if (identity.split('\n', 1)[0]?.trim() === '0') return { reason: 'the probe command ran as root', fix: 'set SANDBOX_UID and SANDBOX_GID to an unprivileged uid and gid' };
-  const names = interfaces.split('\n').map((line) => line.split(':')[0]?.trim()).filter(Boolean);
+  if (identity.split('\n', 1)[0]?.trim() === '0')
+    return { reason: 'the probe command ran as root', fix: 'set SANDBOX_UID and SANDBOX_GID to an unprivileged uid and gid' };
+  const names = interfaces
+    .split('\n')
+    .map((line) => line.split(':')[0]?.trim())
+    .filter(Boolean);
   if (names.some((name) => name !== 'lo')) return { reason: `the sandbox can reach network interfaces (${names.join(', ')})`, fix };
   if (written.trim() !== 'written') return { reason: 'the probe command could not write its workspace', fix };
   return undefined;

@@ -9,14 +9,16 @@ import { oneLine } from '../execution/validation/json-preview.js';
 import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { renameInResult, renameTools } from './exposed-texts.js';
 import { InFlightCalls } from './in-flight-calls.js';
+import { FairTurns } from '../common/scheduling/fair-turns.js';
 import { checkToolOutput } from './tool-output-check.js';
-import { InvocationRecorder, withPolicy } from './invocation-recorder.js';
-import type { CallOutcome } from './invocation-recorder.js';
+import { CallRecorder, withPolicy } from './call-recorder.js';
+import type { CallOutcome } from './call-recorder.js';
 import type { InvocationResultDto } from './dto/tool.dto.js';
 import type { ValidatedToolCall } from './tool-call.gate.js';
 import type { ToolContext } from '../execution/tool-definition.js';
 import { ToolError } from '../execution/tool-error.js';
 import { type AuthorizationLink, AuthorizationRequired } from '../execution/authorization-required.js';
+import { INPUT_REQUIRED, type InputRequiredAnswer, InputRequired, MissingClientCapability } from '../execution/input-required.js';
 import { redactAppError, redactMessage } from '../common/secrets/secret-redaction.js';
 
 const TIMED_OUT = Symbol('timed out');
@@ -25,32 +27,47 @@ const TIMED_OUT = Symbol('timed out');
 type Outcome =
   | AppError
   | {
-      status: 'ok' | 'error' | 'timeout' | 'authorization_required';
+      status: 'ok' | 'error' | 'timeout' | 'authorization_required' | 'input_required';
       result?: unknown;
       error?: Required<CallOutcome>['error'] & { retryable: boolean };
       // authorization_required: the link for the user, and what the audit keeps instead of it.
       authorization?: AuthorizationLink;
       audited?: string;
+      // input_required: what the tool's MCP source asked the client for (answered as an error, code input_required).
+      inputRequired?: InputRequiredAnswer;
+      // missing_client_capability: what the tool's MCP source needs the client to declare.
+      requiredCapabilities?: Record<string, unknown>;
     };
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown; aborted: boolean } | typeof TIMED_OUT;
 
-// Runs a validated call: with a deadline no executor can outlast, cancelled when the client leaves,
+// Runs a validated call on its executor: with a deadline no executor can outlast, cancelled when the client leaves,
 // audited once, and answered 200 whenever the tool ran (a refusal from the executor stays a 4xx).
 @Injectable()
-export class ToolInvocationService {
+export class ToolRunner {
   private readonly logger = new Logger('Tools');
 
   constructor(
-    private readonly recorder: InvocationRecorder,
+    private readonly recorder: CallRecorder,
     private readonly inFlight: InFlightCalls,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly turns: FairTurns,
   ) {}
 
   // `controller` is the request's: aborted when the client leaves, and here when the deadline passes.
-  async invoke(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
+  async run(call: ValidatedToolCall, controller: AbortController): Promise<InvocationResultDto> {
     const name = call.tool.executor.definition.name;
-    const identity = withPolicy({ tenantId: call.tenantId, projectId: call.projectId, invocationId: call.invocationId, tool: name, channel: call.channel, caller: call.caller }, call.policy);
+    const identity = withPolicy(
+      {
+        tenantId: call.tenantId,
+        projectId: call.projectId,
+        invocationId: call.invocationId,
+        tool: name,
+        channel: call.channel,
+        caller: call.caller,
+      },
+      call.policy,
+    );
     if (call.principal.user !== undefined) identity.user = call.principal.user;
     if (call.exposedAs) {
       identity.toolset = call.exposedAs.toolset;
@@ -60,8 +77,13 @@ export class ToolInvocationService {
     this.recorder.started(identity);
 
     const settled = tracingEnabled()
-      ? await inSpan('toolgate.execute', { 'toolgate.tool': name, 'toolgate.channel': call.channel }, () => this.runWithDeadline(call, controller))
+      ? await inSpan('toolgate.execute', { 'toolgate.tool': name, 'toolgate.channel': call.channel }, () =>
+          this.runWithDeadline(call, controller),
+        )
       : await this.runWithDeadline(call, controller);
+    // Measuring a result against the caps writes it as JSON: milliseconds per MiB of the main thread, taken
+    // in turn with other tenants' large results rather than back to back with this tenant's others.
+    if (settled !== TIMED_OUT && settled.ok) await this.turns.take(call.tenantId);
     const outcome = asShown(this.toOutcome(settled, call, controller.signal, call.redacted.secrets), call);
     if (outcome instanceof AppError) {
       // The executor's refusal reaches the caller, an MCP client and a stored outcome as the audit has it.
@@ -84,8 +106,28 @@ export class ToolInvocationService {
     });
     // Through a toolset, the name the model called it by (the audit row names both).
     const tool = call.exposedAs?.name ?? name;
-    if (outcome.status === 'ok') return { invocationId: call.invocationId, tool, status: outcome.status, result: outcome.result, durationMs };
-    return { invocationId: call.invocationId, tool, status: outcome.status, error: outcome.error, ...(outcome.authorization && { authorization: outcome.authorization }), durationMs };
+    if (outcome.status === 'ok')
+      return { invocationId: call.invocationId, tool, status: outcome.status, result: outcome.result, durationMs };
+    // Not finished, audited so: to its caller an error naming what the source asked for (an MCP client of
+    // 2026-07-28 gets the source's request itself: src/mcp/input-required).
+    if (outcome.status === INPUT_REQUIRED)
+      return {
+        invocationId: call.invocationId,
+        tool,
+        status: 'error',
+        error: outcome.error,
+        inputRequired: outcome.inputRequired,
+        durationMs,
+      };
+    return {
+      invocationId: call.invocationId,
+      tool,
+      status: outcome.status,
+      error: outcome.error,
+      ...(outcome.authorization && { authorization: outcome.authorization }),
+      ...(outcome.requiredCapabilities && { requiredCapabilities: outcome.requiredCapabilities }),
+      durationMs,
+    };
   }
 
   private async runWithDeadline(call: ValidatedToolCall, controller: AbortController): Promise<Settled> {
@@ -98,9 +140,9 @@ export class ToolInvocationService {
       }, call.timeoutMs);
     });
     const execution = this.start(call, controller.signal).then(
-        (value): Settled => ({ ok: true, value }),
-        (error: unknown): Settled => ({ ok: false, error, aborted: controller.signal.aborted }),
-      );
+      (value): Settled => ({ ok: true, value }),
+      (error: unknown): Settled => ({ ok: false, error, aborted: controller.signal.aborted }),
+    );
     this.inFlight.track(call.invocationId, controller, execution);
     try {
       const raced = await Promise.race([execution, deadline]);
@@ -131,6 +173,7 @@ export class ToolInvocationService {
       if (call.pathPrefix !== null) context.fileRoot = path.posix.join(call.workspace, call.pathPrefix);
       if (call.onProgress) context.onProgress = call.onProgress;
       if (call.logs) context.logs = call.logs;
+      if (call.inputRound) context.inputRound = call.inputRound;
       return call.tool.executor.execute(call.args, context);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -139,18 +182,15 @@ export class ToolInvocationService {
 
   // A result no answer could carry (nested past RESULT_MAX_DEPTH, or past RESULT_MAX_BYTES as JSON) is
   // dropped here, once for every channel: the run counts, and the call answers (and stores) an error naming the cap.
-  private withinResultCaps(result: unknown): { status: 'ok'; result: unknown } | { status: 'error'; error: { code: string; message: string; retryable: boolean } } {
+  private withinResultCaps(
+    result: unknown,
+  ): { status: 'ok'; result: unknown } | { status: 'error'; error: { code: string; message: string; retryable: boolean } } {
     const limits: JsonLimits = { maxDepth: RESULT_MAX_DEPTH, maxBytes: this.config.tools.resultMaxBytes };
     const measured = measureJson(result, limits);
     return measured === 'fits' ? { status: 'ok', result } : { status: 'error', error: droppedResult(measured, limits) };
   }
 
-  private toOutcome(
-    settled: Settled,
-    call: ValidatedToolCall,
-    signal: AbortSignal,
-    secrets: readonly string[],
-  ): Outcome {
+  private toOutcome(settled: Settled, call: ValidatedToolCall, signal: AbortSignal, secrets: readonly string[]): Outcome {
     if (settled === TIMED_OUT) {
       return {
         status: 'timeout',
@@ -171,17 +211,42 @@ export class ToolInvocationService {
     // Stopped from outside: say why, whatever the executor made of its aborted signal.
     if (settled.aborted && signal.reason instanceof ClientCancelled) {
       const why = signal.reason.clientReason ? ` (${redactMessage(oneLine(signal.reason.clientReason, 200), secrets)})` : '';
-      return { status: 'error', error: { code: 'cancelled', message: `The client cancelled the call${why}; it was stopped`, retryable: true } };
+      return {
+        status: 'error',
+        error: { code: 'cancelled', message: `The client cancelled the call${why}; it was stopped`, retryable: true },
+      };
     }
     if (settled.aborted && signal.reason instanceof ClientDisconnected) {
       return { status: 'error', error: { code: 'cancelled', message: 'The client disconnected; the call was cancelled', retryable: true } };
     }
     if (settled.aborted && this.inFlight.isDraining) {
-      return { status: 'error', error: { code: 'shutting_down', message: 'The service shut down while the call ran; it was stopped', retryable: true } };
+      return {
+        status: 'error',
+        error: { code: 'shutting_down', message: 'The service shut down while the call ran; it was stopped', retryable: true },
+      };
     }
     if (error instanceof AuthorizationRequired) {
       const message = error.message;
-      return { status: 'authorization_required', error: { code: 'authorization_required', message, retryable: true }, authorization: error.authorization, audited: error.reason };
+      return {
+        status: 'authorization_required',
+        error: { code: 'authorization_required', message, retryable: true },
+        authorization: error.authorization,
+        audited: error.reason,
+      };
+    }
+    if (error instanceof MissingClientCapability) {
+      return {
+        status: 'error',
+        error: { code: 'missing_client_capability', message: redactMessage(error.message, secrets), retryable: false },
+        requiredCapabilities: error.requiredCapabilities,
+      };
+    }
+    if (error instanceof InputRequired) {
+      return {
+        status: INPUT_REQUIRED,
+        error: { code: INPUT_REQUIRED, message: redactMessage(error.message, secrets), retryable: true },
+        inputRequired: error.required,
+      };
     }
     // An executor's AppError is a refusal: a 4xx about the call, or a 503 about the service (no sandbox).
     if (error instanceof AppError && (error.status < 500 || error.status === 503)) return error;
@@ -192,12 +257,18 @@ export class ToolInvocationService {
       return { status, error: { code: error.code, message: redactMessage(error.message, secrets), retryable: error.retryable } };
     }
     if (error instanceof WorkspaceFsError) {
-      return { status: 'error', error: { code: error.code, message: redactMessage(error.message, secrets), retryable: error.code === 'io_error' } };
+      return {
+        status: 'error',
+        error: { code: error.code, message: redactMessage(error.message, secrets), retryable: error.code === 'io_error' },
+      };
     }
     // An unexpected error may quote an argument: a redacted value never reaches the log.
     if (secrets.length === 0) this.logger.error(error instanceof Error ? error : String(error));
     else this.logger.error(redactMessage(error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error), secrets));
-    return { status: 'error', error: { code: 'internal_error', message: 'The tool failed unexpectedly; the failure has been logged', retryable: false } };
+    return {
+      status: 'error',
+      error: { code: 'internal_error', message: 'The tool failed unexpectedly; the failure has been logged', retryable: false },
+    };
   }
 }
 
@@ -208,9 +279,15 @@ function asShown(outcome: Outcome, call: ValidatedToolCall): Outcome {
   if (!renames || renames.size === 0) return outcome;
   if (outcome instanceof AppError) {
     const message = renameTools(outcome.message, renames);
-    return message === outcome.message ? outcome : new AppError(outcome.status, outcome.code, message, { details: outcome.details, extra: outcome.extra, headers: outcome.headers });
+    return message === outcome.message
+      ? outcome
+      : new AppError(outcome.status, outcome.code, message, { details: outcome.details, extra: outcome.extra, headers: outcome.headers });
   }
   const error = outcome.error && { ...outcome.error, message: renameTools(outcome.error.message, renames) };
   const builtin = call.tool.executor.definition.source === 'builtin';
-  return { ...outcome, ...(error && { error }), ...(outcome.status === 'ok' && builtin && { result: renameInResult(outcome.result, renames) }) };
+  return {
+    ...outcome,
+    ...(error && { error }),
+    ...(outcome.status === 'ok' && builtin && { result: renameInResult(outcome.result, renames) }),
+  };
 }

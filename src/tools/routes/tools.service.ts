@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { SerializedJson } from '../common/http/serialized-json.interceptor.js';
-import { formatTool, type ToolFormat } from './tool-formats.js';
-import { type RegisteredTool, ToolRegistry } from './tool-registry.js';
+import { SerializedJson } from '../../common/http/serialized-json.interceptor.js';
+import { formatTool, type ToolFormat } from '../tool-formats.js';
+import { type RegisteredTool, ToolRegistry } from '../tool-registry.js';
 
 @Injectable()
 export class ToolsService {
@@ -15,7 +15,13 @@ export class ToolsService {
   constructor(private readonly registry: ToolRegistry) {}
 
   // `allowed`: the tools the asking key is bound to (null: all); a tool outside it is neither listed nor found.
-  async list(tenantId: string, projectId: string, format: ToolFormat = 'native', allowed: readonly string[] | null = null, strict = false): Promise<SerializedJson> {
+  async list(
+    tenantId: string,
+    projectId: string,
+    format: ToolFormat = 'native',
+    allowed: readonly string[] | null = null,
+    strict = false,
+  ): Promise<SerializedJson> {
     const { tools } = ToolRegistry.restrict(await this.registry.forProject(tenantId, projectId), allowed);
     let byFormat = this.listings.get(tools);
     if (!byFormat) {
@@ -31,7 +37,14 @@ export class ToolsService {
     return listing;
   }
 
-  async get(tenantId: string, projectId: string, toolName: string, format: ToolFormat = 'native', allowed: readonly string[] | null = null, strict = false) {
+  async get(
+    tenantId: string,
+    projectId: string,
+    toolName: string,
+    format: ToolFormat = 'native',
+    allowed: readonly string[] | null = null,
+    strict = false,
+  ) {
     const project = ToolRegistry.restrict(await this.registry.forProject(tenantId, projectId), allowed);
     return formatTool(ToolRegistry.pick(project, toolName).executor.definition, format, { strict });
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { RawToolCall } from '../tools/tool-call.gate.js';
-import { ToolCallsService, type ToolCallOutcome } from '../tools/tool-calls.service.js';
-import { KeyedCallService } from './keyed-call.service.js';
+import type { RawToolCall } from '../tool-call.gate.js';
+import { CallDispatcher, type ToolCallOutcome } from '../call-dispatcher.js';
+import { IdempotentCalls } from '../../calls/idempotent-calls.js';
 
 export interface InvokeAnswer {
   status: number;
@@ -9,17 +9,18 @@ export interface InvokeAnswer {
   body: ToolCallOutcome;
 }
 
-// POST .../invoke: one call on the one call path, under its Idempotency-Key when it has one (and then
-// not cancelled when the client goes away: the retry gets its answer).
+// Answers POST .../tools/:toolName/invoke (and a toolset's invoke): one call dispatched on the call path,
+// under its Idempotency-Key when it has one (and then not cancelled when the client goes away: the retry
+// gets its answer).
 @Injectable()
-export class ToolInvokeService {
+export class InvokeRouteService {
   constructor(
-    private readonly calls: ToolCallsService,
-    private readonly keyed: KeyedCallService,
+    private readonly dispatcher: CallDispatcher,
+    private readonly keyed: IdempotentCalls,
   ) {}
 
   async invoke(call: RawToolCall, idempotencyKey: string | undefined, controller: AbortController): Promise<InvokeAnswer> {
-    if (idempotencyKey === undefined) return answer(await this.calls.call(call, controller), false);
+    if (idempotencyKey === undefined) return answer(await this.dispatcher.dispatch(call, controller), false);
     const { outcome, replayed } = await this.keyed.call(call, idempotencyKey);
     return answer(outcome, replayed);
   }

@@ -13,17 +13,17 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
-import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
-import { PROJECT_ID, TOOL_NAME } from '../common/http/api-params.js';
-import { ClientAbortController } from '../common/http/client-abort-controller.decorator.js';
-import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
-import { principalOf, type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
-import { BatchBodyDto, BatchResponseDto } from './dto/batch.dto.js';
+import { AllowRoles, CurrentTenant, ProjectScoped, type Tenant, TenantAuth } from '../../common/auth/auth.decorators.js';
+import { ErrorResponseDto } from '../../common/errors/error-response.dto.js';
+import { PROJECT_ID, TOOL_NAME } from '../../common/http/api-params.js';
+import { ClientAbortController } from '../../common/http/client-abort-controller.decorator.js';
+import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto } from '../dto/tool.dto.js';
+import { principalOf, type RawToolCall, RestToolCall } from '../tool-call.gate.js';
+import { BatchBodyDto, BatchResponseDto } from '../dto/batch.dto.js';
 import { type ExpressLikeResponse, type FastifyLikeReply, jsonReply } from './json-reply.js';
-import { ToolBatchService } from './tool-batch.service.js';
-import { ToolInvokeService } from './tool-invoke.service.js';
-import { refusalAnswer } from '../common/errors/error-answer.js';
+import { BatchRouteService, batchAnswerPieces } from './batch-route.service.js';
+import { InvokeRouteService } from './invoke-route.service.js';
+import { refusalAnswer } from '../../common/errors/error-answer.js';
 
 const IDEMPOTENCY_HEADER = {
   name: 'Idempotency-Key',
@@ -35,12 +35,13 @@ const IDEMPOTENCY_HEADER = {
 @ApiTags('tools')
 @TenantAuth()
 @Controller('v1/projects/:projectId/tools')
+@ProjectScoped('projectId')
 @ApiParam(PROJECT_ID)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or tool_not_found with details.suggestions' })
-export class CallsController {
+export class ToolCallsController {
   constructor(
-    private readonly invoker: ToolInvokeService,
-    private readonly batches: ToolBatchService,
+    private readonly invoker: InvokeRouteService,
+    private readonly batches: BatchRouteService,
   ) {}
 
   @Post(':toolName/invoke')
@@ -53,7 +54,12 @@ export class CallsController {
   @ApiOkResponse({
     type: InvocationResultDto,
     description: 'The tool ran: status ok, error or timeout',
-    headers: { 'Idempotent-Replayed': { description: 'true when this is the stored answer of an earlier request with the same key', schema: { type: 'string' } } },
+    headers: {
+      'Idempotent-Replayed': {
+        description: 'true when this is the stored answer of an earlier request with the same key',
+        schema: { type: 'string' },
+      },
+    },
   })
   @ApiAcceptedResponse({ type: PendingApprovalDto, description: 'The project requires approval of this tool: the call is parked, not run' })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_body, invalid_path, invalid_timeout, invalid_idempotency_key' })
@@ -62,7 +68,10 @@ export class CallsController {
     description:
       'Refused before running: path_outside_workspace, url_blocked, command_not_allowed, shell_disabled, special_file, hard_link; forbidden: the admin token was sent',
   })
-  @ApiConflictResponse({ type: ErrorResponseDto, description: 'idempotency_in_progress: the first request with this key is still running (Retry-After)' })
+  @ApiConflictResponse({
+    type: ErrorResponseDto,
+    description: 'idempotency_in_progress: the first request with this key is still running (Retry-After)',
+  })
   @ApiUnprocessableEntityResponse({
     type: ErrorResponseDto,
     description: 'invalid_arguments (error.tool, error.issues, error.usage: written for the model); idempotency_key_reused',
@@ -82,14 +91,23 @@ export class CallsController {
   @ApiOperation({ operationId: 'invokeToolBatch', summary: 'Call up to 32 tools in one request, each answered on its own' })
   @HttpCode(200)
   @ApiBody({ type: BatchBodyDto })
-  @ApiOkResponse({ type: BatchResponseDto, description: 'Every call answered on its own, in the order of the request; 200 even when some failed' })
-  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'Nothing ran: invalid_batch, empty_batch, batch_too_large (over 32 calls), duplicate_call_id, invalid_idempotency_key' })
-  batch(
+  @ApiOkResponse({
+    type: BatchResponseDto,
+    description: 'Every call answered on its own, in the order of the request; 200 even when some failed',
+  })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description: 'Nothing ran: invalid_batch, empty_batch, batch_too_large (over 32 calls), duplicate_call_id, invalid_idempotency_key',
+  })
+  async batch(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
     @Body() body: unknown,
     @ClientAbortController() controller: AbortController,
-  ): Promise<BatchResponseDto> {
-    return this.batches.run(tenant.tenantId, projectId, principalOf(tenant), body, controller);
+    @Res() response: ExpressLikeResponse | FastifyLikeReply,
+  ): Promise<void> {
+    // Each result goes out as the bytes the batch wrote when it measured it, one piece at a time.
+    const answer = await this.batches.run(tenant.tenantId, projectId, principalOf(tenant), body, controller);
+    jsonReply(response).sendPieces(200, {}, batchAnswerPieces(answer));
   }
 }

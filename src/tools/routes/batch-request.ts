@@ -1,4 +1,4 @@
-import { batchTooLarge, duplicateCallId, emptyBatch, invalidBatch, invalidIdempotencyKey } from './calls.errors.js';
+import { batchTooLarge, duplicateCallId, emptyBatch, invalidBatch, invalidIdempotencyKey } from '../../calls/calls.errors.js';
 
 export const BATCH_MAX_CALLS = 32;
 const CALL_FIELDS = new Set(['id', 'tool', 'arguments', 'timeoutMs', 'idempotencyKey']);

@@ -13,18 +13,19 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Observable } from 'rxjs';
-import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
-import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
-import { PROJECT_ID, TOOL_NAME } from '../common/http/api-params.js';
-import { type SerializedJson, SerializedJsonInterceptor } from '../common/http/serialized-json.interceptor.js';
-import { ANY_TOOL_SCHEMA, TOOL_LIST_MODELS, ToolFormatQueryDto, TOOL_LIST_SCHEMA } from './dto/tool.dto.js';
-import type { ServerSentEvent } from './events/tool-events.js';
+import { AllowRoles, CurrentTenant, ProjectScoped, type Tenant, TenantAuth } from '../../common/auth/auth.decorators.js';
+import { ErrorResponseDto } from '../../common/errors/error-response.dto.js';
+import { PROJECT_ID, TOOL_NAME } from '../../common/http/api-params.js';
+import { type SerializedJson, SerializedJsonInterceptor } from '../../common/http/serialized-json.interceptor.js';
+import { ANY_TOOL_SCHEMA, TOOL_LIST_MODELS, ToolFormatQueryDto, TOOL_LIST_SCHEMA } from '../dto/tool.dto.js';
+import type { ServerSentEvent } from '../events/tool-events.js';
 import { ToolsService } from './tools.service.js';
-import { ToolEventsService } from './events/tool-events.service.js';
+import { ToolEventsService } from '../events/tool-events.service.js';
 
 @ApiTags('tools')
 @TenantAuth()
 @Controller('v1/projects/:projectId')
+@ProjectScoped('projectId')
 @ApiParam(PROJECT_ID)
 @ApiExtraModels(...TOOL_LIST_MODELS)
 @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found, or tool_not_found with details.suggestions' })
@@ -44,7 +45,11 @@ export class ToolsController {
     headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } },
   })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })
-  list(@CurrentTenant() tenant: Tenant, @Param('projectId') projectId: string, @Query() query: ToolFormatQueryDto): Promise<SerializedJson> {
+  list(
+    @CurrentTenant() tenant: Tenant,
+    @Param('projectId') projectId: string,
+    @Query() query: ToolFormatQueryDto,
+  ): Promise<SerializedJson> {
     return this.tools.list(tenant.tenantId, projectId, query.format, tenant.tools, query.strict);
   }
 

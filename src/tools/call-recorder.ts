@@ -28,7 +28,10 @@ export interface CallIdentity {
 }
 
 // A decided call's identity carries its decision into every row it writes.
-export function withPolicy(identity: CallIdentity, policy: { effect: string; policies: ReadonlyArray<{ id: string }> } | null | undefined): CallIdentity {
+export function withPolicy(
+  identity: CallIdentity,
+  policy: { effect: string; policies: ReadonlyArray<{ id: string }> } | null | undefined,
+): CallIdentity {
   if (policy) identity.policy = { decision: policy.effect, ids: policy.policies.map((p) => p.id) };
   return identity;
 }
@@ -46,8 +49,23 @@ export interface DecidedBy {
   name: string;
 }
 
-// What an audit row says of the call beside who made it (InvocationRecorder.entry).
-type RowOutcome = Omit<AuditEntry, 'id' | 'tenantId' | 'projectId' | 'tool' | 'channel' | 'toolset' | 'exposedTool' | 'callerKeyId' | 'callerName' | 'user' | 'traceId' | 'policyDecision' | 'policyIds'>;
+// What an audit row says of the call beside who made it (CallRecorder.entry).
+type RowOutcome = Omit<
+  AuditEntry,
+  | 'id'
+  | 'tenantId'
+  | 'projectId'
+  | 'tool'
+  | 'channel'
+  | 'toolset'
+  | 'exposedTool'
+  | 'callerKeyId'
+  | 'callerName'
+  | 'user'
+  | 'traceId'
+  | 'policyDecision'
+  | 'policyIds'
+>;
 
 export interface CallOutcome {
   status: InvocationStatus;
@@ -58,9 +76,10 @@ export interface CallOutcome {
   startedAt: Date;
 }
 
-// Every call ends here exactly once: one audit row, then the event a dashboard sees.
+// Records a call: its start (the event), and its end exactly once (one audit row, the metrics, then the event a
+// dashboard sees).
 @Injectable()
-export class InvocationRecorder {
+export class CallRecorder {
   constructor(
     private readonly audit: AuditService,
     private readonly events: ToolEvents,
@@ -138,8 +157,14 @@ export class InvocationRecorder {
     this.events.emit({ type: 'tool.result', ...call, status: 'error', error, durationMs });
   }
 
-  // The outcome of an approved call; its error was redacted where it was made (ToolInvocationService, the gate).
-  result(call: CallIdentity, status: string, durationMs: number, error: { code: string; message: string } | undefined, decidedBy: DecidedBy): void {
+  // The outcome of an approved call; its error was redacted where it was made (ToolRunner, the gate).
+  result(
+    call: CallIdentity,
+    status: string,
+    durationMs: number,
+    error: { code: string; message: string } | undefined,
+    decidedBy: DecidedBy,
+  ): void {
     const shown = error && { ...error, message: redactMessage(error.message) };
     this.events.emit({ type: 'tool.result', ...call, status, error: shown, durationMs, decidedBy });
   }

@@ -1,9 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorIssueDto } from '../../common/errors/error-response.dto.js';
 import { JSON_VALUE_SCHEMA } from '../../common/http/json-value.schema.js';
-import { AuthorizationNeededDto } from '../../tools/dto/tool.dto.js';
+import { AuthorizationNeededDto } from './tool.dto.js';
 
-export const BATCH_STATUSES = ['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'rate_limited', 'unavailable', 'pending_approval', 'authorization_required'] as const;
+export const BATCH_STATUSES = [
+  'ok',
+  'error',
+  'timeout',
+  'invalid_arguments',
+  'denied',
+  'rate_limited',
+  'unavailable',
+  'pending_approval',
+  'authorization_required',
+] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 class BatchCallDto {
@@ -18,7 +28,8 @@ class BatchCallDto {
   @ApiPropertyOptional({ minimum: 1, description: "Give up after this long (capped by the tool's own timeout)" }) timeoutMs?: number;
   @ApiPropertyOptional({
     maxLength: 255,
-    description: 'Idempotency key of this call (1-255 visible ASCII): a repeat with the same key and call returns the stored result, marked replayed',
+    description:
+      'Idempotency key of this call (1-255 visible ASCII): a repeat with the same key and call returns the stored result, marked replayed',
   })
   idempotencyKey?: string;
 }
@@ -47,7 +58,10 @@ export class BatchResultDto {
   })
   status!: BatchStatus;
   @ApiPropertyOptional({ ...JSON_VALUE_SCHEMA, description: "The tool's result when status is ok" }) result?: unknown;
-  @ApiPropertyOptional({ type: BatchErrorDto, description: 'Why the call failed or was refused; the same code and message as a single invoke' })
+  @ApiPropertyOptional({
+    type: BatchErrorDto,
+    description: 'Why the call failed or was refused; the same code and message as a single invoke',
+  })
   error?: BatchErrorDto;
   @ApiPropertyOptional({ format: 'uuid', description: 'The audit row of a call that ran or was parked' }) invocationId?: string;
   @ApiPropertyOptional() durationMs?: number;
