@@ -1,4 +1,3 @@
-
 // The one typed configuration object, read and validated once at start-up (see loadConfig).
 export type DatabaseTarget =
   | { kind: 'postgres'; url: string }
@@ -109,6 +108,8 @@ export interface AppConfig {
     flushIntervalMs: number;
     // How long audit rows are kept (AUDIT_RETENTION_DAYS); 0 keeps them forever.
     retentionMs: number;
+    // NDJSON exports one tenant may have in progress on one instance (AUDIT_EXPORTS_PER_TENANT).
+    exportsPerTenant: number;
   };
   // GET /metrics (Prometheus text format): with a token on the service's port, or on a port of its own.
   // Neither set: /metrics answers 404.
@@ -119,6 +120,8 @@ export interface AppConfig {
     port: number | null;
     // Where that listener binds; null: HOST.
     host: string | null;
+    // Most tenants whose usage is exported (METRICS_TENANTS): those most recently active; 0 exports none.
+    tenants: number;
   };
   // OpenTelemetry traces: the SDK is loaded only when an exporter is asked for by the OTEL_* variables.
   tracing: {
@@ -164,6 +167,21 @@ export interface AppConfig {
     idempotencyWaitMs: number;
     // A parked call not approved or denied within this expires and never runs.
     approvalTimeoutMs: number;
+    // Approval routes (src/approval-routes): how each announcement of a parked call is delivered.
+    approvalDelivery: {
+      // At most this many routes per project (APPROVAL_ROUTES_PER_PROJECT).
+      routesPerProject: number;
+      // One request's bound, connection to last byte (APPROVAL_DELIVERY_TIMEOUT_MS).
+      timeoutMs: number;
+      // Sends per delivery before it is failed (APPROVAL_DELIVERY_ATTEMPTS).
+      attempts: number;
+      // The wait after the first failed send; each further one waits four times longer (APPROVAL_DELIVERY_RETRY_MS).
+      retryBaseMs: number;
+      // Delivered and failed rows are deleted after this (APPROVAL_DELIVERY_RETENTION_DAYS; 0: never by age).
+      retentionMs: number;
+      // Finished rows kept per route, newest first, whatever their age (APPROVAL_DELIVERIES_PER_ROUTE).
+      keptPerRoute: number;
+    };
   };
 }
 
@@ -176,6 +194,10 @@ export interface CommandSandboxConfig {
   // unprivileged service runs them as itself).
   uid: number;
   gid: number;
+  // Under a root service, each tenant's commands run as a uid (and gid) of its own from this range
+  // (SANDBOX_UID_RANGE), so per-uid kernel limits are not shared between tenants; null: every tenant's run
+  // as `uid` (SANDBOX_UID_RANGE=off).
+  uidRange: { first: number; last: number } | null;
   // Size of the sandbox's private /tmp (a tmpfs).
   tmpSizeBytes: number;
   // auto: a memory cgroup per command (v2 where delegable, else v1) holds its memory; off: never touch cgroups.
@@ -210,10 +232,19 @@ export interface OAuthConfig {
 export interface TenantBudgetFigures {
   // Projects a tenant may have.
   maxProjects: number;
+  // Skills a tenant may have registered.
+  maxSkills: number;
   // Commands (shell_exec, command skills) of the tenant running at once, on every instance together, and
   // the memory limits of those commands added up.
   concurrentCommands: number;
   commandMemoryBytes: number;
-  // Bytes of answers kept for the tenant: idempotency keys' stored answers and parked calls' outcomes.
+  // Bytes of answers kept for the tenant: idempotency keys' stored answers, parked calls' arguments while
+  // they wait and their outcomes once decided.
   storedAnswerBytes: number;
+  // Tool calls of the tenant in progress at once on one instance (what each holds there: memory for its
+  // answer, connections, descriptors, the event loop's time).
+  concurrentCalls: number;
+  // Disk space and inodes (files, directories, links) of all its projects' workspaces together.
+  storageBytes: number;
+  storageInodes: number;
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { defaultPerKeyThreads, defaultThreadCount } from '../common/worker-pool/pool-size.js';
+import { defaultPerKeyThreads, defaultThreadCount } from './pool-size.js';
 import type { AppConfig, CommandSandboxConfig, DatabaseTarget, WorkspaceFallback } from './app-config.js';
+import { EnvReader } from './env-reader.js';
 import { isRefusedAppScheme } from './redirect-schemes.js';
 
 // A bad variable stops start-up with a message naming every bad variable, not just the first.
@@ -72,9 +73,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
     },
     budgets: {
       maxProjects: read.integer('TENANT_MAX_PROJECTS', 100, 1, 1_000_000),
+      maxSkills: read.integer('TENANT_MAX_SKILLS', 200, 1, 1_000_000),
       concurrentCommands: read.integer('TENANT_CONCURRENT_COMMANDS', 4, 1, 10_000),
       commandMemoryBytes: read.integer('TENANT_COMMAND_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 * 1024, 2 ** 50),
       storedAnswerBytes: read.integer('TENANT_STORED_ANSWER_BYTES', 256 * 1024 ** 2, 1024 * 1024, 2 ** 50),
+      concurrentCalls: read.integer('TENANT_CONCURRENT_CALLS', 32, 1, 100_000),
+      storageBytes: read.integer('TENANT_STORAGE_BYTES', 10 * 1024 ** 3, 1024 * 1024, 2 ** 50),
+      storageInodes: read.integer('TENANT_STORAGE_INODES', 1_000_000, 100, 2 ** 31),
     },
     rateLimit: {
       requests: read.integer('RATE_LIMIT_REQUESTS', 1200, 1, 10_000_000),
@@ -96,6 +101,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       batchSize: read.integer('AUDIT_BATCH_SIZE', 500, 1, 10_000),
       flushIntervalMs: read.integer('AUDIT_FLUSH_INTERVAL_MS', 5, 0, 600_000),
       retentionMs: read.days('AUDIT_RETENTION_DAYS', 30, 36_500),
+      exportsPerTenant: read.integer('AUDIT_EXPORTS_PER_TENANT', 2, 1, 1000),
     },
     metrics: parseMetrics(read, problems),
     tracing: parseTracing(read),
@@ -107,6 +113,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       idempotencyTtlMs: read.integer('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365) * 3_600_000,
       idempotencyWaitMs: read.integer('IDEMPOTENCY_WAIT_MS', 10_000, 0, 600_000),
       approvalTimeoutMs: read.integer('APPROVAL_TIMEOUT_MS', 15 * 60_000, 100, 7 * 86_400_000),
+      approvalDelivery: {
+        routesPerProject: read.integer('APPROVAL_ROUTES_PER_PROJECT', 10, 1, 100),
+        timeoutMs: read.integer('APPROVAL_DELIVERY_TIMEOUT_MS', 10_000, 100, 60_000),
+        attempts: read.integer('APPROVAL_DELIVERY_ATTEMPTS', 5, 1, 20),
+        retryBaseMs: read.integer('APPROVAL_DELIVERY_RETRY_MS', 5_000, 10, 3_600_000),
+        retentionMs: read.days('APPROVAL_DELIVERY_RETENTION_DAYS', 7, 3650),
+        keptPerRoute: read.integer('APPROVAL_DELIVERIES_PER_ROUTE', 1000, 10, 1_000_000),
+      },
     },
   };
   // Interpolated into LISTEN as a quoted identifier.
@@ -120,7 +134,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
 function parseWorkerPool(read: EnvReader, problems: string[]): AppConfig['workerPool'] {
   const threads = read.integer('WORKER_POOL_THREADS', defaultThreadCount(), 1, 256);
   const tenantThreads = read.integer('WORKER_POOL_TENANT_THREADS', defaultPerKeyThreads(threads), 1, 256);
-  if (tenantThreads > threads) problems.push(`WORKER_POOL_TENANT_THREADS (${tenantThreads}) must not be more than WORKER_POOL_THREADS (${threads})`);
+  if (tenantThreads > threads)
+    problems.push(`WORKER_POOL_TENANT_THREADS (${tenantThreads}) must not be more than WORKER_POOL_THREADS (${threads})`);
   return { threads, tenantThreads: Math.min(tenantThreads, threads) };
 }
 
@@ -130,15 +145,34 @@ function parseSandbox(read: EnvReader, production: boolean, problems: string[]):
     problems.push('COMMAND_SANDBOX=none (commands unsandboxed) is refused when NODE_ENV=production; install bubblewrap instead');
   }
   if (read.string('SHELL_RUN_AS') !== null) {
-    problems.push('SHELL_RUN_AS was replaced by SANDBOX_UID and SANDBOX_GID (commands always run as an unprivileged uid under a root service)');
+    problems.push(
+      'SHELL_RUN_AS was replaced by SANDBOX_UID and SANDBOX_GID (commands always run as an unprivileged uid under a root service)',
+    );
   }
   const bwrapPath = read.absolutePath('SANDBOX_BWRAP_PATH', '/') ?? '/usr/bin/bwrap';
   // 0 would hand the sandbox root's files; the kernel's overflow ids above 65534 are not real users.
   const uid = read.integer('SANDBOX_UID', 65534, 1, 65534);
   const gid = read.integer('SANDBOX_GID', uid === 65534 ? 65534 : uid, 1, 65534);
+  const uidRange = parseUidRange(read.string('SANDBOX_UID_RANGE') ?? '200000-265535', uid, problems);
   const tmpSizeBytes = read.integer('SANDBOX_TMP_SIZE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 16 * 1024 ** 3);
   const cgroup = read.oneOf('SANDBOX_CGROUP', ['auto', 'off'] as const, 'auto');
-  return { mode, bwrapPath, uid, gid, tmpSizeBytes, cgroup };
+  return { mode, bwrapPath, uid, gid, uidRange, tmpSizeBytes, cgroup };
+}
+
+// `first-last`, above the ids of system and regular users (1000) and below 2^31 (tools that store uids
+// as signed numbers), not holding SANDBOX_UID; `off` keeps every tenant on SANDBOX_UID.
+function parseUidRange(raw: string, sharedUid: number, problems: string[]): CommandSandboxConfig['uidRange'] {
+  if (raw === 'off') return null;
+  const match = /^(\d+)-(\d+)$/.exec(raw);
+  const [first, last] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
+  if (!(first >= 1000 && first <= last && last <= 2 ** 31 - 2)) {
+    problems.push(
+      `SANDBOX_UID_RANGE must be 'off' or 'first-last' with 1000 <= first <= last < 2147483647, e.g. 200000-265535, got '${raw}'`,
+    );
+    return null;
+  }
+  if (sharedUid >= first && sharedUid <= last) problems.push(`SANDBOX_UID_RANGE (${raw}) must not hold SANDBOX_UID (${sharedUid})`);
+  return { first, last };
 }
 
 function parseOAuth(read: EnvReader, production: boolean, problems: string[]): AppConfig['oauth'] {
@@ -147,7 +181,8 @@ function parseOAuth(read: EnvReader, production: boolean, problems: string[]): A
     if (value === null) return null;
     try {
       const parsed = new URL(value);
-      if ((parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.search === '' && parsed.hash === '') return parsed.href.replace(/\/$/, '');
+      if ((parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.search === '' && parsed.hash === '')
+        return parsed.href.replace(/\/$/, '');
     } catch {
       // reported below
     }
@@ -156,7 +191,8 @@ function parseOAuth(read: EnvReader, production: boolean, problems: string[]): A
   };
   // Opening loopback addresses or trusting a private CA for client documents is for tests and development.
   const testOnly = <T>(name: string, value: T): T => {
-    if (production && read.string(name) !== null) problems.push(`${name} is for tests and development only; it is refused when NODE_ENV=production`);
+    if (production && read.string(name) !== null)
+      problems.push(`${name} is for tests and development only; it is refused when NODE_ENV=production`);
     return value;
   };
   const issuer = read.string('OAUTH_ISSUER');
@@ -185,7 +221,9 @@ function parseTransport(read: EnvReader, problems: string[]): AppConfig['transpo
   const allowedHosts = read.list('ALLOWED_HOSTS')?.map((h) => h.toLowerCase()) ?? null;
   for (const host of allowedHosts ?? []) {
     if (host !== '*' && !/^(\*\.)?[a-z0-9._-]+$|^\[?[0-9a-f:.]+\]?$/.test(host)) {
-      problems.push(`ALLOWED_HOSTS entries are host names without a port ('api.example.com', '*.example.com', '10.0.0.5', '[::1]' or '*'), got '${host}'`);
+      problems.push(
+        `ALLOWED_HOSTS entries are host names without a port ('api.example.com', '*.example.com', '10.0.0.5', '[::1]' or '*'), got '${host}'`,
+      );
     }
   }
   const mcpAllowedOrigins: string[] = [];
@@ -204,7 +242,9 @@ function parseTransport(read: EnvReader, problems: string[]): AppConfig['transpo
   }
   const minReadBytesPerSecond = read.integer('RESPONSE_MIN_READ_BYTES_PER_S', 16 * 1024, 1, 1024 ** 3);
   const readWindowMs = read.integer('RESPONSE_READ_WINDOW_S', 10, 1, 3600) * 1000;
-  return { minReadBytesPerSecond, readWindowMs,
+  return {
+    minReadBytesPerSecond,
+    readWindowMs,
     headersTimeoutMs,
     requestTimeoutMs,
     allowedHosts,
@@ -221,7 +261,7 @@ function parseMetrics(read: EnvReader, problems: string[]): AppConfig['metrics']
   const rawPort = read.string('METRICS_PORT');
   // 0 asks the system for a free port (tests); the address is logged.
   const port = rawPort === null ? null : read.integer('METRICS_PORT', 0, 0, 65535);
-  return { token, port, host: read.string('METRICS_HOST') };
+  return { token, port, host: read.string('METRICS_HOST'), tenants: read.integer('METRICS_TENANTS', 100, 0, 10_000) };
 }
 
 // Tracing is off unless the standard OTEL_* variables ask for an exporter: OTEL_TRACES_EXPORTER=otlp or
@@ -245,7 +285,11 @@ function parseSecrets(read: EnvReader, production: boolean, problems: string[]):
 
 // 32 bytes, written as base64 (44 characters) or hex (64); the value is never echoed.
 function secretsKey(name: string, value: string, problems: string[]): Buffer | null {
-  const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(value) ? Buffer.from(value, 'base64') : null;
+  const bytes = /^[0-9a-fA-F]{64}$/.test(value)
+    ? Buffer.from(value, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(value)
+      ? Buffer.from(value, 'base64')
+      : null;
   if (bytes?.length === 32) return bytes;
   problems.push(`${name} must be 32 bytes written in base64 or hex (e.g. from: openssl rand -base64 32)`);
   return null;
@@ -275,84 +319,6 @@ function parseDatabase(read: EnvReader, cwd: string, problems: string[]): Databa
   return { kind: 'pglite', dataDir: null };
 }
 
-class EnvReader {
-  constructor(
-    private readonly env: Env,
-    private readonly problems: string[],
-  ) {}
-
-  string(name: string): string | null {
-    const value = this.env[name]?.trim();
-    return value ? value : null;
-  }
-
-  integer(name: string, fallback: number, min: number, max: number): number {
-    const raw = this.string(name);
-    if (raw === null) return fallback;
-    const value = Number(raw);
-    if (!/^-?\d+$/.test(raw) || value < min || value > max) {
-      this.problems.push(`${name} must be an integer between ${min} and ${max}, got '${raw}'`);
-      return fallback;
-    }
-    return value;
-  }
-
-  // Days as milliseconds; a fraction is allowed (0.0007 is about a minute, for test set-ups).
-  days(name: string, fallback: number, max: number): number {
-    const raw = this.string(name);
-    if (raw === null) return fallback * 86_400_000;
-    const value = Number(raw);
-    if (!/^\d+(\.\d+)?$/.test(raw) || value > max || (value > 0 && value * 86_400_000 < 1000)) {
-      this.problems.push(`${name} must be a number of days between 0 (keep forever) and ${max}, got '${raw}'`);
-      return fallback * 86_400_000;
-    }
-    return Math.round(value * 86_400_000);
-  }
-
-  boolean(name: string, fallback: boolean): boolean {
-    const raw = this.string(name)?.toLowerCase();
-    if (raw === undefined || raw === null) return fallback;
-    if (['true', '1', 'yes'].includes(raw)) return true;
-    if (['false', '0', 'no'].includes(raw)) return false;
-    this.problems.push(`${name} must be true or false, got '${raw}'`);
-    return fallback;
-  }
-
-  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
-    const raw = this.string(name);
-    if (raw === null) return fallback;
-    if ((allowed as readonly string[]).includes(raw)) return raw as T;
-    this.problems.push(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
-    return fallback;
-  }
-
-  absolutePath(name: string, cwd: string): string | null {
-    const raw = this.string(name);
-    if (raw === null) return null;
-    if (raw.includes('\0')) {
-      this.problems.push(`${name} must be a path`);
-      return null;
-    }
-    return path.resolve(cwd, raw);
-  }
-
-  list(name: string): string[] | null {
-    const raw = this.string(name);
-    if (raw === null) return null;
-    return raw
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean);
-  }
-
-  // Comma-separated (a colon would clash with nothing on POSIX, but commas read better in .env files).
-  pathList(name: string, cwd: string): string[] | null {
-    const raw = this.string(name);
-    if (raw === null) return null;
-    return (this.list(name) ?? []).map((p) => path.resolve(cwd, p));
-  }
-}
-
 // Redirect URI schemes of MCP clients that name theirs without a reverse domain (RFC 8252 prefers one).
 const DEFAULT_APP_SCHEMES = ['cursor', 'vscode', 'vscode-insiders', 'windsurf'];
 const APP_SCHEME = /^[a-z][a-z0-9+.-]*$/;
@@ -366,4 +332,3 @@ function appSchemes(read: EnvReader, problems: string[]): string[] {
   }
   return listed;
 }
-

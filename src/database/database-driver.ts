@@ -26,7 +26,8 @@ export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver
     description: `postgresql ${safeUrl.host}${safeUrl.pathname}`,
     adapter: new PrismaPg(pool),
     query: async (sql, params, prepareAs) =>
-      (prepareAs === undefined ? await pool.query(sql, params) : await pool.query({ name: prepareAs, text: sql, values: params })).rows as never[],
+      (prepareAs === undefined ? await pool.query(sql, params) : await pool.query({ name: prepareAs, text: sql, values: params }))
+        .rows as never[],
     async withSession(fn) {
       const client = await pool.connect();
       try {
@@ -38,7 +39,8 @@ export function createPostgresDriver(url: string, poolSize = 10): DatabaseDriver
         client.release();
       }
     },
-    newClient: (applicationName) => new pg.Client({ connectionString: url, application_name: applicationName, keepAlive: true, connectionTimeoutMillis: 5_000 }),
+    newClient: (applicationName) =>
+      new pg.Client({ connectionString: url, application_name: applicationName, keepAlive: true, connectionTimeoutMillis: 5_000 }),
     close: () => (closing ??= pool.end()),
   };
 }

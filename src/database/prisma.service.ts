@@ -21,9 +21,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
 
   async onModuleInit(): Promise<void> {
     if (this.config.migrateOnStart) {
-      const report = await this.driver.withSession(async (session) =>
-        migrate(session, await readMigrations(MIGRATIONS_DIR)),
-      );
+      const report = await this.driver.withSession(async (session) => migrate(session, await readMigrations(MIGRATIONS_DIR)));
       if (report.applied.length > 0) this.logger.log(`applied migrations: ${report.applied.join(', ')}`);
       if (report.unknown.length > 0) {
         this.logger.warn(`the database has migrations this build does not know: ${report.unknown.join(', ')}`);

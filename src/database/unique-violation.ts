@@ -15,5 +15,4 @@ export async function orUniqueTaken<T>(write: Promise<T>): Promise<T | UniqueTak
   }
 }
 
-const isUniqueViolation = (error: unknown): boolean =>
-  error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+const isUniqueViolation = (error: unknown): boolean => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';

@@ -17,7 +17,10 @@ class HealthResponseDto {
 }
 
 class CommandSandboxHealthDto {
-  @ApiProperty({ enum: ['bwrap', 'none'], description: 'bwrap: every command in a bubblewrap sandbox; none: unsandboxed (operator setting)' })
+  @ApiProperty({
+    enum: ['bwrap', 'none'],
+    description: 'bwrap: every command in a bubblewrap sandbox; none: unsandboxed (operator setting)',
+  })
   mode!: 'bwrap' | 'none';
   @ApiProperty({ description: 'false: commands are refused with 503 sandbox_unavailable; everything else works' })
   ready!: boolean;
@@ -37,11 +40,16 @@ class AuditQueueHealthDto {
 }
 
 class ChangeBusHealthDto {
-  @ApiProperty({ enum: ['postgres', 'in-process'], description: 'postgres: LISTEN/NOTIFY between instances; in-process: one process (PGlite)' })
+  @ApiProperty({
+    enum: ['postgres', 'in-process'],
+    description: 'postgres: LISTEN/NOTIFY between instances; in-process: one process (PGlite)',
+  })
   mode!: 'postgres' | 'in-process';
-  @ApiProperty({ description: 'false: other instances\' changes reach the caches only when their entries expire (TTL); the service stays ready' })
+  @ApiProperty({
+    description: "false: other instances' changes reach the caches only when their entries expire (TTL); the service stays ready",
+  })
   connected!: boolean;
-  @ApiProperty({ description: 'This instance\'s id on the bus (also in the event ids of the SSE stream)' })
+  @ApiProperty({ description: "This instance's id on the bus (also in the event ids of the SSE stream)" })
   instanceId!: string;
   @ApiProperty({ required: false, description: 'When the connection was last made or lost' })
   since?: string;
@@ -61,7 +69,10 @@ const OPERATOR_ONLY = 'Only for the operator (Authorization: Bearer <ADMIN_TOKEN
 
 class RateLimitStoreHealthDto {
   @ApiProperty({ enum: ['memory', 'redis'] }) mode!: 'memory' | 'redis';
-  @ApiProperty({ description: 'false: the store does not answer; requests are refused with 503 (or pass uncounted under RATE_LIMIT_ON_STORE_ERROR=allow)' })
+  @ApiProperty({
+    description:
+      'false: the store does not answer; requests are refused with 503 (or pass uncounted under RATE_LIMIT_ON_STORE_ERROR=allow)',
+  })
   ready!: boolean;
 }
 
@@ -118,7 +129,10 @@ export class HealthController {
     description:
       'The database answers. A command sandbox that cannot run does not make the service unready (only commands are refused), nor does a lost change bus connection (caches fall back to their TTL); the operator sees both here.',
   })
-  @ApiServiceUnavailableResponse({ type: ErrorResponseDto, description: 'database_unavailable, rate_limit_store_unavailable (Retry-After)' })
+  @ApiServiceUnavailableResponse({
+    type: ErrorResponseDto,
+    description: 'database_unavailable, rate_limit_store_unavailable (Retry-After)',
+  })
   async ready(@Authorization() authorization: string | undefined): Promise<ReadinessResponseDto> {
     if (!(await this.prisma.isReady())) {
       throw databaseUnavailable();

@@ -4,7 +4,8 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 // The Authorization header, read without declaring it as an operation's parameter (the OpenAPI document
 // says who may send what through its security schemes; this route stays public).
 export const Authorization = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext): string | undefined => ctx.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers.authorization,
+  (_: unknown, ctx: ExecutionContext): string | undefined =>
+    ctx.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers.authorization,
 );
 
 // Whether an Authorization header carries the ADMIN_TOKEN, for a public route that tells the operator more.

@@ -29,8 +29,7 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 const firstHeader = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
-const requestIdFrom = (header: unknown): string =>
-  typeof header === 'string' && CLIENT_REQUEST_ID.test(header) ? header : randomUUID();
+const requestIdFrom = (header: unknown): string => (typeof header === 'string' && CLIENT_REQUEST_ID.test(header) ? header : randomUUID());
 
 // Nest's ExpressAdapter would JSON-encode a Buffer answer ({"type":"Buffer","data":[...]}); Fastify sends it
 // as the body. Sent as the body here too, through res.send, which keeps a preset Content-Type and ETag
@@ -81,7 +80,10 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   else configureExpress(app as NestExpressApplication, config, log, consoleFiles, cors);
   applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
   closeUnusedConnectionsWithIdleOnes(app.getHttpServer() as Server);
-  closeSlowReaders(app.getHttpServer() as Server, { bytesPerSecond: config.transport.minReadBytesPerSecond, windowMs: config.transport.readWindowMs });
+  closeSlowReaders(app.getHttpServer() as Server, {
+    bytesPerSecond: config.transport.minReadBytesPerSecond,
+    windowMs: config.transport.readWindowMs,
+  });
   // Only the signals that ask a service to stop. Nest's default list also takes SIGUSR2, SIGQUIT and
   // SIGSEGV: an operator's `--heapsnapshot-signal=SIGUSR2` would stop the service.
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
@@ -99,11 +101,24 @@ const logRequest = (
 ) =>
   log.info(
     // The path is the caller's text: a key pasted where a tool's name goes is logged as its audit row has it.
-    { requestId, ...(traceId ? { traceId } : {}), method, path: url === undefined ? undefined : redactText(requestPath(url)), status, durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6 },
+    {
+      requestId,
+      ...(traceId ? { traceId } : {}),
+      method,
+      path: url === undefined ? undefined : redactText(requestPath(url)),
+      status,
+      durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6,
+    },
     'request',
   );
 
-function configureExpress(app: NestExpressApplication, config: AppConfig, log: PinoLogger, consoleFiles: ConsoleFiles, cors: CorsPolicy): void {
+function configureExpress(
+  app: NestExpressApplication,
+  config: AppConfig,
+  log: PinoLogger,
+  consoleFiles: ConsoleFiles,
+  cors: CorsPolicy,
+): void {
   app.disable('x-powered-by');
   // Express would hash every body into a weak ETag; Fastify does not. Only routes that set their own
   // ETag (the tool listing) take part in conditional GETs, on both adapters, and no body is hashed for nothing.
@@ -126,7 +141,13 @@ function configureExpress(app: NestExpressApplication, config: AppConfig, log: P
         const started = accessLog ? process.hrtime.bigint() : 0n;
         res.on('finish', () => {
           if (accessLog) logRequest(log, requestId, req.method, req.url, res.statusCode, started, traced?.span.spanContext().traceId);
-          if (traced) endRequestSpan(traced.span, method, req.route?.path === undefined ? undefined : `${req.baseUrl ?? ''}${req.route.path}`, res.statusCode);
+          if (traced)
+            endRequestSpan(
+              traced.span,
+              method,
+              req.route?.path === undefined ? undefined : `${req.baseUrl ?? ''}${req.route.path}`,
+              res.statusCode,
+            );
         });
       }
       if (traced) runInContext(traced.context, () => requestContext.run({ requestId }, next));
@@ -220,7 +241,8 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleF
   fastify.addHook('onSend', (request, reply, payload, done) => {
     const etag = reply.getHeader('etag');
     const conditional = request.method === 'GET' || request.method === 'HEAD';
-    if (reply.statusCode !== 200 || typeof etag !== 'string' || !conditional || !fresh(request.headers, { etag })) return done(null, payload);
+    if (reply.statusCode !== 200 || typeof etag !== 'string' || !conditional || !fresh(request.headers, { etag }))
+      return done(null, payload);
     reply.code(304).removeHeader('content-type').removeHeader('content-length');
     done(null, null);
   });
@@ -228,7 +250,16 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleF
   if (accessLog || tracingEnabled()) {
     fastify.addHook('onResponse', (request, reply, done) => {
       const span = spans.get(request);
-      if (accessLog) logRequest(log, request.id, request.method, request.url, reply.statusCode, started.get(request) ?? process.hrtime.bigint(), span?.spanContext().traceId);
+      if (accessLog)
+        logRequest(
+          log,
+          request.id,
+          request.method,
+          request.url,
+          reply.statusCode,
+          started.get(request) ?? process.hrtime.bigint(),
+          span?.spanContext().traceId,
+        );
       if (span) endRequestSpan(span, request.method, request.routeOptions.url, reply.statusCode);
       done();
     });

@@ -16,12 +16,24 @@ import { requestPath } from '../common/format/request-path.js';
 // both adapters (configure-app.ts). A request on any other route costs one regular-expression test: a
 // general CORS layer in front of every route was a twentieth of the CPU of refusing a tool call on Fastify.
 
-const OAUTH_PATH = /^\/(?:\.well-known\/(?:oauth-protected-resource(?:\/.*)?|oauth-authorization-server|openid-configuration)|oauth\/(?:token|register|revoke))$/;
+const OAUTH_PATH =
+  /^\/(?:\.well-known\/(?:oauth-protected-resource(?:\/.*)?|oauth-authorization-server|openid-configuration)|oauth\/(?:token|register|revoke))$/;
 const MCP_PATH = /^\/v1\/projects\/[^/]+(?:\/toolsets\/[^/]+)?\/mcp$/;
 
 // What a browser-based MCP client sends (the SDK's transport headers, 2026-07-28's Mcp-Method/Mcp-Name, a
 // retry's Idempotency-Key) and what it must read (the 401's challenge, the negotiated revision, request ids).
-const MCP_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Mcp-Method', 'Mcp-Name', 'Last-Event-ID', 'Idempotency-Key', 'X-Request-Id'];
+const MCP_REQUEST_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Accept',
+  'Mcp-Protocol-Version',
+  'Mcp-Session-Id',
+  'Mcp-Method',
+  'Mcp-Name',
+  'Last-Event-ID',
+  'Idempotency-Key',
+  'X-Request-Id',
+];
 const MCP_RESPONSE_HEADERS = ['WWW-Authenticate', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'X-Request-Id', 'Retry-After'];
 // The SDK sends its protocol revision with discovery requests too.
 const OAUTH_REQUEST_HEADERS = ['Content-Type', 'Accept', 'Mcp-Protocol-Version'];
@@ -63,7 +75,10 @@ export type CorsPolicy = (method: string, url: string, origin: string | undefine
 
 export function corsPolicy(mcpAllowedOrigins: readonly string[]): CorsPolicy {
   const oauth = rule('*', ['GET', 'POST'], OAUTH_REQUEST_HEADERS, []);
-  const mcp = mcpAllowedOrigins.length > 0 ? rule(new Set(mcpAllowedOrigins), ['GET', 'POST', 'DELETE'], MCP_REQUEST_HEADERS, MCP_RESPONSE_HEADERS) : null;
+  const mcp =
+    mcpAllowedOrigins.length > 0
+      ? rule(new Set(mcpAllowedOrigins), ['GET', 'POST', 'DELETE'], MCP_REQUEST_HEADERS, MCP_RESPONSE_HEADERS)
+      : null;
   return (method, url, origin) => {
     // `/v1/projects/{id}#/mcp` is the project's REST route, as the routers read it: no CORS header.
     const path = requestPath(url);

@@ -11,5 +11,8 @@ export function applyRequestTimeouts(server: Server, transport: AppConfig['trans
   server.requestTimeout = transport.requestTimeoutMs;
   // Node looks for expired requests on this interval (30 s by default), so a client could hold on for that
   // much longer; read when the server starts listening (a property @types/node does not declare).
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(250, Math.min(1000, Math.floor(transport.headersTimeoutMs / 4)));
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(
+    250,
+    Math.min(1000, Math.floor(transport.headersTimeoutMs / 4)),
+  );
 }

@@ -5,7 +5,8 @@ import { INVALID_UTF8_BODY } from '../common/errors/all-exceptions.filter.js';
 // JSON is UTF-8 (RFC 8259, 8.1). Both adapters' parsers would decode invalid bytes to U+FFFD without a word,
 // so a name with a stray byte would silently become another name (in a file path, say). The bytes are
 // checked before they are decoded and such a body answers 400 invalid_json.
-const invalidUtf8 = () => Object.assign(new Error('The request body is not valid UTF-8'), { status: 400, statusCode: 400, type: INVALID_UTF8_BODY });
+const invalidUtf8 = () =>
+  Object.assign(new Error('The request body is not valid UTF-8'), { status: 400, statusCode: 400, type: INVALID_UTF8_BODY });
 
 // body-parser's `verify`: called with the raw bytes before they are decoded. Another declared charset
 // (body-parser's json takes the utf-* ones) is decoded by its own rules.

@@ -107,7 +107,11 @@ export class ScrapedHistogram extends ScrapedMetric<HistogramSeries> {
       let cumulative = 0;
       for (let i = 0; i <= this.bounds.length; i++) {
         cumulative += series.counts[i];
-        values.push({ labels: { ...labels, le: i < this.bounds.length ? String(this.bounds[i]) : '+Inf' }, value: cumulative, metricName: `${this.name}_bucket` });
+        values.push({
+          labels: { ...labels, le: i < this.bounds.length ? String(this.bounds[i]) : '+Inf' },
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+        });
       }
       values.push({ labels, value: series.sum, metricName: `${this.name}_sum` });
       values.push({ labels, value: series.count, metricName: `${this.name}_count` });

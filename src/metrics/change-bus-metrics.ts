@@ -8,11 +8,25 @@ import { Metrics } from './metrics.js';
 @Injectable()
 export class ChangeBusMetrics {
   constructor(@Inject(ChangeBus) bus: ChangeBus, metrics: Metrics) {
-    metrics.gauge('toolgate_change_bus_connected', '1 while the change bus reaches the other instances (always 1 in-process), 0 while caches fall back to their TTL', () =>
-      bus.status().connected ? 1 : 0,
+    metrics.gauge(
+      'toolgate_change_bus_connected',
+      '1 while the change bus reaches the other instances (always 1 in-process), 0 while caches fall back to their TTL',
+      () => (bus.status().connected ? 1 : 0),
     );
-    metrics.counter('toolgate_change_bus_reconnects_total', 'Reconnection attempts after the change bus connection was lost or refused', () => bus.status().reconnects ?? 0);
-    metrics.gauge('toolgate_change_bus_pending_messages', 'Messages published while the bus was down, waiting to be sent', () => bus.status().pending ?? 0);
-    metrics.counter('toolgate_change_bus_dropped_messages_total', 'Messages dropped because too many waited while the bus was down', () => bus.status().dropped ?? 0);
+    metrics.counter(
+      'toolgate_change_bus_reconnects_total',
+      'Reconnection attempts after the change bus connection was lost or refused',
+      () => bus.status().reconnects ?? 0,
+    );
+    metrics.gauge(
+      'toolgate_change_bus_pending_messages',
+      'Messages published while the bus was down, waiting to be sent',
+      () => bus.status().pending ?? 0,
+    );
+    metrics.counter(
+      'toolgate_change_bus_dropped_messages_total',
+      'Messages dropped because too many waited while the bus was down',
+      () => bus.status().dropped ?? 0,
+    );
   }
 }

@@ -52,7 +52,8 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = req.url?.split('?')[0];
     if (path !== '/metrics') return send(res, 404, 'application/json', error('route_not_found', `No route for ${req.method} ${path}`));
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'application/json', error('method_not_allowed', 'Only GET /metrics'));
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(res, 405, 'application/json', error('method_not_allowed', 'Only GET /metrics'));
     const refusal = this.access.refusal(req.headers.authorization);
     if (refusal) return send(res, refusal.status, 'application/json', error(refusal.code, refusal.message));
     try {

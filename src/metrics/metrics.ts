@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
+import { BUILTIN_TOOL_NAMES } from '../execution/builtin-tool-names.js';
 import { type CounterSeries, type HistogramSeries, ScrapedCounter, ScrapedHistogram } from './call-series.js';
 
 // Label values stay bounded: a built-in tool keeps its name (ten of them); every tenant skill tool is
@@ -83,7 +83,11 @@ export class Metrics {
       labelNames: ['bucket'],
       registers,
     });
-    this.rateLimits = { requests: rateLimited.labels('requests'), commands: rateLimited.labels('commands'), 'sign-in': rateLimited.labels('sign-in') };
+    this.rateLimits = {
+      requests: rateLimited.labels('requests'),
+      commands: rateLimited.labels('commands'),
+      'sign-in': rateLimited.labels('sign-in'),
+    };
     this.sandboxFailures = new Counter({
       name: 'toolgate_sandbox_setup_failures_total',
       help: 'Commands whose sandbox could not be set up (sandbox_failed): the command did not run',
@@ -208,6 +212,33 @@ export class Metrics {
       collect() {
         this.set(read());
       },
+    });
+  }
+
+  // Gauges by label values that their owner reads when scraped (one read serves every gauge of the
+  // scrape); the owner bounds how many label values it answers.
+  labelledGauges<L extends string>(
+    gauges: Array<{ name: string; help: string; labelNames: readonly L[] }>,
+    read: () => Promise<Array<Array<{ labels: Record<L, string>; value: number }>>>,
+  ): void {
+    let pending: Promise<Array<Array<{ labels: Record<L, string>; value: number }>>> | undefined;
+    // The first gauge of a scrape reads; the others take the same answer.
+    const readOnce = () => {
+      pending ??= read().finally(() => setTimeout(() => (pending = undefined), 0).unref());
+      return pending;
+    };
+    gauges.forEach(({ name, help, labelNames }, i) => {
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        async collect() {
+          const samples = (await readOnce())[i] ?? [];
+          this.reset();
+          for (const { labels, value } of samples) this.set(labels as Partial<Record<L, string | number>>, value);
+        },
+      });
     });
   }
 

@@ -24,7 +24,10 @@ export class AdminProjectsController {
   }
 
   @Patch(':projectId')
-  @ApiOperation({ operationId: 'adminUpdateProject', summary: "Place a project's workspace directory on the host (or give it back its own)" })
+  @ApiOperation({
+    operationId: 'adminUpdateProject',
+    summary: "Place a project's workspace directory on the host (or give it back its own)",
+  })
   @ApiParam(PROJECT_ID)
   @ApiOkResponse({ type: AdminProjectResponseDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })

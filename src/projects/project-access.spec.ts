@@ -5,7 +5,12 @@ import { Metrics } from '../metrics/metrics.js';
 import { type ProjectSettings, ProjectAccess } from './project-access.js';
 import type { ProjectsRepository } from './projects.repository.js';
 
-const settings = (workspacePath: string | null): ProjectSettings => ({ workspacePath, shellEnabled: false, shellAllowlist: [], approvalRequired: [] });
+const settings = (workspacePath: string | null): ProjectSettings => ({
+  workspacePath,
+  shellEnabled: false,
+  shellAllowlist: [],
+  approvalRequired: [],
+});
 
 // The project rows as the database answers them; each read waits until the test releases it.
 class ControlledRows {

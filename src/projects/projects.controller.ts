@@ -11,16 +11,11 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
+import { AllowRoles, CurrentTenant, ProjectScoped, type Tenant, TenantAuth } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { PageQueryDto } from '../common/pagination/cursor.js';
 import { PROJECT_ID } from '../common/http/api-params.js';
-import {
-  CreateProjectDto,
-  ProjectListResponseDto,
-  ProjectResponseDto,
-  UpdateProjectDto,
-} from './dto/project.dto.js';
+import { CreateProjectDto, ProjectListResponseDto, ProjectResponseDto, UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectsService } from './projects.service.js';
 
 @ApiTags('projects')
@@ -33,7 +28,10 @@ export class ProjectsController {
   @ApiOperation({ operationId: 'createProject', summary: 'Create a project' })
   @ApiCreatedResponse({ type: ProjectResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'project_slug_taken' })
-  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'workspace_path_operator_only: the tenant has no granted workspace roots; forbidden: the admin token was sent' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: 'workspace_path_operator_only: the tenant has no granted workspace roots; forbidden: the admin token was sent',
+  })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_path_not_allowed' })
   async create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
     return this.projects.create(tenant.tenantId, dto);
@@ -48,6 +46,7 @@ export class ProjectsController {
   }
 
   @Get(':projectId')
+  @ProjectScoped('projectId')
   @AllowRoles('agent', 'approver')
   @ApiOperation({ operationId: 'getProject', summary: 'Get a project' })
   @ApiParam(PROJECT_ID)
@@ -58,12 +57,16 @@ export class ProjectsController {
   }
 
   @Patch(':projectId')
+  @ProjectScoped('projectId')
   @ApiOperation({ operationId: 'updateProject', summary: 'Change a project: name, slug, workspace, shell and approval settings' })
   @ApiParam(PROJECT_ID)
   @ApiOkResponse({ type: ProjectResponseDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found' })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'project_slug_taken' })
-  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'workspace_path_operator_only: the tenant has no granted workspace roots; forbidden: the admin token was sent' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: 'workspace_path_operator_only: the tenant has no granted workspace roots; forbidden: the admin token was sent',
+  })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'workspace_path_not_allowed' })
   async update(
     @CurrentTenant() tenant: Tenant,
@@ -74,6 +77,7 @@ export class ProjectsController {
   }
 
   @Delete(':projectId')
+  @ProjectScoped('projectId')
   @HttpCode(204)
   @ApiOperation({ operationId: 'deleteProject', summary: 'Delete a project with its audit log' })
   @ApiParam(PROJECT_ID)

@@ -45,6 +45,10 @@ export class ProjectsRepository {
     });
   }
 
+  async idsOf(tenantId: string): Promise<string[]> {
+    return (await this.prisma.project.findMany({ where: { tenantId }, select: { id: true } })).map((p) => p.id);
+  }
+
   findById(tenantId: string, id: string): Promise<Project | null> {
     if (!isUuid(id)) return Promise.resolve(null);
     return this.prisma.project.findFirst({ where: { id, tenantId } });

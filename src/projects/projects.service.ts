@@ -4,13 +4,19 @@ import { decodeCursor, toPage } from '../common/pagination/cursor.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { AppError, badRequest } from '../common/errors/app-error.js';
 import { SkillTools } from '../skills/skill-tools.js';
-import { BUILTIN_TOOL_NAMES } from '../tools/builtin-tool-names.js';
+import { BUILTIN_TOOL_NAMES } from '../execution/builtin-tool-names.js';
 import { TOOL_CLASSES } from '../tools/tool-classes.js';
 import { WorkspaceResolver } from '../workspace/workspace-resolver.js';
 import { WorkspacePlacement } from '../workspace/placement/workspace-placement.js';
 import type { Project } from '../generated/prisma/client.js';
 import { projectNotFound, projectSlugTaken } from './projects.errors.js';
-import { AdminProjectResponseDto, type CreateProjectDto, type ProjectListResponseDto, ProjectResponseDto, type UpdateProjectDto } from './dto/project.dto.js';
+import {
+  AdminProjectResponseDto,
+  type CreateProjectDto,
+  type ProjectListResponseDto,
+  ProjectResponseDto,
+  type UpdateProjectDto,
+} from './dto/project.dto.js';
 import { ProjectAccess } from './project-access.js';
 import { ProjectsRepository } from './projects.repository.js';
 import { BudgetsRepository } from '../budgets/budgets.repository.js';
@@ -50,19 +56,31 @@ export class ProjectsService {
     const project = await this.budgetLocks.withTenantLocked(tenantId, async (tx, overrides) => {
       const max = this.budgets.merge(overrides).maxProjects;
       const count = await this.projects.countLocked(tx, tenantId);
-      if (count >= max) return tenantBudgetExceeded('maxProjects', max, count, 1, 'Delete a project the tenant no longer needs, or ask the operator for a larger budget.');
+      if (count >= max)
+        return tenantBudgetExceeded(
+          'maxProjects',
+          max,
+          count,
+          1,
+          'Delete a project the tenant no longer needs, or ask the operator for a larger budget.',
+        );
       return this.projects.createLocked(tx, tenantId, fields);
     });
     if (project instanceof AppError) throw project;
     // The tenant itself was deleted while this request ran.
     if (project === false) throw tenantNotFound(tenantId);
     if (project === UNIQUE_TAKEN) throw projectSlugTaken(dto.slug);
-    await this.workspaces.provision(project.id);
+    await this.workspaces.provision(tenantId, project.id);
     return this.tenantView(tenantId, project);
   }
 
   // `only`: the projects a bound key may see (null: all of the tenant's).
-  async list(tenantId: string, limit = DEFAULT_PAGE_SIZE, cursor: string | undefined, only: readonly string[] | null = null): Promise<ProjectListResponseDto> {
+  async list(
+    tenantId: string,
+    limit = DEFAULT_PAGE_SIZE,
+    cursor: string | undefined,
+    only: readonly string[] | null = null,
+  ): Promise<ProjectListResponseDto> {
     const after = cursor ? decodeCursor(cursor) : null;
     const roots = await this.placement.tenantRoots(tenantId);
     return toPage(await this.projects.listPage(tenantId, limit, after, only), limit, (p) => ProjectResponseDto.from(p, roots));
@@ -82,14 +100,16 @@ export class ProjectsService {
         ? dto.workspacePath
         : await this.placement.checkTenantPath(tenantId, projectId, dto.workspacePath);
     // Clearing is the tenant's to do only for a path it set itself, inside its granted roots.
-    if (workspacePath === null) await this.placement.assertTenantMayClear(tenantId, (await this.access.settings(tenantId, projectId)).workspacePath);
+    if (workspacePath === null)
+      await this.placement.assertTenantMayClear(tenantId, (await this.access.settings(tenantId, projectId)).workspacePath);
     const fields = {
       name: dto.name,
       slug: dto.slug,
       workspacePath,
       shellEnabled: dto.shellEnabled,
       shellAllowlist: dto.shellAllowlist,
-      approvalRequired: dto.approvalRequired === undefined ? undefined : await this.approvalNames(tenantId, projectId, dto.approvalRequired),
+      approvalRequired:
+        dto.approvalRequired === undefined ? undefined : await this.approvalNames(tenantId, projectId, dto.approvalRequired),
     };
     const project = await this.projects.update(tenantId, projectId, fields);
     this.changes.changed(tenantId, projectId);
@@ -136,7 +156,9 @@ export class ProjectsService {
     // Its files go after the answer (a large tree takes a while); only the directory Toolgate made for it.
     if (project.workspacePath === null) {
       void this.workspaces.removeProvisioned(projectId).catch((error: unknown) => {
-        this.logger.warn(`The workspace of deleted project ${projectId} could not be removed: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.warn(
+          `The workspace of deleted project ${projectId} could not be removed: ${error instanceof Error ? error.message : String(error)}`,
+        );
       });
     }
   }
@@ -145,7 +167,9 @@ export class ProjectsService {
 // approvalRequired entries: a tool the project has (built-in or from its skills), a name ending in `*`
 // (matches tools added later too), or a class (@commands, @writes, @network, @all; see tools/tool-classes.ts).
 function checkToolNames(names: string[], known: readonly string[]): string[] {
-  const unknown = names.filter((n) => !(known.includes(n) || (n.endsWith('*') && n.length > 1) || (TOOL_CLASSES as readonly string[]).includes(n)));
+  const unknown = names.filter(
+    (n) => !(known.includes(n) || (n.endsWith('*') && n.length > 1) || (TOOL_CLASSES as readonly string[]).includes(n)),
+  );
   if (unknown.length > 0) {
     throw badRequest(
       'unknown_tool',

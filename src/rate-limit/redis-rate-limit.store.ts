@@ -11,7 +11,10 @@ return {hits, redis.call('PTTL', KEYS[1])}
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix = 'toolgate:rate:') {
+  constructor(
+    url: string,
+    private readonly prefix = 'toolgate:rate:',
+  ) {
     // No offline queue and no retries per command: while Redis is down a hit fails at once, and the limiter
     // answers 503 (or lets the request pass) instead of a request hanging on a queue. The client reconnects
     // by itself in the background.
@@ -29,7 +32,10 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async hit(key: string, windowMs: number, count = 1, timeoutMs = 1000): Promise<RateLimitHit> {
-    const [hits, ttl] = (await withTimeout(this.redis.eval(HIT, 1, `${this.prefix}${key}`, windowMs, count), timeoutMs)) as [number, number];
+    const [hits, ttl] = (await withTimeout(this.redis.eval(HIT, 1, `${this.prefix}${key}`, windowMs, count), timeoutMs)) as [
+      number,
+      number,
+    ];
     return { hits, resetInMs: ttl > 0 ? ttl : windowMs };
   }
 

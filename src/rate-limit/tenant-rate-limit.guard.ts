@@ -3,7 +3,7 @@ import type { Tenant } from '../common/auth/auth.decorators.js';
 import { TenantRateLimiter } from './tenant-rate-limiter.js';
 
 // Every tenant request counts in the `requests` bucket. Runs after AuthGuard (it needs the tenant); the
-// `commands` bucket is charged where the tool is known (tools/tool-calls.service.ts), not here.
+// `commands` bucket is charged where the tool is known (tools/tool-call.gate.ts), not here.
 @Injectable()
 export class TenantRateLimitGuard implements CanActivate {
   constructor(private readonly limiter: TenantRateLimiter) {}

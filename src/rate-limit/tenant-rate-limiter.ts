@@ -34,7 +34,12 @@ export class TenantRateLimiter implements OnApplicationShutdown {
   ) {
     this.requests = { name: 'requests', limit: config.rateLimit.requests, what: 'requests', whose: 'this tenant' };
     this.commands = { name: 'commands', limit: config.rateLimit.commandCalls, what: 'command calls', whose: 'this tenant' };
-    this.signIn = { name: 'sign-in', limit: config.rateLimit.signIn, what: 'OAuth registrations and authorization requests', whose: 'this address' };
+    this.signIn = {
+      name: 'sign-in',
+      limit: config.rateLimit.signIn,
+      what: 'OAuth registrations and authorization requests',
+      whose: 'this address',
+    };
     this.windowMs = config.rateLimit.windowMs;
     this.onStoreError = config.rateLimit.onStoreError;
     this.storeTimeoutMs = config.rateLimit.storeTimeoutMs;

@@ -39,7 +39,10 @@ export class AdminTenantsController {
   @Post()
   @ApiOperation({ operationId: 'createTenant', summary: 'Create a tenant' })
   @ApiCreatedResponse({ type: TenantResponseDto })
-  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'validation_failed (details.fields), invalid_json, tenant_name_like_id (a name shaped like a tenant id)' })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description: 'validation_failed (details.fields), invalid_json, tenant_name_like_id (a name shaped like a tenant id)',
+  })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'tenant_name_taken' })
   async create(@Body() dto: CreateTenantDto): Promise<TenantResponseDto> {
     return this.tenants.create(dto.name);
@@ -53,7 +56,10 @@ export class AdminTenantsController {
   }
 
   @Patch(':tenantId')
-  @ApiOperation({ operationId: 'updateTenant', summary: "Grant a tenant the roots inside which its own keys may place project workspaces, and set its own budgets" })
+  @ApiOperation({
+    operationId: 'updateTenant',
+    summary: 'Grant a tenant the roots inside which its own keys may place project workspaces, and set its own budgets',
+  })
   @ApiParam(TENANT_ID)
   @ApiOkResponse({ type: TenantResponseDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })

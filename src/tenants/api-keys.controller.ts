@@ -1,5 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { API_KEY_ID } from '../common/http/api-params.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
@@ -25,7 +34,10 @@ export class ApiKeysController {
   @ApiOperation({ operationId: 'createApiKey', summary: 'Issue another API key for the caller (the key is in this answer only)' })
   @NoStore()
   @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only', headers: NO_STORE_HEADER })
-  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_key_grant: a role, projectIds, tools or expiresAt that do not go together' })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description: 'invalid_key_grant: a role, projectIds, tools or expiresAt that do not go together',
+  })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found: a projectIds entry is not one of the tenant’s projects' })
   async create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
     return this.apiKeys.issueAsAsked(tenant.tenantId, dto);

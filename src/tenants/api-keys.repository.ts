@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import type { ApiKey } from '../generated/prisma/client.js';
-import type { KeyGrant } from './api-keys.service.js';
+import type { KeyGrant } from './key-grant.js';
 
 // A key as listed: an OAuth access token with the key that consented to its client.
 export type ListedApiKey = ApiKey & { oauthGrant?: { decidedByKeyId: string } | null };
@@ -29,8 +29,15 @@ export class ApiKeysRepository {
 
   // Revokes the active keys bound to a project's toolset; answers their ids and prefixes.
   async revokeBoundToToolset(tenantId: string, projectId: string, slug: string): Promise<Array<{ id: string; prefix: string }>> {
-    const keys = await this.prisma.apiKey.findMany({ where: { tenantId, toolset: slug, projectIds: { has: projectId }, revokedAt: null }, select: { id: true, prefix: true } });
-    if (keys.length > 0) await this.prisma.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) }, revokedAt: null }, data: { revokedAt: new Date() } });
+    const keys = await this.prisma.apiKey.findMany({
+      where: { tenantId, toolset: slug, projectIds: { has: projectId }, revokedAt: null },
+      select: { id: true, prefix: true },
+    });
+    if (keys.length > 0)
+      await this.prisma.apiKey.updateMany({
+        where: { id: { in: keys.map((k) => k.id) }, revokedAt: null },
+        data: { revokedAt: new Date() },
+      });
     return keys;
   }
 
@@ -45,7 +52,10 @@ export class ApiKeysRepository {
 
   // The active OAuth consents a key gave: they end with it.
   async grantsConsentedBy(tenantId: string, keyId: string): Promise<string[]> {
-    const grants = await this.prisma.oAuthGrant.findMany({ where: { tenantId, decidedByKeyId: keyId, revokedAt: null }, select: { id: true } });
+    const grants = await this.prisma.oAuthGrant.findMany({
+      where: { tenantId, decidedByKeyId: keyId, revokedAt: null },
+      select: { id: true },
+    });
     return grants.map((g) => g.id);
   }
 
@@ -54,7 +64,10 @@ export class ApiKeysRepository {
     const now = new Date();
     // The grant first: no token is issued under a revoked grant, so none appears after the keys are read.
     await this.prisma.oAuthGrant.updateMany({ where: { id: grantId, tenantId, revokedAt: null }, data: { revokedAt: now } });
-    const keys = await this.prisma.apiKey.findMany({ where: { oauthGrantId: grantId, tenantId, revokedAt: null }, select: { id: true, prefix: true } });
+    const keys = await this.prisma.apiKey.findMany({
+      where: { oauthGrantId: grantId, tenantId, revokedAt: null },
+      select: { id: true, prefix: true },
+    });
     await this.prisma.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) } }, data: { revokedAt: now } });
     return keys;
   }
@@ -70,7 +83,10 @@ export class ApiKeysRepository {
 
   // The live OAuth consents given for an MCP URL of the project with this path (whatever origin it was asked under).
   async grantsForResourcePath(tenantId: string, projectId: string, path: string): Promise<string[]> {
-    const grants = await this.prisma.oAuthGrant.findMany({ where: { tenantId, projectId, resource: { endsWith: path }, revokedAt: null }, select: { id: true } });
+    const grants = await this.prisma.oAuthGrant.findMany({
+      where: { tenantId, projectId, resource: { endsWith: path }, revokedAt: null },
+      select: { id: true },
+    });
     return grants.map((grant) => grant.id);
   }
 

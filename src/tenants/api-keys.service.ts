@@ -8,6 +8,7 @@ import type { KeyRole } from '../common/auth/key-roles.js';
 import { type ApiKeyListResponseDto, ApiKeyResponseDto, type CreateApiKeyDto, type CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
 import { generateApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
+import type { KeyGrant } from './key-grant.js';
 import { apiKeyNotFound, invalidGrant } from './tenants.errors.js';
 import { ProjectAccess } from '../projects/project-access.js';
 import { KeyRevocations } from '../common/auth/key-revocations.js';
@@ -17,22 +18,6 @@ import { toolsetNotFound } from '../toolsets/toolsets.errors.js';
 interface CachedKey extends Tenant {
   hash: Uint8Array;
   lastTouchedAt: number;
-}
-
-export interface KeyGrant {
-  role: KeyRole;
-  projectIds: string[];
-  tools: string[];
-  expiresAt: Date | null;
-  // An agent key bound to one toolset of its one project (slug); null: none.
-  toolset: string | null;
-  // An OAuth access token: the consent (oauth_grants row) it was issued under and the one resource it serves.
-  oauthGrantId?: string;
-  oauthResource?: string;
-  // Every call of the key parks for approval (an OAuth client an approver signed in).
-  parksEveryCall?: boolean;
-  // Its calls may name their end user (Toolgate-User).
-  actAsUsers?: boolean;
 }
 
 // The key's prefix (the public part that finds the row), never the secret; or every key of a deleted tenant.
@@ -79,7 +64,8 @@ export class ApiKeysService {
     const projectIds = [...new Set(dto.projectIds ?? [])];
     const tools = [...new Set(dto.tools ?? [])];
     if (role === 'agent' && projectIds.length === 0) throw invalidGrant('an agent key needs projectIds: the projects it works in');
-    if (role === 'admin' && projectIds.length > 0) throw invalidGrant('an admin key is for the whole tenant; give projectIds to an agent or approver key');
+    if (role === 'admin' && projectIds.length > 0)
+      throw invalidGrant('an admin key is for the whole tenant; give projectIds to an agent or approver key');
     if (role !== 'agent' && tools.length > 0) throw invalidGrant('tools binds an agent key; other roles call no tools');
     const toolset = dto.toolset ?? null;
     if (toolset !== null && (role !== 'agent' || projectIds.length !== 1)) {
@@ -99,7 +85,11 @@ export class ApiKeysService {
   }
 
   // The full key is in this answer only: the database keeps its hash. `grant` has been checked by the caller.
-  async issue(tenantId: string, name: string, grant: KeyGrant = { role: 'admin', projectIds: [], tools: [], expiresAt: null, toolset: null }): Promise<CreatedApiKeyResponseDto> {
+  async issue(
+    tenantId: string,
+    name: string,
+    grant: KeyGrant = { role: 'admin', projectIds: [], tools: [], expiresAt: null, toolset: null },
+  ): Promise<CreatedApiKeyResponseDto> {
     const generated = generateApiKey();
     const record = await this.keys.create(tenantId, name, generated.prefix, generated.hash, grant);
     return { ...ApiKeyResponseDto.from(record), key: generated.key, tenantId };
@@ -123,7 +113,8 @@ export class ApiKeysService {
 
   // Ends an OAuth consent: every access token issued under it stops at once (open MCP requests included).
   async revokeOAuthGrant(tenantId: string, grantId: string): Promise<void> {
-    for (const key of await this.keys.revokeGrant(tenantId, grantId)) this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: key.prefix, keyId: key.id });
+    for (const key of await this.keys.revokeGrant(tenantId, grantId))
+      this.bus.publish(API_KEYS_CHANGED, { revokedPrefix: key.prefix, keyId: key.id });
   }
 
   // Access tokens issued under a grant before this one are retired when it is refreshed: one listed token per consent.

@@ -1,17 +1,35 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ALLOWED_ROLES, AUTH_KIND, type AuthKind, type Tenant, TOOLSET_ROUTE } from '../common/auth/auth.decorators.js';
+import { ALLOWED_ROLES, AUTH_KIND, type AuthKind, PROJECT_PARAM, type Tenant, TOOLSET_ROUTE } from '../common/auth/auth.decorators.js';
 import { toolsetKeyRoute, toolsetNotFound } from '../toolsets/toolsets.errors.js';
 import type { KeyRole } from '../common/auth/key-roles.js';
 import { AppError } from '../common/errors/app-error.js';
-import { EXTERNAL_TOKENS, type ExternalTokens, type McpResource, mcpResourceOfUrl, mcpResourceUrl, OAUTH_RESOURCE, resourceMetadataUrl, serviceBaseUrl } from '../common/auth/oauth-resource.js';
+import {
+  EXTERNAL_TOKENS,
+  type ExternalTokens,
+  type McpResource,
+  mcpResourceOfUrl,
+  mcpResourceUrl,
+  OAUTH_RESOURCE,
+  resourceMetadataUrl,
+  serviceBaseOf,
+  serviceBaseUrl,
+} from '../common/auth/oauth-resource.js';
 import { projectNotFound } from '../projects/projects.errors.js';
 import { END_USER_HEADER, invalidEndUser, parseEndUser, userAssertionNotAllowed } from '../common/auth/end-user.js';
 import { requestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { hashApiKey, hashesEqual } from './api-key-format.js';
 import { ApiKeysService } from './api-keys.service.js';
-import { adminRouteForbidden, apiKeyExpired, forbiddenForRole, invalidCredentials, missingCredentials, tenantRouteForbidden, tokenNotForThisResource } from './tenants.errors.js';
+import {
+  adminRouteForbidden,
+  apiKeyExpired,
+  forbiddenForRole,
+  invalidCredentials,
+  missingCredentials,
+  tenantRouteForbidden,
+  tokenNotForThisResource,
+} from './tenants.errors.js';
 
 type GuardedRequest = { headers: Record<string, unknown>; params?: Record<string, string>; protocol?: string; tenant?: Tenant };
 
@@ -21,8 +39,11 @@ interface RouteAuth {
   // An MCP endpoint that is an OAuth protected resource (its 401s name the metadata document).
   oauthResource: boolean;
   allowedRoles: readonly KeyRole[];
-  // A toolset's route (`:slug`), the only kind a toolset-bound key may call.
-  toolsetRoute: boolean;
+  // The path parameter that holds the route's project (@ProjectScoped); null: the route binds no project.
+  projectParam: string | null;
+  // A toolset's route: the path parameter that holds its slug (@ToolsetRoute), the only kind of route a
+  // toolset-bound key may call; null: not a toolset's route.
+  toolsetParam: string | null;
 }
 
 // One global guard: public routes pass, admin routes take ADMIN_TOKEN, every other route a tenant key.
@@ -59,7 +80,10 @@ export class AuthGuard implements CanActivate {
       const base = serviceBaseUrl(this.publicUrl, request.headers, request.protocol);
       const invalid = error.code === 'invalid_token' ? 'error="invalid_token", ' : '';
       const challenge = `Bearer ${invalid}resource_metadata="${resourceMetadataUrl(base, endpoint)}"`;
-      throw new AppError(401, error.code, error.message, { details: error.details, headers: { ...error.headers, 'WWW-Authenticate': challenge } });
+      throw new AppError(401, error.code, error.message, {
+        details: error.details,
+        headers: { ...error.headers, 'WWW-Authenticate': challenge },
+      });
     }
   }
 
@@ -75,7 +99,8 @@ export class AuthGuard implements CanActivate {
         kind: this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, targets) ?? 'tenant',
         oauthResource: this.reflector.getAllAndOverride<boolean>(OAUTH_RESOURCE, targets) === true,
         allowedRoles: this.reflector.getAllAndOverride<KeyRole[]>(ALLOWED_ROLES, targets) ?? ['admin'],
-        toolsetRoute: this.reflector.getAllAndOverride<boolean>(TOOLSET_ROUTE, targets) === true,
+        projectParam: this.reflector.getAllAndOverride<string | undefined>(PROJECT_PARAM, targets) ?? null,
+        toolsetParam: this.reflector.getAllAndOverride<string | undefined>(TOOLSET_ROUTE, targets) ?? null,
       };
       handlers.set(handler, route);
     }
@@ -102,16 +127,23 @@ export class AuthGuard implements CanActivate {
     if ('expiredAt' in tenant) throw apiKeyExpired(tenant.expiredAt);
     // An OAuth access token works at the one MCP endpoint it was issued for, nowhere else (RFC 8707): a
     // project's token not at its toolsets' endpoints, a toolset's not at the project's or another toolset's.
-    if (tenant.oauthResource && !sameEndpoint(mcpResourceOfUrl(tenant.oauthResource), endpoint)) throw tokenNotForThisResource(tenant.oauthResource);
+    // It is bound to the issuer that minted it too: the base URL its resource starts with must be this
+    // service's as the request reached it (another PUBLIC_URL or Host is another issuer).
+    if (
+      tenant.oauthResource &&
+      (!sameEndpoint(mcpResourceOfUrl(tenant.oauthResource), endpoint) || !this.mintedHere(tenant.oauthResource, request))
+    ) {
+      throw tokenNotForThisResource(tenant.oauthResource);
+    }
     // What the key's role may do, then where: a project outside the key's binding is a 404 like a missing one.
     const allowed = route.allowedRoles;
     if (!allowed.includes(tenant.role)) throw forbiddenForRole(tenant.role, allowed);
-    const projectId = request.params?.projectId;
+    const projectId = route.projectParam === null ? undefined : request.params?.[route.projectParam];
     if (tenant.projectIds !== null && projectId !== undefined && !tenant.projectIds.includes(projectId)) throw projectNotFound(projectId);
     // A key bound to a toolset serves that toolset only: another toolset is a 404 like a missing one.
     if (tenant.toolset) {
-      if (!route.toolsetRoute) throw toolsetKeyRoute();
-      const slug = request.params?.slug ?? '';
+      if (route.toolsetParam === null) throw toolsetKeyRoute();
+      const slug = request.params?.[route.toolsetParam] ?? '';
       if (slug !== tenant.toolset) throw toolsetNotFound(slug);
     }
     // The end user a call is for: only a key the admin trusted to say so may name one.
@@ -128,6 +160,12 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
+  // Whether an access token's resource names this service as the request reached it. A token of an external
+  // issuer was judged for this very URL (its resource is built from it below).
+  private mintedHere(resource: string, request: GuardedRequest): boolean {
+    return serviceBaseOf(resource) === serviceBaseUrl(this.publicUrl, request.headers, request.protocol);
+  }
+
   // A token of the external authorization server (OAUTH_ISSUER), judged for this endpoint's URL.
   private async external(token: string, request: GuardedRequest, endpoint: McpResource): Promise<Tenant | null> {
     if (!this.externalTokens) return null;
@@ -136,11 +174,11 @@ export class AuthGuard implements CanActivate {
   }
 }
 
-// The MCP endpoint a protected resource's route serves: the project's, or a toolset's (its `:slug`).
+// The MCP endpoint a protected resource's route serves: the project's, or a toolset's, as the route declares them.
 function endpointOf(route: RouteAuth, request: GuardedRequest): McpResource | null {
-  const projectId = request.params?.projectId;
+  const projectId = route.projectParam === null ? undefined : request.params?.[route.projectParam];
   if (projectId === undefined) return null;
-  return { projectId, toolset: route.toolsetRoute ? (request.params?.slug ?? '') : null };
+  return { projectId, toolset: route.toolsetParam === null ? null : (request.params?.[route.toolsetParam] ?? '') };
 }
 
 function sameEndpoint(a: McpResource | null, b: McpResource | null): boolean {

@@ -9,13 +9,10 @@ export const tenantNameLikeId = (name: string) =>
     `A tenant cannot be named '${name}': it is shaped like a tenant id (a UUID), and an external issuer's tenant claim could then name two tenants; choose a name that is not a UUID`,
   );
 
-export const missingCredentials = () =>
-  new AppError(401, 'unauthorized', 'Missing credentials: send Authorization: Bearer <API key>');
+export const missingCredentials = () => new AppError(401, 'unauthorized', 'Missing credentials: send Authorization: Bearer <API key>');
 export const invalidCredentials = () => new AppError(401, 'unauthorized', 'The API key is invalid or has been revoked');
-export const adminRouteForbidden = () =>
-  new AppError(403, 'forbidden', 'This route takes the admin token, not a tenant API key');
-export const tenantRouteForbidden = () =>
-  new AppError(403, 'forbidden', 'This route takes a tenant API key, not the admin token');
+export const adminRouteForbidden = () => new AppError(403, 'forbidden', 'This route takes the admin token, not a tenant API key');
+export const tenantRouteForbidden = () => new AppError(403, 'forbidden', 'This route takes a tenant API key, not the admin token');
 
 export const apiKeyExpired = (expiredAt: Date) =>
   new AppError(401, 'api_key_expired', `The API key expired at ${expiredAt.toISOString()}; ask an admin of the tenant for a new one`);
@@ -29,7 +26,9 @@ const ROLE_HINT: Record<string, string> = {
 export const forbiddenForRole = (role: string, allowed: readonly string[]) => {
   const who = allowed.filter((r) => r !== 'admin');
   const needs = who.length === 0 ? ROLE_HINT.admin : who.map((r) => ROLE_HINT[r] ?? r).join(' or ');
-  return new AppError(403, 'forbidden_for_role', `An ${role} key may not do this; it takes ${needs}.`, { details: { role, allowedRoles: [...allowed] } });
+  return new AppError(403, 'forbidden_for_role', `An ${role} key may not do this; it takes ${needs}.`, {
+    details: { role, allowedRoles: [...allowed] },
+  });
 };
 
 export const invalidGrant = (why: string) => badRequest('invalid_key_grant', `This key cannot be made: ${why}.`);

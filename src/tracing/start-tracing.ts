@@ -8,8 +8,15 @@ import { enableTracing } from '../common/tracing/tracer.js';
 // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_BSP_*, OTEL_TRACES_SAMPLER ...).
 export async function startTracing(tracing: AppConfig['tracing']): Promise<boolean> {
   if (tracing.exporter === 'none') return false;
-  const [{ NodeTracerProvider }, { BatchSpanProcessor, ConsoleSpanExporter }, { resourceFromAttributes, defaultResource, detectResources, envDetector }] =
-    await Promise.all([import('@opentelemetry/sdk-trace-node'), import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/resources')]);
+  const [
+    { NodeTracerProvider },
+    { BatchSpanProcessor, ConsoleSpanExporter },
+    { resourceFromAttributes, defaultResource, detectResources, envDetector },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/resources'),
+  ]);
   const exporter =
     tracing.exporter === 'console'
       ? new ConsoleSpanExporter()

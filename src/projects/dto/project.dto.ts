@@ -9,7 +9,9 @@ const SLUG_MESSAGE = 'slug must be 1-64 lowercase letters, digits or dashes, not
 // Shell settings, the same on create and update.
 class ProjectShellSettingsDto {
   // No `default` here: generators such as openapi-typescript would make a property with one required.
-  @ApiPropertyOptional({ description: 'Allow shell_exec in this project (only executables on shellAllowlist run); false when a project is created without it' })
+  @ApiPropertyOptional({
+    description: 'Allow shell_exec in this project (only executables on shellAllowlist run); false when a project is created without it',
+  })
   @IsOptional()
   @IsBoolean()
   shellEnabled?: boolean;
@@ -29,7 +31,8 @@ class ProjectShellSettingsDto {
   @ApiPropertyOptional({
     type: [String],
     example: ['delete_file', 'shell_exec'],
-    description: "Tools (built-in or from the project's skills) whose calls wait for a person: parked with 202 pending_approval until approved or denied",
+    description:
+      "Tools (built-in or from the project's skills) whose calls wait for a person: parked with 202 pending_approval until approved or denied",
   })
   @IsOptional()
   @IsArray()
@@ -53,7 +56,7 @@ export class CreateProjectDto extends ProjectShellSettingsDto {
   @ApiPropertyOptional({
     example: '/srv/repos/acme/docs-site',
     description:
-      "An existing directory inside one of the roots the operator granted this tenant (403 workspace_path_operator_only when it has none). Without it the project gets its own directory under WORKSPACE_ROOT.",
+      'An existing directory inside one of the roots the operator granted this tenant (403 workspace_path_operator_only when it has none). Without it the project gets its own directory under WORKSPACE_ROOT.',
   })
   @IsOptional()
   @IsString()
@@ -77,7 +80,8 @@ export class UpdateProjectDto extends ProjectShellSettingsDto {
   @ApiPropertyOptional({
     nullable: true,
     type: String,
-    description: "Inside one of the tenant's granted roots, as on create (403 workspace_path_operator_only when it has none); null clears it",
+    description:
+      "Inside one of the tenant's granted roots, as on create (403 workspace_path_operator_only when it has none); null clears it",
   })
   @ValidateIf((_, value) => value !== null && value !== undefined)
   @IsString()
@@ -92,7 +96,8 @@ export class ProjectResponseDto {
   @ApiProperty({
     nullable: true,
     type: String,
-    description: "The workspacePath when it lies inside one of the tenant's granted roots; null otherwise (the project's own directory, or one the operator placed: GET …/workspace says which)",
+    description:
+      "The workspacePath when it lies inside one of the tenant's granted roots; null otherwise (the project's own directory, or one the operator placed: GET …/workspace says which)",
   })
   workspacePath!: string | null;
   @ApiProperty() shellEnabled!: boolean;
@@ -124,7 +129,8 @@ export class AdminUpdateProjectDto {
     nullable: true,
     type: String,
     example: '/srv/repos/acme/docs-site',
-    description: "An existing directory inside WORKSPACE_ALLOWED_ROOTS, not an allowed root itself, not holding WORKSPACE_ROOT, not overlapping another tenant's directories, without a symlink in its path; null gives the project back its own directory under WORKSPACE_ROOT",
+    description:
+      "An existing directory inside WORKSPACE_ALLOWED_ROOTS, not an allowed root itself, not holding WORKSPACE_ROOT, not overlapping another tenant's directories, without a symlink in its path; null gives the project back its own directory under WORKSPACE_ROOT",
   })
   @ValidateIf((_, value) => value !== null)
   @IsString()
@@ -141,7 +147,7 @@ export class AdminProjectResponseDto {
   @ApiProperty({
     type: AdminWorkspaceResponseDto,
     nullable: true,
-    description: "Where its tools run now; null while the workspace is unavailable (gone, or a symlink in its path: the log says which)",
+    description: 'Where its tools run now; null while the workspace is unavailable (gone, or a symlink in its path: the log says which)',
   })
   workspace!: AdminWorkspaceResponseDto | null;
 

@@ -1,13 +1,30 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, ValidateNested, IsRFC3339, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsObject,
+  IsOptional,
+  ValidateNested,
+  IsRFC3339,
+  IsString,
+  IsUUID,
+  Length,
+  Matches,
+  MaxLength,
+} from 'class-validator';
 import { KEY_ROLES, type KeyRole } from '../../common/auth/key-roles.js';
 import type { ApiKey, Tenant } from '../../generated/prisma/client.js';
 import type { TenantBudgetFigures } from '../../config/app-config.js';
 import { BudgetFiguresDto, TenantBudgetsDto } from '../../budgets/dto/budgets.dto.js';
 
 export class CreateTenantDto {
-  @ApiProperty({ example: 'acme', description: 'Unique tenant name: letters, digits, dot, dash, underscore; not shaped like a tenant id (a UUID)' })
+  @ApiProperty({
+    example: 'acme',
+    description: 'Unique tenant name: letters, digits, dot, dash, underscore; not shaped like a tenant id (a UUID)',
+  })
   @IsString()
   @Length(1, 100)
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'name may hold letters, digits, dot, dash and underscore' })
@@ -54,7 +71,8 @@ export class CreateApiKeyDto {
 
   @ApiPropertyOptional({
     example: 'docs-reader',
-    description: 'An agent key with one projectIds entry only: the slug of a toolset of that project; the key may then use that toolset’s routes (…/toolsets/{slug}/tools, …/mcp) and nothing else',
+    description:
+      'An agent key with one projectIds entry only: the slug of a toolset of that project; the key may then use that toolset’s routes (…/toolsets/{slug}/tools, …/mcp) and nothing else',
   })
   @IsOptional()
   @IsString()
@@ -92,7 +110,8 @@ export class UpdateTenantDto {
   @ApiPropertyOptional({
     type: TenantBudgetsDto,
     example: { maxProjects: 20, concurrentCommands: 2 },
-    description: "This tenant's own budget figures, each overriding its TENANT_* default; a figure left out stays as it is, null puts it back to the default",
+    description:
+      "This tenant's own budget figures, each overriding its TENANT_* default; a figure left out stays as it is, null puts it back to the default",
   })
   @IsOptional()
   @IsObject()
@@ -104,14 +123,25 @@ export class UpdateTenantDto {
 export class TenantResponseDto {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty() name!: string;
-  @ApiProperty({ type: [String], description: 'Directories the operator granted this tenant for its project workspaces' }) workspaceRoots!: string[];
-  @ApiProperty({ type: BudgetFiguresDto, description: 'The budgets in force for this tenant: the TENANT_* defaults with its own figures on top' })
+  @ApiProperty({ type: [String], description: 'Directories the operator granted this tenant for its project workspaces' })
+  workspaceRoots!: string[];
+  @ApiProperty({
+    type: BudgetFiguresDto,
+    description: 'The budgets in force for this tenant: the TENANT_* defaults with its own figures on top',
+  })
   budgets!: BudgetFiguresDto;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 
   static from(t: Tenant, budgets: TenantBudgetFigures): TenantResponseDto {
-    return { id: t.id, name: t.name, workspaceRoots: t.workspaceRoots, budgets, createdAt: t.createdAt.toISOString(), updatedAt: t.updatedAt.toISOString() };
+    return {
+      id: t.id,
+      name: t.name,
+      workspaceRoots: t.workspaceRoots,
+      budgets,
+      createdAt: t.createdAt.toISOString(),
+      updatedAt: t.updatedAt.toISOString(),
+    };
   }
 }
 
@@ -122,24 +152,31 @@ export class ApiKeyResponseDto {
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) lastUsedAt!: string | null;
   @ApiProperty({ enum: KEY_ROLES }) role!: KeyRole;
-  @ApiProperty({ type: [String], description: 'The projects the key is bound to; empty: every project of the tenant' }) projectIds!: string[];
+  @ApiProperty({ type: [String], description: 'The projects the key is bound to; empty: every project of the tenant' })
+  projectIds!: string[];
   @ApiProperty({ type: [String], description: 'The tools an agent key may use; empty: every tool' }) tools!: string[];
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'The toolset (slug) an agent key is bound to; null: none' }) toolset!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The toolset (slug) an agent key is bound to; null: none' }) toolset!:
+    string | null;
   @ApiProperty({
     nullable: true,
     type: String,
-    description: "An OAuth access token (named for its client): the project MCP URL it is accepted at only. Revoking it ends the client's consent. null: an API key",
+    description:
+      "An OAuth access token (named for its client): the project MCP URL it is accepted at only. Revoking it ends the client's consent. null: an API key",
   })
   oauthResource!: string | null;
   @ApiProperty({
     nullable: true,
     type: String,
     format: 'uuid',
-    description: "An OAuth access token: the key of the person who consented to its client (revoking that key ends the consent; it cannot decide this token's parked calls). null: an API key",
+    description:
+      "An OAuth access token: the key of the person who consented to its client (revoking that key ends the consent; it cannot decide this token's parked calls). null: an API key",
   })
   oauthConsentedByKeyId!: string | null;
-  @ApiProperty({ description: "Every call of the key waits for a person's approval, whatever the project says: an OAuth client signed in by an approver key" })
+  @ApiProperty({
+    description:
+      "Every call of the key waits for a person's approval, whatever the project says: an OAuth client signed in by an approver key",
+  })
   parksEveryCall!: boolean;
   @ApiProperty({ description: 'Its calls may name their end user (Toolgate-User)' })
   actAsUsers!: boolean;
