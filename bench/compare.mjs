@@ -34,7 +34,11 @@ function processCpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
 }
 
-const median = (values) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 async function compare() {
   const other = process.env.BENCH_COMPARE_WITH?.trim();

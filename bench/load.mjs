@@ -374,7 +374,8 @@ async function runPhase(count, { stream = false } = {}) {
     await drive(urls, mix, config.warmupS, { measured: false });
   }
   const before = await Promise.all(services.map((service) => settledResources(service.pid, null)));
-  if (process.env.LOAD_DEBUG_FDS) for (const service of services) progress(`fds of ${service.label} before: ${JSON.stringify(fdTargets(service.pid))}`);
+  if (process.env.LOAD_DEBUG_FDS)
+    for (const service of services) progress(`fds of ${service.label} before: ${JSON.stringify(fdTargets(service.pid))}`);
   progress(`measuring: ${config.durationS} s, ${config.connections} connections over ${count} instance(s), ${mix.length} kinds of request`);
   const sampler = config.retentionS > 0 ? sampleAuditTable(database.url) : null;
   const cpuBefore = services.map((service) => readProcessCpuMs(service.pid));
@@ -384,20 +385,26 @@ async function runPhase(count, { stream = false } = {}) {
   const cpuMs = services.reduce((sum, service, i) => sum + (readProcessCpuMs(service.pid) - cpuBefore[i]), 0);
   const postgresMs = postgresCpuSpentMs(postgresBefore, readPostgresCpuMs());
   const tableSamples = sampler ? await sampler.stop() : [];
-  for (const service of services) if (!service.proc.isAlive()) throw new Error(`${service.label} exited during the load:\n${service.proc.logTail()}`);
+  for (const service of services)
+    if (!service.proc.isAlive()) throw new Error(`${service.label} exited during the load:\n${service.proc.logTail()}`);
   const after = await Promise.all(services.map((service, i) => settledResources(service.pid, before[i])));
-  if (process.env.LOAD_DEBUG_FDS) for (const service of services) progress(`fds of ${service.label}: ${JSON.stringify(fdTargets(service.pid))}`);
+  if (process.env.LOAD_DEBUG_FDS)
+    for (const service of services) progress(`fds of ${service.label}: ${JSON.stringify(fdTargets(service.pid))}`);
   // Tool events of the measured window as the stream on the last instance received them.
   const eventsSeen = events ? events.count() - eventsBefore : null;
   events?.close();
 
   // Reading a project's invocations waits for the rows queued before it to be written (on each instance).
-  for (const service of services) for (const t of [a, b]) await api(service.baseUrl, 'GET', `/v1/projects/${t.projectId}/invocations?limit=1`, { token: t.key });
+  for (const service of services)
+    for (const t of [a, b]) await api(service.baseUrl, 'GET', `/v1/projects/${t.projectId}/invocations?limit=1`, { token: t.key });
   const countSql = 'SELECT status, count(*)::int AS n FROM invocations WHERE project_id = ANY($1::uuid[]) GROUP BY status';
   const rows = await withClient(database.url, async (c) => (await c.query(countSql, [[a.projectId, b.projectId]])).rows);
   const auditRows = new Map(rows.map((r) => [r.status, r.n]));
   const sum = (m) => [...m.values()].reduce((x, y) => x + y, 0);
-  const serviceLog = logFiles.map((file) => readFileSync(file, 'utf8').trimEnd()).filter(Boolean).join('\n');
+  const serviceLog = logFiles
+    .map((file) => readFileSync(file, 'utf8').trimEnd())
+    .filter(Boolean)
+    .join('\n');
   for (const service of services) await service.stop();
   return {
     instances: count,
@@ -515,11 +522,18 @@ function sampleAuditTable(url) {
   };
 }
 
-function report({ run, startup, before, after, auditRows, rowsTotal, answeredTotal, serviceLog, logFile, tableSamples, instances }, title = null) {
+function report(
+  { run, startup, before, after, auditRows, rowsTotal, answeredTotal, serviceLog, logFile, tableSamples, instances },
+  title = null,
+) {
   const n = (v) => v.toLocaleString('en-US');
   const byStatus = new Map();
   for (const s of run.stats.values()) for (const [code, count] of s.statuses) byStatus.set(code, (byStatus.get(code) ?? 0) + count);
-  const statusList = (m) => [...m.entries()].sort(([x], [y]) => x - y).map(([code, count]) => `${code}: ${n(count)}`).join(', ');
+  const statusList = (m) =>
+    [...m.entries()]
+      .sort(([x], [y]) => x - y)
+      .map(([code, count]) => `${code}: ${n(count)}`)
+      .join(', ');
   const fiveXx = [...byStatus.entries()].filter(([code]) => code >= 500).reduce((x, [, c]) => x + c, 0);
   const unexpected = [...run.stats.values()].reduce((x, s) => x + s.unexpected, 0);
   const rowStatuses = [...new Set([...auditRows.keys(), ...expectedRows.keys()])].sort();
@@ -550,7 +564,11 @@ function report({ run, startup, before, after, auditRows, rowsTotal, answeredTot
         ]
       : []),
     `service    ${logLines} log lines at warn or above`,
-    ...(logLines ? tail(logFile, 10).split('\n').map((l) => `  | ${l.slice(0, 400)}`) : []),
+    ...(logLines
+      ? tail(logFile, 10)
+          .split('\n')
+          .map((l) => `  | ${l.slice(0, 400)}`)
+      : []),
     '',
   ];
   const checks = [
@@ -563,7 +581,9 @@ function report({ run, startup, before, after, auditRows, rowsTotal, answeredTot
     [`p99 latency <= ${config.p99LimitMs} ms`, run.p99 != null && run.p99 <= config.p99LimitMs, `p99 ${fmt.ms(run.p99)} ms`],
     ['open fds do not grow', after.fds <= before.fds + FD_TOLERANCE, `${before.fds} -> ${after.fds}`],
     ['child processes do not grow', after.children <= before.children, `${before.children} -> ${after.children}`],
-    config.retentionS > 0 ? boundedCheck(tableSamples, run) : ['audit rows = invocations answered', rowsTotal === answeredTotal, `${n(rowsTotal)} rows, ${n(answeredTotal)} answered`],
+    config.retentionS > 0
+      ? boundedCheck(tableSamples, run)
+      : ['audit rows = invocations answered', rowsTotal === answeredTotal, `${n(rowsTotal)} rows, ${n(answeredTotal)} answered`],
   ];
   for (const [name, pass, detail] of checks) lines.push(`${verdict(pass)}  ${name} (${detail})`);
   const ok = checks.every(([, pass]) => pass);
@@ -579,7 +599,9 @@ function boundedCheck(samples, run) {
   const limit = Math.ceil(run.rps * config.retentionS * 1.5);
   const late = samples.filter((s) => s.atS >= 2 * config.retentionS);
   const peak = Math.max(0, ...late.map((s) => s.rows));
-  const detail = late.length ? `peak ${peak.toLocaleString('en-US')} rows after ${2 * config.retentionS} s, limit ${limit.toLocaleString('en-US')}` : 'the run was shorter than two retention windows';
+  const detail = late.length
+    ? `peak ${peak.toLocaleString('en-US')} rows after ${2 * config.retentionS} s, limit ${limit.toLocaleString('en-US')}`
+    : 'the run was shorter than two retention windows';
   return ['audit table bounded by the retention', late.length > 0 && peak <= limit, detail];
 }
 

@@ -24,7 +24,13 @@ async function readText({ path: relative, offset = 1, limit }) {
   }
   const lines = (await readFile(full, 'utf8')).split('\n');
   const end = limit === undefined ? lines.length : Math.min(lines.length, offset - 1 + limit);
-  const result = { path: relative, content: lines.slice(offset - 1, end).join('\n'), offset, lines: end - offset + 1, totalLines: lines.length };
+  const result = {
+    path: relative,
+    content: lines.slice(offset - 1, end).join('\n'),
+    offset,
+    lines: end - offset + 1,
+    totalLines: lines.length,
+  };
   return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
 }
 
@@ -71,7 +77,8 @@ app.post('/mcp', async (req, res) => {
   }
 });
 // Stateless: no stream to open, no session to end.
-const notAllowed = (_req, res) => res.status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null });
+const notAllowed = (_req, res) =>
+  res.status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null });
 app.get('/mcp', notAllowed);
 app.delete('/mcp', notAllowed);
 

@@ -6,7 +6,11 @@ import { Metrics } from '../dist/metrics/metrics.js';
 
 const metrics = new Metrics({ defaultMetrics: false });
 const registry = new Registry();
-const counter = new Counter({ name: 'c', help: 'c', labelNames: ['tool', 'status', 'channel'], registers: [registry] }).labels('read_file', 'ok', 'rest');
+const counter = new Counter({ name: 'c', help: 'c', labelNames: ['tool', 'status', 'channel'], registers: [registry] }).labels(
+  'read_file',
+  'ok',
+  'rest',
+);
 const histogram = new Histogram({
   name: 'h',
   help: 'h',

@@ -12,6 +12,7 @@
 //   NOISY_ATTACKS      which attacks to run, numbered from 1 (default all)
 //   LOAD_DATABASE_URL  PostgreSQL server for a scratch database (default: embedded PGlite)
 //   HTTP_ADAPTER       express (default) or fastify
+//   NOISY_CPU_PROF     a directory: the service runs with --cpu-prof and writes its CPU profile there
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,6 +46,7 @@ async function main() {
     workspaceRoot: workspaces,
     logFile: path.join(tmp, 'service.log'),
     env: { SHELL_MAX_MEMORY_BYTES: String(256 * 1024 * 1024), RATE_LIMIT_COMMAND_CALLS: '100000' },
+    nodeArgs: process.env.NOISY_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.NOISY_CPU_PROF}`] : [],
   });
   defer('stop toolgate', () => service.stop?.());
 
@@ -60,7 +62,10 @@ async function main() {
   const line = 'abcdefghij '.repeat(9) + '\n';
   writeFileSync(path.join(workspaces, attackProject, 'corpus.txt'), line.repeat(Math.floor((200 * 1024) / line.length)));
   writeFileSync(path.join(workspaces, attackProject, 'large.txt'), 'L'.repeat(256 * 1024));
-  writeFileSync(path.join(workspaces, b.projectId, 'notes.md'), Array.from({ length: 200 }, (_, i) => `note ${i}: the neighbour's text\n`).join(''));
+  writeFileSync(
+    path.join(workspaces, b.projectId, 'notes.md'),
+    Array.from({ length: 200 }, (_, i) => `note ${i}: the neighbour's text\n`).join(''),
+  );
 
   const call = (tenant, project, tool, args, headers = {}) =>
     fetch(`${service.baseUrl}/v1/projects/${project}/tools/${tool}/invoke`, {
@@ -88,7 +93,8 @@ async function main() {
   // Each of B's calls once, and each attack once, must answer as expected before anything is measured.
   for (const fn of neighbourCalls) {
     const res = await fn();
-    if (res.status !== 200 || res.body.status !== 'ok') throw new Error(`tenant B's call answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+    if (res.status !== 200 || res.body.status !== 'ok')
+      throw new Error(`tenant B's call answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
   }
   process.stderr.write(`measuring tenant B alone for ${durationS} s\n`);
   const alone = await neighbour();
@@ -101,13 +107,18 @@ async function main() {
     while (attacking) {
       const res = await fn().catch((error) => ({ status: `error ${error.code ?? error.message}` }));
       counts[name].sent++;
-      const key = res.status === 200 ? (res.body.status ?? 'ok') + (res.body.result?.killed ? `/${res.body.result.killed}` : '') : `${res.status} ${res.body?.error?.code ?? ''}`;
+      const key =
+        res.status === 200
+          ? (res.body.status ?? 'ok') + (res.body.result?.killed ? `/${res.body.result.killed}` : '')
+          : `${res.status} ${res.body?.error?.code ?? ''}`;
       counts[name].answered[key] = (counts[name].answered[key] ?? 0) + 1;
     }
   };
   const attacks = {
     'fill /dev/shm (1.9 GiB vs 256 MiB)': () =>
-      call(a, attackProject, 'shell_exec', { argv: ['sh', '-c', 'for i in $(seq 1 32); do head -c 62914560 /dev/zero > /dev/shm/f$i; done; sleep 2'] }),
+      call(a, attackProject, 'shell_exec', {
+        argv: ['sh', '-c', 'for i in $(seq 1 32); do head -c 62914560 /dev/zero > /dev/shm/f$i; done; sleep 2'],
+      }),
     'hold commands (sleep 5)': () => call(a, attackProject, 'shell_exec', { argv: ['sleep', '5'] }),
     'costly search_files': () => call(a, attackProject, 'search_files', { pattern: '[a-j ]{1,400}[ab]{40}', path: 'corpus.txt' }),
     'keyed large answers': () => call(a, attackProject, 'read_file', { path: 'large.txt' }, { 'idempotency-key': randomUUID() }),
@@ -115,8 +126,15 @@ async function main() {
       fetch(`${service.baseUrl}/v1/projects/${attackProject}/tools/batch`, {
         method: 'POST',
         headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ calls: Array.from({ length: 32 }, (_, i) => ({ id: `c${i}`, tool: 'read_file', arguments: { path: 'large.txt' } })) }),
-      }).then(async (res) => ({ status: res.status, body: { status: res.status === 200 ? 'ok' : 'error', ...(await res.json()) } })),
+        body: JSON.stringify({
+          calls: Array.from({ length: 32 }, (_, i) => ({ id: `c${i}`, tool: 'read_file', arguments: { path: 'large.txt' } })),
+        }),
+        // The answer is read to its end but not parsed: an attacker's client runs on its own machine, and 8 MiB
+        // parsed here, on the service's two cores, would be a cost of the bench, not of the service.
+      }).then(async (res) => ({
+        status: res.status,
+        body: { status: res.status === 200 ? 'ok' : 'error', bytes: (await res.arrayBuffer()).byteLength },
+      })),
   };
   // NOISY_ATTACKS=1,3 runs only those attacks (numbered from 1 in the order above): what each one costs B.
   const only = process.env.NOISY_ATTACKS?.split(',').map(Number);
@@ -134,7 +152,9 @@ async function main() {
   const usage = (await api(service.baseUrl, 'GET', `/v1/admin/tenants/${a.tenantId}/usage`, { token: ADMIN_TOKEN })).json;
 
   const ratio = beside.p99 / alone.p99;
-  console.log(`\nNoisy neighbour: tenant B (${bCallers} callers: read_file, write_file, search_files, list_files) alone and beside tenant A's attacks (${aCallers} callers each), ${durationS} s each\n`);
+  console.log(
+    `\nNoisy neighbour: tenant B (${bCallers} callers: read_file, write_file, search_files, list_files) alone and beside tenant A's attacks (${aCallers} callers each), ${durationS} s each\n`,
+  );
   console.log(
     table(
       ['Tenant B', 'calls', 'failed', 'p50', 'p99'],
@@ -147,7 +167,18 @@ async function main() {
   );
   console.log(`\nB's p99 beside A / alone: ${ratio.toFixed(2)}x (target < ${RATIO_LIMIT}x): ${verdict(ratio < RATIO_LIMIT)}`);
   console.log(`B's calls that failed: ${alone.errors + beside.errors}: ${verdict(alone.errors + beside.errors === 0)}\n`);
-  console.log(table(['Attack by A', 'calls', 'answers'], Object.entries(counts).map(([name, c]) => [name, String(c.sent), Object.entries(c.answered).map(([k, n]) => `${k} ×${n}`).join(', ')])));
+  console.log(
+    table(
+      ['Attack by A', 'calls', 'answers'],
+      Object.entries(counts).map(([name, c]) => [
+        name,
+        String(c.sent),
+        Object.entries(c.answered)
+          .map(([k, n]) => `${k} ×${n}`)
+          .join(', '),
+      ]),
+    ),
+  );
   console.log(`\nA's budgets after the run: ${JSON.stringify(usage.budgets)}; in use: ${JSON.stringify(usage.usage)}`);
   return ratio < RATIO_LIMIT && alone.errors + beside.errors === 0;
 }

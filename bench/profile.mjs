@@ -34,7 +34,9 @@ async function profileReadFile() {
   if (!['express', 'fastify'].includes(adapter)) throw new Error(`BENCH_ADAPTER must be express or fastify, got '${adapter}'`);
   const scenario = process.env.BENCH_SCENARIO ?? 'read_file';
   if (!['read_file', 'invalid_args', 'tool_listing', 'list_files', 'mcp_read_file', 'mcp_read_file_raw'].includes(scenario)) {
-    throw new Error(`BENCH_SCENARIO must be read_file, invalid_args, tool_listing, list_files, mcp_read_file or mcp_read_file_raw, got '${scenario}'`);
+    throw new Error(
+      `BENCH_SCENARIO must be read_file, invalid_args, tool_listing, list_files, mcp_read_file or mcp_read_file_raw, got '${scenario}'`,
+    );
   }
   const durationS = Number(process.env.BENCH_DURATION ?? 10);
   const databaseUrl = process.env.DATABASE_URL?.trim();
@@ -61,8 +63,20 @@ async function profileReadFile() {
   if (scenario === 'list_files') createTree(path.join(workspaces, tenant.projectId));
   const invoke = `${service.baseUrl}/v1/projects/${tenant.projectId}/tools/read_file/invoke`;
   const scenarios = {
-    read_file: { url: invoke, method: 'POST', body: { arguments: { path: BENCH_FILE } }, expectStatus: 200, checkBody: (b) => b.includes('"status":"ok"') },
-    invalid_args: { url: invoke, method: 'POST', body: { arguments: { path: 5 } }, expectStatus: 422, checkBody: (b) => b.includes('"invalid_arguments"') },
+    read_file: {
+      url: invoke,
+      method: 'POST',
+      body: { arguments: { path: BENCH_FILE } },
+      expectStatus: 200,
+      checkBody: (b) => b.includes('"status":"ok"'),
+    },
+    invalid_args: {
+      url: invoke,
+      method: 'POST',
+      body: { arguments: { path: 5 } },
+      expectStatus: 422,
+      checkBody: (b) => b.includes('"invalid_arguments"'),
+    },
     tool_listing: { url: `${service.baseUrl}/v1/projects/${tenant.projectId}/tools`, expectStatus: 200 },
     // The bench's recursive listing: 10,000 entries of the 10,100 in the tree. Its walk runs on worker
     // threads: their profiles are summarised after the main thread's.
@@ -93,7 +107,9 @@ async function profileReadFile() {
   const from = Number(process.hrtime.bigint() / 1000n);
   const stats = await load(durationS);
   const to = Number(process.hrtime.bigint() / 1000n);
-  process.stderr.write(`${scenario} on ${adapter} (${databases.kind}) under the profiler: ${Math.round(stats.rps)} req/s, p99 ${stats.p99.toFixed(1)} ms, ${stats.errors} errors\n`);
+  process.stderr.write(
+    `${scenario} on ${adapter} (${databases.kind}) under the profiler: ${Math.round(stats.rps)} req/s, p99 ${stats.p99.toFixed(1)} ms, ${stats.errors} errors\n`,
+  );
   const exit = await service.stop();
   process.stderr.write(`service stopped with SIGTERM: exit code ${exit.code}${exit.signal ? `, signal ${exit.signal}` : ''}\n`);
   // One file per thread: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread.
@@ -103,7 +119,9 @@ async function profileReadFile() {
   mkdirSync(RESULTS, { recursive: true });
   const kept = path.join(RESULTS, `${scenario.replaceAll('_', '-')}-${adapter}-${databases.kind}.cpuprofile`);
   copyFileSync(path.join(profileDir, main), kept);
-  process.stderr.write(`profile written: ${files.length} file(s), main thread ${Math.round(statSync(kept).size / 1024)} KiB, kept as ${path.relative(process.cwd(), kept)}\n\n`);
+  process.stderr.write(
+    `profile written: ${files.length} file(s), main thread ${Math.round(statSync(kept).size / 1024)} KiB, kept as ${path.relative(process.cwd(), kept)}\n\n`,
+  );
   const summary = summarizeFile(kept, [from, to]);
   writeFileSync(
     path.join(RESULTS, `${scenario.replaceAll('_', '-')}-${adapter}-${databases.kind}.profile.json`),

@@ -29,9 +29,29 @@ import { closedLoop, httpLoad } from './lib/load.mjs';
 import { LOOP_PROBE_METHOD, keepBusy, probeLiveness } from './lib/loop-probe.mjs';
 import { checkMcpRawRead, checkMcpRead, connectMcpHttp, mcpRawRead, mcpReadLoad, startMcpHttpServer } from './lib/mcp-http.mjs';
 import { startMcpPeer } from './lib/mcp-peer.mjs';
-import { envInt, freePort, postgresCpuSpentMs, readChildrenCpuMs, readPostgresCpuMs, readThreadCpuMs, spawnLogged, waitUntilReady, watchMemory } from './lib/processes.mjs';
+import {
+  envInt,
+  freePort,
+  postgresCpuSpentMs,
+  readChildrenCpuMs,
+  readPostgresCpuMs,
+  readThreadCpuMs,
+  spawnLogged,
+  waitUntilReady,
+  watchMemory,
+} from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
-import { REPO_ROOT, api, assertBuilt, createProject, enableSkillTools, provisionTenant, startFlags, startToolgate } from './lib/toolgate.mjs';
+import {
+  REPO_ROOT,
+  api,
+  assertBuilt,
+  createProject,
+  enableSkillTools,
+  provisionTenant,
+  startFlags,
+  startToolgate,
+} from './lib/toolgate.mjs';
+import { renderPolicyCost, runPolicyCost } from './policy-cost.mjs';
 import { renderToolSearch, runToolSearch } from './tool-search.mjs';
 
 const config = readConfig();
@@ -94,7 +114,14 @@ function readConfig() {
 
 function listEnv(name) {
   const value = process.env[name]?.trim();
-  return value ? new Set(value.split(',').map((v) => v.trim()).filter(Boolean)) : null;
+  return value
+    ? new Set(
+        value
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      )
+    : null;
 }
 
 const wanted = (scenario) => config.scenarios === null || config.scenarios.has(scenario);
@@ -123,7 +150,12 @@ function cpuMeter(pid, { postgres }) {
     const { user, system } = process.cpuUsage();
     return (user + system) / 1000;
   };
-  const read = () => ({ threads: readThreadCpuMs(pid), children: readChildrenCpuMs(pid), bench: bench(), postgres: postgres ? readPostgresCpuMs() : null });
+  const read = () => ({
+    threads: readThreadCpuMs(pid),
+    children: readChildrenCpuMs(pid),
+    bench: bench(),
+    postgres: postgres ? readPostgresCpuMs() : null,
+  });
   const before = read();
   return () => {
     const after = read();
@@ -198,7 +230,12 @@ async function runLimit(dirs, systemKey, framework) {
   await waitUntilReady(proc, async () => (await fetch(`${base}/health`)).ok, { label: SYSTEMS[systemKey], timeoutMs: 15_000 });
   const url = `${base}/v1/projects/limit/tools/read_file/invoke`;
   progress(`${SYSTEMS[systemKey]} (pid ${proc.pid}) ready`);
-  await measure(systemKey, system, 'read_file', load({ url, method: 'POST', body: { arguments: { path: BENCH_FILE } }, expectStatus: 200 }));
+  await measure(
+    systemKey,
+    system,
+    'read_file',
+    load({ url, method: 'POST', body: { arguments: { path: BENCH_FILE } }, expectStatus: 200 }),
+  );
   await measure(systemKey, system, 'invalid_args', load({ url, method: 'POST', body: { arguments: { path: 5 } }, expectStatus: 422 }));
   if (framework === 'node' && wanted('list_files')) await measureBareWalk(systemKey, system, base);
   processMemory[systemKey] = memory.snapshot();
@@ -209,9 +246,18 @@ async function runLimit(dirs, systemKey, framework) {
 // The floor of the recursive list_files: the same tree walked by fs.opendir recursion on a worker thread of
 // the limit server, the same number of entries answered as JSON, under the same load.
 async function measureBareWalk(systemKey, system, base) {
-  const walk = { url: `${base}/list`, method: 'POST', body: { path: TREE_DIR, limit: LISTED_ENTRIES }, expectStatus: 200, checkBody: (body) => body.includes('"status":"ok"') };
-  const sample = await (await fetch(walk.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(walk.body) })).json();
-  if (sample.result?.entries?.length !== LISTED_ENTRIES) throw new Error(`the bare walk listed ${sample.result?.entries?.length} entries, expected ${LISTED_ENTRIES}`);
+  const walk = {
+    url: `${base}/list`,
+    method: 'POST',
+    body: { path: TREE_DIR, limit: LISTED_ENTRIES },
+    expectStatus: 200,
+    checkBody: (body) => body.includes('"status":"ok"'),
+  };
+  const sample = await (
+    await fetch(walk.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(walk.body) })
+  ).json();
+  if (sample.result?.entries?.length !== LISTED_ENTRIES)
+    throw new Error(`the bare walk listed ${sample.result?.entries?.length} entries, expected ${LISTED_ENTRIES}`);
   await measure(systemKey, system, 'list_files', load(walk));
 }
 
@@ -223,7 +269,8 @@ async function runMcp(dirs) {
   progress(`${peer.label} (pid ${peer.pid}) ready; reading with its ${peer.readTool} tool`);
   const file = path.join(dirs.fixture, BENCH_FILE);
   const sample = await peer.client.callTool({ name: peer.readTool, arguments: { path: file } });
-  if (sample.isError || sample.content?.[0]?.text !== BENCH_FILE_CONTENT) throw new Error(`MCP ${peer.readTool} answered ${JSON.stringify(sample).slice(0, 300)}`);
+  if (sample.isError || sample.content?.[0]?.text !== BENCH_FILE_CONTENT)
+    throw new Error(`MCP ${peer.readTool} answered ${JSON.stringify(sample).slice(0, 300)}`);
   const calls = (call, isExpected) => (durationS) => closedLoop({ concurrency: config.connections, durationS, call, isExpected });
   await measure(
     'mcp',
@@ -313,7 +360,15 @@ function toolgateLoads(service, tenant, projectId = tenant.projectId) {
   const headers = { authorization: `Bearer ${tenant.key}` };
   const invoke = (tool) => `${service.baseUrl}/v1/projects/${projectId}/tools/${tool}/invoke`;
   const ranOk = (body) => body.includes('"status":"ok"');
-  const post = (tool, args, extra = {}) => ({ url: invoke(tool), method: 'POST', headers, body: { arguments: args }, expectStatus: 200, checkBody: ranOk, ...extra });
+  const post = (tool, args, extra = {}) => ({
+    url: invoke(tool),
+    method: 'POST',
+    headers,
+    body: { arguments: args },
+    expectStatus: 200,
+    checkBody: ranOk,
+    ...extra,
+  });
   return {
     read_file: post('read_file', { path: BENCH_FILE }),
     invalid_args: {
@@ -387,10 +442,19 @@ async function checkAnswers(service, loads, { agentTools = false } = {}) {
   expect('tool listing', tools.status === 200 && tools.json.tools?.length > 0, tools);
   const listing = await call(loads.list_files);
   const entries = listing.json.result?.entries?.length;
-  expect('list_files', listing.status === 200 && listing.json.status === 'ok' && entries === LISTED_ENTRIES, { status: listing.status, entries, truncated: listing.json.result?.truncated, error: listing.json.error });
+  expect('list_files', listing.status === 200 && listing.json.status === 'ok' && entries === LISTED_ENTRIES, {
+    status: listing.status,
+    entries,
+    truncated: listing.json.result?.truncated,
+    error: listing.json.error,
+  });
   const detailed = await call(loads.list_files_details);
   const sized = detailed.json.result?.entries?.filter((e) => typeof e.size === 'number' && typeof e.modified === 'string').length;
-  expect('list_files with details', detailed.status === 200 && sized === LISTED_ENTRIES, { status: detailed.status, sized, error: detailed.json.error });
+  expect('list_files with details', detailed.status === 200 && sized === LISTED_ENTRIES, {
+    status: detailed.status,
+    sized,
+    error: detailed.json.error,
+  });
   if (agentTools) {
     const [step] = loads.edit_file.sequence;
     const context = {};
@@ -423,7 +487,9 @@ async function measureLoopDelay(service, loads, scenario = 'list_files') {
   const calls = await busy.stop();
   agent.destroy();
   const result = { scenario, idle, busy: during, callers: config.loopCallers, callsCompleted: calls.completed, callsFailed: calls.failed };
-  progress(`${service.label}: /health/live p99 idle ${fmt.ms(idle.p99)} ms, during ${config.loopCallers} concurrent ${scenario} ${fmt.ms(during.p99)} ms`);
+  progress(
+    `${service.label}: /health/live p99 idle ${fmt.ms(idle.p99)} ms, during ${config.loopCallers} concurrent ${scenario} ${fmt.ms(during.p99)} ms`,
+  );
   return result;
 }
 
@@ -473,7 +539,8 @@ async function measureToolgate(service, key, ctx) {
   await measure(key, service, 'edit_file', load(loads.edit_file));
   await measure(key, service, 'search_files', load(loads.search_files));
   if (wanted('list_files')) loopDelay[`${key}:list_files`] = { system: key, ...(await measureLoopDelay(service, loads, 'list_files')) };
-  if (wanted('search_files')) loopDelay[`${key}:search_files`] = { system: key, ...(await measureLoopDelay(service, loads, 'search_files')) };
+  if (wanted('search_files'))
+    loopDelay[`${key}:search_files`] = { system: key, ...(await measureLoopDelay(service, loads, 'search_files')) };
   return tenant;
 }
 
@@ -492,13 +559,16 @@ async function runLargeData(tenant, database, start) {
   const total = await seedProjects(database, tenant.tenantId, config.seedProjects);
   const service = await start(SYSTEMS.fastifyLarge);
   try {
-    progress(`${service.label} (pid ${service.pid}) ready with ${total.toLocaleString('en-US')} projects; registering ${config.skillTools} skill tools`);
+    progress(
+      `${service.label} (pid ${service.pid}) ready with ${total.toLocaleString('en-US')} projects; registering ${config.skillTools} skill tools`,
+    );
     const skillsProject = await createProject(service, tenant.key, 'skills');
     await enableSkillTools(service, tenant.key, skillsProject.id, config.skillTools, 'bench');
     const loads = toolgateLoads(service, tenant);
     const listing = toolgateLoads(service, tenant, skillsProject.id).tool_listing;
     const tools = (await api(service.baseUrl, 'GET', `/v1/projects/${skillsProject.id}/tools`, { token: tenant.key })).json.tools.length;
-    if (tools !== config.skillTools + BUILTIN_TOOLS) throw new Error(`the skills project lists ${tools} tools, expected ${config.skillTools + BUILTIN_TOOLS}`);
+    if (tools !== config.skillTools + BUILTIN_TOOLS)
+      throw new Error(`the skills project lists ${tools} tools, expected ${config.skillTools + BUILTIN_TOOLS}`);
     await checkAnswers(service, loads);
     await measure('fastifyLarge', service, 'read_file_large', load(loads.read_file), { projects: total });
     await measure('fastifyLarge', service, 'tool_listing_large', load(listing), { tools });
@@ -571,14 +641,26 @@ async function runShell(ctx, systems) {
     try {
       progress(`${service.label} (pid ${service.pid}) ready`);
       const tenant = await provisionTenant(service, ctx.adminToken, `bench-${key}-${ctx.runId}`);
-      await api(service.baseUrl, 'PATCH', `/v1/projects/${tenant.projectId}`, { token: tenant.key, body: { shellEnabled: true, shellAllowlist: ['true'] } });
+      await api(service.baseUrl, 'PATCH', `/v1/projects/${tenant.projectId}`, {
+        token: tenant.key,
+        body: { shellEnabled: true, shellAllowlist: ['true'] },
+      });
       const url = `${service.baseUrl}/v1/projects/${tenant.projectId}/tools/shell_exec/invoke`;
       const body = { arguments: { argv: ['true'] } };
-      const sample = await api(service.baseUrl, 'POST', `/v1/projects/${tenant.projectId}/tools/shell_exec/invoke`, { token: tenant.key, body });
-      if (sample.json.status !== 'ok' || sample.json.result?.exitCode !== 0) throw new Error(`${service.label}: shell_exec answered ${JSON.stringify(sample.json).slice(0, 300)}`);
+      const sample = await api(service.baseUrl, 'POST', `/v1/projects/${tenant.projectId}/tools/shell_exec/invoke`, {
+        token: tenant.key,
+        body,
+      });
+      if (sample.json.status !== 'ok' || sample.json.result?.exitCode !== 0)
+        throw new Error(`${service.label}: shell_exec answered ${JSON.stringify(sample.json).slice(0, 300)}`);
       const ranOk = (answer) => answer.includes('"status":"ok"') && answer.includes('"exitCode":0');
       const headers = { authorization: `Bearer ${tenant.key}` };
-      await measure(key, service, 'shell_true', load({ url, method: 'POST', headers, body, expectStatus: 200, checkBody: ranOk, connections: config.shellConnections }));
+      await measure(
+        key,
+        service,
+        'shell_true',
+        load({ url, method: 'POST', headers, body, expectStatus: 200, checkBody: ranOk, connections: config.shellConnections }),
+      );
       processMemory[key] = await service.stop();
     } catch (error) {
       throw withExitReport(error, service);
@@ -612,7 +694,12 @@ function buildTargets() {
       value == null ? '—' : `${fmt.ms(value)} ms (${fmt.ratio(budget ? value / budget : null)})`,
     );
   const mcpRead = ownCpu(find('mcp', 'read_file'));
-  cpuTarget("read_file CPU per answer, Toolgate Fastify (service + PostgreSQL) <= the MCP filesystem server's bare read", serviceAndDb(find('fastify', 'read_file')), mcpRead, '1.0 × MCP');
+  cpuTarget(
+    "read_file CPU per answer, Toolgate Fastify (service + PostgreSQL) <= the MCP filesystem server's bare read",
+    serviceAndDb(find('fastify', 'read_file')),
+    mcpRead,
+    '1.0 × MCP',
+  );
   const expressFloor = ownCpu(find('limitExpress', 'read_file'));
   cpuTarget(
     'read_file CPU per answer, Toolgate Express (service + PostgreSQL) <= bare Express + AJV + 0.08 ms',
@@ -629,7 +716,9 @@ function buildTargets() {
     'invalid-argument refusal CPU per answer, Toolgate Fastify (service + PostgreSQL) <= 1.5 × (bare Fastify + AJV refusal + the audit row in PostgreSQL)',
     serviceAndDb(refusal),
     refusalFloor == null ? null : 1.5 * (refusalFloor + auditRow),
-    refusal?.cpu?.postgres == null ? '1.5 × floor (PGlite: no separate audit-row figure)' : `1.5 × (${fmt.ms(refusalFloor)} + ${fmt.ms(auditRow)})`,
+    refusal?.cpu?.postgres == null
+      ? '1.5 × floor (PGlite: no separate audit-row figure)'
+      : `1.5 × (${fmt.ms(refusalFloor)} + ${fmt.ms(auditRow)})`,
   );
   const walk = find('limit', 'list_files');
   const walkPerEntryUs = walk?.cpuMsPerRequest == null ? null : (walk.cpuMsPerRequest * 1000) / LISTED_ENTRIES;
@@ -643,13 +732,21 @@ function buildTargets() {
       perEntryUs == null || budget == null ? null : perEntryUs / walkPerEntryUs,
       budget == null ? 'bare walk not measured' : `<= ${budget.toFixed(2)} µs (2 × ${walkPerEntryUs.toFixed(2)})`,
       perEntryUs == null || budget == null ? null : perEntryUs <= budget,
-      perEntryUs == null ? '—' : `${perEntryUs.toFixed(2)} µs (${fmt.ratio(walkPerEntryUs ? perEntryUs / walkPerEntryUs : null)} of the walk)`,
+      perEntryUs == null
+        ? '—'
+        : `${perEntryUs.toFixed(2)} µs (${fmt.ratio(walkPerEntryUs ? perEntryUs / walkPerEntryUs : null)} of the walk)`,
     );
   }
   for (const key of ['express', 'fastify', 'fastifyLarge', 'fastifyOtherNode']) {
     const peak = processMemory[key]?.peakRssBytes ?? null;
     if (key === 'fastifyOtherNode' && peak == null) continue;
-    add(`peak RSS under the bench, ${SYSTEMS[key]}`, peak, '<= 200 MB', peak == null ? null : peak <= 200 * 1024 * 1024, peak == null ? '—' : `${fmt.mb(peak)} MB`);
+    add(
+      `peak RSS under the bench, ${SYSTEMS[key]}`,
+      peak,
+      '<= 200 MB',
+      peak == null ? null : peak <= 200 * 1024 * 1024,
+      peak == null ? '—' : `${fmt.mb(peak)} MB`,
+    );
   }
   // As the MCP issue states them (the SDK client as the MCP load), then with autocannon sending the same
   // POST, which is also what the REST figure uses.
@@ -660,13 +757,22 @@ function buildTargets() {
     for (const key of ['express', 'fastify']) {
       const mcp = find(key, scenario);
       const bare = ratio(mcp, find('mcpHttp', scenario));
-      add(`read_file over MCP (${how}), ${SYSTEMS[key]} / ${SYSTEMS.mcpHttp} (throughput)`, bare, '>= 1.5x', bare == null ? null : bare >= 1.5);
+      add(
+        `read_file over MCP (${how}), ${SYSTEMS[key]} / ${SYSTEMS.mcpHttp} (throughput)`,
+        bare,
+        '>= 1.5x',
+        bare == null ? null : bare >= 1.5,
+      );
       const rest = ratio(mcp, find(key, 'read_file'));
       add(`read_file over MCP (${how}) / over REST, ${SYSTEMS[key]} (throughput)`, rest, '>= 0.8x', rest == null ? null : rest >= 0.8);
     }
   }
   for (const [small, large, name] of [
-    [find('fastify', 'read_file'), find('fastifyLarge', 'read_file_large'), `read_file with ${config.seedProjects.toLocaleString('en-US')} other projects / with few`],
+    [
+      find('fastify', 'read_file'),
+      find('fastifyLarge', 'read_file_large'),
+      `read_file with ${config.seedProjects.toLocaleString('en-US')} other projects / with few`,
+    ],
     [listingBaseline(), find('fastifyLarge', 'tool_listing_large'), `tool listing with ${config.skillTools} skill tools / built-ins only`],
   ]) {
     const r = ratio(large, small);
@@ -683,14 +789,32 @@ function buildTargets() {
       edit == null ? '—' : `${fmt.ms(edit)} ms`,
     );
     const search = find(key, 'search_files')?.p50 ?? null;
-    add(`search_files p50, 10,000 files (40 MB), ${SYSTEMS[key]}`, search, '< 1500 ms', search == null ? null : search < 1500, search == null ? '—' : `${fmt.ms(search)} ms`);
+    add(
+      `search_files p50, 10,000 files (40 MB), ${SYSTEMS[key]}`,
+      search,
+      '< 1500 ms',
+      search == null ? null : search < 1500,
+      search == null ? '—' : `${fmt.ms(search)} ms`,
+    );
     const delay = loopDelay[`${key}:search_files`];
     const added = delay ? Math.max(0, delay.busy.p99 - delay.idle.p99) : null;
-    add(`event-loop delay added by searches (p99), ${SYSTEMS[key]}`, added, '< 25 ms', added == null ? null : added < 25, added == null ? '—' : `${fmt.ms(added)} ms`);
+    add(
+      `event-loop delay added by searches (p99), ${SYSTEMS[key]}`,
+      added,
+      '< 25 ms',
+      added == null ? null : added < 25,
+      added == null ? '—' : `${fmt.ms(added)} ms`,
+    );
   }
   const [sandboxed, bare] = [find('shellSandboxed', 'shell_true'), find('shellUnsandboxed', 'shell_true')];
   const addedP50 = sandboxed && bare ? sandboxed.p50 - bare.p50 : null;
-  add('shell_exec ["true"]: p50 the sandbox adds', addedP50, '<= 15 ms', addedP50 == null ? null : addedP50 <= 15, addedP50 == null ? '—' : `${fmt.ms(addedP50)} ms`);
+  add(
+    'shell_exec ["true"]: p50 the sandbox adds',
+    addedP50,
+    '<= 15 ms',
+    addedP50 == null ? null : addedP50 <= 15,
+    addedP50 == null ? '—' : `${fmt.ms(addedP50)} ms`,
+  );
   const cpu = sandboxed && bare ? sandboxed.cpuMsPerRequest / bare.cpuMsPerRequest : null;
   add('shell_exec ["true"]: service CPU per call, sandboxed / unsandboxed', cpu, '<= 2.0x', cpu == null ? null : cpu <= 2);
   return targets;
@@ -739,11 +863,29 @@ function nodeComparison(meta) {
     const [base, other] = [find('fastify', scenario), find('fastifyOtherNode', scenario)];
     if (!base || !other) continue;
     const [a, b] = [cpu(base), cpu(other)];
-    out.push([SCENARIOS[scenario], fmt.rps(base.rps), fmt.rps(other.rps), fmt.ms(base.p99), fmt.ms(other.p99), fmt.ms(a), fmt.ms(b), fmt.ratio(a && b ? b / a : null)]);
+    out.push([
+      SCENARIOS[scenario],
+      fmt.rps(base.rps),
+      fmt.rps(other.rps),
+      fmt.ms(base.p99),
+      fmt.ms(other.p99),
+      fmt.ms(a),
+      fmt.ms(b),
+      fmt.ratio(a && b ? b / a : null),
+    ]);
   }
   const [baseMem, otherMem] = [processMemory.fastify, processMemory.fastifyOtherNode];
   if (out.length && baseMem && otherMem) {
-    out.push([`peak RSS MB (Node ${meta.node} / other)`, '', '', '', '', fmt.mb(baseMem.peakRssBytes), fmt.mb(otherMem.peakRssBytes), fmt.ratio(otherMem.peakRssBytes / baseMem.peakRssBytes)]);
+    out.push([
+      `peak RSS MB (Node ${meta.node} / other)`,
+      '',
+      '',
+      '',
+      '',
+      fmt.mb(baseMem.peakRssBytes),
+      fmt.mb(otherMem.peakRssBytes),
+      fmt.ratio(otherMem.peakRssBytes / baseMem.peakRssBytes),
+    ]);
   }
   return out;
 }
@@ -757,8 +899,8 @@ function render(meta, targets) {
       'HTTP load: autocannon in the bench process; MCP load: the SDK client (over stdio, or Streamable HTTP) in the bench process. ' +
       'CPU ms/req: CPU time of the measured process (all threads; for MCP the server only, not the client) over requests answered. ' +
       'Ratios are throughput ratios (req/s). Peak RSS: VmHWM of the process (/proc/<pid>/status), so far in its life. ' +
-        'Toolgate runs with RATE_LIMIT_REQUESTS=10000000 so the per-tenant limit does not cap the load (the limiter still runs), ' +
-        `started as \`npm start\` starts it: \`node ${[...meta.serviceFlags, 'dist/main.js'].join(' ')}\`.`,
+      'Toolgate runs with RATE_LIMIT_REQUESTS=10000000 so the per-tenant limit does not cap the load (the limiter still runs), ' +
+      `started as \`npm start\` starts it: \`node ${[...meta.serviceFlags, 'dist/main.js'].join(' ')}\`.`,
     '',
   );
   if (meta.loadAverage[0] > meta.cpus) {
@@ -767,8 +909,35 @@ function render(meta, targets) {
       '',
     );
   }
-  const order = ['read_file', 'mcp_read_file', 'mcp_read_file_raw', 'invalid_args', 'tool_listing', 'list_files', 'list_files_details', 'read_file_100k', 'write_file_100k', 'edit_file', 'search_files', 'read_file_large', 'tool_listing_large', 'shell_true'];
-  const systems = ['limit', 'limitFastify', 'limitExpress', 'mcp', 'mcpHttp', 'express', 'fastify', 'fastifyLarge', 'fastifyOtherNode', 'shellSandboxed', 'shellUnsandboxed'];
+  const order = [
+    'read_file',
+    'mcp_read_file',
+    'mcp_read_file_raw',
+    'invalid_args',
+    'tool_listing',
+    'list_files',
+    'list_files_details',
+    'read_file_100k',
+    'write_file_100k',
+    'edit_file',
+    'search_files',
+    'read_file_large',
+    'tool_listing_large',
+    'shell_true',
+  ];
+  const systems = [
+    'limit',
+    'limitFastify',
+    'limitExpress',
+    'mcp',
+    'mcpHttp',
+    'express',
+    'fastify',
+    'fastifyLarge',
+    'fastifyOtherNode',
+    'shellSandboxed',
+    'shellUnsandboxed',
+  ];
   const body = [];
   for (const scenario of order) {
     for (const system of systems) {
@@ -798,7 +967,20 @@ function render(meta, targets) {
   }
   out.push(
     table(
-      ['Scenario', 'System', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'answer', 'errors', 'peak RSS MB', 'Toolgate/limit', 'Toolgate/its framework', 'Toolgate/MCP'],
+      [
+        'Scenario',
+        'System',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'CPU ms/req',
+        'answer',
+        'errors',
+        'peak RSS MB',
+        'Toolgate/limit',
+        'Toolgate/its framework',
+        'Toolgate/MCP',
+      ],
       body,
       ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
@@ -810,15 +992,26 @@ function render(meta, targets) {
     out.push('### read_file over MCP', '');
     out.push(
       `The SDK Client, ${config.connections} calls in flight, reading the same 1 KiB file: from the MCP filesystem server over stdio, ` +
-        'from the bare SDK stateless Streamable HTTP server (no auth, no database, no audit), and from Toolgate\'s MCP endpoint ' +
-        '(API key, project lookup, rate limit, argument validation, workspace confinement, the audit row), beside Toolgate\'s REST read_file on the same adapter. ' +
-        'Then the same tools/call POST from autocannon (the REST figures\' load generator): the SDK client costs the bench process far more CPU per call than autocannon does, ' +
+        "from the bare SDK stateless Streamable HTTP server (no auth, no database, no audit), and from Toolgate's MCP endpoint " +
+        "(API key, project lookup, rate limit, argument validation, workspace confinement, the audit row), beside Toolgate's REST read_file on the same adapter. " +
+        "Then the same tools/call POST from autocannon (the REST figures' load generator): the SDK client costs the bench process far more CPU per call than autocannon does, " +
         'and on few cores that CPU is taken from the server.',
       '',
     );
     out.push(
       table(
-        ['System', 'load', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'errors', '/ bare SDK server, same load', '/ its REST read_file', '/ stdio MCP server'],
+        [
+          'System',
+          'load',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'CPU ms/req',
+          'errors',
+          '/ bare SDK server, same load',
+          '/ its REST read_file',
+          '/ stdio MCP server',
+        ],
         mcpRows,
         ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
@@ -835,7 +1028,17 @@ function render(meta, targets) {
     '',
   );
   const cpuRows = [];
-  for (const scenario of ['read_file', 'mcp_read_file', 'mcp_read_file_raw', 'invalid_args', 'tool_listing', 'read_file_100k', 'write_file_100k', 'edit_file', 'shell_true']) {
+  for (const scenario of [
+    'read_file',
+    'mcp_read_file',
+    'mcp_read_file_raw',
+    'invalid_args',
+    'tool_listing',
+    'read_file_100k',
+    'write_file_100k',
+    'edit_file',
+    'shell_true',
+  ]) {
     for (const system of systems) {
       const r = find(system, scenario);
       if (!r?.cpu) continue;
@@ -853,7 +1056,18 @@ function render(meta, targets) {
   }
   out.push(
     table(
-      ['Scenario', 'System', 'main thread', 'other threads', 'child processes', 'PostgreSQL', 'load generator', 'total', `bound on ${meta.cpus} CPUs, req/s`, 'measured req/s'],
+      [
+        'Scenario',
+        'System',
+        'main thread',
+        'other threads',
+        'child processes',
+        'PostgreSQL',
+        'load generator',
+        'total',
+        `bound on ${meta.cpus} CPUs, req/s`,
+        'measured req/s',
+      ],
       cpuRows,
       ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
@@ -864,7 +1078,12 @@ function render(meta, targets) {
   out.push(
     table(
       ['Process', 'RSS when ready MB', 'peak RSS under load MB', 'peak RSS, lifetime (VmHWM) MB'],
-      Object.entries(processMemory).map(([key, m]) => [SYSTEMS[key], fmt.mb(m.readyRssBytes), fmt.mb(m.loadPeakRssBytes), fmt.mb(m.peakRssBytes)]),
+      Object.entries(processMemory).map(([key, m]) => [
+        SYSTEMS[key],
+        fmt.mb(m.readyRssBytes),
+        fmt.mb(m.loadPeakRssBytes),
+        fmt.mb(m.peakRssBytes),
+      ]),
       ['l', 'r', 'r', 'r'],
     ),
     '',
@@ -872,15 +1091,27 @@ function render(meta, targets) {
 
   const nodeRows = nodeComparison(meta);
   if (nodeRows.length) {
-    out.push(`### Node ${meta.node} and ${SYSTEMS.fastifyOtherNode.replace(/^Toolgate Fastify on /, '')} side by side (Toolgate Fastify)`, '');
+    out.push(
+      `### Node ${meta.node} and ${SYSTEMS.fastifyOtherNode.replace(/^Toolgate Fastify on /, '')} side by side (Toolgate Fastify)`,
+      '',
+    );
     out.push(
       `The same build, the same database kind and load, one service on each node binary (BENCH_NODE=${config.otherNode}). ` +
-        'CPU: the service\'s threads plus, on PostgreSQL, the audit rows\' work there, per answer.',
+        "CPU: the service's threads plus, on PostgreSQL, the audit rows' work there, per answer.",
       '',
     );
     out.push(
       table(
-        ['Scenario', `req/s Node ${meta.node}`, 'req/s other', `p99 ms Node ${meta.node}`, 'p99 ms other', `CPU ms/req Node ${meta.node}`, 'CPU ms/req other', 'CPU other / base'],
+        [
+          'Scenario',
+          `req/s Node ${meta.node}`,
+          'req/s other',
+          `p99 ms Node ${meta.node}`,
+          'p99 ms other',
+          `CPU ms/req Node ${meta.node}`,
+          'CPU ms/req other',
+          'CPU other / base',
+        ],
         nodeRows,
         ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
@@ -889,10 +1120,19 @@ function render(meta, targets) {
   }
 
   out.push('### Targets', '');
-  out.push(table(['Target', 'Measured', 'Wanted', 'Result'], targets.map((t) => [t.name, t.shown, t.threshold, verdict(t.pass)])), '');
+  out.push(
+    table(
+      ['Target', 'Measured', 'Wanted', 'Result'],
+      targets.map((t) => [t.name, t.shown, t.threshold, verdict(t.pass)]),
+    ),
+    '',
+  );
   const passed = targets.filter((t) => t.pass === true).length;
   const failed = targets.filter((t) => t.pass === false).length;
-  out.push(`**${passed} PASS, ${failed} FAIL${targets.length - passed - failed ? `, ${targets.length - passed - failed} not measured` : ''}.**`, '');
+  out.push(
+    `**${passed} PASS, ${failed} FAIL${targets.length - passed - failed ? `, ${targets.length - passed - failed} not measured` : ''}.**`,
+    '',
+  );
 
   out.push('### Cost with data (Toolgate Fastify)', '');
   out.push(
@@ -901,12 +1141,31 @@ function render(meta, targets) {
     '',
   );
   const growth = [
-    ['read_file, 1 KiB file', find('fastify', 'read_file'), find('fastifyLarge', 'read_file_large'), `few projects → ${config.seedProjects.toLocaleString('en-US')} more`],
-    ['tool listing', listingBaseline(), find('fastifyLarge', 'tool_listing_large'), `${BUILTIN_TOOLS} built-ins → ${find('fastifyLarge', 'tool_listing_large')?.tools ?? '?'} tools`],
+    [
+      'read_file, 1 KiB file',
+      find('fastify', 'read_file'),
+      find('fastifyLarge', 'read_file_large'),
+      `few projects → ${config.seedProjects.toLocaleString('en-US')} more`,
+    ],
+    [
+      'tool listing',
+      listingBaseline(),
+      find('fastifyLarge', 'tool_listing_large'),
+      `${BUILTIN_TOOLS} built-ins → ${find('fastifyLarge', 'tool_listing_large')?.tools ?? '?'} tools`,
+    ],
   ];
   out.push(
     table(
-      ['Scenario', 'data', 'small: req/s, p99 ms', 'large: req/s, p99 ms', 'throughput large/small', 'p99 large/small', 'CPU ms/req small → large', 'answer small → large'],
+      [
+        'Scenario',
+        'data',
+        'small: req/s, p99 ms',
+        'large: req/s, p99 ms',
+        'throughput large/small',
+        'p99 large/small',
+        'CPU ms/req small → large',
+        'answer small → large',
+      ],
       growth.map(([name, small, large, data]) => [
         name,
         data,
@@ -922,7 +1181,10 @@ function render(meta, targets) {
   );
 
   out.push('### Event-loop delay while recursive listings and searches run in the worker pool', '');
-  out.push(`Method: ${LOOP_PROBE_METHOD}. Load: ${config.loopCallers} concurrent recursive list_files calls, or search_files calls, over the 10,000-file tree.`, '');
+  out.push(
+    `Method: ${LOOP_PROBE_METHOD}. Load: ${config.loopCallers} concurrent recursive list_files calls, or search_files calls, over the 10,000-file tree.`,
+    '',
+  );
   const loopRows = Object.values(loopDelay).map((l) => [
     `${SYSTEMS[l.system]}, ${l.scenario}`,
     `${fmt.ms(l.idle.p50)} / ${fmt.ms(l.idle.p99)}`,
@@ -969,20 +1231,28 @@ async function main() {
   progress(`database: ${ctx.databases.describe}; ${config.durationS} s per scenario, ${config.connections} connections`);
 
   const limitScenarios = ['read_file', 'invalid_args'];
-  if (wantedSystem('limit') && [...limitScenarios, 'list_files'].some(wanted)) await phase('limit server', () => runLimit(dirs, 'limit', 'node'));
-  if (wantedSystem('limitFastify') && limitScenarios.some(wanted)) await phase('bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
-  if (wantedSystem('limitExpress') && limitScenarios.some(wanted)) await phase('bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
+  if (wantedSystem('limit') && [...limitScenarios, 'list_files'].some(wanted))
+    await phase('limit server', () => runLimit(dirs, 'limit', 'node'));
+  if (wantedSystem('limitFastify') && limitScenarios.some(wanted))
+    await phase('bare Fastify floor', () => runLimit(dirs, 'limitFastify', 'fastify'));
+  if (wantedSystem('limitExpress') && limitScenarios.some(wanted))
+    await phase('bare Express floor', () => runLimit(dirs, 'limitExpress', 'express'));
   if (wantedSystem('mcp') && [...limitScenarios, 'tool_listing'].some(wanted)) await phase('MCP filesystem server', () => runMcp(dirs));
-  if (wantedSystem('mcpHttp') && ['mcp_read_file', 'mcp_read_file_raw'].some(wanted)) await phase('bare MCP SDK server over HTTP', () => runMcpHttp(dirs));
+  if (wantedSystem('mcpHttp') && ['mcp_read_file', 'mcp_read_file_raw'].some(wanted))
+    await phase('bare MCP SDK server over HTTP', () => runMcpHttp(dirs));
   if (wantedSystem('express')) await phase('Toolgate on Express', () => runToolgate('express', ctx));
   const largeData = wantedSystem('fastifyLarge') && ['read_file_large', 'tool_listing_large'].some(wanted);
   if (wantedSystem('fastify')) await phase('Toolgate on Fastify', () => runToolgate('fastify', ctx, { largeData }));
-  if (config.otherNode && wantedSystem('fastify') && OTHER_NODE_SCENARIOS.some(wanted)) await phase('Toolgate on Fastify on BENCH_NODE', () => runOtherNode(ctx));
+  if (config.otherNode && wantedSystem('fastify') && OTHER_NODE_SCENARIOS.some(wanted))
+    await phase('Toolgate on Fastify on BENCH_NODE', () => runOtherNode(ctx));
   const shellSystems = ['shellSandboxed', 'shellUnsandboxed'].filter(wantedSystem);
   if (shellSystems.length > 0 && wanted('shell_true')) await phase('commands, sandboxed and not', () => runShell(ctx, shellSystems));
   // Tool search recall and the tool list's tokens (bench/tool-search.mjs, which also runs alone).
   let toolSearch = null;
   if (wanted('tool_search')) await phase('tool search', async () => (toolSearch = await runToolSearch()));
+  // The policy decision every call pays before it runs, 100 policies in force (bench/policy-cost.mjs).
+  let policyCost = null;
+  if (wanted('policy_cost')) await phase('policy decision cost', async () => (policyCost = await runPolicyCost()));
 
   const meta = {
     date: new Date().toISOString(),
@@ -1002,6 +1272,7 @@ async function main() {
   const report = render(meta, targets);
   process.stdout.write(`\n${report}\n`);
   if (toolSearch) process.stdout.write(`\n${renderToolSearch(toolSearch)}\n`);
+  if (policyCost) process.stdout.write(`\n${renderPolicyCost(policyCost)}\n`);
   const resultsDir = path.join(REPO_ROOT, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const json = {
@@ -1013,6 +1284,7 @@ async function main() {
     eventLoopDelay: { method: LOOP_PROBE_METHOD, ...loopDelay },
     targets: targets.map(({ shown: _, ...t }) => t),
     toolSearch,
+    policyCost,
     failures,
   };
   writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);

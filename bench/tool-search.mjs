@@ -86,11 +86,22 @@ async function searchModeView(catalog) {
     // Not called: the view reuses a tool's own validator when it shows the tool unchanged.
     validator: null,
   }));
-  const record = { id: 'bench', tenantId: 'bench', projectId: 'bench', slug: 'bench', name: 'bench', mode: 'search', tools: [{ select: '@all' }] };
+  const record = {
+    id: 'bench',
+    tenantId: 'bench',
+    projectId: 'bench',
+    slug: 'bench',
+    name: 'bench',
+    mode: 'search',
+    tools: [{ select: '@all' }],
+  };
   return new ToolsetView(record, tools);
 }
 
-const openAiShape = (tool) => ({ type: 'function', function: { name: tool.name, description: tool.description ?? '', parameters: tool.inputSchema } });
+const openAiShape = (tool) => ({
+  type: 'function',
+  function: { name: tool.name, description: tool.description ?? '', parameters: tool.inputSchema },
+});
 const tokensOf = (tools) => countTokens(JSON.stringify(tools.map(openAiShape)));
 
 export async function runToolSearch() {

@@ -44,7 +44,11 @@ export function summarizeProfile(profile, { top = 25, repoRoot, windowUs } = {})
     const name = callFrame.functionName || '(anonymous)';
     const at = (frame) => `${shortUrl(frame.url, repoRoot)}:${frame.lineNumber + 1}`;
     const own = callFrame.url ? at(callFrame) : 'native';
-    const line = caller ? `${own}, for ${caller.callFrame.functionName || '(anonymous)'} (${at(caller.callFrame)})` : callFrame.url ? own : '';
+    const line = caller
+      ? `${own}, for ${caller.callFrame.functionName || '(anonymous)'} (${at(caller.callFrame)})`
+      : callFrame.url
+        ? own
+        : '';
     const key = `${name}\u0000${line}`;
     const entry = functions.get(key) ?? { functionName: name, location: line, place: where, selfUs: 0 };
     entry.selfUs += us;
@@ -80,7 +84,8 @@ function placeOf(url, repoRoot) {
     const parts = file.slice(nm + '/node_modules/'.length).split('/');
     return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
   }
-  if (repoRoot && file.startsWith(path.join(repoRoot, 'dist'))) return `dist/${path.relative(path.join(repoRoot, 'dist'), file).split('/')[0]}`;
+  if (repoRoot && file.startsWith(path.join(repoRoot, 'dist')))
+    return `dist/${path.relative(path.join(repoRoot, 'dist'), file).split('/')[0]}`;
   return file;
 }
 
@@ -102,8 +107,16 @@ export function renderSummary(summary) {
     '| # | self ms | % busy | function | where |',
     '| ---: | ---: | ---: | --- | --- |',
   );
-  summary.functions.forEach((f, i) => lines.push(`| ${i + 1} | ${f.selfMs.toFixed(0)} | ${f.percentOfBusy.toFixed(1)} | \`${f.functionName}\` | ${f.location || f.place} |`));
-  lines.push('', 'Self time by the code that asked for it (native and node: frames counted with their nearest caller in a package or dist/):', '', '| self ms | % busy | code owned by |', '| ---: | ---: | --- |');
+  summary.functions.forEach((f, i) =>
+    lines.push(`| ${i + 1} | ${f.selfMs.toFixed(0)} | ${f.percentOfBusy.toFixed(1)} | \`${f.functionName}\` | ${f.location || f.place} |`),
+  );
+  lines.push(
+    '',
+    'Self time by the code that asked for it (native and node: frames counted with their nearest caller in a package or dist/):',
+    '',
+    '| self ms | % busy | code owned by |',
+    '| ---: | ---: | --- |',
+  );
   for (const p of summary.places) lines.push(`| ${p.selfMs.toFixed(0)} | ${p.percentOfBusy.toFixed(1)} | ${p.place} |`);
   return lines.join('\n');
 }

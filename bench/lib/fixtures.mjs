@@ -5,7 +5,10 @@ export const BENCH_FILE = 'bench-1k.txt';
 export const TREE_DIR = 'tree';
 
 // 1 KiB of text in 16 lines of 64 bytes: what read_file, the limit and the MCP server all read.
-export const BENCH_FILE_CONTENT = Array.from({ length: 16 }, (_, i) => `line ${String(i + 1).padStart(2, '0')} `.padEnd(63, '.') + '\n').join('');
+export const BENCH_FILE_CONTENT = Array.from(
+  { length: 16 },
+  (_, i) => `line ${String(i + 1).padStart(2, '0')} `.padEnd(63, '.') + '\n',
+).join('');
 if (Buffer.byteLength(BENCH_FILE_CONTENT) !== 1024) throw new Error('the bench file must be 1 KiB');
 
 export function writeBenchFile(dir) {

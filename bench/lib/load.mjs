@@ -6,7 +6,18 @@ import { LatencyRecorder } from './stats.mjs';
 // and, when given, passes `checkBody` (e.g. a tool call answered 200 but with status "timeout").
 // `sequence` (optional) replaces `body`: requests each connection sends in turn, each `{ body(context),
 // after?(context) }`, sharing one context per connection for one pass through the sequence.
-export async function httpLoad({ url, method = 'GET', headers = {}, body, sequence, connections, durationS, expectStatus, checkBody, timeoutS = 60 }) {
+export async function httpLoad({
+  url,
+  method = 'GET',
+  headers = {},
+  body,
+  sequence,
+  connections,
+  durationS,
+  expectStatus,
+  checkBody,
+  timeoutS = 60,
+}) {
   const latencies = new LatencyRecorder();
   let unexpected = 0;
   let bytes = 0;

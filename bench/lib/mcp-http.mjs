@@ -70,7 +70,8 @@ export async function checkMcpRead(label, url, headers, file) {
   const { client, close } = await connectMcpHttp(url, headers);
   try {
     const { tools } = await client.listTools();
-    if (!tools.some((t) => t.name === 'read_file')) throw new Error(`${label} lists no read_file tool (tools: ${tools.map((t) => t.name).join(', ')})`);
+    if (!tools.some((t) => t.name === 'read_file'))
+      throw new Error(`${label} lists no read_file tool (tools: ${tools.map((t) => t.name).join(', ')})`);
     const answer = await client.callTool({ name: 'read_file', arguments: { path: file } });
     const ok = answer.isError !== true && fileOf(answer) === BENCH_FILE_CONTENT && answer.structuredContent?.content === BENCH_FILE_CONTENT;
     if (!ok) throw new Error(`${label} read_file over MCP answered ${JSON.stringify(answer).slice(0, 400)}`);
@@ -105,7 +106,11 @@ export function mcpRawRead(url, headers, file) {
 
 // One raw call checked in full before it is timed.
 export async function checkMcpRawRead(label, load) {
-  const response = await fetch(load.url, { method: 'POST', headers: { 'content-type': 'application/json', ...load.headers }, body: JSON.stringify(load.body) });
+  const response = await fetch(load.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...load.headers },
+    body: JSON.stringify(load.body),
+  });
   const text = await response.text();
   let answer = null;
   try {
@@ -114,6 +119,11 @@ export async function checkMcpRawRead(label, load) {
     // reported below
   }
   const result = answer?.result;
-  const ok = response.status === 200 && answer?.id === 1 && result?.isError !== true && result?.structuredContent?.content === BENCH_FILE_CONTENT && fileOf(result) === BENCH_FILE_CONTENT;
+  const ok =
+    response.status === 200 &&
+    answer?.id === 1 &&
+    result?.isError !== true &&
+    result?.structuredContent?.content === BENCH_FILE_CONTENT &&
+    fileOf(result) === BENCH_FILE_CONTENT;
   if (!ok || !load.checkBody(text)) throw new Error(`${label} answered a raw tools/call with ${response.status}: ${text.slice(0, 400)}`);
 }

@@ -9,7 +9,8 @@ export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
 export function startFlags(root = REPO_ROOT) {
   const start = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
   const main = start.indexOf('dist/main.js');
-  if (start[0] !== 'node' || main === -1) throw new Error(`package.json's start script is not "node [flags] dist/main.js": ${start.join(' ')}`);
+  if (start[0] !== 'node' || main === -1)
+    throw new Error(`package.json's start script is not "node [flags] dist/main.js": ${start.join(' ')}`);
   return start.slice(1, main);
 }
 
@@ -29,7 +30,18 @@ function baseEnv() {
 // `env` adds to or overrides the service's settings; BENCH_ENV_<NAME> in the caller's environment overrides both.
 // `node`: the node binary the service runs on (the bench's own by default); `root`: the checkout whose build
 // runs (this one by default).
-export async function startToolgate({ label, adapter, databaseUrl, adminToken, workspaceRoot, logFile, nodeArgs = [], env: extraEnv = {}, node = process.execPath, root = REPO_ROOT }) {
+export async function startToolgate({
+  label,
+  adapter,
+  databaseUrl,
+  adminToken,
+  workspaceRoot,
+  logFile,
+  nodeArgs = [],
+  env: extraEnv = {},
+  node = process.execPath,
+  root = REPO_ROOT,
+}) {
   const port = await freePort();
   const env = {
     ...baseEnv(),
@@ -43,13 +55,19 @@ export async function startToolgate({ label, adapter, databaseUrl, adminToken, w
     // The per-tenant limit (1200 requests a minute by default) would otherwise be all a load test measures;
     // the limiter itself still runs on every request.
     RATE_LIMIT_REQUESTS: '10000000',
+    // Likewise the calls one tenant may have in progress (32 by default): the bench's one tenant runs 50 at once.
+    TENANT_CONCURRENT_CALLS: '100000',
     ...extraEnv,
   };
   // BENCH_ENV_<NAME>=value sets <NAME> for the service, to compare settings (e.g. BENCH_ENV_HEAP_GROWING_PERCENT=0).
   for (const [name, value] of Object.entries(process.env)) {
     if (name.startsWith('BENCH_ENV_') && value !== undefined) env[name.slice('BENCH_ENV_'.length)] = value;
   }
-  const proc = spawnLogged(label, node, [...startFlags(root), ...nodeArgs, path.join(root, 'dist', 'main.js')], { env, cwd: root, logFile });
+  const proc = spawnLogged(label, node, [...startFlags(root), ...nodeArgs, path.join(root, 'dist', 'main.js')], {
+    env,
+    cwd: root,
+    logFile,
+  });
   const memory = watchMemory(proc.pid);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilReady(proc, async () => (await fetch(`${baseUrl}/health/ready`)).ok, { label });
@@ -89,7 +107,9 @@ export async function api(baseUrl, method, route, { token, body, expect = [200, 
 // A tenant, its key and one project, through the public API as a client would do it.
 export async function provisionTenant(service, adminToken, name) {
   const tenant = (await api(service.baseUrl, 'POST', '/v1/admin/tenants', { token: adminToken, body: { name } })).json;
-  const key = (await api(service.baseUrl, 'POST', `/v1/admin/tenants/${tenant.id}/api-keys`, { token: adminToken, body: { name: 'bench' } })).json.key;
+  const key = (
+    await api(service.baseUrl, 'POST', `/v1/admin/tenants/${tenant.id}/api-keys`, { token: adminToken, body: { name: 'bench' } })
+  ).json.key;
   const project = await createProject(service, key, 'bench');
   return { tenantId: tenant.id, key, projectId: project.id };
 }
