@@ -1,8 +1,19 @@
-// Type-aware lint for the service: the rules CONVENTIONS.md names, on top of typescript-eslint's recommended set.
+// Type-aware lint for the service: the rules docs/conventions.md names, on top of typescript-eslint's recommended set.
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'src/generated/**', 'test/openapi/client/generated/**', 'console/src/api/schema.d.ts', 'bench/**', 'coverage/**', '**/*.mjs', '**/*.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'src/generated/**',
+      'test/openapi/client/generated/**',
+      'console/src/api/schema.d.ts',
+      'bench/**',
+      'coverage/**',
+      '**/*.mjs',
+      '**/*.js',
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -17,29 +28,8 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
-  // Dependencies run one way (docs/architecture.md): common/ and the execution kit below every feature
-  // name no feature; they take what they need from whoever uses them.
-  {
-    files: ['src/common/**/*.ts', 'src/execution/**/*.ts'],
-    ignores: ['**/*.spec.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: String.raw`^(\.\./)+(tenants|projects|workspace|tools|skills|calls|audit|mcp|sandbox|rate-limit|health|shutdown|http|metrics)/`,
-              message: 'common/ and the execution kit may not import a feature: take it as a parameter or move the type down.',
-            },
-            {
-              regex: String.raw`^(\.\./)+(app\.module|app-worker)`,
-              message: 'common/ and the execution kit may not import the app that assembles them.',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  // Which way imports run (no circle, no import back up a floor) is checked by dependency-cruiser:
+  // .dependency-cruiser.cjs, run by test/architecture/import-graph.spec.ts.
   {
     files: ['test/**/*.ts', 'src/**/*.spec.ts'],
     rules: {

@@ -13,7 +13,10 @@ const { createHttpAdapter } = await import(new URL('http/configure-app.js', dist
 const { buildOpenApiDocument } = await import(new URL('http/openapi.js', dist).href);
 
 // The document depends on the routes and DTOs only: an in-memory database and a placeholder admin token do.
-const config = loadConfig({ NODE_ENV: 'test', ADMIN_TOKEN: 'x'.repeat(32), DATABASE_URL: 'pglite://memory', LOG_LEVEL: 'error' }, process.cwd());
+const config = loadConfig(
+  { NODE_ENV: 'test', ADMIN_TOKEN: 'x'.repeat(32), DATABASE_URL: 'pglite://memory', LOG_LEVEL: 'error' },
+  process.cwd(),
+);
 const app = await NestFactory.create(AppModule.forRoot(config), createHttpAdapter(config), { bodyParser: false, logger: false });
 const json = `${JSON.stringify(buildOpenApiDocument(app), null, 2)}\n`;
 const file = process.argv[2];

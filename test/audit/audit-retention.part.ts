@@ -18,7 +18,11 @@ async function seedRows(t: TestApp, tenantId: string, projectId: string, count: 
 }
 
 const countSeeded = async (t: TestApp, startedAt: Date) =>
-  Number((await t.database.driver.query<{ n: string }>(`SELECT count(*) AS n FROM invocations WHERE started_at = $1`, [startedAt.toISOString()]))[0].n);
+  Number(
+    (
+      await t.database.driver.query<{ n: string }>(`SELECT count(*) AS n FROM invocations WHERE started_at = $1`, [startedAt.toISOString()])
+    )[0].n,
+  );
 
 // The longest any session has waited for a lock, sampled every few milliseconds on a connection of its own.
 class LockWaitProbe {
@@ -76,7 +80,10 @@ onPostgres('audit retention on PostgreSQL (PostgreSQL only: lock waits are measu
     const until = Date.now() + 3000;
     const worker = async () => {
       while (Date.now() < until) {
-        const res = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: { path: 'hello.txt' } });
+        const res = await t.http
+          .post(`/v1/projects/${projectId}/tools/read_file/invoke`)
+          .set(tenant.auth)
+          .send({ arguments: { path: 'hello.txt' } });
         statuses.push(res.status);
       }
     };
@@ -115,7 +122,10 @@ onPostgres('audit retention on PostgreSQL (PostgreSQL only: lock waits are measu
     expect(before.length - after.length).toBeGreaterThanOrEqual(1);
     // Every call of the load has its row.
     await t.app.get((await import('../../src/audit/audit-writer.js')).AuditWriter).drain();
-    const audited = await t.database.driver.query<{ n: string }>(`SELECT count(*) AS n FROM invocations WHERE tool = 'read_file' AND project_id = $1`, [projectId]);
+    const audited = await t.database.driver.query<{ n: string }>(
+      `SELECT count(*) AS n FROM invocations WHERE tool = 'read_file' AND project_id = $1`,
+      [projectId],
+    );
     expect(Number(audited[0].n)).toBe(statuses.length);
   }, 60_000);
 

@@ -169,7 +169,10 @@ describe('batched audit writer', () => {
     const project = await t.createProject(tenant);
     const calls = await Promise.all(
       Array.from({ length: 25 }, (_, i) =>
-        t.http.post(`/v1/projects/${project.id}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: { path: `missing-${i}.txt` } }),
+        t.http
+          .post(`/v1/projects/${project.id}/tools/read_file/invoke`)
+          .set(tenant.auth)
+          .send({ arguments: { path: `missing-${i}.txt` } }),
       ),
     );
     expect(calls.every((c) => c.status === 200)).toBe(true);
@@ -192,7 +195,10 @@ describe('graceful shutdown', () => {
       const project = await app.createProject(tenant);
       const calls = await Promise.all(
         Array.from({ length: 200 }, (_, i) =>
-          app.http.post(`/v1/projects/${project.id}/tools/list_files/invoke`).set(tenant.auth).send({ arguments: { limit: 1 + (i % 5) } }),
+          app.http
+            .post(`/v1/projects/${project.id}/tools/list_files/invoke`)
+            .set(tenant.auth)
+            .send({ arguments: { limit: 1 + (i % 5) } }),
         ),
       );
       expect(calls.filter((c) => c.status === 200)).toHaveLength(200);

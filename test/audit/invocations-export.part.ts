@@ -34,26 +34,29 @@ function streamExport(
   options: { keep?: boolean; stopAfterLines?: number; onChunk?: () => void } = {},
 ): Promise<{ status: number; lines: number; kept: ExportLine[]; cancelled: boolean }> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: `/v1/projects/${projectId}/invocations/export${query}`, headers: tenant.auth }, (res) => {
-      let lines = 0;
-      let partial = '';
-      const kept: ExportLine[] = [];
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        options.onChunk?.();
-        const text = partial + chunk;
-        const parts = text.split('\n');
-        partial = parts.pop()!;
-        lines += parts.length;
-        if (options.keep) for (const line of parts) kept.push(JSON.parse(line) as ExportLine);
-        if (options.stopAfterLines !== undefined && lines >= options.stopAfterLines) {
-          req.destroy();
-          resolve({ status: res.statusCode!, lines, kept, cancelled: true });
-        }
-      });
-      res.on('end', () => resolve({ status: res.statusCode!, lines, kept, cancelled: false }));
-      res.on('error', () => undefined);
-    });
+    const req = http.get(
+      { host: '127.0.0.1', port, path: `/v1/projects/${projectId}/invocations/export${query}`, headers: tenant.auth },
+      (res) => {
+        let lines = 0;
+        let partial = '';
+        const kept: ExportLine[] = [];
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          options.onChunk?.();
+          const text = partial + chunk;
+          const parts = text.split('\n');
+          partial = parts.pop()!;
+          lines += parts.length;
+          if (options.keep) for (const line of parts) kept.push(JSON.parse(line) as ExportLine);
+          if (options.stopAfterLines !== undefined && lines >= options.stopAfterLines) {
+            req.destroy();
+            resolve({ status: res.statusCode!, lines, kept, cancelled: true });
+          }
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, lines, kept, cancelled: false }));
+        res.on('error', () => undefined);
+      },
+    );
     req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
   });
 }
@@ -78,7 +81,10 @@ describe('the audit export', () => {
 
     const all = await streamExport(port, tenant, projectId, '', { keep: true });
     expect(all.status).toBe(200);
-    expect(all.kept.map((l) => l.arguments.n)).toEqual([...Array.from({ length: 700 }, (_, i) => i + 1), ...Array.from({ length: 600 }, (_, i) => i + 1)]);
+    expect(all.kept.map((l) => l.arguments.n)).toEqual([
+      ...Array.from({ length: 700 }, (_, i) => i + 1),
+      ...Array.from({ length: 600 }, (_, i) => i + 1),
+    ]);
     expect(all.kept[0]).toMatchObject({ tool: 'seeded', redactedPaths: [], startedAt: new Date(day).toISOString() });
 
     const since = encodeURIComponent(new Date(day + 30_000).toISOString());
@@ -93,7 +99,9 @@ describe('the audit export', () => {
     const { id: projectId } = await t.createProject(tenant);
     await callTool(t, tenant, projectId, 'list_files', {}).expect(200);
     await callTool(t, tenant, projectId, 'read_file', { path: 3 }).expect(422);
-    const listed = (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as Array<Record<string, unknown>>;
+    const listed = (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as Array<
+      Record<string, unknown>
+    >;
     const exported = (await streamExport(port, tenant, projectId, '', { keep: true })).kept as unknown as Array<Record<string, unknown>>;
     const withoutCursor = exported.map(({ cursor: _cursor, ...row }) => row);
     expect(withoutCursor).toEqual(listed);

@@ -50,13 +50,22 @@ describe('loadConfig', () => {
 
   it('refuses to fall back to the working directory in production unless WORKSPACE_FALLBACK says so', () => {
     expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN, SECRETS_KEY }, CWD).workspace.fallback).toBe('error');
-    expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN, SECRETS_KEY, WORKSPACE_FALLBACK: 'cwd' }, CWD).workspace.fallback).toBe('cwd');
+    expect(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN, SECRETS_KEY, WORKSPACE_FALLBACK: 'cwd' }, CWD).workspace.fallback).toBe(
+      'cwd',
+    );
     expect(loadConfig({ WORKSPACE_FALLBACK: 'error' }, CWD).workspace.fallback).toBe('error');
   });
 
   it('trims values and reads booleans written as true/false, 1/0 or yes/no', () => {
     expect(loadConfig({ PORT: ' 8080 ' }, CWD).port).toBe(8080);
-    for (const [raw, value] of [['false', false], ['0', false], ['NO', false], ['true', true], ['1', true], ['yes', true]] as const) {
+    for (const [raw, value] of [
+      ['false', false],
+      ['0', false],
+      ['NO', false],
+      ['true', true],
+      ['1', true],
+      ['yes', true],
+    ] as const) {
       expect(loadConfig({ MIGRATE_ON_START: raw }, CWD).migrateOnStart).toBe(value);
     }
   });
@@ -127,7 +136,10 @@ describe('loadConfig', () => {
   });
 
   it('requires ADMIN_TOKEN in production, and a blank one counts as missing', () => {
-    const envs: Array<Record<string, string>> = [{ NODE_ENV: 'production', SECRETS_KEY }, { NODE_ENV: 'production', ADMIN_TOKEN: '   ', SECRETS_KEY }];
+    const envs: Array<Record<string, string>> = [
+      { NODE_ENV: 'production', SECRETS_KEY },
+      { NODE_ENV: 'production', ADMIN_TOKEN: '   ', SECRETS_KEY },
+    ];
     for (const env of envs) {
       expect(configError(env).problems).toEqual(['ADMIN_TOKEN is required when NODE_ENV=production']);
     }
@@ -165,10 +177,22 @@ describe('loadConfig', () => {
         bwrapPath: '/usr/bin/bwrap',
         uid: 65534,
         gid: 65534,
+        uidRange: { first: 200000, last: 265535 },
         tmpSizeBytes: 64 * 1024 * 1024,
         cgroup: 'auto',
       });
       expect(loadConfig({ SANDBOX_UID: '2000' }, '/srv').tools.sandbox).toMatchObject({ uid: 2000, gid: 2000 });
+    });
+
+    it('gives each tenant a uid from SANDBOX_UID_RANGE, or none with off, and refuses a range that is malformed or holds SANDBOX_UID', () => {
+      expect(loadConfig({ SANDBOX_UID_RANGE: '300000-300099' }, '/srv').tools.sandbox.uidRange).toEqual({ first: 300000, last: 300099 });
+      expect(loadConfig({ SANDBOX_UID_RANGE: 'off' }, '/srv').tools.sandbox.uidRange).toBeNull();
+      expect(configError({ SANDBOX_UID_RANGE: '5-10' }).problems).toEqual([
+        "SANDBOX_UID_RANGE must be 'off' or 'first-last' with 1000 <= first <= last < 2147483647, e.g. 200000-265535, got '5-10'",
+      ]);
+      expect(configError({ SANDBOX_UID_RANGE: '60000-70000' }).problems).toEqual([
+        'SANDBOX_UID_RANGE (60000-70000) must not hold SANDBOX_UID (65534)',
+      ]);
     });
 
     it('refuses COMMAND_SANDBOX=none in production, and a sandbox uid of 0', () => {
@@ -185,7 +209,13 @@ describe('loadConfig', () => {
       expect(config.tools.shell).toMatchObject({ maxMemoryBytes: 512 * 1024 ** 2, maxCpuSeconds: 120, maxWriteBytes: 256 * 1024 ** 2 });
       expect(config.workspace.quotaBytes).toBe(1024 ** 3);
       const set = loadConfig(
-        { SHELL_MAX_MEMORY_BYTES: '67108864', SHELL_MAX_CPU_SECONDS: '10', SHELL_MAX_WRITE_BYTES: '4194304', WORKSPACE_QUOTA_BYTES: '134217728', SANDBOX_CGROUP: 'off' },
+        {
+          SHELL_MAX_MEMORY_BYTES: '67108864',
+          SHELL_MAX_CPU_SECONDS: '10',
+          SHELL_MAX_WRITE_BYTES: '4194304',
+          WORKSPACE_QUOTA_BYTES: '134217728',
+          SANDBOX_CGROUP: 'off',
+        },
         '/srv',
       );
       expect(set.tools.shell).toMatchObject({ maxMemoryBytes: 64 * 1024 ** 2, maxCpuSeconds: 10, maxWriteBytes: 4 * 1024 ** 2 });
@@ -194,7 +224,13 @@ describe('loadConfig', () => {
     });
 
     it('refuses resource limits that are not whole numbers in range, naming each', () => {
-      const error = configError({ SHELL_MAX_MEMORY_BYTES: '1048576', SHELL_MAX_CPU_SECONDS: '0', SHELL_MAX_WRITE_BYTES: '4M', WORKSPACE_QUOTA_BYTES: '-1', SANDBOX_CGROUP: 'v1' });
+      const error = configError({
+        SHELL_MAX_MEMORY_BYTES: '1048576',
+        SHELL_MAX_CPU_SECONDS: '0',
+        SHELL_MAX_WRITE_BYTES: '4M',
+        WORKSPACE_QUOTA_BYTES: '-1',
+        SANDBOX_CGROUP: 'v1',
+      });
       expect([...error.problems].sort()).toEqual([
         "SANDBOX_CGROUP must be one of auto, off, got 'v1'",
         "SHELL_MAX_CPU_SECONDS must be an integer between 1 and 86400, got '0'",
@@ -215,14 +251,14 @@ describe('loadConfig', () => {
 describe('loadConfig: metrics, traces and log format', () => {
   it('serves no metrics, starts no tracing and picks the log format from the terminal by default', () => {
     const config = loadConfig({}, CWD);
-    expect(config.metrics).toEqual({ token: null, port: null, host: null });
+    expect(config.metrics).toEqual({ token: null, port: null, host: null, tenants: 100 });
     expect(config.tracing).toEqual({ exporter: 'none' });
     expect(config.logFormat).toBe('auto');
   });
 
   it('reads METRICS_TOKEN, METRICS_PORT and METRICS_HOST', () => {
     const config = loadConfig({ METRICS_TOKEN: 'a-metrics-token-0123456789', METRICS_PORT: '9464', METRICS_HOST: '127.0.0.1' }, CWD);
-    expect(config.metrics).toEqual({ token: 'a-metrics-token-0123456789', port: 9464, host: '127.0.0.1' });
+    expect(config.metrics).toEqual({ token: 'a-metrics-token-0123456789', port: 9464, host: '127.0.0.1', tenants: 100 });
   });
 
   it('refuses a short METRICS_TOKEN, a METRICS_PORT that is not a port and an unknown LOG_FORMAT, naming each', () => {
@@ -236,11 +272,17 @@ describe('loadConfig: metrics, traces and log format', () => {
 
   it('switches tracing on only when OTEL_* asks for an exporter, and OTEL_SDK_DISABLED wins', () => {
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, CWD).tracing).toEqual({ exporter: 'otlp' });
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }, CWD).tracing).toEqual({ exporter: 'otlp' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }, CWD).tracing).toEqual({
+      exporter: 'otlp',
+    });
     expect(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }, CWD).tracing).toEqual({ exporter: 'console' });
-    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, CWD).tracing).toEqual({ exporter: 'none' });
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, CWD).tracing).toEqual({
+      exporter: 'none',
+    });
     expect(loadConfig({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' }, CWD).tracing).toEqual({ exporter: 'none' });
-    expect(configError({ OTEL_TRACES_EXPORTER: 'zipkin' }).problems).toEqual(["OTEL_TRACES_EXPORTER must be one of otlp, console, none, got 'zipkin'"]);
+    expect(configError({ OTEL_TRACES_EXPORTER: 'zipkin' }).problems).toEqual([
+      "OTEL_TRACES_EXPORTER must be one of otlp, console, none, got 'zipkin'",
+    ]);
   });
 
   it('reads the transport settings: request timeouts, the MCP endpoint’s names and origins, stream caps', () => {
@@ -297,12 +339,14 @@ describe('loadConfig: metrics, traces and log format', () => {
 });
 
 describe('OAUTH_APP_SCHEMES', () => {
-  it('lists the native MCP clients\' own redirect schemes, and refuses one that runs script, reaches the network or hands off to the system', () => {
+  it("lists the native MCP clients' own redirect schemes, and refuses one that runs script, reaches the network or hands off to the system", () => {
     expect(loadConfig({}, CWD).oauth.appSchemes).toEqual(['cursor', 'vscode', 'vscode-insiders', 'windsurf']);
     expect(loadConfig({ OAUTH_APP_SCHEMES: 'Zed:, myclient' }, CWD).oauth.appSchemes).toEqual(['zed', 'myclient']);
     const error = configError({ OAUTH_APP_SCHEMES: 'cursor,javascript,ms-msdt,http,not a scheme,x-apple.systempreferences' });
     expect([...error.problems].sort()).toEqual(
-      ['http', 'javascript', 'ms-msdt', 'not a scheme', 'x-apple.systempreferences'].map((s) => `OAUTH_APP_SCHEMES lists scheme names of native MCP clients (e.g. cursor,vscode); '${s}' cannot be one`),
+      ['http', 'javascript', 'ms-msdt', 'not a scheme', 'x-apple.systempreferences'].map(
+        (s) => `OAUTH_APP_SCHEMES lists scheme names of native MCP clients (e.g. cursor,vscode); '${s}' cannot be one`,
+      ),
     );
   });
 });
@@ -311,7 +355,9 @@ describe('OAUTH_TENANT_CLAIM_MATCHES', () => {
   it("matches an external token's tenant claim against the tenant's id by default, or its name, and nothing else", () => {
     expect(loadConfig({}, CWD).oauth.tenantClaimMatches).toBe('id');
     expect(loadConfig({ OAUTH_TENANT_CLAIM_MATCHES: 'name' }, CWD).oauth.tenantClaimMatches).toBe('name');
-    expect(configError({ OAUTH_TENANT_CLAIM_MATCHES: 'either' }).problems).toEqual(["OAUTH_TENANT_CLAIM_MATCHES must be one of id, name, got 'either'"]);
+    expect(configError({ OAUTH_TENANT_CLAIM_MATCHES: 'either' }).problems).toEqual([
+      "OAUTH_TENANT_CLAIM_MATCHES must be one of id, name, got 'either'",
+    ]);
   });
 });
 

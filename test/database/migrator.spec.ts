@@ -180,9 +180,7 @@ describe('migrator', () => {
     );
     expect(await tableExists(database.driver, 'gadgets')).toBe(false);
 
-    await database.driver.withSession((s) =>
-      s.query(`UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE finished_at IS NULL`),
-    );
+    await database.driver.withSession((s) => s.query(`UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE finished_at IS NULL`));
     const report = await runMigrations(database.driver, migrations);
     expect(report.applied).toEqual(['20260102000000_gadgets']);
     expect(await tableExists(database.driver, 'gadgets')).toBe(true);
@@ -210,14 +208,20 @@ describe('migrator', () => {
     await database.driver.withSession(async (s) => {
       await s.exec(`CREATE TABLE "invocations_p20261120" PARTITION OF "invocations" FOR VALUES FROM ('2026-11-20') TO ('2026-11-21')`);
       await s.query(`INSERT INTO tenants (id, name, updated_at) VALUES ($1, 'acme', now())`, [tenant]);
-      await s.query(`INSERT INTO api_keys (id, tenant_id, name, prefix, key_hash, role) VALUES ($1, $2, 'coder', 'abc', '\\x00', 'agent')`, [key, tenant]);
+      await s.query(
+        `INSERT INTO api_keys (id, tenant_id, name, prefix, key_hash, role) VALUES ($1, $2, 'coder', 'abc', '\\x00', 'agent')`,
+        [key, tenant],
+      );
       await s.query(`INSERT INTO projects (id, tenant_id, name, slug, updated_at) VALUES ($1, $2, 'p', 'p', now())`, [project, tenant]);
       await s.query(
         `INSERT INTO parked_calls (id, tenant_id, project_id, tool, channel, timeout_ms, status, started_at, expires_at, requested_by_key_id)
          VALUES ($1, $2, $3, 'write_file', 'rest', 1000, 'pending', $4, $4::timestamptz + interval '1 hour', $5)`,
         [parked, tenant, project, startedAt, key],
       );
-      for (const [id, status] of [[parked, 'pending_approval'], [plain, 'ok']]) {
+      for (const [id, status] of [
+        [parked, 'pending_approval'],
+        [plain, 'ok'],
+      ]) {
         await s.query(
           `INSERT INTO invocations (id, tenant_id, project_id, tool, status, duration_ms, started_at, finished_at)
            VALUES ($1, $2, $3, 'write_file', $4, 0, $5, $5)`,
@@ -229,14 +233,18 @@ describe('migrator', () => {
     expect((await runMigrations(database.driver, migrations)).applied).toEqual(migrations.slice(at).map((m) => m.name));
 
     const rows = await database.driver.withSession((s) =>
-      s.query<{ id: string; caller_key_id: string | null; caller_name: string | null }>('SELECT id, caller_key_id, caller_name FROM invocations ORDER BY id'),
+      s.query<{ id: string; caller_key_id: string | null; caller_name: string | null }>(
+        'SELECT id, caller_key_id, caller_name FROM invocations ORDER BY id',
+      ),
     );
     // A row of a call that was not parked names nobody: who made it was never stored.
     expect(rows).toEqual([
       { id: parked, caller_key_id: key, caller_name: 'coder' },
       { id: plain, caller_key_id: null, caller_name: null },
     ]);
-    const [call] = await database.driver.withSession((s) => s.query<{ requested_by_name: string }>('SELECT requested_by_name FROM parked_calls'));
+    const [call] = await database.driver.withSession((s) =>
+      s.query<{ requested_by_name: string }>('SELECT requested_by_name FROM parked_calls'),
+    );
     expect(call.requested_by_name).toBe('coder');
   });
 
@@ -279,9 +287,7 @@ describe('the app at start-up', () => {
         s.query('UPDATE "_prisma_migrations" SET checksum = $1 WHERE migration_name = $2', ['f'.repeat(64), migration.name]),
       );
 
-      await expect(createTestApp({ database })).rejects.toThrow(
-        new RegExp(`Migration ${migration.name} was changed after it was applied`),
-      );
+      await expect(createTestApp({ database })).rejects.toThrow(new RegExp(`Migration ${migration.name} was changed after it was applied`));
     } finally {
       await database.close();
     }

@@ -50,8 +50,7 @@ interface SchemaShape {
   enums: Set<string>;
 }
 
-const parseDmmf = (prismaSchema: string): Dmmf =>
-  JSON.parse(prismaSchemaWasm.get_dmmf(JSON.stringify({ prismaSchema }))) as Dmmf;
+const parseDmmf = (prismaSchema: string): Dmmf => JSON.parse(prismaSchemaWasm.get_dmmf(JSON.stringify({ prismaSchema }))) as Dmmf;
 
 // Prisma's PostgreSQL column types: the default for each scalar, then each @db native type.
 const DEFAULT_TYPES: Record<string, string> = {

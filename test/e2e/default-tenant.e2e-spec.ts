@@ -19,7 +19,10 @@ describe('first start on an empty embedded database', () => {
       const first = await createTestApp({ env: { ADMIN_TOKEN: '', NODE_ENV: 'development' }, database });
       const key = /tg_[0-9a-f]{12}_[0-9a-f]{64}/.exec(printed.join(''))?.[0];
       expect(key).toBeDefined();
-      await first.http.get('/v1/projects').set({ Authorization: `Bearer ${key}` }).expect(200);
+      await first.http
+        .get('/v1/projects')
+        .set({ Authorization: `Bearer ${key}` })
+        .expect(200);
       expect(JSON.stringify(first.logs)).not.toContain(key);
       await first.close();
 

@@ -17,7 +17,10 @@ describe('graceful shutdown', () => {
       const tenant = await app.createTenant();
       const project = await app.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'] });
       const invoke = (argv: string[]) =>
-        app.http.post(`/v1/projects/${project.id}/tools/shell_exec/invoke`).set(tenant.auth).send({ arguments: { argv, timeoutMs: 120000 } });
+        app.http
+          .post(`/v1/projects/${project.id}/tools/shell_exec/invoke`)
+          .set(tenant.auth)
+          .send({ arguments: { argv, timeoutMs: 120000 } });
 
       const short = invoke(['sleep', '0.5']).then((r) => r);
       const long = invoke(['sleep', marker]).then((r) => r);
@@ -59,7 +62,9 @@ describe('graceful shutdown', () => {
     const connect = () =>
       new Promise<{ socket: net.Socket; closed: Promise<string> }>((resolve, reject) => {
         let received = '';
-        const socket = net.connect(port, '127.0.0.1', () => resolve({ socket, closed: new Promise((done) => socket.once('close', () => done(received))) }));
+        const socket = net.connect(port, '127.0.0.1', () =>
+          resolve({ socket, closed: new Promise((done) => socket.once('close', () => done(received))) }),
+        );
         socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
         socket.once('error', reject);
       });

@@ -24,7 +24,11 @@ describe('the HTTP surface', () => {
   it('answers a long tool name and an undecodable path in the one error shape on either adapter', async () => {
     const { id } = await t.createProject(tenant, {});
     for (const length of [150, 4000]) {
-      const res = await t.http.post(`/v1/projects/${id}/tools/${'x'.repeat(length)}/invoke`).set(tenant.auth).send({ arguments: {} }).expect(404);
+      const res = await t.http
+        .post(`/v1/projects/${id}/tools/${'x'.repeat(length)}/invoke`)
+        .set(tenant.auth)
+        .send({ arguments: {} })
+        .expect(404);
       expect(res.body).toMatchObject({ error: { code: 'tool_not_found' }, requestId: res.headers['x-request-id'] });
     }
     const log = await t.http.get(`/v1/projects/${id}/invocations`).set(tenant.auth).expect(200);
@@ -50,7 +54,11 @@ describe('the HTTP surface', () => {
   it('[sec-38] answers invalid JSON with 400 and an oversized body with 413, and keeps serving', async () => {
     const bad = await t.http.post('/v1/projects').set(tenant.auth).set('content-type', 'application/json').send('{"name": ').expect(400);
     expectShape(bad.body, 'invalid_json');
-    const big = await t.http.post('/v1/projects').set(tenant.auth).send({ name: 'x'.repeat(4096), slug: 'big' }).expect(413);
+    const big = await t.http
+      .post('/v1/projects')
+      .set(tenant.auth)
+      .send({ name: 'x'.repeat(4096), slug: 'big' })
+      .expect(413);
     expectShape(big.body, 'payload_too_large');
     const nested = await t.http
       .post('/v1/projects')
@@ -118,9 +126,12 @@ describe('the HTTP surface', () => {
       for (const [method, op] of Object.entries(ops)) {
         const route = `${method} ${p}`;
         const publicWhy = op['x-toolgate-public'];
-        const secured = op.security !== undefined && (op.security.length > 0 ? publicWhy === undefined : typeof publicWhy === 'string' && publicWhy.length > 0);
+        const secured =
+          op.security !== undefined &&
+          (op.security.length > 0 ? publicWhy === undefined : typeof publicWhy === 'string' && publicWhy.length > 0);
         expect({ route, secured }).toEqual({ route, secured: true });
-        if (!p.startsWith('/health')) expect({ route, errors: Object.keys(op.responses).some((s) => s.startsWith('4')) }).toEqual({ route, errors: true });
+        if (!p.startsWith('/health'))
+          expect({ route, errors: Object.keys(op.responses).some((s) => s.startsWith('4')) }).toEqual({ route, errors: true });
       }
     }
     await t.http.get('/docs').redirects(1).expect(200);

@@ -37,14 +37,22 @@ describe('projects', () => {
     await t.http.get(`/v1/projects/${id}`).set(alice.auth).expect(404);
   });
 
-  it("removes the workspace Toolgate made for a deleted project, files and directories inside it included, and nothing else", async () => {
+  it('removes the workspace Toolgate made for a deleted project, files and directories inside it included, and nothing else', async () => {
     const doomed = await t.createProject(alice);
     const kept = await t.createProject(alice);
     const dir = t.workspaceOf(doomed.id);
-    await t.http.post(`/v1/projects/${doomed.id}/tools/write_file/invoke`).set(alice.auth).send({ arguments: { path: 'a/b/c.txt', content: 'x', createDirs: true } }).expect(200);
+    await t.http
+      .post(`/v1/projects/${doomed.id}/tools/write_file/invoke`)
+      .set(alice.auth)
+      .send({ arguments: { path: 'a/b/c.txt', content: 'x', createDirs: true } })
+      .expect(200);
     // A link to another workspace: removed as a link, its target untouched.
     await symlink(t.workspaceOf(kept.id), path.join(dir, 'link'));
-    await t.http.post(`/v1/projects/${kept.id}/tools/write_file/invoke`).set(alice.auth).send({ arguments: { path: 'stays.txt', content: 'kept' } }).expect(200);
+    await t.http
+      .post(`/v1/projects/${kept.id}/tools/write_file/invoke`)
+      .set(alice.auth)
+      .send({ arguments: { path: 'stays.txt', content: 'kept' } })
+      .expect(200);
     await t.http.delete(`/v1/projects/${doomed.id}`).set(alice.auth).expect(204);
     for (let i = 0; i < 100 && existsSync(dir); i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(existsSync(dir)).toBe(false);
@@ -145,13 +153,21 @@ describe('project workspacePath', () => {
 
   it("refuses a workspacePath from a tenant the operator granted no roots, with 403 naming the operator's route", async () => {
     const other = await t.createTenant();
-    const res = await t.http.post('/v1/projects').set(other.auth).send({ name: 'S', slug: 's', workspacePath: path.join(allowed, 'site') }).expect(403);
+    const res = await t.http
+      .post('/v1/projects')
+      .set(other.auth)
+      .send({ name: 'S', slug: 's', workspacePath: path.join(allowed, 'site') })
+      .expect(403);
     expect(res.body.error.code).toBe('workspace_path_operator_only');
     expect(res.body.error.message).toContain('PATCH /v1/admin/projects/{projectId}');
   });
 
   it('accepts a directory inside a granted root and stores it', async () => {
-    const res = await t.http.post('/v1/projects').set(tenant.auth).send({ name: 'Site', slug: 'site', workspacePath: path.join(allowed, 'site') }).expect(201);
+    const res = await t.http
+      .post('/v1/projects')
+      .set(tenant.auth)
+      .send({ name: 'Site', slug: 'site', workspacePath: path.join(allowed, 'site') })
+      .expect(201);
     expect(res.body.workspacePath).toBe(path.join(allowed, 'site'));
   });
 
@@ -166,14 +182,24 @@ describe('project workspacePath', () => {
     ['relative', 'a relative path'],
   ])('[sec-17] refuses %s (%s)', async (which) => {
     const value =
-      which === 'outside' ? outside
-      : which === 'etc-link' ? path.join(allowed, 'etc-link')
-      : which === 'evil-link' ? path.join(allowed, 'evil-link')
-      : which === 'sibling' ? `${allowed}-evil`
-      : which === 'missing' ? path.join(allowed, 'missing')
-      : which === 'relative' ? 'site'
-      : which;
-    const res = await t.http.post('/v1/projects').set(tenant.auth).send({ name: 'X', slug: `x-${Math.random().toString(16).slice(2, 8)}`, workspacePath: value }).expect(422);
+      which === 'outside'
+        ? outside
+        : which === 'etc-link'
+          ? path.join(allowed, 'etc-link')
+          : which === 'evil-link'
+            ? path.join(allowed, 'evil-link')
+            : which === 'sibling'
+              ? `${allowed}-evil`
+              : which === 'missing'
+                ? path.join(allowed, 'missing')
+                : which === 'relative'
+                  ? 'site'
+                  : which;
+    const res = await t.http
+      .post('/v1/projects')
+      .set(tenant.auth)
+      .send({ name: 'X', slug: `x-${Math.random().toString(16).slice(2, 8)}`, workspacePath: value })
+      .expect(422);
     expect(res.body.error.code).toBe('workspace_path_not_allowed');
     const project = await t.createProject(tenant);
     const patch = await t.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ workspacePath: value }).expect(422);

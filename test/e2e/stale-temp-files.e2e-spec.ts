@@ -30,7 +30,11 @@ describe('temporary files left by interrupted writes', () => {
     await plant('.toolgate-notes.tmp', true); // not a name the writer makes
     await plant('keep.txt', true);
 
-    await t.http.post(`/v1/projects/${project.id}/tools/list_files/invoke`).set(tenant.auth).send({ arguments: { path: '.' } }).expect(200);
+    await t.http
+      .post(`/v1/projects/${project.id}/tools/list_files/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { path: '.' } })
+      .expect(200);
 
     await eventually(() => expect(existsSync(path.join(ws, '.toolgate-0123456789abcdef.tmp'))).toBe(false));
     await eventually(() => expect(existsSync(path.join(ws, 'deep/er/.toolgate-fedcba9876543210.tmp'))).toBe(false));

@@ -108,8 +108,7 @@ describe('workspace browsing', () => {
   let projectId: string;
   let outside: string;
 
-  const files = (query: Record<string, string>) =>
-    t.http.get(`/v1/projects/${projectId}/workspace/files`).query(query).set(tenant.auth);
+  const files = (query: Record<string, string>) => t.http.get(`/v1/projects/${projectId}/workspace/files`).query(query).set(tenant.auth);
   const file = (p: string) => t.http.get(`/v1/projects/${projectId}/workspace/file`).query({ path: p }).set(tenant.auth);
 
   beforeAll(async () => {
@@ -157,7 +156,13 @@ describe('workspace browsing', () => {
   });
 
   it('reads a file, capped at WORKSPACE_FILE_MAX_BYTES and marked truncated', async () => {
-    expect((await file('README.md').expect(200)).body).toEqual({ path: 'README.md', encoding: 'utf8', content: '# hello\n', size: 8, truncated: false });
+    expect((await file('README.md').expect(200)).body).toEqual({
+      path: 'README.md',
+      encoding: 'utf8',
+      content: '# hello\n',
+      size: 8,
+      truncated: false,
+    });
     const big = await file('big.txt').expect(200);
     expect(big.body.content.length).toBeLessThanOrEqual(1024);
     expect(big.body.truncated).toBe(true);

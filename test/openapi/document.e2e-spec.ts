@@ -54,10 +54,14 @@ describe('the OpenAPI document as a client meets it', () => {
   afterAll(() => t?.close());
 
   it("passes Redocly's recommended lint with no error, and only the explained warnings", async () => {
-    const lint = await run(process.execPath, [bin('@redocly/cli/bin/cli.js'), 'lint', documentFile, '--config', 'redocly.yaml', '--format', 'json'], {
-      REDOCLY_TELEMETRY: 'off',
-      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
-    });
+    const lint = await run(
+      process.execPath,
+      [bin('@redocly/cli/bin/cli.js'), 'lint', documentFile, '--config', 'redocly.yaml', '--format', 'json'],
+      {
+        REDOCLY_TELEMETRY: 'off',
+        REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+      },
+    );
     const report = JSON.parse(lint.stdout) as {
       totals: { errors: number; warnings: number };
       problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer: string }> }>;
@@ -71,7 +75,12 @@ describe('the OpenAPI document as a client meets it', () => {
   });
 
   it('generates a typed client that a program creating a project, listing tools, invoking one, paging the audit log and reading an invocation compiles against, and runs', async () => {
-    const types = await run(process.execPath, [bin('openapi-typescript/bin/cli.js'), documentFile, '-o', path.join(generated, 'toolgate-api.ts')]);
+    const types = await run(process.execPath, [
+      bin('openapi-typescript/bin/cli.js'),
+      documentFile,
+      '-o',
+      path.join(generated, 'toolgate-api.ts'),
+    ]);
     expect({ code: types.code, stderr: types.code === 0 ? '' : types.stderr }).toEqual({ code: 0, stderr: '' });
 
     // tsc checks the program against the generated types and, with noEmitOnError, writes it only if it compiles.

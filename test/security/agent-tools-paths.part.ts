@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { AuditTrail, type EntrySnapshot, expectRefusal, invoke, snapshot } from './security-helpers.js';
 
-// security-cases.md, "Workspace paths" (lines 1-17), for every path argument of edit_file (path),
+// docs/security-model.md, "Workspace paths" (cases 1-17), for every path argument of edit_file (path),
 // search_files (path), move_file (source and destination) and read_multiple_files (paths), over HTTP against
 // real files. read_multiple_files answers each path on its own, so a refused path is a per-file error with the
 // refusal's code, and the other files are still read.
@@ -75,7 +75,10 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
   // Refused calls are audited; nothing outside changed; the canary is where it was; the service still serves.
   async function settle() {
     for (const status of ['denied', 'invalid_arguments'] as const) {
-      await audit.expectRows(status, expectedRows.filter((r) => r.status === status));
+      await audit.expectRows(
+        status,
+        expectedRows.filter((r) => r.status === status),
+      );
     }
     expectedRows.length = 0;
     for (const [name, taken] of Object.entries(places())) expect({ [name]: await taken }).toEqual({ [name]: baseline[name] });
@@ -155,10 +158,16 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
 
   it('[sec-02] accepts absolute paths inside the workspace in every path argument', async () => {
     await writeFile(inWs('abs.txt'), 'absolute\n');
-    expect((await ran('edit_file', { path: inWs('abs.txt'), edits: [{ oldText: 'absolute', newText: 'edited' }] })).result).toMatchObject({ path: 'abs.txt' });
+    expect((await ran('edit_file', { path: inWs('abs.txt'), edits: [{ oldText: 'absolute', newText: 'edited' }] })).result).toMatchObject({
+      path: 'abs.txt',
+    });
     expect((await ran('search_files', { pattern: 'edited', path: ws })).result).toMatchObject({ matches: [{ path: 'abs.txt', line: 1 }] });
-    expect((await ran('read_multiple_files', { paths: [inWs('abs.txt')] })).result).toMatchObject({ files: [{ ok: true, content: 'edited\n' }] });
-    expect((await ran('move_file', { source: inWs('abs.txt'), destination: inWs('src', 'abs.txt') })).result).toMatchObject({ destination: 'src/abs.txt' });
+    expect((await ran('read_multiple_files', { paths: [inWs('abs.txt')] })).result).toMatchObject({
+      files: [{ ok: true, content: 'edited\n' }],
+    });
+    expect((await ran('move_file', { source: inWs('abs.txt'), destination: inWs('src', 'abs.txt') })).result).toMatchObject({
+      destination: 'src/abs.txt',
+    });
     await rm(inWs('src', 'abs.txt'));
     await settle();
   });
@@ -184,7 +193,9 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
     await ran('move_file', { source: 'src/moved-leak', destination: 'leak.txt' });
     // Overwriting a link replaces the link, never the file it points to.
     await writeFile(inWs('replacement.txt'), 'replacement');
-    expect((await ran('move_file', { source: 'replacement.txt', destination: 'leak-rel.txt', overwrite: true })).result).toMatchObject({ overwritten: true });
+    expect((await ran('move_file', { source: 'replacement.txt', destination: 'leak-rel.txt', overwrite: true })).result).toMatchObject({
+      overwritten: true,
+    });
     expect(await readFile(inWs('leak-rel.txt'), 'utf8')).toBe('replacement');
     await rm(inWs('leak-rel.txt'));
     await symlink(rel(inOutside('secret.txt')), inWs('leak-rel.txt'));
@@ -274,7 +285,8 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
       ]);
       n++;
       for (const res of batch) {
-        const key = res.status === 200 ? `200 ${res.body.status} ${res.body.error?.code ?? ''}`.trim() : `${res.status} ${res.body.error?.code}`;
+        const key =
+          res.status === 200 ? `200 ${res.body.status} ${res.body.error?.code ?? ''}`.trim() : `${res.status} ${res.body.error?.code}`;
         outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
         if (JSON.stringify(res.body).includes('outside original')) leaked.push(JSON.stringify(res.body).slice(0, 200));
       }
@@ -302,7 +314,11 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
   }, 60_000);
 
   it('[sec-08] refuses to edit, move or overwrite a file hard-linked to a file outside', async () => {
-    const edit = await refuse('edit_file', { path: 'hard.txt', edits: [{ oldText: 'shared', newText: 'pwned' }] }, { status: 403, code: 'hard_link' });
+    const edit = await refuse(
+      'edit_file',
+      { path: 'hard.txt', edits: [{ oldText: 'shared', newText: 'pwned' }] },
+      { status: 403, code: 'hard_link' },
+    );
     expect(edit.body.error.message).toMatch(/hard link/);
     await refuse('move_file', { source: 'hard.txt', destination: 'moved.txt' }, { status: 403, code: 'hard_link' });
     await writeFile(inWs('other.txt'), 'other');
@@ -320,7 +336,9 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
       expect(await readFile(path.join(ws, p), 'utf8')).toBe('literal\n');
       expect((await ran('edit_file', { path: p, edits: [{ oldText: 'literal', newText: 'still literal' }] })).status).toBe('ok');
       expect((await ran('search_files', { pattern: 'still', path: p })).result).toMatchObject({ matches: [{ path: p, line: 1 }] });
-      expect((await ran('read_multiple_files', { paths: [p] })).result).toMatchObject({ files: [{ ok: true, content: 'still literal\n' }] });
+      expect((await ran('read_multiple_files', { paths: [p] })).result).toMatchObject({
+        files: [{ ok: true, content: 'still literal\n' }],
+      });
       expect((await ran('move_file', { source: p, destination: 'literal-src.txt' })).status).toBe('ok');
       expect(existsSync(path.join(ws, p))).toBe(false);
       await rm(inWs('literal-src.txt'));
@@ -382,14 +400,20 @@ describe('workspace paths through edit_file, search_files, move_file and read_mu
     const search = await ran('search_files', { pattern: 'secret', path: 'loop' });
     expect(search.result).toMatchObject({ matches: [], filesSearched: 0 });
     const listed = await ran('list_files', { path: 'loop', recursive: true, includeHidden: true, glob: '**' });
-    expect((listed.result!.entries as Array<{ path: string }>).map((e) => e.path)).toEqual(['loop/a', 'loop/b', 'loop/out', 'loop/self', 'loop/up']);
+    expect((listed.result!.entries as Array<{ path: string }>).map((e) => e.path)).toEqual([
+      'loop/a',
+      'loop/b',
+      'loop/out',
+      'loop/self',
+      'loop/up',
+    ]);
     const whole = await ran('search_files', { pattern: 'secret', maxResults: 1000 });
     expect((whole.result!.matches as Array<{ path: string }>).map((m) => m.path)).toEqual(['race/f.txt']);
     expect(Date.now() - started).toBeLessThan(10_000);
     await settle();
   });
 
-  it("[sec-17] keeps the new tools in the workspace after a workspacePath of /etc is refused", async () => {
+  it('[sec-17] keeps the new tools in the workspace after a workspacePath of /etc is refused', async () => {
     const res = await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ workspacePath: '/etc' });
     expectRefusal(res, 403, 'workspace_path_operator_only');
     await refuseEverywhere('/etc/passwd', OUTSIDE);

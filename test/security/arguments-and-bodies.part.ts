@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { AuditTrail, expectRefusal, invoke, invokeRaw } from './security-helpers.js';
 
-// security-cases.md, "Tool schemas and request bodies", lines 37-39: hostile argument objects and request bodies
+// docs/security-model.md, "Tool schemas and request bodies", cases 37-39: hostile argument objects and request bodies
 // sent over HTTP as raw JSON text, so that keys like `__proto__` reach the server exactly as written.
 
 const BODY_LIMIT = 1024 * 1024;
@@ -54,10 +54,22 @@ describe('tool arguments and request bodies over HTTP', () => {
 
   it.each([
     ['a top-level __proto__', '{"__proto__": {"isAdmin": true, "polluted": 1}, "path": "proto.txt", "content": "x"}', '/__proto__'],
-    ['a nested constructor.prototype', '{"path": "proto.txt", "content": "x", "meta": {"deep": [{"constructor": {"prototype": {"isAdmin": true}}}]}}', '/meta/deep/0/constructor'],
-    ['a top-level constructor.prototype', '{"constructor": {"prototype": {"isAdmin": true}}, "path": "proto.txt", "content": "x"}', '/constructor'],
+    [
+      'a nested constructor.prototype',
+      '{"path": "proto.txt", "content": "x", "meta": {"deep": [{"constructor": {"prototype": {"isAdmin": true}}}]}}',
+      '/meta/deep/0/constructor',
+    ],
+    [
+      'a top-level constructor.prototype',
+      '{"constructor": {"prototype": {"isAdmin": true}}, "path": "proto.txt", "content": "x"}',
+      '/constructor',
+    ],
     ['a prototype key', '{"path": "proto.txt", "content": "x", "prototype": {"isAdmin": true}}', '/prototype'],
-    ['a __proto__ inside an array', '{"path": "proto.txt", "content": "x", "list": [1, [2, {"__proto__": {"isAdmin": true}}]]}', '/list/1/1/__proto__'],
+    [
+      'a __proto__ inside an array',
+      '{"path": "proto.txt", "content": "x", "list": [1, [2, {"__proto__": {"isAdmin": true}}]]}',
+      '/list/1/1/__proto__',
+    ],
   ])('[sec-37] refuses %s in arguments before validation; no prototype changes', async (_what, args, pointer) => {
     const res = await raw('write_file', `{"arguments": ${args}}`);
     const { code } = expectRefusal(res, protoStatuses(), /^(invalid_arguments|invalid_json)$/);
@@ -97,7 +109,9 @@ describe('tool arguments and request bodies over HTTP', () => {
     const key = `token${'/'.repeat(BODY_LIMIT - 200)}`;
     const res = await raw('read_file', JSON.stringify({ arguments: { path: 5, [key]: 'v' } }));
     expectRefusal(res, 422, 'invalid_arguments');
-    expect(res.body.error.issues).toEqual([expect.objectContaining({ keyword: 'maxKeyLength', path: expect.stringMatching(/^\/token(~1)+…$/) })]);
+    expect(res.body.error.issues).toEqual([
+      expect.objectContaining({ keyword: 'maxKeyLength', path: expect.stringMatching(/^\/token(~1)+…$/) }),
+    ]);
     expect(JSON.stringify(res.body).length).toBeLessThan(4096);
     const [row] = await audit.expectRows('invalid_arguments', [{ tool: 'read_file', errorCode: 'invalid_arguments' }]);
     expect(row.argumentsTruncated).toBe(true);
@@ -124,10 +138,19 @@ describe('tool arguments and request bodies over HTTP', () => {
 
   it.each([
     ['100,000 nested arrays as the body', () => nested(100_000, '[', ']')],
-    ['100,000 nested arrays inside arguments', () => `{"arguments": {"path": "n.txt", "content": "x", "deep": ${nested(100_000, '[', ']')}}}`],
-    ['100,000 nested objects inside arguments', () => `{"arguments": {"path": "n.txt", "content": "x", "deep": ${nested(100_000, '{"a":', '}', '1')}}}`],
+    [
+      '100,000 nested arrays inside arguments',
+      () => `{"arguments": {"path": "n.txt", "content": "x", "deep": ${nested(100_000, '[', ']')}}}`,
+    ],
+    [
+      '100,000 nested objects inside arguments',
+      () => `{"arguments": {"path": "n.txt", "content": "x", "deep": ${nested(100_000, '{"a":', '}', '1')}}}`,
+    ],
     ['100,000 nested arrays as OpenAI-style string arguments', () => JSON.stringify({ arguments: nested(100_000, '[', ']') })],
-    ['100,000 nested arrays inside OpenAI-style string arguments', () => JSON.stringify({ arguments: `{"path": "n.txt", "content": "x", "deep": ${nested(100_000, '[', ']')}}` })],
+    [
+      '100,000 nested arrays inside OpenAI-style string arguments',
+      () => JSON.stringify({ arguments: `{"path": "n.txt", "content": "x", "deep": ${nested(100_000, '[', ']')}}` }),
+    ],
   ])('[sec-38] refuses %s with a 4xx quickly, and keeps serving', async (_what, body) => {
     const started = Date.now();
     const res = await raw('write_file', body());

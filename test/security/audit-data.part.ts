@@ -4,7 +4,7 @@ import { httpTool, installSkill, Receiver, skillOf } from '../e2e/skills/skill-t
 import { EventStream } from '../e2e/tools/tool-test-kit.js';
 import { expectRefusal, invoke } from './security-helpers.js';
 
-// security-cases.md, "Audit data" (lines 62-64): a credential given to a tool reaches the tool and nothing
+// docs/security-model.md, "Audit data" (cases 62-64): a credential given to a tool reaches the tool and nothing
 // else. Every channel a tenant (or an operator) can read back is searched for every secret: the listing,
 // one row by id, the export, the SSE events and the service's log lines.
 
@@ -34,12 +34,16 @@ describe('audit data: no secret at rest or on the wire', () => {
     return res.body.items as Row[];
   };
   const exported = async (): Promise<string> => {
-    const res = await t.http.get(`/v1/projects/${projectId}/invocations/export`).set(tenant.auth).buffer(true).parse((r, done) => {
-      let text = '';
-      r.setEncoding('utf8');
-      r.on('data', (chunk: string) => (text += chunk));
-      r.on('end', () => done(null, text));
-    });
+    const res = await t.http
+      .get(`/v1/projects/${projectId}/invocations/export`)
+      .set(tenant.auth)
+      .buffer(true)
+      .parse((r, done) => {
+        let text = '';
+        r.setEncoding('utf8');
+        r.on('data', (chunk: string) => (text += chunk));
+        r.on('end', () => done(null, text));
+      });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
     return res.body as string;
@@ -47,7 +51,9 @@ describe('audit data: no secret at rest or on the wire', () => {
   // Every channel, as one text to search.
   const everything = async () => {
     const rows = await listed();
-    const byId = await Promise.all(rows.map(async (r) => (await t.http.get(`/v1/projects/${projectId}/invocations/${r.id}`).set(tenant.auth).expect(200)).text));
+    const byId = await Promise.all(
+      rows.map(async (r) => (await t.http.get(`/v1/projects/${projectId}/invocations/${r.id}`).set(tenant.auth).expect(200)).text),
+    );
     return [JSON.stringify(rows), ...byId, await exported(), JSON.stringify(events.events), JSON.stringify(t.logs)].join('\n');
   };
   const expectNoSecretIn = (text: string) => {
@@ -69,14 +75,28 @@ describe('audit data: no secret at rest or on the wire', () => {
   });
 
   describe('[sec-62] fetch_url credential headers, any spelling, nested anywhere', () => {
-    const spellings = ['Authorization', 'authorization', 'AUTHORIZATION', 'Cookie', 'cookie', 'X-Api-Key', 'x-API-key', 'Api-Key', 'X-Auth-Token', 'X-Client-Secret'];
+    const spellings = [
+      'Authorization',
+      'authorization',
+      'AUTHORIZATION',
+      'Cookie',
+      'cookie',
+      'X-Api-Key',
+      'x-API-key',
+      'Api-Key',
+      'X-Auth-Token',
+      'X-Client-Secret',
+    ];
     const sent = new Map<string, string>();
 
     beforeAll(async () => {
       for (const name of spellings) {
         const value = keep(secret(`v-${name}`));
         sent.set(name, value);
-        const res = await invoke(t, tenant, projectId, 'fetch_url', { url: receiver.url('/echo'), headers: { [name]: value, Accept: 'application/json' } });
+        const res = await invoke(t, tenant, projectId, 'fetch_url', {
+          url: receiver.url('/echo'),
+          headers: { [name]: value, Accept: 'application/json' },
+        });
         expect({ name, status: res.status, tool: res.body.status }).toEqual({ name, status: 200, tool: 'ok' });
       }
     });
@@ -99,20 +119,32 @@ describe('audit data: no secret at rest or on the wire', () => {
 
     it('[sec-62] redacts JSON-text arguments, refused arguments and the arguments of an unknown tool', async () => {
       const cookie = keep(secret('cookie-text'));
-      await invoke(t, tenant, projectId, 'fetch_url', JSON.stringify({ url: receiver.url('/echo'), headers: { Cookie: cookie } })).expect(200);
+      await invoke(t, tenant, projectId, 'fetch_url', JSON.stringify({ url: receiver.url('/echo'), headers: { Cookie: cookie } })).expect(
+        200,
+      );
       expect(receiver.to('/echo').at(-1)!.headers.cookie).toBe(cookie);
 
       // A header value of the wrong type: refused, and audited redacted.
       const badKey = keep(secret('not-a-string').replace(/\D/g, '').padEnd(14, '7').slice(0, 14));
-      const refused = await invoke(t, tenant, projectId, 'fetch_url', { url: receiver.url('/echo'), headers: { 'X-Api-Key': Number(badKey) } });
+      const refused = await invoke(t, tenant, projectId, 'fetch_url', {
+        url: receiver.url('/echo'),
+        headers: { 'X-Api-Key': Number(badKey) },
+      });
       expectRefusal(refused, 422, 'invalid_arguments');
 
       // fetch_url refuses to send Proxy-Authorization at all: the refusal is audited, redacted too.
       const proxy = keep(secret('proxy'));
-      expectRefusal(await invoke(t, tenant, projectId, 'fetch_url', { url: receiver.url('/echo'), headers: { 'Proxy-Authorization': proxy } }), 400, /.+/);
+      expectRefusal(
+        await invoke(t, tenant, projectId, 'fetch_url', { url: receiver.url('/echo'), headers: { 'Proxy-Authorization': proxy } }),
+        400,
+        /.+/,
+      );
 
       const nested = keep(secret('nested'));
-      await invoke(t, tenant, projectId, 'fetch_urll', { url: receiver.url('/echo'), options: { headers: { Authorization: `Bearer ${nested}` } } }).expect(404);
+      await invoke(t, tenant, projectId, 'fetch_urll', {
+        url: receiver.url('/echo'),
+        options: { headers: { Authorization: `Bearer ${nested}` } },
+      }).expect(404);
 
       // A key pasted where the tool's name goes: the row (and the event) name the tool as the message does.
       const keyAsTool = keep(`sk-live-${randomBytes(16).toString('hex')}`);
@@ -123,9 +155,14 @@ describe('audit data: no secret at rest or on the wire', () => {
         arguments: JSON.stringify({ url: receiver.url('/echo'), headers: { Cookie: '[redacted]' } }),
         redactedPaths: ['/headers/Cookie'],
       });
-      expect(rows.find((r) => r.status === 'denied' && r.tool === 'fetch_url')).toMatchObject({ redactedPaths: ['/headers/Proxy-Authorization'] });
+      expect(rows.find((r) => r.status === 'denied' && r.tool === 'fetch_url')).toMatchObject({
+        redactedPaths: ['/headers/Proxy-Authorization'],
+      });
       const invalid = rows.find((r) => r.status === 'invalid_arguments')!;
-      expect(invalid).toMatchObject({ redactedPaths: ['/headers/X-Api-Key'], arguments: { url: receiver.url('/echo'), headers: { 'X-Api-Key': '[redacted]' } } });
+      expect(invalid).toMatchObject({
+        redactedPaths: ['/headers/X-Api-Key'],
+        arguments: { url: receiver.url('/echo'), headers: { 'X-Api-Key': '[redacted]' } },
+      });
       expect(rows.filter((r) => r.tool.includes('[redacted]')).map((r) => [r.status, r.errorCode])).toEqual([['denied', 'tool_not_found']]);
       expect(rows.find((r) => r.tool === 'fetch_urll')).toMatchObject({
         status: 'denied',
@@ -152,7 +189,10 @@ describe('audit data: no secret at rest or on the wire', () => {
         properties: {
           account: { type: 'string' },
           pin: { type: 'string', writeOnly: true, pattern: '^[a-z0-9-]+$', description: 'sent to the endpoint, never kept' },
-          steps: { type: 'array', items: { type: 'object', properties: { code: { type: 'string', writeOnly: true }, note: { type: 'string' } } } },
+          steps: {
+            type: 'array',
+            items: { type: 'object', properties: { code: { type: 'string', writeOnly: true }, note: { type: 'string' } } },
+          },
           login: { type: 'object', properties: { user: { type: 'string' }, password: { type: 'string' } } },
         },
         required: ['account', 'pin'],
@@ -187,12 +227,22 @@ describe('audit data: no secret at rest or on the wire', () => {
     });
 
     it('[sec-63] the endpoint receives the real values', () => {
-      expect(JSON.parse(receiver.to('/skill').at(-1)!.body)).toEqual({ account: 'acme', pin, steps: [{ code, note: 'first' }], login: { user: 'ann', password } });
+      expect(JSON.parse(receiver.to('/skill').at(-1)!.body)).toEqual({
+        account: 'acme',
+        pin,
+        steps: [{ code, note: 'first' }],
+        login: { user: 'ann', password },
+      });
     });
 
     it('[sec-63] the audit row redacts the writeOnly values (and a nested password) and names their paths', async () => {
       const row = (await listed()).find((r) => r.tool === 'vault_unlock' && r.status === 'ok')!;
-      expect(row.arguments).toEqual({ account: 'acme', pin: '[redacted]', steps: [{ code: '[redacted]', note: 'first' }], login: { user: 'ann', password: '[redacted]' } });
+      expect(row.arguments).toEqual({
+        account: 'acme',
+        pin: '[redacted]',
+        steps: [{ code: '[redacted]', note: 'first' }],
+        login: { user: 'ann', password: '[redacted]' },
+      });
       expect(row.redactedPaths).toEqual(['/pin', '/steps/0/code', '/login/password']);
       expectNoSecretIn(await everything());
     });
@@ -211,13 +261,20 @@ describe('audit data: no secret at rest or on the wire', () => {
     });
 
     it('[sec-64] a forged or out-of-range cursor and an empty window are refused before anything is streamed', async () => {
-      const forged = [Buffer.from('seq:1 OR 1=1').toString('base64url'), Buffer.from(`seq:${'9'.repeat(19)}`).toString('base64url'), 'not-a-cursor'];
+      const forged = [
+        Buffer.from('seq:1 OR 1=1').toString('base64url'),
+        Buffer.from(`seq:${'9'.repeat(19)}`).toString('base64url'),
+        'not-a-cursor',
+      ];
       for (const cursor of forged) {
         const res = await t.http.get(`/v1/projects/${projectId}/invocations/export`).query({ cursor }).set(tenant.auth);
         expectRefusal(res, 400, 'invalid_cursor');
         expect(res.headers['content-type']).toMatch(/^application\/json/);
       }
-      const window = await t.http.get(`/v1/projects/${projectId}/invocations/export`).query({ since: '2026-02-01T00:00:00Z', until: '2026-01-01T00:00:00Z' }).set(tenant.auth);
+      const window = await t.http
+        .get(`/v1/projects/${projectId}/invocations/export`)
+        .query({ since: '2026-02-01T00:00:00Z', until: '2026-01-01T00:00:00Z' })
+        .set(tenant.auth);
       expectRefusal(window, 400, 'invalid_window');
       const notADate = await t.http.get(`/v1/projects/${projectId}/invocations/export`).query({ since: 'yesterday' }).set(tenant.auth);
       expect(notADate.status).toBe(400);

@@ -16,7 +16,10 @@ describe('[sec-41] authentication', () => {
     await t.http.get('/v1/projects').set({ Authorization: 'Bearer not-a-key' }).expect(401);
     await t.http.get('/v1/projects').set({ Authorization: tenant.key }).expect(401);
     const forged = tenant.key.slice(0, -8) + (tenant.key.endsWith('00000000') ? '11111111' : '00000000');
-    await t.http.get('/v1/projects').set({ Authorization: `Bearer ${forged}` }).expect(401);
+    await t.http
+      .get('/v1/projects')
+      .set({ Authorization: `Bearer ${forged}` })
+      .expect(401);
 
     const keys = await t.http.get('/v1/api-keys').set(tenant.auth).expect(200);
     await t.http.delete(`/v1/api-keys/${keys.body.items[0].id}`).set(tenant.auth).expect(204);
@@ -29,7 +32,10 @@ describe('[sec-41] authentication', () => {
     const forbidden = await t.http.get('/v1/admin/tenants').set(tenant.auth).expect(403);
     expect(forbidden.body.error.code).toBe('forbidden');
     await t.http.post('/v1/admin/tenants').set(tenant.auth).send({ name: 'sneaky' }).expect(403);
-    await t.http.get('/v1/admin/tenants').set({ Authorization: `Bearer ${ADMIN_TOKEN}x` }).expect(401);
+    await t.http
+      .get('/v1/admin/tenants')
+      .set({ Authorization: `Bearer ${ADMIN_TOKEN}x` })
+      .expect(401);
     await t.http.get('/v1/admin/tenants').expect(401);
     const names = (await t.http.get('/v1/admin/tenants').set(t.admin).expect(200)).body.items.map((x: { name: string }) => x.name);
     expect(names).not.toContain('sneaky');

@@ -21,7 +21,11 @@ describe('call control', () => {
   it('[sec-59] refuses the same Idempotency-Key with a different body, and the tool does not run', async () => {
     const p = await project();
     const send = (content: string) =>
-      t.http.post(`/v1/projects/${p.id}/tools/write_file/invoke`).set(tenant.auth).set('Idempotency-Key', 'one-key').send({ arguments: { path: 'f.txt', content } });
+      t.http
+        .post(`/v1/projects/${p.id}/tools/write_file/invoke`)
+        .set(tenant.auth)
+        .set('Idempotency-Key', 'one-key')
+        .send({ arguments: { path: 'f.txt', content } });
     await send('first').expect(200);
     const reused = await send('second');
     expect(reused.status).toBe(422);
@@ -40,7 +44,11 @@ describe('call control', () => {
     it('[sec-60] runs nothing until approved; a denied or expired call never runs; another tenant cannot approve', async () => {
       const owner = await short.createTenant();
       const intruder = await short.createTenant();
-      const { id: projectId } = await short.createProject(owner, { shellEnabled: true, shellAllowlist: ['sh'], approvalRequired: ['shell_exec'] });
+      const { id: projectId } = await short.createProject(owner, {
+        shellEnabled: true,
+        shellAllowlist: ['sh'],
+        approvalRequired: ['shell_exec'],
+      });
       const { id: intruderProject } = await short.createProject(intruder);
       const dir = short.workspaceOf(projectId);
       const park = async (marker: string) => {
@@ -62,7 +70,10 @@ describe('call control', () => {
       const stolen = await park('stolen');
       expect(await files(dir)).toEqual([]);
 
-      for (const [project, auth] of [[projectId, intruder.deciderAuth], [intruderProject, intruder.deciderAuth]] as const) {
+      for (const [project, auth] of [
+        [projectId, intruder.deciderAuth],
+        [intruderProject, intruder.deciderAuth],
+      ] as const) {
         expect((await decide(project, stolen, 'approve', auth)).status).toBe(404);
         expect((await decide(project, stolen, 'deny', auth)).status).toBe(404);
       }
@@ -88,10 +99,19 @@ describe('call control', () => {
       expect(r.id).toBe(`c${i}`);
       expect(r.status).toBe(i % 4 === 0 ? 'invalid_arguments' : 'ok');
     });
-    expect(await files(p.dir)).toEqual(calls.filter((_, i) => i % 4 !== 0).map((c) => c.arguments.path).sort());
+    expect(await files(p.dir)).toEqual(
+      calls
+        .filter((_, i) => i % 4 !== 0)
+        .map((c) => c.arguments.path)
+        .sort(),
+    );
 
     const q = await project();
-    const tooMany = Array.from({ length: 33 }, (_, i) => ({ id: `c${i}`, tool: 'write_file', arguments: { path: `f${i}.txt`, content: 'x' } }));
+    const tooMany = Array.from({ length: 33 }, (_, i) => ({
+      id: `c${i}`,
+      tool: 'write_file',
+      arguments: { path: `f${i}.txt`, content: 'x' },
+    }));
     const refused = await t.http.post(`/v1/projects/${q.id}/tools/batch`).set(tenant.auth).send({ calls: tooMany });
     expect(refused.status).toBe(400);
     expect(refused.body.error.code).toBe('batch_too_large');

@@ -41,7 +41,10 @@ onPostgres('[sec-43] database outage (PostgreSQL only: an embedded database has 
     // Traffic all along: tool calls (their hot path needs no database) and project listings (it does).
     const traffic = (async () => {
       while (running) {
-        const call = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: { path: 'a.txt' } });
+        const call = await t.http
+          .post(`/v1/projects/${projectId}/tools/read_file/invoke`)
+          .set(tenant.auth)
+          .send({ arguments: { path: 'a.txt' } });
         if (call.status === 200) answered.push(call.body.invocationId);
         else expect([503]).toContain(call.status);
         await t.http.get('/v1/projects').set(tenant.auth);

@@ -2,7 +2,7 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { eventually } from '../support/eventually.js';
 
-// security-cases.md line 100: the rate-limit store (Redis) goes down. Readiness says so, tenant requests are
+// docs/security-model.md case 100: the rate-limit store (Redis) goes down. Readiness says so, tenant requests are
 // refused with 503 and Retry-After at once instead of hanging and answering 500 (or pass, when the operator
 // chose RATE_LIMIT_ON_STORE_ERROR=allow), and everything is back when Redis is.
 describe('[sec-100] the rate-limit store down', () => {
@@ -53,7 +53,9 @@ describe('[sec-100] the rate-limit store down', () => {
     await dead.start();
     const port = dead.port;
     await dead.cut();
-    const allow = await createTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_ON_STORE_ERROR: 'allow', RATE_LIMIT_STORE_TIMEOUT_MS: '300' } });
+    const allow = await createTestApp({
+      env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_ON_STORE_ERROR: 'allow', RATE_LIMIT_STORE_TIMEOUT_MS: '300' },
+    });
     try {
       const tenant = await allow.createTenant();
       await allow.http.get('/v1/projects').set(tenant.auth).expect(200);

@@ -59,27 +59,50 @@ class RawMcpUpstream {
     if (req.method !== 'POST') return void res.writeHead(405).end();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number | string; method: string; params?: Record<string, unknown> };
+    const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      id?: number | string;
+      method: string;
+      params?: Record<string, unknown>;
+    };
     if (message.id === undefined) return void res.writeHead(202).end();
     const answer = (result: string): void => {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${result}}`);
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${result}}`);
     };
     switch (message.method) {
       case 'initialize':
-        return answer(JSON.stringify({ protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } }));
+        return answer(
+          JSON.stringify({
+            protocolVersion: message.params?.protocolVersion,
+            capabilities: { tools: {} },
+            serverInfo: { name: 'raw', version: '1' },
+          }),
+        );
       case 'tools/list': {
         const schema = { type: 'object', properties: { tag: { type: 'string', maxLength: 100 } }, additionalProperties: false };
-        const tools = RawMcpUpstream.TOOLS.map((name) => ({ name, description: `The ${name} tool`, inputSchema: name === 'tagged' ? { ...schema, required: ['tag'] } : schema }));
+        const tools = RawMcpUpstream.TOOLS.map((name) => ({
+          name,
+          description: `The ${name} tool`,
+          inputSchema: name === 'tagged' ? { ...schema, required: ['tag'] } : schema,
+        }));
         return answer(JSON.stringify({ tools }));
       }
       case 'tools/call':
         return this.call(String(message.params?.name), (message.params?.arguments ?? {}) as Record<string, unknown>, res, answer);
       default:
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'no' } }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'no' } }));
     }
   }
 
-  private async call(tool: string, args: Record<string, unknown>, res: http.ServerResponse, answer: (result: string) => void): Promise<void> {
+  private async call(
+    tool: string,
+    args: Record<string, unknown>,
+    res: http.ServerResponse,
+    answer: (result: string) => void,
+  ): Promise<void> {
     this.arrived.set(tool, this.runs(tool) + 1);
     for (const waiter of this.waiters.filter((w) => w.tool === tool && this.runs(tool) >= w.count)) {
       this.waiters.splice(this.waiters.indexOf(waiter), 1);
@@ -117,7 +140,10 @@ async function setUp(upstream: RawMcpUpstream, app: TestApp, tenant: TestTenant)
     description: 'Tools of a hand-written MCP server',
     source: { type: 'mcp', url: upstream.url, tools: RawMcpUpstream.TOOLS },
   });
-  expect({ status: imported.status, body: imported.status === 201 ? 'imported' : imported.body }).toEqual({ status: 201, body: 'imported' });
+  expect({ status: imported.status, body: imported.status === 201 ? 'imported' : imported.body }).toEqual({
+    status: 201,
+    body: 'imported',
+  });
   const plain = (await app.createProject(tenant)).id;
   const parked = (await app.createProject(tenant, { approvalRequired: ['@network'] })).id;
   for (const projectId of [plain, parked]) expect((await enableSkill(app, tenant, projectId, imported.body.id as string)).status).toBe(201);
@@ -130,7 +156,8 @@ function caller(app: TestApp, tenant: TestTenant) {
     const request = app.http.post(`/v1/projects/${projectId}/tools/${tool}/invoke`).set(tenant.auth);
     return (key === undefined ? request : request.set('Idempotency-Key', key)).send({ arguments: args });
   };
-  const batch = (projectId: string, calls: object[]) => app.http.post(`/v1/projects/${projectId}/tools/batch`).set(tenant.auth).send({ calls });
+  const batch = (projectId: string, calls: object[]) =>
+    app.http.post(`/v1/projects/${projectId}/tools/batch`).set(tenant.auth).send({ calls });
   const mcpBody = (tool: string, args: object, key?: string, meta: Record<string, unknown> = {}) => ({
     jsonrpc: '2.0',
     id: 1,
@@ -140,22 +167,34 @@ function caller(app: TestApp, tenant: TestTenant) {
   const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...tenant.auth };
   const mcp = async (projectId: string, body: unknown) => {
     const port = app.port;
-    const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, { method: 'POST', headers: mcpHeaders, body: JSON.stringify(body) });
+    const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
+      method: 'POST',
+      headers: mcpHeaders,
+      body: JSON.stringify(body),
+    });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON-RPC answers, read field by field
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
-  const mcpCall = (projectId: string, tool: string, args: object, key?: string, meta?: Record<string, unknown>) => mcp(projectId, mcpBody(tool, args, key, meta));
+  const mcpCall = (projectId: string, tool: string, args: object, key?: string, meta?: Record<string, unknown>) =>
+    mcp(projectId, mcpBody(tool, args, key, meta));
   // Sends a request and drops its connection once the upstream holds the call: the client went away mid-run.
   const abandon = async (upstream: RawMcpUpstream, url: string, body: unknown, headers: Record<string, string>) => {
     const port = app.port;
     const arrived = upstream.arrival('slow', upstream.runs('slow') + 1);
-    const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: url, headers: { 'content-type': 'application/json', ...headers } });
+    const request = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: url,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
     request.on('error', () => undefined);
     request.end(JSON.stringify(body));
     await arrived;
     request.destroy();
   };
-  const invocation = async (projectId: string, id: string) => (await app.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body;
+  const invocation = async (projectId: string, id: string) =>
+    (await app.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body;
   return { invoke, batch, mcp, mcpBody, mcpCall, mcpHeaders, abandon, invocation };
 }
 
@@ -163,7 +202,10 @@ let keys = 0;
 const newKey = (what: string) => `${what}-${process.pid}-${++keys}`;
 
 const parkedRow = async (app: TestApp, id: string) => {
-  const [row] = await app.database.driver.query<{ status: string; outcome: unknown; arguments: unknown }>('SELECT status, outcome, arguments FROM parked_calls WHERE id = $1', [id]);
+  const [row] = await app.database.driver.query<{ status: string; outcome: unknown; arguments: unknown }>(
+    'SELECT status, outcome, arguments FROM parked_calls WHERE id = $1',
+    [id],
+  );
   return { ...row, outcome: typeof row.outcome === 'string' ? (JSON.parse(row.outcome) as unknown) : row.outcome };
 };
 
@@ -220,7 +262,10 @@ describe('exactly once under every failure', () => {
     expect(batchRetry.body.results).toEqual([{ ...ranInBatch.body.results[0], replayed: true }]);
     const mcpKey = newKey(tool);
     const ranOverMcp = await mcpCall(plain, tool, {}, mcpKey);
-    expect(ranOverMcp).toMatchObject({ status: 200, body: { result: { isError: true, structuredContent: { status: 'error', error: { code } } } } });
+    expect(ranOverMcp).toMatchObject({
+      status: 200,
+      body: { result: { isError: true, structuredContent: { status: 'error', error: { code } } } },
+    });
     // The retry carries _meta of another kind too, so the SDK's server (not the direct answers) takes it.
     const mcpRetry = await mcpCall(plain, tool, {}, mcpKey, { 'dev.example/trace': 'retry' });
     expect(mcpRetry.body.result).toEqual({ ...ranOverMcp.body.result, _meta: { ...ranOverMcp.body.result._meta, [REPLAYED_META]: true } });
@@ -271,7 +316,12 @@ describe('exactly once under every failure', () => {
       const decided = await t.http.post(`/v1/projects/${parked}/invocations/${id}/approve`).set(tenant.deciderAuth).send({}).expect(200);
       expect({ tool, outcome: decided.body.outcome }).toMatchObject({ tool, outcome: { invocationId: id, ...expected } });
       const row = await parkedRow(t, id);
-      expect({ tool, status: row.status, outcome: row.outcome, arguments: row.arguments }).toEqual({ tool, status: 'done', outcome: decided.body.outcome, arguments: null });
+      expect({ tool, status: row.status, outcome: row.outcome, arguments: row.arguments }).toEqual({
+        tool,
+        status: 'done',
+        outcome: decided.body.outcome,
+        arguments: null,
+      });
       const shown = await calls.invocation(parked, id);
       expect(shown).toMatchObject({ approval: { status: 'approved' }, outcome: decided.body.outcome });
       const twice = await t.http.post(`/v1/projects/${parked}/invocations/${id}/approve`).set(tenant.deciderAuth).send({});
@@ -291,16 +341,24 @@ describe('exactly once under every failure', () => {
     const restKey = newKey('gone-rest');
     await abandon(upstream, url('tools/slow/invoke'), { arguments: { tag: 'rest' } }, { ...tenant.auth, 'idempotency-key': restKey });
     const rest = await invoke(plain, 'slow', { tag: 'rest' }, restKey).expect(200);
-    expect({ replayed: rest.headers['idempotent-replayed'], body: rest.body }).toMatchObject({ replayed: 'true', body: { status: 'ok', result: { tag: 'rest' } } });
+    expect({ replayed: rest.headers['idempotent-replayed'], body: rest.body }).toMatchObject({
+      replayed: 'true',
+      body: { status: 'ok', result: { tag: 'rest' } },
+    });
 
     const batchKey = newKey('gone-batch');
     const batchCalls = [{ id: 's', tool: 'slow', arguments: { tag: 'batch' }, idempotencyKey: batchKey }];
     await abandon(upstream, url('tools/batch'), { calls: batchCalls }, tenant.auth);
     const inBatch = await batch(plain, batchCalls).expect(200);
-    expect(inBatch.body.results).toEqual([expect.objectContaining({ id: 's', status: 'ok', result: expect.objectContaining({ tag: 'batch' }), replayed: true })]);
+    expect(inBatch.body.results).toEqual([
+      expect.objectContaining({ id: 's', status: 'ok', result: expect.objectContaining({ tag: 'batch' }), replayed: true }),
+    ]);
 
     const mcpKey = newKey('gone-mcp');
-    await abandon(upstream, url('mcp'), mcpBody('slow', { tag: 'mcp' }, mcpKey), { ...tenant.auth, accept: 'application/json, text/event-stream' });
+    await abandon(upstream, url('mcp'), mcpBody('slow', { tag: 'mcp' }, mcpKey), {
+      ...tenant.auth,
+      accept: 'application/json, text/event-stream',
+    });
     const overMcp = await mcpCall(plain, 'slow', { tag: 'mcp' }, mcpKey);
     expect(overMcp.body.result).toMatchObject({ structuredContent: { tag: 'mcp' }, _meta: { [REPLAYED_META]: true } });
     expect(overMcp.body.result.isError).toBeUndefined();
@@ -308,7 +366,11 @@ describe('exactly once under every failure', () => {
     // Each ran once, to its end: the upstream answered all three and none was dropped under it.
     expect(upstream.answered.get('slow')).toBe(answeredBefore + 3);
     expect(upstream.dropped.get('slow') ?? 0).toBe(0);
-    for (const id of [rest.body.invocationId, inBatch.body.results[0].invocationId, overMcp.body.result._meta['dev.toolgate/invocationId']]) {
+    for (const id of [
+      rest.body.invocationId,
+      inBatch.body.results[0].invocationId,
+      overMcp.body.result._meta['dev.toolgate/invocationId'],
+    ]) {
       expect(await calls.invocation(plain, id as string)).toMatchObject({ status: 'ok', errorCode: null });
     }
   });
@@ -323,15 +385,24 @@ describe('exactly once under every failure', () => {
     const request = fetch(`http://127.0.0.1:${port}/v1/projects/${plain}/mcp`, {
       method: 'POST',
       headers: calls.mcpHeaders,
-      body: JSON.stringify([calls.mcpBody('slow', { tag: 'cancel' }, key), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'no longer needed' } }]),
+      body: JSON.stringify([
+        calls.mcpBody('slow', { tag: 'cancel' }, key),
+        { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'no longer needed' } },
+      ]),
       signal: gone.signal,
     }).catch(() => undefined);
-    const audited = await eventually(async () => {
-      const items = (await t.http.get(`/v1/projects/${plain}/invocations`).set(tenant.auth).expect(200)).body.items as Array<Record<string, unknown>>;
-      const row = items.find((item) => item.tool === 'slow' && item.errorCode === 'cancelled');
-      expect(row).toBeDefined();
-      return row!;
-    }, 100, 100);
+    const audited = await eventually(
+      async () => {
+        const items = (await t.http.get(`/v1/projects/${plain}/invocations`).set(tenant.auth).expect(200)).body.items as Array<
+          Record<string, unknown>
+        >;
+        const row = items.find((item) => item.tool === 'slow' && item.errorCode === 'cancelled');
+        expect(row).toBeDefined();
+        return row!;
+      },
+      100,
+      100,
+    );
     const retry = await calls.mcpCall(plain, 'slow', { tag: 'cancel' }, key);
     expect(retry.body.result).toMatchObject({
       isError: true,
@@ -351,7 +422,10 @@ describe('exactly once under every failure', () => {
     const refused = await invoke(plain, 'tagged', { tag: 5 }, restKey);
     expect({ status: refused.status, code: refused.body.error?.code }).toEqual({ status: 422, code: 'invalid_arguments' });
     const fixed = await invoke(plain, 'tagged', { tag: 'five' }, restKey).expect(200);
-    expect({ replayed: fixed.headers['idempotent-replayed'], body: fixed.body }).toMatchObject({ replayed: undefined, body: { status: 'ok', result: { tag: 'five' } } });
+    expect({ replayed: fixed.headers['idempotent-replayed'], body: fixed.body }).toMatchObject({
+      replayed: undefined,
+      body: { status: 'ok', result: { tag: 'five' } },
+    });
 
     const batchKey = newKey('fix-batch');
     const refusedInBatch = await batch(plain, [{ id: 'x', tool: 'tagged', arguments: {}, idempotencyKey: batchKey }]).expect(200);
@@ -362,7 +436,10 @@ describe('exactly once under every failure', () => {
 
     const mcpKey = newKey('fix-mcp');
     const refusedOverMcp = await mcpCall(plain, 'tagged', { tag: [] }, mcpKey);
-    expect(refusedOverMcp.body.result).toMatchObject({ isError: true, structuredContent: { status: 'refused', error: { code: 'invalid_arguments' } } });
+    expect(refusedOverMcp.body.result).toMatchObject({
+      isError: true,
+      structuredContent: { status: 'refused', error: { code: 'invalid_arguments' } },
+    });
     const fixedOverMcp = await mcpCall(plain, 'tagged', { tag: 'm' }, mcpKey);
     expect(fixedOverMcp.body.result).toMatchObject({ structuredContent: { tag: 'm' } });
     expect(fixedOverMcp.body.result._meta[REPLAYED_META]).toBeUndefined();
@@ -373,10 +450,20 @@ describe('exactly once under every failure', () => {
     expect(badKey.body.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'invalid_idempotency_key' } } });
   });
 
-  it('[sec-94] the README says which answers replay and which free the key', async () => {
-    const readme = await readFile(path.join(process.cwd(), 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Safe retries'), readme.indexOf('### Calls that wait for a person'));
-    for (const phrase of ['Replays that answer', 'Is free again', 'invalid_arguments', 'rate_limited', 'notifications/cancelled', 'result_too_large', 'not cancelled when its client disconnects', 'dev.toolgate/idempotencyKey']) {
+  it('[sec-94] the docs say which answers replay and which free the key', async () => {
+    const page = await readFile(path.join(process.cwd(), 'docs', 'keys-roles-approvals.md'), 'utf8');
+    const section = page.slice(page.indexOf('## Safe retries'), page.indexOf('## Calls that wait for a person'));
+    expect(section.length).toBeGreaterThan(0);
+    for (const phrase of [
+      'Replays that answer',
+      'Is free again',
+      'invalid_arguments',
+      'rate_limited',
+      'notifications/cancelled',
+      'result_too_large',
+      'not cancelled when its client disconnects',
+      'dev.toolgate/idempotencyKey',
+    ]) {
       expect({ phrase, documented: section.includes(phrase) }).toEqual({ phrase, documented: true });
     }
   });
@@ -405,11 +492,15 @@ describe('exactly once: refusals and abandoned approvals', () => {
     await call().expect(200);
     const limited = await call('limited');
     expect({ status: limited.status, code: limited.body.error?.code }).toEqual({ status: 429, code: 'rate_limited' });
-    const ran = await eventually(async () => {
-      const res = await call('limited');
-      expect(res.status).toBe(200);
-      return res;
-    }, 100, 100);
+    const ran = await eventually(
+      async () => {
+        const res = await call('limited');
+        expect(res.status).toBe(200);
+        return res;
+      },
+      100,
+      100,
+    );
     expect(ran.headers['idempotent-replayed']).toBeUndefined();
     expect(ran.body.status).toBe('ok');
     expect(await readFile(path.join(t.workspaceOf(id), 'count.txt'), 'utf8')).toBe('ran\nran\n');
@@ -417,22 +508,39 @@ describe('exactly once: refusals and abandoned approvals', () => {
 
   it('[sec-93] an approved call whose instance stopped before it stored the outcome still reaches a final state', async () => {
     const { id: projectId } = await t.createProject(tenant, { approvalRequired: ['write_file'] });
-    const parkedCall = await t.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(tenant.auth).send({ arguments: { path: 'a.txt', content: 'x' } }).expect(202);
+    const parkedCall = await t.http
+      .post(`/v1/projects/${projectId}/tools/write_file/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { path: 'a.txt', content: 'x' } })
+      .expect(202);
     const id = parkedCall.body.invocationId as string;
     // As an instance that died after the decision leaves it: approved an hour ago, no outcome.
-    await t.database.driver.query(`UPDATE parked_calls SET status = 'approved', decided_at = now() - interval '1 hour' WHERE id = $1`, [id]);
-    const row = await eventually(async () => {
-      const current = await parkedRow(t, id);
-      expect(current.status).toBe('done');
-      return current;
-    }, 60, 100);
-    expect(row).toMatchObject({ arguments: null, outcome: { invocationId: id, status: 'error', error: { code: 'outcome_lost', retryable: false } } });
+    await t.database.driver.query(`UPDATE parked_calls SET status = 'approved', decided_at = now() - interval '1 hour' WHERE id = $1`, [
+      id,
+    ]);
+    const row = await eventually(
+      async () => {
+        const current = await parkedRow(t, id);
+        expect(current.status).toBe('done');
+        return current;
+      },
+      60,
+      100,
+    );
+    expect(row).toMatchObject({
+      arguments: null,
+      outcome: { invocationId: id, status: 'error', error: { code: 'outcome_lost', retryable: false } },
+    });
     // The audit row says so too, instead of pending_approval forever.
-    const shown = await eventually(async () => {
-      const body = (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body;
-      expect(body).toMatchObject({ status: 'error', errorCode: 'outcome_lost' });
-      return body;
-    }, 60, 100);
+    const shown = await eventually(
+      async () => {
+        const body = (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body;
+        expect(body).toMatchObject({ status: 'error', errorCode: 'outcome_lost' });
+        return body;
+      },
+      60,
+      100,
+    );
     expect(shown.outcome).toEqual(row.outcome);
   });
 });
@@ -491,9 +599,17 @@ describeOnPostgres('exactly once across two instances on one PostgreSQL', () => 
     const onB = caller(b, tenant);
     const answeredBefore = upstream.answered.get('slow') ?? 0;
     const key = newKey('cluster-gone');
-    await onA.abandon(upstream, `/v1/projects/${plain}/tools/slow/invoke`, { arguments: { tag: 'cluster' } }, { ...tenant.auth, 'idempotency-key': key });
+    await onA.abandon(
+      upstream,
+      `/v1/projects/${plain}/tools/slow/invoke`,
+      { arguments: { tag: 'cluster' } },
+      { ...tenant.auth, 'idempotency-key': key },
+    );
     const retry = await onB.invoke(plain, 'slow', { tag: 'cluster' }, key).expect(200);
-    expect({ replayed: retry.headers['idempotent-replayed'], body: retry.body }).toMatchObject({ replayed: 'true', body: { status: 'ok', result: { tag: 'cluster' } } });
+    expect({ replayed: retry.headers['idempotent-replayed'], body: retry.body }).toMatchObject({
+      replayed: 'true',
+      body: { status: 'ok', result: { tag: 'cluster' } },
+    });
     expect(upstream.answered.get('slow')).toBe(answeredBefore + 1);
     expect(upstream.dropped.get('slow') ?? 0).toBe(0);
   });

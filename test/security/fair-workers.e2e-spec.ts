@@ -7,7 +7,7 @@ import { httpTool, installSkill, skillOf, STRING_ARG } from '../e2e/skills/skill
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { AuditTrail, invoke } from './security-helpers.js';
 
-// security-cases.md 104 and 107, over HTTP against the real service: one tenant holding the shared worker
+// docs/security-model.md 104 and 107, over HTTP against the real service: one tenant holding the shared worker
 // pool (sync skills at an endpoint that never answers, costly search patterns) must not slow another's
 // file tools past 3x, and a file tool call audited `timeout` must never have its write land afterwards.
 
@@ -73,7 +73,8 @@ describe('[sec-104] one tenant cannot hold the worker pool', () => {
     for (let i = 0; i < 2; i++) await writeFile(path.join(aws, `costly-${i}.txt`), costly);
     const bws = t.workspaceOf(bProject);
     await mkdir(path.join(bws, 'src'), { recursive: true });
-    for (let i = 0; i < 40; i++) await writeFile(path.join(bws, 'src', `f${i}.ts`), `export const v${i} = ${i};\n// needle ${i}\n`.repeat(20));
+    for (let i = 0; i < 40; i++)
+      await writeFile(path.join(bws, 'src', `f${i}.ts`), `export const v${i} = ${i};\n// needle ${i}\n`.repeat(20));
   }, 120_000);
 
   afterAll(async () => {
@@ -102,7 +103,7 @@ describe('[sec-104] one tenant cannot hold the worker pool', () => {
     return times;
   }
 
-  it('[sec-104] keeps another tenant\'s search_files, write_file (quota measured) and read_file within 3x while one tenant holds the pool; the costly search answers a partial result with its reason', async () => {
+  it("[sec-104] keeps another tenant's search_files, write_file (quota measured) and read_file within 3x while one tenant holds the pool; the costly search answers a partial result with its reason", async () => {
     // Warm: threads started, code paths compiled.
     await sampleB(1);
     const before = await sampleB(5);
@@ -111,7 +112,9 @@ describe('[sec-104] one tenant cannot hold the worker pool', () => {
       invoke(t, a, aProject, 'wait_forever', { q: 'one' }, { timeoutMs: 120_000 }),
       invoke(t, a, aProject, 'wait_forever', { q: 'two' }, { timeoutMs: 120_000 }),
     ];
-    const costly = [0, 1, 2, 3].map((i) => invoke(t, a, aProject, 'search_files', { pattern: COSTLY_PATTERN, path: `costly-${i % 2}.txt` }));
+    const costly = [0, 1, 2, 3].map((i) =>
+      invoke(t, a, aProject, 'search_files', { pattern: COSTLY_PATTERN, path: `costly-${i % 2}.txt` }),
+    );
     let costlyDone = 0;
     costly.forEach((c) => void c.then(() => costlyDone++));
     await sleep(500);
@@ -121,8 +124,9 @@ describe('[sec-104] one tenant cannot hold the worker pool', () => {
 
     const ratios: Record<string, number> = {};
     for (const tool of ['search', 'write', 'read'] as const) {
-      // A floor of 20 ms under the unloaded median: a 3 ms read is not judged on scheduler noise.
-      ratios[tool] = median(during[tool]) / Math.max(median(before[tool]), 20);
+      // A floor of 50 ms under the unloaded median: a 3 ms read is not judged on scheduler noise (other suites
+      // share the two cores); the attack it guards against costs seconds (a held pool waits 15-30 s).
+      ratios[tool] = median(during[tool]) / Math.max(median(before[tool]), 50);
       process.stderr.write(
         `[sec-104] ${tool}: before ${JSON.stringify(before[tool])} (median ${median(before[tool])} ms), during ${JSON.stringify(during[tool])} (median ${median(during[tool])} ms), ratio ${ratios[tool].toFixed(2)}\n`,
       );
@@ -187,7 +191,11 @@ describe('[sec-107] a file tool call audited timeout never writes afterwards', (
     let timedOut = 0;
     for (const outcome of outcomes) {
       const rows = await new AuditTrail(t, b, outcome.project).rows();
-      const row = rows.find((r) => r.tool === 'write_file') as unknown as { status: string; finishedAt: string; errorMessage: string | null };
+      const row = rows.find((r) => r.tool === 'write_file') as unknown as {
+        status: string;
+        finishedAt: string;
+        errorMessage: string | null;
+      };
       expect(row.status).toBe(outcome.status);
       const file = path.join(t.workspaceOf(outcome.project), outcome.path);
       process.stderr.write(`[sec-107] ${outcome.path}: audited ${row.status}, file ${existsSync(file) ? 'present' : 'absent'}\n`);
@@ -218,8 +226,14 @@ describe('[sec-107] a file tool call audited timeout never writes afterwards', (
     for (const { project, status } of names) {
       const rows = (await new AuditTrail(t, b, project).rows()).filter((r) => r.tool === 'write_file');
       const present = existsSync(path.join(t.workspaceOf(project), 'w.txt'));
-      expect({ answered: status, audited: rows.map((r) => r.status), present }).toEqual({ answered: status, audited: [status], present: status === 'ok' });
+      expect({ answered: status, audited: rows.map((r) => r.status), present }).toEqual({
+        answered: status,
+        audited: [status],
+        present: status === 'ok',
+      });
     }
-    process.stderr.write(`[sec-107] short deadlines: ${names.filter((n) => n.status === 'ok').length} ok, ${names.filter((n) => n.status === 'timeout').length} timeout\n`);
+    process.stderr.write(
+      `[sec-107] short deadlines: ${names.filter((n) => n.status === 'ok').length} ok, ${names.filter((n) => n.status === 'timeout').length} timeout\n`,
+    );
   }, 120_000);
 });

@@ -7,7 +7,7 @@ import tls from 'node:tls';
 import type { TestApp, TestTenant } from '../support/test-app.js';
 import { AuditTrail, expectRefusal, invoke } from './security-helpers.js';
 
-// security-cases.md, "fetch_url" (lines 18-26), through HTTP against real local servers: a "public" server the
+// docs/security-model.md, "fetch_url and outbound requests" (cases 18-26), through HTTP against real local servers: a "public" server the
 // operator allowed (FETCH_ALLOW_HOSTS=127.0.0.1:<port>) and a "victim" on every loopback address that no call
 // may ever reach. Name resolution is the one thing scripted: names under .sec-test.example get the answers
 // below (the rest go to the system resolver), which is how a hostile DNS is played without touching the machine's.
@@ -32,7 +32,11 @@ const scriptedLookup = async (hostname: string, options?: { all?: boolean }) => 
   const answers = script(dnsQuestions.filter((h) => h === hostname).length).map((address) => ({ address, family: isIP(address) }));
   return options?.all ? answers : answers[0];
 };
-jest.unstable_mockModule('node:dns/promises', () => ({ ...realDns, default: { ...realDns.default, lookup: scriptedLookup }, lookup: scriptedLookup }));
+jest.unstable_mockModule('node:dns/promises', () => ({
+  ...realDns,
+  default: { ...realDns.default, lookup: scriptedLookup },
+  lookup: scriptedLookup,
+}));
 const { createTestApp } = await import('../support/test-app.js');
 
 const TLS_KEY = readFileSync(new URL('../../src/execution/net/fixtures/tls-test.key.pem', import.meta.url));
@@ -152,10 +156,14 @@ describe('fetch_url over HTTP', () => {
       res.writeHead(404).end();
     }, '127.0.0.1');
     P = site.port;
-    tlsSite = await serve((req, res) => {
-      if (req.url === '/downgrade') return void res.writeHead(302, { location: `http://127.0.0.1:${P}/landing` }).end();
-      res.end('tls ok');
-    }, '127.0.0.1', true);
+    tlsSite = await serve(
+      (req, res) => {
+        if (req.url === '/downgrade') return void res.writeHead(302, { location: `http://127.0.0.1:${P}/landing` }).end();
+        res.end('tls ok');
+      },
+      '127.0.0.1',
+      true,
+    );
 
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${P},127.0.0.1:${tlsSite.port}` } });
     tenant = await t.createTenant();
@@ -273,11 +281,11 @@ describe('fetch_url over HTTP', () => {
     // TLS layer accepts it (the https module looks tls.connect up on every connection).
     const realConnect = tls.connect;
     const tlsPort = tlsSite.port;
-    tls.connect = ((...args: unknown[]) => {
+    tls.connect = (...args: unknown[]) => {
       const options = args[0] as tls.ConnectionOptions | undefined;
       if (typeof options === 'object' && options !== null && Number(options.port) === tlsPort) options.rejectUnauthorized = false;
       return (realConnect as (...a: unknown[]) => tls.TLSSocket)(...args);
-    });
+    };
     try {
       const landings = site.hits.filter((h) => h === '/landing').length;
       const { message } = await refuse(`https://127.0.0.1:${tlsSite.port}/downgrade`, 403, 'url_blocked');

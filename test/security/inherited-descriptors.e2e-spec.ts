@@ -10,7 +10,7 @@ import request from 'supertest';
 import { describeSandboxed } from '../support/sandbox.js';
 import { migratedPgliteUrl } from '../support/test-database.js';
 
-// security-cases.md, case 108 (descriptors): a descriptor the service inherited from its launcher, open
+// docs/security-model.md, case 108 (descriptors): a descriptor the service inherited from its launcher, open
 // across exec, reached every command's sandbox (bubblewrap passes on what it inherits). The compiled
 // service is started here by a shell that leaves a file open at descriptor 50, and a command in a sandbox
 // lists its own descriptors.
@@ -76,11 +76,21 @@ describeSandboxed('[sec-108] descriptors the service inherited', () => {
     expect(JSON.parse(closed ?? '{}')).toMatchObject({ descriptors: expect.arrayContaining([INHERITED_FD]) });
     const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
     const tenant = (await request(base).post('/v1/admin/tenants').set(admin).send({ name: 'fds' }).expect(201)).body as { id: string };
-    const key = (await request(base).post(`/v1/admin/tenants/${tenant.id}/api-keys`).set(admin).send({}).expect(201)).body as { key: string };
+    const key = (await request(base).post(`/v1/admin/tenants/${tenant.id}/api-keys`).set(admin).send({}).expect(201)).body as {
+      key: string;
+    };
     const auth = { Authorization: `Bearer ${key.key}` };
-    const project = (await request(base).post('/v1/projects').set(auth).send({ name: 'p', slug: 'p', shellEnabled: true, shellAllowlist: ['ls'] }).expect(201))
-      .body as { id: string };
-    const res = await request(base).post(`/v1/projects/${project.id}/tools/shell_exec/invoke`).set(auth).send({ arguments: { argv: ['ls', '/proc/self/fd'] } });
+    const project = (
+      await request(base)
+        .post('/v1/projects')
+        .set(auth)
+        .send({ name: 'p', slug: 'p', shellEnabled: true, shellAllowlist: ['ls'] })
+        .expect(201)
+    ).body as { id: string };
+    const res = await request(base)
+      .post(`/v1/projects/${project.id}/tools/shell_exec/invoke`)
+      .set(auth)
+      .send({ arguments: { argv: ['ls', '/proc/self/fd'] } });
     expect(res.body).toMatchObject({ status: 'ok', result: { exitCode: 0 } });
     // stdin, stdout, stderr, and the directory ls is reading.
     const open = (res.body.result.stdout as string).split('\n').filter(Boolean).map(Number);

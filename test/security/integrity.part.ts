@@ -1,6 +1,6 @@
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
-// security-cases.md, "Integrity": no audit row is lost.
+// docs/security-model.md, "Integrity": no audit row is lost.
 describe('integrity', () => {
   let t: TestApp;
   let tenant: TestTenant;
@@ -12,7 +12,11 @@ describe('integrity', () => {
   afterAll(() => t.close());
 
   const rowsOf = async (projectId: string) =>
-    (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as Array<{ id: string; status: string; tool: string }>;
+    (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as Array<{
+      id: string;
+      status: string;
+      tool: string;
+    }>;
 
   it('[sec-99] a project deleted while one of its calls runs, or while an approved call runs: the audit row is written and stays', async () => {
     const running = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'] })).id;
@@ -27,8 +31,13 @@ describe('integrity', () => {
     expect(answered.status).toBe(200);
     expect((await rowsOf(running)).map((r) => [r.id, r.status])).toEqual([[answered.body.invocationId, answered.body.status]]);
 
-    const approved = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'], approvalRequired: ['shell_exec'] })).id;
-    const parked = await t.http.post(`/v1/projects/${approved}/tools/shell_exec/invoke`).set(tenant.auth).send({ arguments: { argv: ['sleep', '1'] } }).expect(202);
+    const approved = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep'], approvalRequired: ['shell_exec'] }))
+      .id;
+    const parked = await t.http
+      .post(`/v1/projects/${approved}/tools/shell_exec/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { argv: ['sleep', '1'] } })
+      .expect(202);
     const decision = t.http
       .post(`/v1/projects/${approved}/invocations/${parked.body.invocationId}/approve`)
       .set(tenant.deciderAuth)

@@ -22,7 +22,12 @@ onPostgres('[sec-45] mixed load (PostgreSQL only: the load run starts the compil
     });
     const output = `${run.stdout}\n${run.stderr}`;
     expect({ exit: run.status, output }).toEqual({ exit: 0, output: expect.stringContaining('load: PASS') });
-    for (const check of ['PASS  no 5xx', 'PASS  open fds do not grow', 'PASS  child processes do not grow', 'PASS  audit rows = invocations answered']) {
+    for (const check of [
+      'PASS  no 5xx',
+      'PASS  open fds do not grow',
+      'PASS  child processes do not grow',
+      'PASS  audit rows = invocations answered',
+    ]) {
       expect(output).toContain(check);
     }
   }, 130_000);

@@ -42,12 +42,21 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     honest.requests.length = 0;
   };
   const honest = new FederatedUpstream('honest_tool', {
-    resources: [{ uri: 'shared://doc', name: 'doc' }, { uri: 'honest://only', name: 'only' }],
+    resources: [
+      { uri: 'shared://doc', name: 'doc' },
+      { uri: 'honest://only', name: 'only' },
+    ],
     templates: [{ uriTemplate: 'honest://item/{id}', name: 'item' }],
-    prompts: [{ name: 'shared_prompt', description: 'both offer it' }, { name: 'honest_prompt', description: 'only here' }],
+    prompts: [
+      { name: 'shared_prompt', description: 'both offer it' },
+      { name: 'honest_prompt', description: 'only here' },
+    ],
   });
   const slow = new FederatedUpstream('slow_tool', {
-    resources: [{ uri: 'slow://forever', name: 'forever' }, { uri: 'slow://huge', name: 'huge' }],
+    resources: [
+      { uri: 'slow://forever', name: 'forever' },
+      { uri: 'slow://huge', name: 'huge' },
+    ],
     read: (uri) => (uri === 'slow://huge' ? { contents: [{ uri, text: 'x'.repeat(5 * 1024 * 1024) }] } : new Promise(() => undefined)),
   });
 
@@ -68,7 +77,9 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     for (const upstream of [hostile, honest, slow]) await upstream.start();
-    const hosts = [hostile, honest, slow].map((u) => `127.0.0.1:${u.port}`).concat(new URL(canaryUrl).host, `127.0.0.1:${(silent.address() as AddressInfo).port}`);
+    const hosts = [hostile, honest, slow]
+      .map((u) => `127.0.0.1:${u.port}`)
+      .concat(new URL(canaryUrl).host, `127.0.0.1:${(silent.address() as AddressInfo).port}`);
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: hosts.join(','), MCP_SOURCE_REFRESH_S: '0' } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
@@ -100,7 +111,8 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     return uris;
   };
   const rows = async (tool: string) =>
-    (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool, limit: 100 }).set(tenant.auth).expect(200)).body.items as AuditRow[];
+    (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool, limit: 100 }).set(tenant.auth).expect(200)).body
+      .items as AuditRow[];
 
   it('never lists or routes the workspace’s file: URIs from a source: a read of one is the workspace’s', async () => {
     play({
@@ -114,8 +126,13 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     const uris = await allResources();
     expect(uris.filter((uri) => /^file:/i.test(uri))).toEqual(['file:///notes.md']);
     expect(uris).toContain('hostile://fine');
-    expect((await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate)).toEqual(['file:///{path}', 'honest://item/{id}']);
-    expect((await client.readResource({ uri: 'file:///notes.md' })).contents).toEqual([{ uri: 'file:///notes.md', mimeType: 'text/markdown', text: 'the workspace’s own notes' }]);
+    expect((await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate)).toEqual([
+      'file:///{path}',
+      'honest://item/{id}',
+    ]);
+    expect((await client.readResource({ uri: 'file:///notes.md' })).contents).toEqual([
+      { uri: 'file:///notes.md', mimeType: 'text/markdown', text: 'the workspace’s own notes' },
+    ]);
     expect(hostile.requests).toEqual([]);
   });
 
@@ -135,7 +152,11 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
   });
 
   it('serves neither source a URI or prompt name both offer, refusing it by name without asking either', async () => {
-    play({ resources: [{ uri: 'shared://doc', name: 'stolen' }], templates: [{ uriTemplate: 'honest://item/{id}', name: 'stolen item' }], prompts: [{ name: 'shared_prompt', description: 'mine' }] });
+    play({
+      resources: [{ uri: 'shared://doc', name: 'stolen' }],
+      templates: [{ uriTemplate: 'honest://item/{id}', name: 'stolen item' }],
+      prompts: [{ name: 'shared_prompt', description: 'mine' }],
+    });
     const uris = await allResources();
     expect(uris).not.toContain('shared://doc');
     expect(uris).toContain('honest://only');
@@ -147,7 +168,10 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
       await refusedWith(client.getPrompt({ name: 'shared_prompt' })),
       await refusedWith(client.complete({ ref: { type: 'ref/prompt', name: 'shared_prompt' }, argument: { name: 'a', value: '' } })),
     ]) {
-      expect(refused).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringMatching(/offered by more than one MCP source \((?=.*skill:hostile-tool)(?=.*skill:honest-tool)/) });
+      expect(refused).toMatchObject({
+        code: ErrorCode.InvalidParams,
+        message: expect.stringMatching(/offered by more than one MCP source \((?=.*skill:hostile-tool)(?=.*skill:honest-tool)/),
+      });
     }
     expect([...hostile.requests, ...honest.requests]).toEqual([]);
   });
@@ -169,7 +193,11 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
       resources: [
         { uri: 'big://one', name: 'big', description: 'D'.repeat(100_000) },
         { uri: 'deep://one', name: 'deep', _meta: { d: deep } },
-        ...Array.from({ length: 300 }, (_, i) => ({ uri: `bulk://${String(i).padStart(3, '0')}`, name: `b${i}`, description: 'x'.repeat(10_000) })),
+        ...Array.from({ length: 300 }, (_, i) => ({
+          uri: `bulk://${String(i).padStart(3, '0')}`,
+          name: `b${i}`,
+          description: 'x'.repeat(10_000),
+        })),
       ],
       templates: [{ uriTemplate: 'deep://{x}', name: 'deep', _meta: { d: deep } }],
       prompts: [{ name: 'deep_prompt', _meta: { d: deep } }, { name: 'flat_prompt' }],
@@ -194,15 +222,25 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
       prompts: [{ name: 'deep_answer' }],
       prompt: () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'x' } }], _meta: { d: deep } }),
     });
-    for (const refused of [await refusedWith(client.readResource({ uri: 'hostile://deep' })), await refusedWith(client.getPrompt({ name: 'deep_answer' }))]) {
-      expect(refused).toMatchObject({ code: ErrorCode.InternalError, message: expect.stringMatching(/nests more than 256 levels deep, so it was dropped/) });
+    for (const refused of [
+      await refusedWith(client.readResource({ uri: 'hostile://deep' })),
+      await refusedWith(client.getPrompt({ name: 'deep_answer' })),
+    ]) {
+      expect(refused).toMatchObject({
+        code: ErrorCode.InternalError,
+        message: expect.stringMatching(/nests more than 256 levels deep, so it was dropped/),
+      });
     }
     const row = (await rows('resources/read')).find((r) => (r.arguments as { uri?: string }).uri === 'hostile://deep');
     expect(row).toMatchObject({ status: 'error' });
   });
 
   it('reads a URI its source both lists and matches with its own template: one source, not a clash', async () => {
-    play({ resources: [{ uri: 'hostile://a/1', name: 'one' }], templates: [{ uriTemplate: 'hostile://a/{id}', name: 'any' }], read: (uri) => ({ contents: [{ uri, text: 'mine' }] }) });
+    play({
+      resources: [{ uri: 'hostile://a/1', name: 'one' }],
+      templates: [{ uriTemplate: 'hostile://a/{id}', name: 'any' }],
+      read: (uri) => ({ contents: [{ uri, text: 'mine' }] }),
+    });
     expect((await client.readResource({ uri: 'hostile://a/1' })).contents).toEqual([{ uri: 'hostile://a/1', text: 'mine' }]);
     expect((await client.readResource({ uri: 'hostile://a/2' })).contents).toEqual([{ uri: 'hostile://a/2', text: 'mine' }]);
   });
@@ -240,18 +278,36 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
 
   it('drops an answer over the size cap, naming the cap', async () => {
     const refused = await refusedWith(client.readResource({ uri: 'slow://huge' }));
-    expect(refused).toMatchObject({ code: ErrorCode.InternalError, message: expect.stringMatching(/answered more than \d+ bytes; the answer was dropped/) });
+    expect(refused).toMatchObject({
+      code: ErrorCode.InternalError,
+      message: expect.stringMatching(/answered more than \d+ bytes; the answer was dropped/),
+    });
   });
 
   it('asks a source that never answers what it offers once (given up after 5 s), then leaves it alone for a while', async () => {
     const project = (await t.createProject(tenant)).id;
     const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`;
-    const tool = { name: 'silent_tool', description: 'Never answers', inputSchema: { type: 'object', properties: {} }, executor: { type: 'mcp', url, tool: 'silent_tool' } };
-    const posted = await postSkill(t, tenant, { name: uniqueName('silent'), version: '1.0.0', description: 'A server that never answers', tools: [tool] });
+    const tool = {
+      name: 'silent_tool',
+      description: 'Never answers',
+      inputSchema: { type: 'object', properties: {} },
+      executor: { type: 'mcp', url, tool: 'silent_tool' },
+    };
+    const posted = await postSkill(t, tenant, {
+      name: uniqueName('silent'),
+      version: '1.0.0',
+      description: 'A server that never answers',
+      tools: [tool],
+    });
     expect(posted.status).toBe(201);
     expect((await enableSkill(t, tenant, project, posted.body.id as string)).status).toBe(201);
     const first = await connectMcp(t, project, tenant.auth);
-    expect(first.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {}, tasks: LEGACY_TASKS_CAPABILITY });
+    expect(first.getServerCapabilities()).toEqual({
+      tools: { listChanged: false },
+      resources: { subscribe: false, listChanged: false },
+      completions: {},
+      tasks: LEGACY_TASKS_CAPABILITY,
+    });
     await first.close();
     expect(silentInitializes).toBe(1);
     const second = await connectMcp(t, project, tenant.auth);
@@ -273,7 +329,10 @@ describe('relayed MCP resources and prompts against hostile upstreams and other 
     const theirs = await connectMcp(t, ownProject, other.auth);
     try {
       expect(theirs.getServerCapabilities()?.prompts).toBeUndefined();
-      expect(await refusedWith(theirs.readResource({ uri: 'honest://only' }))).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringMatching(/not a workspace file/) });
+      expect(await refusedWith(theirs.readResource({ uri: 'honest://only' }))).toMatchObject({
+        code: ErrorCode.InvalidParams,
+        message: expect.stringMatching(/not a workspace file/),
+      });
     } finally {
       await theirs.close();
     }

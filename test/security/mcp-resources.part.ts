@@ -47,7 +47,10 @@ describe('MCP resources stay inside the project workspace', () => {
     await rm(outside, { recursive: true, force: true });
   });
 
-  const rows = async () => (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items as Array<{ arguments: unknown }>;
+  const rows = async () =>
+    (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items as Array<{
+      arguments: unknown;
+    }>;
 
   it("[sec-01] [sec-04] refuses .., symlinks out of the workspace and the other tenant's workspace, each read audited, no byte of theirs in an answer", async () => {
     const theirs = path.basename(t.workspaceOf(theirProject));
@@ -71,7 +74,12 @@ describe('MCP resources stay inside the project workspace', () => {
   });
 
   it('[sec-11] decodes the URI once: an encoded .. climbs nowhere, a doubly encoded one is a literal name', async () => {
-    for (const uri of ['file:///%2e%2e/secret.txt', 'file:///%2E%2E%2Fsecret.txt', 'file:///..%2fsecret.txt', 'file:///%2e%2e%2f%2e%2e%2fetc%2fpasswd']) {
+    for (const uri of [
+      'file:///%2e%2e/secret.txt',
+      'file:///%2E%2E%2Fsecret.txt',
+      'file:///..%2fsecret.txt',
+      'file:///%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+    ]) {
       const refused = await refusal(client.readResource({ uri }));
       expect({ uri, code: refused.code }).toEqual({ uri, code: ErrorCode.InvalidParams });
       expect(refused.message).not.toContain(SECRET);
@@ -82,7 +90,16 @@ describe('MCP resources stay inside the project workspace', () => {
 
   it('refuses a file URI with a host, an absolute path, a query and a bad encoding before anything is read', async () => {
     const before = (await rows()).length;
-    for (const uri of ['file://localhost/README.md', 'file://evil.example/etc/passwd', 'file:////etc/passwd', `file:///${encodeURIComponent(path.join(outside, 'secret.txt'))}`, 'file:///README.md?x=1', 'file:///%C3', 'file:README.md', 'FILE:///README.md']) {
+    for (const uri of [
+      'file://localhost/README.md',
+      'file://evil.example/etc/passwd',
+      'file:////etc/passwd',
+      `file:///${encodeURIComponent(path.join(outside, 'secret.txt'))}`,
+      'file:///README.md?x=1',
+      'file:///%C3',
+      'file:README.md',
+      'FILE:///README.md',
+    ]) {
       const refused = await refusal(client.readResource({ uri }));
       expect({ uri, code: refused.code }).toEqual({ uri, code: ErrorCode.InvalidParams });
     }
@@ -99,7 +116,10 @@ describe('MCP resources stay inside the project workspace', () => {
     expect(resources.map((r) => r.name).sort()).toEqual(['%2e%2e/literal.txt', 'README.md', 'big.txt']);
     const ref = { type: 'ref/resource' as const, uri: 'file:///{path}' };
     for (const value of ['outdir/', '../', `../${path.basename(t.workspaceOf(theirProject))}/`, '/', `${outside}/`]) {
-      expect({ value, values: (await client.complete({ ref, argument: { name: 'path', value } })).completion.values }).toEqual({ value, values: [] });
+      expect({ value, values: (await client.complete({ ref, argument: { name: 'path', value } })).completion.values }).toEqual({
+        value,
+        values: [],
+      });
     }
   });
 

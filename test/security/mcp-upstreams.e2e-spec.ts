@@ -36,7 +36,9 @@ describe('MCP servers as skill sources', () => {
   });
 
   it('imports the upstream tools with their schemas, serves its hints only when trusted, and keeps the headers encrypted (masked)', async () => {
-    const tools = (await t.http.get(`/v1/projects/${projectId}/tools`).set(tenant.auth).expect(200)).body.tools as Array<Record<string, unknown>>;
+    const tools = (await t.http.get(`/v1/projects/${projectId}/tools`).set(tenant.auth).expect(200)).body.tools as Array<
+      Record<string, unknown>
+    >;
     const echo = tools.find((tool) => tool.name === 'echo');
     // The server says readOnlyHint: true, destructiveHint: false; untrusted, Toolgate serves what it derives.
     expect(echo).toMatchObject({
@@ -47,8 +49,14 @@ describe('MCP servers as skill sources', () => {
     });
     const trusted = await postSkill(t, tenant, { ...source(['echo']), source: { ...source(['echo']).source, trustAnnotations: true } });
     expect(trusted.status).toBe(201);
-    expect((trusted.body.tools as Array<{ annotations: unknown }>)[0].annotations).toMatchObject({ readOnly: true, destructive: false, openWorld: true });
-    const skills = (await t.http.get('/v1/skills').set(tenant.auth).expect(200)).body.items as Array<{ tools: Array<{ executor: { headers?: Record<string, string> } }> }>;
+    expect((trusted.body.tools as Array<{ annotations: unknown }>)[0].annotations).toMatchObject({
+      readOnly: true,
+      destructive: false,
+      openWorld: true,
+    });
+    const skills = (await t.http.get('/v1/skills').set(tenant.auth).expect(200)).body.items as Array<{
+      tools: Array<{ executor: { headers?: Record<string, string> } }>;
+    }>;
     expect(JSON.stringify(skills)).not.toContain('upstream-secret');
   });
 
@@ -66,7 +74,12 @@ describe('MCP servers as skill sources', () => {
       inputSchema: {
         type: 'object',
         $defs: { sku: { $anchor: 'sku', type: 'string', pattern: '^[A-Z]{3}-\\d+$' } },
-        properties: { sku: { $ref: '#sku' }, size: { type: 'array', prefixItems: [{ type: 'integer' }, { type: 'integer' }] }, gift: { type: 'boolean' }, note: { type: 'string' } },
+        properties: {
+          sku: { $ref: '#sku' },
+          size: { type: 'array', prefixItems: [{ type: 'integer' }, { type: 'integer' }] },
+          gift: { type: 'boolean' },
+          note: { type: 'string' },
+        },
         required: ['sku'],
         dependentRequired: { gift: ['note'] },
         unevaluatedProperties: false,
@@ -79,7 +92,8 @@ describe('MCP servers as skill sources', () => {
       const project = (await t.createProject(tenant)).id;
       expect((await enableSkill(t, tenant, project, imported.body.id as string)).status).toBe(201);
       const before = upstream.calls.length;
-      for (const refused of [{ sku: 'abc' }, { sku: 'ABC-1', gift: true }, { sku: 'ABC-1', colour: 'red' }]) expectError(await callTool(t, tenant, project, 'order', refused), 422, 'invalid_arguments');
+      for (const refused of [{ sku: 'abc' }, { sku: 'ABC-1', gift: true }, { sku: 'ABC-1', colour: 'red' }])
+        expectError(await callTool(t, tenant, project, 'order', refused), 422, 'invalid_arguments');
       expect(upstream.calls.length).toBe(before);
       await callTool(t, tenant, project, 'order', { sku: 'ABC-1', size: [2, 3], gift: true, note: 'for you' }).expect(200);
       expect(upstream.calls.slice(before)).toEqual(['order']);
@@ -127,7 +141,9 @@ describe('MCP servers as skill sources', () => {
     const content = (crowd.body.result as { content: { type: string; text: string }[] }).content;
     expect(content).toHaveLength(1000);
     expect(content.slice(0, 3).map((item) => item.text)).toEqual(['0', '1', '2']);
-    expect(content[999].text).toBe('[99001 more content items were dropped: Toolgate relays at most 1000 per result (MCP_RESULT_MAX_CONTENT_ITEMS)]');
+    expect(content[999].text).toBe(
+      '[99001 more content items were dropped: Toolgate relays at most 1000 per result (MCP_RESULT_MAX_CONTENT_ITEMS)]',
+    );
     expect(pool.completed).toBeGreaterThan(before);
     // A small answer is relayed whole.
     const few = await callTool(t, tenant, projectId, 'crowd', { count: 3 }).expect(200);

@@ -6,7 +6,7 @@ import type { Response } from 'supertest';
 import { type DocumentServer, LOCALHOST_CERT_FILE, serveJson, startDocumentServer } from '../support/oauth-clients.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
-// security-cases.md, "MCP sign-in" (87-90): what an outsider who read the README could try with OAuth.
+// docs/security-model.md, "MCP clients and OAuth" (87-90): what an outsider who read the README could try with OAuth.
 type Auth = { Authorization: string };
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const MCP_ACCEPT = { accept: 'application/json, text/event-stream' };
@@ -42,7 +42,8 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     return location.searchParams.get('request')!;
   };
   const token = (body: Record<string, string>) => t.http.post('/oauth/token').type('form').send(body);
-  const decide = (requestId: string, auth: Auth, body: object = { approve: true }) => t.http.post(`/v1/oauth/requests/${requestId}/decision`).set(auth).send(body);
+  const decide = (requestId: string, auth: Auth, body: object = { approve: true }) =>
+    t.http.post(`/v1/oauth/requests/${requestId}/decision`).set(auth).send(body);
 
   // The whole protocol as a client and a person go through it; answers the tokens and the code.
   // An admin consents unless told otherwise: its client calls tools itself.
@@ -53,7 +54,12 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     const code = new URL(decided.body.redirectTo as string).searchParams.get('code')!;
     const exchange = { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT };
     const tokens = await token(exchange).expect(200);
-    return { access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string, expiresIn: tokens.body.expires_in as number, exchange };
+    return {
+      access: tokens.body.access_token as string,
+      refresh: tokens.body.refresh_token as string,
+      expiresIn: tokens.body.expires_in as number,
+      exchange,
+    };
   };
   const mcp = (projectId: string, auth: Auth, body: object = { jsonrpc: '2.0', id: 1, method: 'tools/list' }) =>
     t.http.post(`/v1/projects/${projectId}/mcp`).set(auth).set(MCP_ACCEPT).send(body);
@@ -75,7 +81,12 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     const metadata = await t.http.get(`/.well-known/oauth-protected-resource/v1/projects/${p}/mcp`).expect(200);
     const base = (metadata.body.resource as string).replace(/\/v1\/projects\/.*$/, '');
     resourceOf = (projectId) => `${base}/v1/projects/${projectId}/mcp`;
-    clientId = (await t.http.post('/oauth/register').send({ client_name: 'Outsider', redirect_uris: [REDIRECT] }).expect(201)).body.client_id as string;
+    clientId = (
+      await t.http
+        .post('/oauth/register')
+        .send({ client_name: 'Outsider', redirect_uris: [REDIRECT] })
+        .expect(201)
+    ).body.client_id as string;
   });
   afterAll(async () => {
     await t?.close();
@@ -88,32 +99,62 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
 
     const atQ = await mcp(q, bearer(access));
     expect([atQ.status, atQ.body.error?.code]).toEqual([401, 'invalid_token']);
-    expect(atQ.headers['www-authenticate']).toBe(`Bearer error="invalid_token", resource_metadata="${resourceOf(q).replace('/v1/', '/.well-known/oauth-protected-resource/v1/')}"`);
+    expect(atQ.headers['www-authenticate']).toBe(
+      `Bearer error="invalid_token", resource_metadata="${resourceOf(q).replace('/v1/', '/.well-known/oauth-protected-resource/v1/')}"`,
+    );
     for (const [what, attempt] of [
       ['list projects', () => t.http.get('/v1/projects').set(bearer(access))],
       ['list tools', () => t.http.get(`/v1/projects/${p}/tools`).set(bearer(access))],
-      ['invoke', () => t.http.post(`/v1/projects/${p}/tools/read_file/invoke`).set(bearer(access)).send({ arguments: { path: 'x' } })],
+      [
+        'invoke',
+        () =>
+          t.http
+            .post(`/v1/projects/${p}/tools/read_file/invoke`)
+            .set(bearer(access))
+            .send({ arguments: { path: 'x' } }),
+      ],
       ['events', () => t.http.get(`/v1/projects/${p}/events`).set(bearer(access))],
       ['consent', () => t.http.get(`/v1/oauth/requests/${p}`).set(bearer(access))],
-      ['a toolset of P over MCP', () => t.http.post(`/v1/projects/${p}/toolsets/any/mcp`).set(bearer(access)).set(MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })],
+      [
+        'a toolset of P over MCP',
+        () =>
+          t.http
+            .post(`/v1/projects/${p}/toolsets/any/mcp`)
+            .set(bearer(access))
+            .set(MCP_ACCEPT)
+            .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      ],
     ] as const) {
       const res = await attempt();
       expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 401, code: 'invalid_token' });
     }
 
     // Revoked in the key listing, while an MCP call of it runs: the call is cut off, the token refused.
-    const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string; name: string; oauthResource: string | null }>;
+    const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{
+      id: string;
+      name: string;
+      oauthResource: string | null;
+    }>;
     const listed = keys.filter((k) => k.oauthResource === resourceOf(p));
     expect(listed.map((k) => k.name)).toEqual(['Outsider (OAuth)']);
     // Another tenant cannot see or revoke it.
-    expect(((await t.http.get('/v1/api-keys').set(other.auth).expect(200)).body.items as Array<{ id: string }>).some((k) => k.id === listed[0].id)).toBe(false);
+    expect(
+      ((await t.http.get('/v1/api-keys').set(other.auth).expect(200)).body.items as Array<{ id: string }>).some(
+        (k) => k.id === listed[0].id,
+      ),
+    ).toBe(false);
     await t.http.delete(`/v1/api-keys/${listed[0].id}`).set(other.auth).expect(404);
 
     const port = t.port;
     const running = fetch(`http://127.0.0.1:${port}/v1/projects/${p}/mcp`, {
       method: 'POST',
       headers: { ...bearer(access), ...MCP_ACCEPT, 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sh', '-c', 'sleep 20; echo late > late-87'] } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'shell_exec', arguments: { argv: ['sh', '-c', 'sleep 20; echo late > late-87'] } },
+      }),
     }).then(async (res) => ({ status: res.status, text: await res.text() }));
     await new Promise((resolve) => setTimeout(resolve, 500));
     await t.http.delete(`/v1/api-keys/${listed[0].id}`).set(tenant.auth).expect(204);
@@ -134,9 +175,14 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
   it("[sec-87] a toolset's MCP URL is a protected resource of its own: its token sees that toolset only, and ends with it", async () => {
     const toolsetBody = { slug: 'docs', name: 'Docs', mode: 'direct', tools: [{ select: 'read_file', name: 'read_doc' }] };
     await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send(toolsetBody).expect(201);
-    await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, slug: 'other', tools: [{ select: 'list_files' }] }).expect(201);
+    await t.http
+      .post(`/v1/projects/${p}/toolsets`)
+      .set(tenant.auth)
+      .send({ ...toolsetBody, slug: 'other', tools: [{ select: 'list_files' }] })
+      .expect(201);
     const toolsetUrl = (slug: string, projectId = p) => resourceOf(projectId).replace(/\/mcp$/, `/toolsets/${slug}/mcp`);
-    const toolsetMcp = (slug: string, auth: Auth | Record<string, never>) => t.http.post(`/v1/projects/${p}/toolsets/${slug}/mcp`).set(auth).set(MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const toolsetMcp = (slug: string, auth: Auth | Record<string, never>) =>
+      t.http.post(`/v1/projects/${p}/toolsets/${slug}/mcp`).set(auth).set(MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 
     // Discovery: the 401 names the toolset's own metadata, whose resource is the toolset's URL.
     const anonymous = await toolsetMcp('docs', {});
@@ -152,7 +198,13 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     expect({ toolset: view.body.toolset, resource: view.body.resource }).toEqual({ toolset: 'docs', resource: toolsetUrl('docs') });
     const decided = await decide(requestId, tenant.auth).expect(200);
     const code = new URL(decided.body.redirectTo as string).searchParams.get('code')!;
-    const tokens = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT }).expect(200);
+    const tokens = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+    }).expect(200);
     const access = bearer(tokens.body.access_token as string);
     const listed = await toolsetMcp('docs', access).expect(200);
     expect((listed.body.result.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['read_doc']);
@@ -160,15 +212,35 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       ["the project's MCP URL", () => mcp(p, access)],
       ['another toolset', () => toolsetMcp('other', access)],
       ["the toolset's REST tools", () => t.http.get(`/v1/projects/${p}/toolsets/docs/tools`).set(access)],
-      ["the toolset's REST invoke", () => t.http.post(`/v1/projects/${p}/toolsets/docs/tools/read_doc/invoke`).set(access).send({ arguments: { path: 'x' } })],
-      ['the same slug in project Q', () => t.http.post(`/v1/projects/${q}/toolsets/docs/mcp`).set(access).set(MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })],
+      [
+        "the toolset's REST invoke",
+        () =>
+          t.http
+            .post(`/v1/projects/${p}/toolsets/docs/tools/read_doc/invoke`)
+            .set(access)
+            .send({ arguments: { path: 'x' } }),
+      ],
+      [
+        'the same slug in project Q',
+        () =>
+          t.http
+            .post(`/v1/projects/${q}/toolsets/docs/mcp`)
+            .set(access)
+            .set(MCP_ACCEPT)
+            .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      ],
     ] as const) {
       const res = await attempt();
       expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 401, code: 'invalid_token' });
     }
 
     // A resource that is not one of this service's MCP URLs, or a toolset the project does not have, gets no consent.
-    for (const resource of [toolsetUrl('Docs'), toolsetUrl('docs').replace('/docs/', '/../'), `${toolsetUrl('docs')}/`, toolsetUrl('-docs')]) {
+    for (const resource of [
+      toolsetUrl('Docs'),
+      toolsetUrl('docs').replace('/docs/', '/../'),
+      `${toolsetUrl('docs')}/`,
+      toolsetUrl('-docs'),
+    ]) {
       const res = await authorize({ ...goodQuery(p, challenge), resource });
       expect({ resource, error: new URL(res.headers.location).searchParams.get('error') }).toEqual({ resource, error: 'invalid_target' });
     }
@@ -177,22 +249,48 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     expect((await decide(missing, tenant.auth)).status).toBe(404);
 
     // Renaming the toolset ends a token of its old URL and that consent, as deleting does.
-    const renamedFrom = await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v1' }).expect(201);
+    const renamedFrom = await t.http
+      .post(`/v1/projects/${p}/toolsets`)
+      .set(tenant.auth)
+      .send({ ...toolsetBody, slug: 'docs-v1' })
+      .expect(201);
     expect(renamedFrom.body.slug).toBe('docs-v1');
     const second = pkce();
     const secondRequest = requestIdOf(await authorize({ ...goodQuery(p, second.challenge), resource: toolsetUrl('docs-v1') }));
     const secondCode = new URL((await decide(secondRequest, tenant.auth).expect(200)).body.redirectTo as string).searchParams.get('code')!;
-    const v1Tokens = await token({ grant_type: 'authorization_code', code: secondCode, code_verifier: second.verifier, client_id: clientId, redirect_uri: REDIRECT }).expect(200);
-    await t.http.put(`/v1/projects/${p}/toolsets/docs-v1`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v2' }).expect(200);
-    await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, slug: 'docs-v1', tools: [{ select: '@all' }] }).expect(201);
+    const v1Tokens = await token({
+      grant_type: 'authorization_code',
+      code: secondCode,
+      code_verifier: second.verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+    }).expect(200);
+    await t.http
+      .put(`/v1/projects/${p}/toolsets/docs-v1`)
+      .set(tenant.auth)
+      .send({ ...toolsetBody, slug: 'docs-v2' })
+      .expect(200);
+    await t.http
+      .post(`/v1/projects/${p}/toolsets`)
+      .set(tenant.auth)
+      .send({ ...toolsetBody, slug: 'docs-v1', tools: [{ select: '@all' }] })
+      .expect(201);
     expect((await toolsetMcp('docs-v1', bearer(v1Tokens.body.access_token as string))).status).toBe(401);
-    const v1Refresh = await token({ grant_type: 'refresh_token', refresh_token: v1Tokens.body.refresh_token as string, client_id: clientId });
+    const v1Refresh = await token({
+      grant_type: 'refresh_token',
+      refresh_token: v1Tokens.body.refresh_token as string,
+      client_id: clientId,
+    });
     expect([v1Refresh.status, v1Refresh.body.error]).toEqual([400, 'invalid_grant']);
     for (const slug of ['docs-v1', 'docs-v2']) await t.http.delete(`/v1/projects/${p}/toolsets/${slug}`).set(tenant.auth).expect(204);
 
     // Deleting the toolset ends the token and its consent: a toolset made again under the slug is not reached with them.
     await t.http.delete(`/v1/projects/${p}/toolsets/docs`).set(tenant.auth).expect(204);
-    await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ ...toolsetBody, tools: [{ select: '@all' }] }).expect(201);
+    await t.http
+      .post(`/v1/projects/${p}/toolsets`)
+      .set(tenant.auth)
+      .send({ ...toolsetBody, tools: [{ select: '@all' }] })
+      .expect(201);
     expect((await toolsetMcp('docs', access)).status).toBe(401);
     const refreshed = await token({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: clientId });
     expect([refreshed.status, refreshed.body.error]).toEqual([400, 'invalid_grant']);
@@ -204,7 +302,12 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     const { access, refresh } = await signIn(p, { approve: true, tools: ['list_files'] });
     const listed = await mcp(p, bearer(access)).expect(200);
     expect((listed.body.result.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['list_files']);
-    const call = await mcp(p, bearer(access), { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'x' } } });
+    const call = await mcp(p, bearer(access), {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'read_file', arguments: { path: 'x' } },
+    });
     // Refused (as a JSON-RPC error or an error result, as the MCP endpoint words it), never run.
     expect(call.body.result?.structuredContent).toBeUndefined();
     expect(JSON.stringify(call.body)).toMatch(/No tool named 'read_file'/);
@@ -237,7 +340,12 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       const res = await authorize(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== '')));
       const location = res.headers.location as string | undefined;
       // Sent back to the client with the error, never to the consent page.
-      expect({ what, status: res.status, to: location?.split('?')[0], error: location && new URL(location).searchParams.get('error') }).toEqual({
+      expect({
+        what,
+        status: res.status,
+        to: location?.split('?')[0],
+        error: location && new URL(location).searchParams.get('error'),
+      }).toEqual({
         what,
         status: 302,
         to: REDIRECT,
@@ -251,27 +359,44 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     ] as const) {
       const res = await authorize(query);
       // Refused here, to the person's browser: never redirected anywhere.
-      expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({ what, status: 400, code: 'oauth_request_invalid', location: undefined });
+      expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({
+        what,
+        status: 400,
+        code: 'oauth_request_invalid',
+        location: undefined,
+      });
     }
   });
 
   it("audits every call of a token, refused ones included, under its client's name", async () => {
-    const keys = async () => ((await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string; name: string }>);
+    const keys = async () =>
+      (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string; name: string }>;
     const before = new Set((await keys()).map((k) => k.id));
     const { access } = await signIn(q, { approve: true, tools: ['list_files'] });
     const issued = (await keys()).filter((k) => !before.has(k.id));
     expect(issued.map((k) => k.name)).toEqual(['Outsider (OAuth)']);
-    await mcp(q, bearer(access), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'list_files', arguments: {} } }).expect(200);
-    await mcp(q, bearer(access), { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'x' } } }).expect(200);
+    await mcp(q, bearer(access), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'list_files', arguments: {} } }).expect(
+      200,
+    );
+    await mcp(q, bearer(access), {
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'tools/call',
+      params: { name: 'read_file', arguments: { path: 'x' } },
+    }).expect(200);
 
-    const rows = (await t.http.get(`/v1/projects/${q}/invocations`).query({ callerKeyId: issued[0].id }).set(tenant.auth).expect(200)).body.items as Array<Record<string, unknown>>;
+    const rows = (await t.http.get(`/v1/projects/${q}/invocations`).query({ callerKeyId: issued[0].id }).set(tenant.auth).expect(200)).body
+      .items as Array<Record<string, unknown>>;
     const caller = { keyId: issued[0].id, name: 'Outsider (OAuth)' };
     expect(rows.map(({ tool, channel, status, errorCode, caller: who }) => ({ tool, channel, status, errorCode, caller: who }))).toEqual([
       { tool: 'list_files', channel: 'mcp', status: 'ok', errorCode: null, caller },
       { tool: 'read_file', channel: 'mcp', status: 'denied', errorCode: 'tool_not_found', caller },
     ]);
     // The export says the same.
-    const exported = (await t.http.get(`/v1/projects/${q}/invocations/export`).set(tenant.auth).expect(200)).text.trim().split('\n').map((line) => JSON.parse(line) as { caller: unknown });
+    const exported = (await t.http.get(`/v1/projects/${q}/invocations/export`).set(tenant.auth).expect(200)).text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { caller: unknown });
     expect(exported.filter((row) => JSON.stringify(row.caller) === JSON.stringify(caller))).toHaveLength(2);
   });
 
@@ -282,16 +407,29 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     expect([foreign.status, foreign.body.error.code]).toEqual([404, 'oauth_request_not_found']);
     const foreignDecision = await decide(requestId, other.auth);
     expect([foreignDecision.status, foreignDecision.body.error.code]).toEqual([404, 'oauth_request_not_found']);
-    const agent = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'agent', role: 'agent', projectIds: [p] }).expect(201);
+    const agent = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ name: 'agent', role: 'agent', projectIds: [p] })
+      .expect(201);
     const byAgent = await decide(requestId, bearer(agent.body.key as string));
     expect([byAgent.status, byAgent.body.error.code]).toEqual([403, 'forbidden_for_role']);
-    const approverOfQ = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'approver-q', role: 'approver', projectIds: [q] }).expect(201);
+    const approverOfQ = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ name: 'approver-q', role: 'approver', projectIds: [q] })
+      .expect(201);
     const byQ = await decide(requestId, bearer(approverOfQ.body.key as string));
     expect([byQ.status, byQ.body.error.code]).toEqual([404, 'oauth_request_not_found']);
 
     // None of those decided it: the right person still can, once.
     const view = await t.http.get(`/v1/oauth/requests/${requestId}`).set(tenant.deciderAuth).expect(200);
-    expect(view.body).toMatchObject({ client: { id: clientId, name: 'Outsider', verifiedOrigin: null }, redirectUri: REDIRECT, resource: resourceOf(p), project: { id: p } });
+    expect(view.body).toMatchObject({
+      client: { id: clientId, name: 'Outsider', verifiedOrigin: null },
+      redirectUri: REDIRECT,
+      resource: resourceOf(p),
+      project: { id: p },
+    });
     const decided = await decide(requestId, tenant.deciderAuth).expect(200);
     const twice = await decide(requestId, tenant.auth, { approve: false });
     expect([twice.status, twice.body.error.code]).toEqual([409, 'oauth_request_decided']);
@@ -312,7 +450,11 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     // A denial sends the browser back with access_denied and no code.
     const denied = requestIdOf(await authorize(goodQuery(p, pkce().challenge)));
     const answer = new URL((await decide(denied, tenant.deciderAuth, { approve: false }).expect(200)).body.redirectTo as string);
-    expect([answer.searchParams.get('error'), answer.searchParams.get('code'), answer.searchParams.get('state')]).toEqual(['access_denied', null, 'xyz']);
+    expect([answer.searchParams.get('error'), answer.searchParams.get('code'), answer.searchParams.get('state')]).toEqual([
+      'access_denied',
+      null,
+      'xyz',
+    ]);
   });
 
   it("a consent lends the deciding key's authority only: an approver's client has every call wait for another person, and its calls and consent end with the key", async () => {
@@ -336,21 +478,34 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       oauthConsentedByKeyId: string | null;
       parksEveryCall: boolean;
     }>;
-    expect(keys.find((k) => k.oauthResource === resourceOf(gated))).toMatchObject({ oauthConsentedByKeyId: approver.body.id, parksEveryCall: true });
+    expect(keys.find((k) => k.oauthResource === resourceOf(gated))).toMatchObject({
+      oauthConsentedByKeyId: approver.body.id,
+      parksEveryCall: true,
+    });
     expect(keys.find((k) => k.id === approver.body.id)).toMatchObject({ oauthConsentedByKeyId: null, parksEveryCall: false });
 
     // An approver calls no tools, so neither does its client on its own: a gated tool and an ungated one both
     // park, nothing is written, and the approver who signed it in can decide neither.
-    const write = { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'write_file', arguments: { path: 'a.txt', content: 'x' } } };
+    const write = {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'write_file', arguments: { path: 'a.txt', content: 'x' } },
+    };
     const list = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'list_files', arguments: {} } };
     for (const body of [write, list]) expect(JSON.stringify((await mcp(gated, bearer(access), body).expect(200)).body)).toMatch(/approv/i);
     expect(existsSync(path.join(t.workspaceOf(gated), 'a.txt'))).toBe(false);
-    const pending = (await t.http.get(`/v1/projects/${gated}/invocations`).query({ status: 'pending_approval' }).set(tenant.auth).expect(200)).body.items as Array<{
+    const pending = (
+      await t.http.get(`/v1/projects/${gated}/invocations`).query({ status: 'pending_approval' }).set(tenant.auth).expect(200)
+    ).body.items as Array<{
       id: string;
       tool: string;
     }>;
     expect(pending.map((call) => call.tool).sort()).toEqual(['list_files', 'write_file']);
-    const [written, listed] = [pending.find((call) => call.tool === 'write_file')!.id, pending.find((call) => call.tool === 'list_files')!.id];
+    const [written, listed] = [
+      pending.find((call) => call.tool === 'write_file')!.id,
+      pending.find((call) => call.tool === 'list_files')!.id,
+    ];
     for (const verb of ['approve', 'deny']) {
       const self = await t.http.post(`/v1/projects/${gated}/invocations/${written}/${verb}`).set(approverAuth).send({});
       expect([verb, self.status, self.body.error?.code]).toEqual([verb, 403, 'approval_self_decision']);
@@ -377,7 +532,10 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
 
   it('the authorization endpoint never redirects to a site on an error, and checks what the token and registration endpoints take', async () => {
     // Anyone can register a client with a redirect URI of their choosing.
-    const phisher = await t.http.post('/oauth/register').send({ client_name: 'Phisher', redirect_uris: ['https://attacker.example/land'] }).expect(201);
+    const phisher = await t.http
+      .post('/oauth/register')
+      .send({ client_name: 'Phisher', redirect_uris: ['https://attacker.example/land'] })
+      .expect(201);
     const { challenge } = pkce();
     const bad = { ...goodQuery(p, challenge, phisher.body.client_id as string), redirect_uri: 'https://attacker.example/land' };
     for (const [what, query] of [
@@ -386,7 +544,12 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       ['a token response', { ...bad, response_type: 'token' }],
     ] as const) {
       const res = await authorize(query);
-      expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({ what, status: 400, code: 'oauth_request_invalid', location: undefined });
+      expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({
+        what,
+        status: 400,
+        code: 'oauth_request_invalid',
+        location: undefined,
+      });
     }
     // Its good request still reaches the consent page, where the person sees where the browser would go.
     requestIdOf(await authorize(bad));
@@ -420,8 +583,13 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
     }
     // A native app's own scheme is taken when the operator lists it (OAUTH_APP_SCHEMES); a reverse domain name
     // needs a metadata document whose host it reverses (RFC 8252 7.1; sign-in-exact.e2e-spec.ts).
-    await t.http.post('/oauth/register').send({ redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback'] }).expect(201);
-    expect((await t.http.post('/oauth/register').send({ redirect_uris: ['com.example.app:/oauth/callback'] })).body.error).toBe('invalid_redirect_uri');
+    await t.http
+      .post('/oauth/register')
+      .send({ redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback'] })
+      .expect(201);
+    expect((await t.http.post('/oauth/register').send({ redirect_uris: ['com.example.app:/oauth/callback'] })).body.error).toBe(
+      'invalid_redirect_uri',
+    );
 
     // A loopback redirect URI matches on any port (a native client listens where it can, RFC 8252 7.3), never
     // on another host name.
@@ -438,22 +606,43 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       ['a character outside the set', `${'a'.repeat(43)} `],
       ['too long', 'a'.repeat(129)],
     ] as const) {
-      const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+      const res = await token({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+      });
       expect({ what, status: res.status, error: res.body.error }).toEqual({ what, status: 400, error: 'invalid_request' });
     }
   });
 
-  it('without PUBLIC_URL, a Host that is not one of the service\'s names gets no document, redirect or registration', async () => {
+  it("without PUBLIC_URL, a Host that is not one of the service's names gets no document, redirect or registration", async () => {
     for (const [what, attempt] of [
       ['server metadata', () => t.http.get('/.well-known/oauth-authorization-server').set('Host', 'evil.example')],
       ['OpenID discovery', () => t.http.get('/.well-known/openid-configuration').set('Host', 'evil.example')],
-      ['resource metadata', () => t.http.get(`/.well-known/oauth-protected-resource/v1/projects/${p}/mcp`).set('Host', 'evil.example:8080')],
+      [
+        'resource metadata',
+        () => t.http.get(`/.well-known/oauth-protected-resource/v1/projects/${p}/mcp`).set('Host', 'evil.example:8080'),
+      ],
       ['authorize', () => authorize(goodQuery(p, pkce().challenge)).set('Host', 'evil.example')],
-      ['register', () => t.http.post('/oauth/register').set('Host', 'evil.example').send({ redirect_uris: [REDIRECT] })],
+      [
+        'register',
+        () =>
+          t.http
+            .post('/oauth/register')
+            .set('Host', 'evil.example')
+            .send({ redirect_uris: [REDIRECT] }),
+      ],
       ['token', () => token({ grant_type: 'refresh_token', refresh_token: 'x', client_id: clientId }).set('Host', 'evil.example')],
     ] as const) {
       const res = await attempt();
-      expect({ what, status: res.status, code: res.body.error?.code, body: JSON.stringify(res.body).includes('evil.example/') }).toEqual({ what, status: 403, code: 'host_not_allowed', body: false });
+      expect({ what, status: res.status, code: res.body.error?.code, body: JSON.stringify(res.body).includes('evil.example/') }).toEqual({
+        what,
+        status: 403,
+        code: 'host_not_allowed',
+        body: false,
+      });
     }
     // The service's own names are answered, and a cache is told the document depends on the Host.
     const own = await t.http.get('/.well-known/oauth-authorization-server').set('Host', 'localhost').expect(200);
@@ -463,10 +652,16 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
 
   it('[sec-90] a client ID metadata document at a private or loopback address, over plain HTTP, larger than 5 KiB or slow is refused, in bounded time', async () => {
     const held: http.ServerResponse[] = [];
-    documents.routes.set('/big.json', serveJson({ client_id: `${documents.origin}/big.json`, redirect_uris: [REDIRECT], padding: 'x'.repeat(6 * 1024) }));
+    documents.routes.set(
+      '/big.json',
+      serveJson({ client_id: `${documents.origin}/big.json`, redirect_uris: [REDIRECT], padding: 'x'.repeat(6 * 1024) }),
+    );
     documents.routes.set('/slow.json', (res) => void held.push(res));
     documents.routes.set('/liar.json', serveJson({ client_id: `${documents.origin}/other.json`, redirect_uris: [REDIRECT] }));
-    documents.routes.set('/good.json', serveJson({ client_id: `${documents.origin}/good.json`, client_name: 'Good', redirect_uris: [REDIRECT] }));
+    documents.routes.set(
+      '/good.json',
+      serveJson({ client_id: `${documents.origin}/good.json`, client_name: 'Good', redirect_uris: [REDIRECT] }),
+    );
     const port = documents.hostPort.split(':')[1];
     const cases: Array<[string, string, RegExp]> = [
       ['loopback (not opened)', `https://localhost:${Number(port) + 1}/client.json`, /not allowed|loopback|blocked/i],
@@ -481,7 +676,12 @@ describe('MCP sign-in with OAuth: tokens, consent and client documents under att
       for (const [what, client, why] of cases) {
         const started = Date.now();
         const res = await authorize(goodQuery(p, pkce().challenge, client));
-        expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({ what, status: 400, code: 'oauth_request_invalid', location: undefined });
+        expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({
+          what,
+          status: 400,
+          code: 'oauth_request_invalid',
+          location: undefined,
+        });
         expect({ what, message: res.body.error.message as string }).toEqual({ what, message: expect.stringMatching(why) });
         expect({ what, bounded: Date.now() - started < 4000 }).toEqual({ what, bounded: true });
       }

@@ -2,7 +2,7 @@ import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
-// security-cases.md 117-119: Cedar policies decide every call before it runs, on every channel, on the
+// docs/security-model.md 117-119: Cedar policies decide every call before it runs, on every channel, on the
 // arguments as they will run (paths normalised, symlinks followed); an invalid set, or one an agent or an
 // approver tries to set, is refused and the set in force stays.
 
@@ -35,12 +35,18 @@ describe('policies', () => {
   const mcpCall = async (projectId: string, name: string, args: Record<string, unknown>, url = `/v1/projects/${projectId}/mcp`) => {
     const res = await fetch(`http://127.0.0.1:${t.port}${url}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26', ...tenant.auth },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-03-26',
+        ...tenant.auth,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
     });
     return (await res.json()) as { result?: { isError?: boolean; content: Array<{ text: string }> } };
   };
-  const setProjectPolicy = (projectId: string, text: string, auth: Auth = tenant.auth) => t.http.put(`/v1/projects/${projectId}/policies`).set(auth).send({ text });
+  const setProjectPolicy = (projectId: string, text: string, auth: Auth = tenant.auth) =>
+    t.http.put(`/v1/projects/${projectId}/policies`).set(auth).send({ text });
   const refusedByPolicy = (res: { status: number; body: { error?: { code: string; message: string } } }, id: string) => {
     expect([res.status, res.body.error?.code]).toEqual([403, 'forbidden_by_policy']);
     expect(res.body.error?.message).toContain(`"${id}"`);
@@ -69,14 +75,12 @@ describe('policies', () => {
       expect(row.body.policy).toEqual({ decision: 'allow', policyIds: [] });
     });
 
-    it.each([
-      ['docs/../x.txt'],
-      ['./docs/../x.txt'],
-      ['docs/./../src/x.txt'],
-      ['docs/code/x.ts'],
-    ])('refuses write_file to %s (the decision sees the normalised path)', async (target) => {
-      refusedByPolicy(await invoke(p, 'write_file', { path: target, content: 'x' }), 'writes-stay-in-docs');
-    });
+    it.each([['docs/../x.txt'], ['./docs/../x.txt'], ['docs/./../src/x.txt'], ['docs/code/x.ts']])(
+      'refuses write_file to %s (the decision sees the normalised path)',
+      async (target) => {
+        refusedByPolicy(await invoke(p, 'write_file', { path: target, content: 'x' }), 'writes-stay-in-docs');
+      },
+    );
 
     it('refuses an absolute path outside docs/, and allows an absolute one inside', async () => {
       refusedByPolicy(await invoke(p, 'write_file', { path: path.join(dir, 'x.txt'), content: 'x' }), 'writes-stay-in-docs');
@@ -114,12 +118,19 @@ describe('policies', () => {
         .set(tenant.auth)
         .send({ slug: 'coder', name: 'Coder', mode: 'direct', tools: [{ select: 'write_file', name: 'write_code', pathPrefix: 'src' }] })
         .expect(201);
-      const viaToolset = await t.http.post(`/v1/projects/${p}/toolsets/coder/tools/write_code/invoke`).set(tenant.auth).send({ arguments: { path: 'x.ts', content: 'x' } });
+      const viaToolset = await t.http
+        .post(`/v1/projects/${p}/toolsets/coder/tools/write_code/invoke`)
+        .set(tenant.auth)
+        .send({ arguments: { path: 'x.ts', content: 'x' } });
       refusedByPolicy(viaToolset, 'writes-stay-in-docs');
       const viaToolsetMcp = await mcpCall(p, 'write_code', { path: 'y.ts', content: 'x' }, `/v1/projects/${p}/toolsets/coder/mcp`);
       expect(viaToolsetMcp.result?.isError).toBe(true);
       // call_tool in search mode is judged as the tool it calls.
-      await t.http.post(`/v1/projects/${p}/toolsets`).set(tenant.auth).send({ slug: 'finder', name: 'Finder', mode: 'search', tools: [{ select: 'write_file' }] }).expect(201);
+      await t.http
+        .post(`/v1/projects/${p}/toolsets`)
+        .set(tenant.auth)
+        .send({ slug: 'finder', name: 'Finder', mode: 'search', tools: [{ select: 'write_file' }] })
+        .expect(201);
       const viaCallTool = await t.http
         .post(`/v1/projects/${p}/toolsets/finder/tools/call_tool/invoke`)
         .set(tenant.auth)
@@ -134,12 +145,18 @@ describe('policies', () => {
       const res = await invoke(p, 'write_file', { path: 'audited.txt', content: 'x' });
       refusedByPolicy(res, 'writes-stay-in-docs');
       const rows = await t.http.get(`/v1/projects/${p}/invocations?status=denied`).set(tenant.auth).expect(200);
-      const row = (rows.body.items as Array<{ arguments: { path?: string }; policy: unknown; errorCode: string }>).find((r) => r.arguments.path === 'audited.txt');
+      const row = (rows.body.items as Array<{ arguments: { path?: string }; policy: unknown; errorCode: string }>).find(
+        (r) => r.arguments.path === 'audited.txt',
+      );
       expect(row).toMatchObject({ errorCode: 'forbidden_by_policy', policy: { decision: 'forbid', policyIds: ['writes-stay-in-docs'] } });
     });
 
     it('answers the decision for a call without running it (policies/check)', async () => {
-      const check = await t.http.post(`/v1/projects/${p}/policies/check`).set(tenant.auth).send({ tool: 'write_file', arguments: { path: 'docs/../c.txt', content: 'x' } }).expect(200);
+      const check = await t.http
+        .post(`/v1/projects/${p}/policies/check`)
+        .set(tenant.auth)
+        .send({ tool: 'write_file', arguments: { path: 'docs/../c.txt', content: 'x' } })
+        .expect(200);
       expect(check.body).toEqual({
         decision: 'forbid',
         policies: [{ id: 'writes-stay-in-docs', scope: 'project', reason: 'Files may only be written under docs/' }],
@@ -179,13 +196,20 @@ describe('policies', () => {
       refusedByPolicy(await invoke(p, 'list_files', {}, ci), 'no-ci-network');
       expect((await invoke(p, 'list_files', {}, agent).expect(200)).body.status).toBe('ok');
       // The check answers as another principal when asked to.
-      const asCi = await t.http.post(`/v1/projects/${p}/policies/check`).set(tenant.auth).send({ tool: 'list_files', arguments: {}, as: { keyName: 'ci-7', role: 'agent' } }).expect(200);
+      const asCi = await t.http
+        .post(`/v1/projects/${p}/policies/check`)
+        .set(tenant.auth)
+        .send({ tool: 'list_files', arguments: {}, as: { keyName: 'ci-7', role: 'agent' } })
+        .expect(200);
       expect(asCi.body.decision).toBe('forbid');
     });
 
     it('parks a call an @ask policy covers, over REST and in a batch, and an approved one runs', async () => {
       const { id: p } = await t.createProject(tenant);
-      await setProjectPolicy(p, `@id("deletes-ask") @ask("") @reason("a person confirms deletes") permit (principal, action, resource == Toolgate::Tool::"delete_file");`).expect(200);
+      await setProjectPolicy(
+        p,
+        `@id("deletes-ask") @ask("") @reason("a person confirms deletes") permit (principal, action, resource == Toolgate::Tool::"delete_file");`,
+      ).expect(200);
       await writeFile(path.join(t.workspaceOf(p), 'gone.txt'), 'x');
       await writeFile(path.join(t.workspaceOf(p), 'gone2.txt'), 'x');
       const parked = await invoke(p, 'delete_file', { path: 'gone.txt' }).expect(202);
@@ -193,13 +217,22 @@ describe('policies', () => {
       const batch = await t.http
         .post(`/v1/projects/${p}/tools/batch`)
         .set(tenant.auth)
-        .send({ calls: [{ id: 'd', tool: 'delete_file', arguments: { path: 'gone2.txt' } }, { id: 'l', tool: 'list_files', arguments: {} }] })
+        .send({
+          calls: [
+            { id: 'd', tool: 'delete_file', arguments: { path: 'gone2.txt' } },
+            { id: 'l', tool: 'list_files', arguments: {} },
+          ],
+        })
         .expect(200);
       expect((batch.body.results as Array<{ status: string }>).map((r) => r.status)).toEqual(['pending_approval', 'ok']);
       expect((await readdir(t.workspaceOf(p))).sort()).toEqual(['gone.txt', 'gone2.txt']);
       const row = await t.http.get(`/v1/projects/${p}/invocations/${parked.body.invocationId}`).set(tenant.auth).expect(200);
       expect(row.body.policy).toEqual({ decision: 'ask', policyIds: ['deletes-ask'] });
-      const approved = await t.http.post(`/v1/projects/${p}/invocations/${parked.body.invocationId}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+      const approved = await t.http
+        .post(`/v1/projects/${p}/invocations/${parked.body.invocationId}/approve`)
+        .set(tenant.deciderAuth)
+        .send({})
+        .expect(200);
       expect(approved.body.outcome.status).toBe('ok');
       expect(await readdir(t.workspaceOf(p))).toEqual(['gone2.txt']);
     });
@@ -208,7 +241,11 @@ describe('policies', () => {
       const { id: p } = await t.createProject(tenant, { approvalRequired: ['write_file'] });
       const parked = await invoke(p, 'write_file', { path: 'late.txt', content: 'x' }).expect(202);
       await setProjectPolicy(p, `@id("no-writes") forbid (principal, action, resource == Toolgate::Tool::"write_file");`).expect(200);
-      const approved = await t.http.post(`/v1/projects/${p}/invocations/${parked.body.invocationId}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+      const approved = await t.http
+        .post(`/v1/projects/${p}/invocations/${parked.body.invocationId}/approve`)
+        .set(tenant.deciderAuth)
+        .send({})
+        .expect(200);
       expect([approved.body.outcome.status, approved.body.outcome.error.code]).toEqual(['denied', 'forbidden_by_policy']);
       expect(await readdir(t.workspaceOf(p))).toEqual([]);
     });
@@ -216,11 +253,22 @@ describe('policies', () => {
     it('applies the tenant set to every project, beside the project set', async () => {
       const other = await t.createTenant();
       const { id: p } = await t.createProject(other);
-      await t.http.put('/v1/policies').set(other.auth).send({ text: '@id("tenant-no-fetch") forbid (principal, action, resource == Toolgate::Tool::"fetch_url");' }).expect(200);
-      const res = await t.http.post(`/v1/projects/${p}/tools/fetch_url/invoke`).set(other.auth).send({ arguments: { url: 'https://example.com/' } });
+      await t.http
+        .put('/v1/policies')
+        .set(other.auth)
+        .send({ text: '@id("tenant-no-fetch") forbid (principal, action, resource == Toolgate::Tool::"fetch_url");' })
+        .expect(200);
+      const res = await t.http
+        .post(`/v1/projects/${p}/tools/fetch_url/invoke`)
+        .set(other.auth)
+        .send({ arguments: { url: 'https://example.com/' } });
       refusedByPolicy(res, 'tenant-no-fetch');
       // Another tenant is not affected.
-      const mine = await t.http.post(`/v1/projects/${(await t.createProject(tenant)).id}/policies/check`).set(tenant.auth).send({ tool: 'fetch_url', arguments: { url: 'https://example.com/' } }).expect(200);
+      const mine = await t.http
+        .post(`/v1/projects/${(await t.createProject(tenant)).id}/policies/check`)
+        .set(tenant.auth)
+        .send({ tool: 'fetch_url', arguments: { url: 'https://example.com/' } })
+        .expect(200);
       expect(mine.body).toMatchObject({ decision: 'allow', policyInForce: false });
     });
   });
@@ -233,27 +281,47 @@ describe('policies', () => {
         `@id("known-hosts") @reason("Only docs.example.com") forbid (principal, action, resource == Toolgate::Tool::"fetch_url")
          unless { context has host && context.host == "docs.example.com" };`,
       ).expect(200);
-      for (const url of ['https://docs.example.com@evil.test/', 'https://user:pw@evil.test./x', 'https://EVIL.test/', 'https://evil.test./', 'https://docs.example.com.evil.test/']) {
+      for (const url of [
+        'https://docs.example.com@evil.test/',
+        'https://user:pw@evil.test./x',
+        'https://EVIL.test/',
+        'https://evil.test./',
+        'https://docs.example.com.evil.test/',
+      ]) {
         refusedByPolicy(await invoke(p, 'fetch_url', { url }), 'known-hosts');
       }
       for (const url of ['https://DOCS.example.com/a', 'https://docs.example.com./a']) {
-        const check = await t.http.post(`/v1/projects/${p}/policies/check`).set(tenant.auth).send({ tool: 'fetch_url', arguments: { url } }).expect(200);
+        const check = await t.http
+          .post(`/v1/projects/${p}/policies/check`)
+          .set(tenant.auth)
+          .send({ tool: 'fetch_url', arguments: { url } })
+          .expect(200);
         expect({ url, decision: check.body.decision }).toEqual({ url, decision: 'allow' });
       }
     });
   });
 
   describe('[sec-119] setting policies', () => {
-    it('refuses an invalid set with Cedar\'s message and position, and keeps the set in force', async () => {
+    it("refuses an invalid set with Cedar's message and position, and keeps the set in force", async () => {
       const { id: p } = await t.createProject(tenant);
-      const first = await setProjectPolicy(p, '@id("no-deletes") forbid (principal, action, resource == Toolgate::Tool::"delete_file");').expect(200);
+      const first = await setProjectPolicy(
+        p,
+        '@id("no-deletes") forbid (principal, action, resource == Toolgate::Tool::"delete_file");',
+      ).expect(200);
       expect(first.body).toMatchObject({ scope: 'project', version: 1, setBy: { keyId: tenant.keyId, name: 'default' } });
 
       const typo = await setProjectPolicy(p, 'forbid (principal, action, resource) when { resource.nme == "x" };');
       expect([typo.status, typo.body.error.code]).toEqual([422, 'policy_invalid']);
-      expect(typo.body.error.details.problems[0]).toMatchObject({ message: expect.stringContaining('nme'), help: expect.stringContaining('name'), position: { line: 1 } });
+      expect(typo.body.error.details.problems[0]).toMatchObject({
+        message: expect.stringContaining('nme'),
+        help: expect.stringContaining('name'),
+        position: { line: 1 },
+      });
 
-      const syntax = await setProjectPolicy(p, 'permit (principal, action, resource);\nforbid (principal, action, resource) when { resource.name == };');
+      const syntax = await setProjectPolicy(
+        p,
+        'permit (principal, action, resource);\nforbid (principal, action, resource) when { resource.name == };',
+      );
       expect([syntax.status, syntax.body.error.code]).toEqual([422, 'policy_invalid']);
       expect(syntax.body.error.details.problems[0].position).toMatchObject({ line: 2 });
 

@@ -35,7 +35,11 @@ describe('per-tenant rate limits', () => {
     t = await createTestApp({ env: { RATE_LIMIT_REQUESTS: '100', RATE_LIMIT_COMMAND_CALLS: '2' } });
     const tenant = await t.createTenant();
     const project = await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['true'] });
-    const shell = () => t.http.post(`/v1/projects/${project.id}/tools/shell_exec/invoke`).set(tenant.auth).send({ arguments: { argv: ['true'] } });
+    const shell = () =>
+      t.http
+        .post(`/v1/projects/${project.id}/tools/shell_exec/invoke`)
+        .set(tenant.auth)
+        .send({ arguments: { argv: ['true'] } });
     await shell().expect(200);
     await shell().expect(200);
     const limited = await shell().expect(429);

@@ -13,7 +13,7 @@ import { mcpClientFor, textOf, type TextResult } from '../e2e/mcp/mcp-test-kit.j
 import { UpstreamMcpServer } from '../e2e/mcp/upstream-mcp-server.js';
 import { expectRefusal, invoke } from './security-helpers.js';
 
-// security-cases.md 95-97: one redaction, everywhere. A secret planted in a call (a writeOnly parameter, an
+// docs/security-model.md 95-97: one redaction, everywhere. A secret planted in a call (a writeOnly parameter, an
 // Authorization header, an env value, a URL's ?api_key=) reaches the tool or the upstream, and no channel a
 // tenant, an operator or a model reads back: audit rows, their export, SSE events, stored outcomes of parked
 // and idempotent calls, logs, trace spans with their exception events, MCP results and the answers
@@ -56,19 +56,28 @@ describe('redaction of a call, in every channel', () => {
   const rowsOf = async (projectId: string): Promise<Row[]> =>
     (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items as Row[];
   const exportOf = async (projectId: string): Promise<string> => {
-    const res = await t.http.get(`/v1/projects/${projectId}/invocations/export`).set(tenant.auth).buffer(true).parse((r, done) => {
-      let text = '';
-      r.setEncoding('utf8');
-      r.on('data', (chunk: string) => (text += chunk));
-      r.on('end', () => done(null, text));
-    });
+    const res = await t.http
+      .get(`/v1/projects/${projectId}/invocations/export`)
+      .set(tenant.auth)
+      .buffer(true)
+      .parse((r, done) => {
+        let text = '';
+        r.setEncoding('utf8');
+        r.on('data', (chunk: string) => (text += chunk));
+        r.on('end', () => done(null, text));
+      });
     expect(res.status).toBe(200);
     return res.body as string;
   };
   const sql = <T>(text: string, params: unknown[] = []) => t.app.get<DatabaseDriver>(DATABASE_DRIVER).query<T>(text, params);
   const spansText = () =>
     JSON.stringify(
-      exporter.getFinishedSpans().map((s: ReadableSpan) => ({ name: s.name, attributes: s.attributes, status: s.status, events: s.events.map((e) => ({ name: e.name, attributes: e.attributes })) })),
+      exporter.getFinishedSpans().map((s: ReadableSpan) => ({
+        name: s.name,
+        attributes: s.attributes,
+        status: s.status,
+        events: s.events.map((e) => ({ name: e.name, attributes: e.attributes })),
+      })),
     );
   // Every channel, as one text. Read after every parked call was decided (while one waits, admin and
   // approver keys are shown its arguments as they will run, by design).
@@ -77,7 +86,8 @@ describe('redaction of a call, in every channel', () => {
     for (const projectId of [direct, gated]) {
       const rows = await rowsOf(projectId);
       texts.push(JSON.stringify(rows), await exportOf(projectId));
-      for (const row of rows) texts.push((await t.http.get(`/v1/projects/${projectId}/invocations/${row.id}`).set(tenant.auth).expect(200)).text);
+      for (const row of rows)
+        texts.push((await t.http.get(`/v1/projects/${projectId}/invocations/${row.id}`).set(tenant.auth).expect(200)).text);
     }
     texts.push(JSON.stringify(await sql('SELECT outcome::text AS outcome FROM parked_calls')));
     texts.push(JSON.stringify(await sql('SELECT outcome FROM idempotency_keys')));
@@ -94,7 +104,8 @@ describe('redaction of a call, in every channel', () => {
     answers.push(JSON.stringify(result));
     return result;
   };
-  const eventOf = (stream: EventStream, type: string, invocationId: string) => stream.next((e) => e.event === type && e.data.invocationId === invocationId);
+  const eventOf = (stream: EventStream, type: string, invocationId: string) =>
+    stream.next((e) => e.event === type && e.data.invocationId === invocationId);
 
   beforeAll(async () => {
     const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -103,7 +114,10 @@ describe('redaction of a call, in every channel', () => {
     await receiver.start();
     await upstream.start();
     // An endpoint that echoes what it got, body and Authorization header, in a 400: the tool's error.
-    receiver.on('/echo-fail', (req) => ({ status: 400, body: JSON.stringify({ received: JSON.parse(req.body) as unknown, authorization: req.headers.authorization }) }));
+    receiver.on('/echo-fail', (req) => ({
+      status: 400,
+      body: JSON.stringify({ received: JSON.parse(req.body) as unknown, authorization: req.headers.authorization }),
+    }));
     receiver.on('/slow', () => ({ body: '{"late":true}', delayMs: 3000 }));
     receiver.on('/ok', () => ({ body: '{"ok":true}' }));
     receiver.on('/huge', () => ({ body: 'x'.repeat(4 * 1024 * 1024 + 16) }));
@@ -130,8 +144,15 @@ describe('redaction of a call, in every channel', () => {
       ]),
     );
     expect((await enableSkill(t, tenant, gated, vault.id)).status).toBe(201);
-    const source = { type: 'mcp', url: `${upstream.url}?api_key=${URL_KEY}`, headers: { Authorization: `Bearer ${MCP_AUTH}` }, tools: ['echo', 'flood'] };
-    const imported = answered(await postSkill(t, tenant, { name: uniqueName('upstream'), version: '1.0.0', description: 'Tools of an MCP server', source }));
+    const source = {
+      type: 'mcp',
+      url: `${upstream.url}?api_key=${URL_KEY}`,
+      headers: { Authorization: `Bearer ${MCP_AUTH}` },
+      tools: ['echo', 'flood'],
+    };
+    const imported = answered(
+      await postSkill(t, tenant, { name: uniqueName('upstream'), version: '1.0.0', description: 'Tools of an MCP server', source }),
+    );
     expect(imported.status).toBe(201);
     expect((await enableSkill(t, tenant, direct, imported.body.id as string)).status).toBe(201);
 
@@ -180,9 +201,13 @@ describe('redaction of a call, in every channel', () => {
       expect(event.data.error).toEqual({ code: 'endpoint_error', message: outcome.error.message, retryable: false });
 
       // An approved command with an env value: it ran, nothing of the value stays.
-      const command = answered(await invoke(t, tenant, gated, 'shell_exec', { argv: ['sh', '-c', 'test -n "$TG_PLANTED"'], env: { TG_PLANTED: ENV } }));
+      const command = answered(
+        await invoke(t, tenant, gated, 'shell_exec', { argv: ['sh', '-c', 'test -n "$TG_PLANTED"'], env: { TG_PLANTED: ENV } }),
+      );
       expect(command.status).toBe(202);
-      const ran = answered(await t.http.post(`/v1/projects/${gated}/invocations/${command.body.invocationId}/approve`).set(tenant.deciderAuth).send({}));
+      const ran = answered(
+        await t.http.post(`/v1/projects/${gated}/invocations/${command.body.invocationId}/approve`).set(tenant.deciderAuth).send({}),
+      );
       expect(ran.body.outcome).toMatchObject({ status: 'ok', result: { exitCode: 0 } });
     });
 
@@ -202,7 +227,10 @@ describe('redaction of a call, in every channel', () => {
         .filter((s) => s.name === 'toolgate.validate')
         .flatMap((s) => s.events.filter((e) => e.name === 'exception'));
       const refusal = exceptions.find((e) => String(e.attributes?.['exception.message']).includes('/apiToken must match the pattern'));
-      expect(refusal?.attributes).toMatchObject({ 'exception.message': expect.stringContaining("got '[redacted]"), 'exception.stacktrace': expect.stringContaining("got '[redacted]") });
+      expect(refusal?.attributes).toMatchObject({
+        'exception.message': expect.stringContaining("got '[redacted]"),
+        'exception.stacktrace': expect.stringContaining("got '[redacted]"),
+      });
       expectAbsent(spansText(), [BAD_TOKEN]);
     });
 
@@ -230,10 +258,16 @@ describe('redaction of a call, in every channel', () => {
     it('[sec-95] timed out: a writeOnly value, an env value, an Authorization header and a URL key stay out of the timeout', async () => {
       const slow = answered(await invoke(t, tenant, direct, 'vault_slow', { account: 'acme', apiToken: TOKEN }, { timeoutMs: 300 }));
       expect(slow.body).toMatchObject({ status: 'timeout', error: { code: 'timeout' } });
-      const command = answered(await invoke(t, tenant, direct, 'shell_exec', { argv: ['sleep', '5'], env: { TG_PLANTED: ENV } }, { timeoutMs: 300 }));
+      const command = answered(
+        await invoke(t, tenant, direct, 'shell_exec', { argv: ['sleep', '5'], env: { TG_PLANTED: ENV } }, { timeoutMs: 300 }),
+      );
       expect(command.body).toMatchObject({ status: 'timeout' });
       const fetched = answered(
-        await invoke(t, tenant, direct, 'fetch_url', { url: receiver.url(`/slow?api_key=${FETCH_KEY}&q=1`), headers: { Authorization: `Bearer ${FETCH_AUTH}` }, timeoutMs: 300 }),
+        await invoke(t, tenant, direct, 'fetch_url', {
+          url: receiver.url(`/slow?api_key=${FETCH_KEY}&q=1`),
+          headers: { Authorization: `Bearer ${FETCH_AUTH}` },
+          timeoutMs: 300,
+        }),
       );
       expect(fetched.body).toMatchObject({ status: 'timeout', error: { code: 'timeout' } });
       lastCall = fetched.body.invocationId as string;
@@ -286,8 +320,18 @@ describe('redaction of a call, in every channel', () => {
             body: JSON.stringify({ user: 'ann', password: V.password }),
           }),
         ),
-        answered(await invoke(t, tenant, direct, 'shell_exec', { argv: ['sh', '-c', `OPENAI_API_KEY=${V.inline} true`], env: { OPENAI_API_KEY: V.openai } })),
-        answered(await invoke(t, tenant, direct, 'write_file', { path: 'keys.txt', content: `openai ${V.openai}\ngithub ${V.github}\naws ${V.aws}\njwt ${V.jwt}\n` })),
+        answered(
+          await invoke(t, tenant, direct, 'shell_exec', {
+            argv: ['sh', '-c', `OPENAI_API_KEY=${V.inline} true`],
+            env: { OPENAI_API_KEY: V.openai },
+          }),
+        ),
+        answered(
+          await invoke(t, tenant, direct, 'write_file', {
+            path: 'keys.txt',
+            content: `openai ${V.openai}\ngithub ${V.github}\naws ${V.aws}\njwt ${V.jwt}\n`,
+          }),
+        ),
       ];
       for (const res of calls) expect({ status: res.status, tool: res.body.status }).toEqual({ status: 200, tool: 'ok' });
       rows = await rowsOf(direct);
@@ -296,7 +340,11 @@ describe('redaction of a call, in every channel', () => {
     it('[sec-96] the tools got the real values', () => {
       const received = receiver.to('/ok').at(-1)!;
       expect(received.url).toBe(`/ok?api_key=${V.query}&q=shoes`);
-      expect([received.headers['x-goog-api-key'], received.headers['dd-api-key'], received.headers['ocp-apim-subscription-key']]).toEqual([V.goog, V.dd, V.apim]);
+      expect([received.headers['x-goog-api-key'], received.headers['dd-api-key'], received.headers['ocp-apim-subscription-key']]).toEqual([
+        V.goog,
+        V.dd,
+        V.apim,
+      ]);
       expect(JSON.parse(received.body)).toEqual({ user: 'ann', password: V.password });
     });
 
@@ -305,7 +353,12 @@ describe('redaction of a call, in every channel', () => {
         arguments: {
           url: receiver.url('/ok?api_key=[redacted]&q=shoes'),
           method: 'POST',
-          headers: { 'X-Goog-Api-Key': '[redacted]', 'DD-API-KEY': '[redacted]', 'Ocp-Apim-Subscription-Key': '[redacted]', Accept: 'application/json' },
+          headers: {
+            'X-Goog-Api-Key': '[redacted]',
+            'DD-API-KEY': '[redacted]',
+            'Ocp-Apim-Subscription-Key': '[redacted]',
+            Accept: 'application/json',
+          },
           body: '{"user":"ann","password":"[redacted]"}',
         },
         redactedPaths: ['/url', '/headers/X-Goog-Api-Key', '/headers/DD-API-KEY', '/headers/Ocp-Apim-Subscription-Key', '/body'],
@@ -321,7 +374,11 @@ describe('redaction of a call, in every channel', () => {
     });
 
     it('[sec-96] keyword, path and author are not credentials: a skill taking them is audited as called', async () => {
-      const input = { type: 'object', properties: { keyword: { type: 'string' }, path: { type: 'string' }, author: { type: 'string' } }, additionalProperties: false };
+      const input = {
+        type: 'object',
+        properties: { keyword: { type: 'string' }, path: { type: 'string' }, author: { type: 'string' } },
+        additionalProperties: false,
+      };
       await installSkill(t, tenant, direct, skillOf([httpTool('search_docs', receiver.url('/ok'), input)]));
       const args = { keyword: 'rotate api keys', path: 'docs/auth/session-tokens.md', author: 'ann' };
       const res = answered(await invoke(t, tenant, direct, 'search_docs', args));
@@ -336,9 +393,16 @@ describe('redaction of a call, in every channel', () => {
 
   describe('[sec-97] an MCP source URL with a credential in its query', () => {
     it('[sec-97] is shown masked by GET /v1/skills (its headers too), and the upstream gets the real URL', async () => {
-      const skills = (await t.http.get('/v1/skills').set(tenant.auth).expect(200)).body.items as Array<{ tools: Array<{ name: string; executor: Record<string, unknown> }> }>;
+      const skills = (await t.http.get('/v1/skills').set(tenant.auth).expect(200)).body.items as Array<{
+        tools: Array<{ name: string; executor: Record<string, unknown> }>;
+      }>;
       const executor = skills.flatMap((s) => s.tools).find((tool) => tool.name === 'echo')!.executor;
-      expect(executor).toEqual({ type: 'mcp', url: `${upstream.url}?api_key=[stored encrypted]`, headers: { Authorization: '[stored encrypted]' }, tool: 'echo' });
+      expect(executor).toEqual({
+        type: 'mcp',
+        url: `${upstream.url}?api_key=[stored encrypted]`,
+        headers: { Authorization: '[stored encrypted]' },
+        tool: 'echo',
+      });
       expectAbsent(JSON.stringify(await listSkills(t, tenant)), [URL_KEY, MCP_AUTH]);
 
       const res = answered(await invoke(t, tenant, direct, 'echo', { text: 'hi' }));
@@ -347,7 +411,7 @@ describe('redaction of a call, in every channel', () => {
     });
 
     it('[sec-97] rests sealed in the database, like the header values', async () => {
-      const rows = await sql<{ tools: string }>("SELECT tools::text AS tools FROM skills WHERE tools::text LIKE '%\"mcp\"%'");
+      const rows = await sql<{ tools: string }>('SELECT tools::text AS tools FROM skills WHERE tools::text LIKE \'%"mcp"%\'');
       expect(rows.length).toBeGreaterThan(0);
       for (const row of rows) {
         expectAbsent(row.tools, [URL_KEY, MCP_AUTH]);
@@ -369,13 +433,23 @@ describe('redaction of a call, in every channel', () => {
     it('[sec-97] is never quoted whole in a refused registration (too large an answer, a blocked address)', async () => {
       const hugeKey = plant(`hugekey-${hex()}`);
       const huge = answered(
-        await postSkill(t, tenant, { name: uniqueName('huge'), version: '1.0.0', description: 'x', source: { type: 'mcp', url: receiver.url(`/huge?api_key=${hugeKey}`) } }),
+        await postSkill(t, tenant, {
+          name: uniqueName('huge'),
+          version: '1.0.0',
+          description: 'x',
+          source: { type: 'mcp', url: receiver.url(`/huge?api_key=${hugeKey}`) },
+        }),
       );
       expect(huge.status).toBeGreaterThanOrEqual(400);
       expect(huge.body.error.message).toContain(receiver.url('/huge?api_key=[redacted]'));
       const blockedKey = plant(`blockedkey-${hex()}`);
       const blocked = answered(
-        await postSkill(t, tenant, { name: uniqueName('blocked'), version: '1.0.0', description: 'x', source: { type: 'mcp', url: `http://10.0.0.1:81/mcp?api_key=${blockedKey}` } }),
+        await postSkill(t, tenant, {
+          name: uniqueName('blocked'),
+          version: '1.0.0',
+          description: 'x',
+          source: { type: 'mcp', url: `http://10.0.0.1:81/mcp?api_key=${blockedKey}` },
+        }),
       );
       expectRefusal(blocked, 403, 'url_blocked');
       expect(blocked.body.error.message).toContain('http://10.0.0.1:81/mcp?api_key=[redacted]');
@@ -392,16 +466,25 @@ describe('redaction of a call, in every channel', () => {
       let app = await createTestApp({ database, env });
       try {
         const owner = await app.createTenant();
-        const body = { name: uniqueName('legacy'), version: '1.0.0', description: 'x', source: { type: 'mcp', url: `${upstream.url}?api_key=${legacyKey}`, tools: ['echo'] } };
+        const body = {
+          name: uniqueName('legacy'),
+          version: '1.0.0',
+          description: 'x',
+          source: { type: 'mcp', url: `${upstream.url}?api_key=${legacyKey}`, tools: ['echo'] },
+        };
         expect((await postSkill(app, owner, body)).status).toBe(201);
         // What an earlier version stored: the signing secret sealed, the executor's URL in clear.
-        await app.app.get<DatabaseDriver>(DATABASE_DRIVER).query(
-          `UPDATE skills SET tools = jsonb_set(tools, '{0,executor,url}', to_jsonb($1::text)) WHERE name = $2`,
-          [`${upstream.url}?api_key=${legacyKey}`, body.name],
-        );
+        await app.app
+          .get<DatabaseDriver>(DATABASE_DRIVER)
+          .query(`UPDATE skills SET tools = jsonb_set(tools, '{0,executor,url}', to_jsonb($1::text)) WHERE name = $2`, [
+            `${upstream.url}?api_key=${legacyKey}`,
+            body.name,
+          ]);
         await app.close();
         app = await createTestApp({ database, env });
-        const [row] = await app.app.get<DatabaseDriver>(DATABASE_DRIVER).query<{ tools: string }>('SELECT tools::text AS tools FROM skills WHERE name = $1', [body.name]);
+        const [row] = await app.app
+          .get<DatabaseDriver>(DATABASE_DRIVER)
+          .query<{ tools: string }>('SELECT tools::text AS tools FROM skills WHERE name = $1', [body.name]);
         expectAbsent(row.tools, [legacyKey]);
         expect(row.tools).toMatch(/"url": "tgenc:v1:/);
       } finally {

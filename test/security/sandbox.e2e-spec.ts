@@ -3,13 +3,14 @@ import { existsSync } from 'node:fs';
 import { lstat, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
+import { SandboxUids } from '../../src/sandbox/sandbox-uids.js';
 import { eventually } from '../support/eventually.js';
 import { processesWith, uniqueSleep, waitForProcess } from '../support/processes.js';
 import { describeSandboxed } from '../support/sandbox.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { expectRefusal, invoke } from './security-helpers.js';
 
-// security-cases.md, "Commands in a sandbox" (lines 46-54), over HTTP against the real service, with the
+// docs/security-model.md, "Commands in a sandbox" (cases 46-54), over HTTP against the real service, with the
 // real bubblewrap. Each case is what a tenant that enabled commands could try against the service, the
 // host or another tenant. Line 55 (no sandbox can be set up) is sandbox-unavailable.e2e-spec.ts.
 
@@ -22,7 +23,11 @@ const CANARIES = {
 };
 const ALLOWED = ['sh', 'bash', 'cat', 'ls', 'printf', 'sleep', 'setsid', 'nohup', 'head', 'ln', 'mkdir', 'id', 'stat', 'touch', 'rm'];
 
-type Answer = { status: string; result?: { exitCode: number | null; stdout: string; stderr: string }; error?: { code: string; message: string } };
+type Answer = {
+  status: string;
+  result?: { exitCode: number | null; stdout: string; stderr: string };
+  error?: { code: string; message: string };
+};
 
 describeSandboxed('commands in a sandbox, over HTTP', () => {
   let t: TestApp;
@@ -59,7 +64,9 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     const neighbourProject = await t.createProject(neighbour, { shellEnabled: true, shellAllowlist: ['cat'] });
     ws = t.workspaceOf(projectId);
     neighbourWs = t.workspaceOf(neighbourProject.id);
-    await invoke(t, neighbour, neighbourProject.id, 'write_file', { path: 'secret-plans.txt', content: 'the neighbour secret' }).expect(200);
+    await invoke(t, neighbour, neighbourProject.id, 'write_file', { path: 'secret-plans.txt', content: 'the neighbour secret' }).expect(
+      200,
+    );
   });
 
   afterAll(async () => {
@@ -78,7 +85,12 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     expect(out).not.toContain(t.config.adminToken!);
     if (t.database.url) expect(out).not.toContain(t.database.url);
     // The only environments there are the command's own, built from nothing.
-    const names = new Set(out.split('\n').filter((line) => line.includes('=')).map((line) => line.split('=')[0]));
+    const names = new Set(
+      out
+        .split('\n')
+        .filter((line) => line.includes('='))
+        .map((line) => line.split('=')[0]),
+    );
     expect([...names].sort()).toEqual(['HOME', 'LANG', 'PATH', 'PWD', 'TMPDIR']);
     // A pid namespace of its own: a handful of processes (the sandbox's init, sh, cat, ls, grep).
     expect(Number(out.trim().split('\n').pop())).toBeLessThan(10);
@@ -93,7 +105,10 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     expect(listing.status).toBe('ok');
     expect(listing.result!.stdout).not.toContain(path.basename(neighbourWs));
     // The workspace is /workspace: its parent is the sandbox's own root, which names no project and no host path.
-    const parent = listing.result!.stdout.split('---\n')[0].split('\n').filter((name) => name && name !== '.' && name !== '..');
+    const parent = listing
+      .result!.stdout.split('---\n')[0]
+      .split('\n')
+      .filter((name) => name && name !== '.' && name !== '..');
     expect(parent).toContain('workspace');
     expect(parent).not.toContain(projectId);
     // pwd, $HOME, $PWD and the environment name /workspace only. (/proc/self/mountinfo still gives the bind's
@@ -126,7 +141,11 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
       expect(res.result!.stderr).toMatch(/Connection refused|Network is unreachable/);
     }
     const interfaces = await run(['cat', '/proc/net/dev']);
-    const names = interfaces.result!.stdout.split('\n').slice(2).map((line) => line.split(':')[0].trim()).filter(Boolean);
+    const names = interfaces
+      .result!.stdout.split('\n')
+      .slice(2)
+      .map((line) => line.split(':')[0].trim())
+      .filter(Boolean);
     expect(names).toEqual(['lo']);
     const sockets = await sh('ls /run/postgresql /var/run/postgresql 2>&1; echo "exit $?"');
     expect(sockets.result!.stdout).toMatch(/No such file or directory[\s\S]*exit 2/);
@@ -166,7 +185,9 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     try {
       const owner = await other.createTenant();
       const project = await other.createProject(owner, { shellEnabled: true, shellAllowlist: ['sh'] });
-      const call = invoke(other, owner, project.id, 'shell_exec', { argv: ['sh', '-c', `setsid sleep ${marker} & (sleep ${marker} &); sleep ${marker}`] }).then((res) => res);
+      const call = invoke(other, owner, project.id, 'shell_exec', {
+        argv: ['sh', '-c', `setsid sleep ${marker} & (sleep ${marker} &); sleep ${marker}`],
+      }).then((res) => res);
       await waitForProcess(marker, 3);
       await other.close();
       expect((await call).body).toMatchObject({ status: 'error', error: { code: 'shutting_down' } });
@@ -212,7 +233,9 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
   });
 
   it('[sec-53] links a command made do not take the file tools out of the workspace', async () => {
-    const made = await sh(`ln -s / to-root && ln -s /etc/passwd passwd-link && ln -s ../${path.basename(neighbourWs)} to-neighbour && ln -s .. up`);
+    const made = await sh(
+      `ln -s / to-root && ln -s /etc/passwd passwd-link && ln -s ../${path.basename(neighbourWs)} to-neighbour && ln -s .. up`,
+    );
     expect(made.result!.exitCode).toBe(0);
     expect((await lstat(path.join(ws, 'to-root'))).isSymbolicLink()).toBe(true);
 
@@ -229,8 +252,13 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
   });
 
   it('[sec-54] files pass both ways between the file tools and commands, with no world-writable modes', async () => {
-    expect((await tool('write_file', { path: 'from-tool/notes.txt', content: 'written by the tool\n', createDirs: true }).expect(200)).body.status).toBe('ok');
-    const edited = await sh('cat from-tool/notes.txt && echo "and by a command" >> from-tool/notes.txt && mkdir -p from-cmd/deep && echo made > from-cmd/deep/made.txt');
+    expect(
+      (await tool('write_file', { path: 'from-tool/notes.txt', content: 'written by the tool\n', createDirs: true }).expect(200)).body
+        .status,
+    ).toBe('ok');
+    const edited = await sh(
+      'cat from-tool/notes.txt && echo "and by a command" >> from-tool/notes.txt && mkdir -p from-cmd/deep && echo made > from-cmd/deep/made.txt',
+    );
     expect(edited.result).toMatchObject({ exitCode: 0, stdout: 'written by the tool\n' });
 
     const read = await tool('read_file', { path: 'from-tool/notes.txt' }).expect(200);
@@ -242,10 +270,13 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     expect((await tool('delete_file', { path: 'from-cmd/deep/made.txt' }).expect(200)).body.status).toBe('ok');
     expect(existsSync(path.join(ws, 'from-cmd/deep/made.txt'))).toBe(false);
 
+    // Under root, the tenant's own uid (SANDBOX_UID_RANGE), the one its commands run as.
+    const tenantUid = (await t.app.get(SandboxUids).forTenant(tenant.id))?.uid;
+    expect((await run(['id', '-u'])).result!.stdout.trim()).toBe(String(tenantUid ?? process.getuid?.()));
     for (const entry of ['from-tool', 'from-tool/notes.txt', 'from-cmd', 'from-cmd/deep']) {
       const info = await stat(path.join(ws, entry));
       expect({ entry, worldWritable: (info.mode & 0o002) !== 0 }).toEqual({ entry, worldWritable: false });
-      if (process.getuid?.() === 0) expect({ entry, uid: info.uid }).toEqual({ entry, uid: t.config.tools.sandbox.uid });
+      if (process.getuid?.() === 0) expect({ entry, uid: info.uid }).toEqual({ entry, uid: tenantUid });
     }
     // Commands run as that unprivileged uid, never root.
     expect((await run(['id', '-u'])).result!.stdout.trim()).not.toBe('0');

@@ -20,17 +20,23 @@ export interface AuditRow {
   argumentsTruncated: boolean;
 }
 
-export function invoke(t: TestApp, tenant: TestTenant, projectId: string, tool: string, args: unknown, extra: Record<string, unknown> = {}) {
-  return t.http.post(`/v1/projects/${projectId}/tools/${tool}/invoke`).set(tenant.auth).send({ arguments: args, ...extra });
+export function invoke(
+  t: TestApp,
+  tenant: TestTenant,
+  projectId: string,
+  tool: string,
+  args: unknown,
+  extra: Record<string, unknown> = {},
+) {
+  return t.http
+    .post(`/v1/projects/${projectId}/tools/${tool}/invoke`)
+    .set(tenant.auth)
+    .send({ arguments: args, ...extra });
 }
 
 // Sends the body exactly as written, so keys such as `__proto__` reach the server as text.
 export function invokeRaw(t: TestApp, tenant: TestTenant, projectId: string, tool: string, json: string) {
-  return t.http
-    .post(`/v1/projects/${projectId}/tools/${tool}/invoke`)
-    .set(tenant.auth)
-    .set('content-type', 'application/json')
-    .send(json);
+  return t.http.post(`/v1/projects/${projectId}/tools/${tool}/invoke`).set(tenant.auth).set('content-type', 'application/json').send(json);
 }
 
 // A refusal: a 4xx in the one error shape, with a stable code and a message a model can act on
@@ -72,7 +78,11 @@ export class AuditTrail {
       const query: Record<string, string> = { limit: '100', ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) };
       let res: Response;
       try {
-        res = await this.t.http.get(`/v1/projects/${this.projectId}/invocations`).query(query).set(this.tenant.auth).timeout(AUDIT_READ_TIMEOUT_MS);
+        res = await this.t.http
+          .get(`/v1/projects/${this.projectId}/invocations`)
+          .query(query)
+          .set(this.tenant.auth)
+          .timeout(AUDIT_READ_TIMEOUT_MS);
       } catch (error) {
         throw new Error(`GET /v1/projects/:projectId/invocations did not answer within ${AUDIT_READ_TIMEOUT_MS} ms (${String(error)})`);
       }
@@ -92,7 +102,10 @@ export class AuditTrail {
 
   // Expects the refused calls to be in the log: one new row per expected (tool, code). Rows written in one batch
   // share their timestamp, so the order among them is not the order of the calls: compared as a multiset.
-  async expectRows(status: 'denied' | 'invalid_arguments', expected: ReadonlyArray<{ tool: string; errorCode: string }>): Promise<AuditRow[]> {
+  async expectRows(
+    status: 'denied' | 'invalid_arguments',
+    expected: ReadonlyArray<{ tool: string; errorCode: string }>,
+  ): Promise<AuditRow[]> {
     const rows = await this.fresh(status);
     const key = (r: { tool: string; errorCode: string | null }) => `${r.tool} ${status} ${r.errorCode}`;
     expect(rows.map(key).sort()).toEqual(expected.map(key).sort());

@@ -6,7 +6,7 @@ import { eventually } from '../support/eventually.js';
 import { itSandboxed, sandboxSupport } from '../support/sandbox.js';
 import { AuditTrail, auditWriteFailures, expectRefusal, invoke, killMatching, pidsMatching } from './security-helpers.js';
 
-// security-cases.md, "shell_exec" (lines 27-32), through HTTP with real child processes. Every long-lived
+// docs/security-model.md, "shell_exec" (cases 27-32), through HTTP with real child processes. Every long-lived
 // command carries a unique marker argument, so the test can find (and in the end kill, by pid) what it started.
 
 const MARKERS = {
@@ -31,7 +31,8 @@ describe('shell_exec over HTTP', () => {
   let audit: AuditTrail;
   const savedEnv: Record<string, string | undefined> = {};
 
-  const shell = (args: Record<string, unknown>, extra: Record<string, unknown> = {}) => invoke(t, tenant, projectId, 'shell_exec', args, extra);
+  const shell = (args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    invoke(t, tenant, projectId, 'shell_exec', args, extra);
 
   async function ran(args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
     const res = await shell(args, extra);
@@ -112,7 +113,10 @@ describe('shell_exec over HTTP', () => {
   it('[sec-28] refuses every command with 403 shell_disabled when the project has not enabled the shell', async () => {
     const closedWs = t.workspaceOf(closedProjectId);
     const closedAudit = new AuditTrail(t, tenant, closedProjectId);
-    for (const argv of [['touch', 'marker-28'], ['sh', '-c', 'touch marker-28']]) {
+    for (const argv of [
+      ['touch', 'marker-28'],
+      ['sh', '-c', 'touch marker-28'],
+    ]) {
       const res = await invoke(t, tenant, closedProjectId, 'shell_exec', { argv });
       const { message } = expectRefusal(res, 403, 'shell_disabled');
       expect(message).toMatch(/allow-list/);
@@ -165,7 +169,10 @@ describe('shell_exec over HTTP', () => {
     const res = await ran({ argv: ['env'], env: { GIT_AUTHOR_NAME: 'agent' } });
     expect(res.status).toBe('ok');
     const stdout = res.result!.stdout as string;
-    const names = stdout.trim().split('\n').map((line) => line.split('=')[0]);
+    const names = stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=')[0]);
     // PWD is the workspace, set by the sandbox's chdir.
     const pwd = sandboxSupport.available ? ['PWD'] : [];
     expect(names.sort()).toEqual(['GIT_AUTHOR_NAME', 'HOME', 'LANG', 'PATH', ...pwd, 'TMPDIR']);
@@ -178,34 +185,38 @@ describe('shell_exec over HTTP', () => {
     expect(sandboxSupport.available ? stdout.includes(ws) : false).toBe(false);
     // Nor through /proc: the command's own environment block is the same minimal one.
     const fromProc = await ran({ argv: ['cat', '/proc/self/environ'] });
-    expect((fromProc.result!.stdout as string).split('\0').filter(Boolean).map((kv) => kv.split('=')[0]).sort()).toEqual([
-      'HOME',
-      'LANG',
-      'PATH',
-      ...pwd,
-      'TMPDIR',
-    ]);
+    expect(
+      (fromProc.result!.stdout as string)
+        .split('\0')
+        .filter(Boolean)
+        .map((kv) => kv.split('=')[0])
+        .sort(),
+    ).toEqual(['HOME', 'LANG', 'PATH', ...pwd, 'TMPDIR']);
     await settle();
   });
 
-  itSandboxed('[sec-32] holds a fork bomb to SHELL_MAX_PROCESSES and leaves nothing running', async () => {
-    // Every copy of the shell carries the marker as its $0, so the host can count them; bash retries a refused
-    // fork instead of giving up, so the bomb presses on the limit until the timeout.
-    const call = ran({ argv: ['bash', '-c', 'b() { b & b & wait; }; b', MARKERS.bomb], timeoutMs: 3000 });
-    let most = 0;
-    const watch = setInterval(() => (most = Math.max(most, pidsMatching(MARKERS.bomb).length)), 10);
-    const res = await call.finally(() => clearInterval(watch));
-    expect(res).toMatchObject({ status: 'timeout' });
-    expect(most).toBeGreaterThan(3); // the bomb really ran
-    expect(most).toBeLessThanOrEqual(32); // the kernel refused forks past the limit
-    await eventually(() => expect(pidsMatching(MARKERS.bomb)).toEqual([]), 100, 50);
+  itSandboxed(
+    '[sec-32] holds a fork bomb to SHELL_MAX_PROCESSES and leaves nothing running',
+    async () => {
+      // Every copy of the shell carries the marker as its $0, so the host can count them; bash retries a refused
+      // fork instead of giving up, so the bomb presses on the limit until the timeout.
+      const call = ran({ argv: ['bash', '-c', 'b() { b & b & wait; }; b', MARKERS.bomb], timeoutMs: 3000 });
+      let most = 0;
+      const watch = setInterval(() => (most = Math.max(most, pidsMatching(MARKERS.bomb).length)), 10);
+      const res = await call.finally(() => clearInterval(watch));
+      expect(res).toMatchObject({ status: 'timeout' });
+      expect(most).toBeGreaterThan(3); // the bomb really ran
+      expect(most).toBeLessThanOrEqual(32); // the kernel refused forks past the limit
+      await eventually(() => expect(pidsMatching(MARKERS.bomb)).toEqual([]), 100, 50);
 
-    const flood = `i=0; while [ $i -lt 200 ]; do ${MARKERS.flood} & i=$((i + 1)); done; wait`;
-    const flooded = await ran({ argv: ['sh', '-c', flood], timeoutMs: 3000 });
-    expect(flooded).toMatchObject({ status: 'ok', result: { exitCode: 2, stderr: expect.stringContaining('Cannot fork') } });
-    await eventually(() => expect(pidsMatching(MARKERS.flood)).toEqual([]), 100, 50);
-    await settle();
-  }, 60_000);
+      const flood = `i=0; while [ $i -lt 200 ]; do ${MARKERS.flood} & i=$((i + 1)); done; wait`;
+      const flooded = await ran({ argv: ['sh', '-c', flood], timeoutMs: 3000 });
+      expect(flooded).toMatchObject({ status: 'ok', result: { exitCode: 2, stderr: expect.stringContaining('Cannot fork') } });
+      await eventually(() => expect(pidsMatching(MARKERS.flood)).toEqual([]), 100, 50);
+      await settle();
+    },
+    60_000,
+  );
 
   it('[sec-32] stops a huge file write at SHELL_MAX_FILE_SIZE_BYTES', async () => {
     const res = await ran({ argv: ['sh', '-c', 'head -c 200000000 /dev/zero > big.bin'], timeoutMs: 20_000 });

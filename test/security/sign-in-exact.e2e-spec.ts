@@ -8,7 +8,7 @@ import type { Response } from 'supertest';
 import { type DocumentServer, LOCALHOST_CERT_FILE, serveJson, startDocumentServer } from '../support/oauth-clients.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
-// security-cases.md 122-124: the sign-in paths taken exactly, on the real app and database.
+// docs/security-model.md 122-124: the sign-in paths taken exactly, on the real app and database.
 type Auth = { Authorization: string };
 const MCP_ACCEPT = { accept: 'application/json, text/event-stream' };
 const listTools = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
@@ -24,18 +24,29 @@ describe("an external issuer's claims are taken exactly (OAUTH_ISSUER)", () => {
   const tenantName = `acme-${process.pid}`;
   const resourceOf = (app: TestApp, projectId: string) => `http://127.0.0.1:${app.port}/v1/projects/${projectId}/mcp`;
   const mcp = (app: TestApp, projectId: string, token: string, body: object = listTools) =>
-    app.http.post(`/v1/projects/${projectId}/mcp`).set({ Authorization: `Bearer ${token}` }).set(MCP_ACCEPT).send(body);
+    app.http
+      .post(`/v1/projects/${projectId}/mcp`)
+      .set({ Authorization: `Bearer ${token}` })
+      .set(MCP_ACCEPT)
+      .send(body);
   const toolNames = (res: Response) => (res.body.result.tools as Array<{ name: string }>).map((tool) => tool.name);
 
   beforeAll(async () => {
     // A real issuer's keys, served as a JWKS on a local port; its tokens are signed here with whatever claims a test needs.
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-    jwks = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
+    jwks = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })),
+    );
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}`;
     sign = (claims, audience) =>
-      new SignJWT({ client_id: 'agent-service', ...claims }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setExpirationTime('5m').sign(privateKey);
+      new SignJWT({ client_id: 'agent-service', ...claims })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setExpirationTime('5m')
+        .sign(privateKey);
     const env = { OAUTH_ISSUER: issuer, OAUTH_JWKS_URL: `${issuer}/jwks` };
     t = await createTestApp({ env });
     // The same database under the other setting: a tenant claim that holds names.
@@ -64,13 +75,21 @@ describe("an external issuer's claims are taken exactly (OAUTH_ISSUER)", () => {
     ] as const) {
       const res = await mcp(t, p, await claims(tools));
       expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 401, code: 'unauthorized' });
-      expect({ what, challenge: res.headers['www-authenticate'] }).toEqual({ what, challenge: expect.stringContaining('resource_metadata=') });
+      expect({ what, challenge: res.headers['www-authenticate'] }).toEqual({
+        what,
+        challenge: expect.stringContaining('resource_metadata='),
+      });
     }
 
     // [] is a binding to no tools: an empty listing, and a call refused before anything runs.
     const none = await claims([]);
     expect(toolNames(await mcp(t, p, none).expect(200))).toEqual([]);
-    const write = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'write_file', arguments: { path: 'none.txt', content: 'x' } } };
+    const write = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'write_file', arguments: { path: 'none.txt', content: 'x' } },
+    };
     const refused = await mcp(t, p, none, write).expect(200);
     expect(refused.body.result?.structuredContent).toBeUndefined();
     expect(JSON.stringify(refused.body)).toMatch(/No tool named 'write_file'/);
@@ -100,7 +119,11 @@ describe("an external issuer's claims are taken exactly (OAUTH_ISSUER)", () => {
     const listed = (await t.http.get('/v1/admin/tenants').set(t.admin).expect(200)).body.items as Array<{ name: string }>;
     expect(listed.filter((row) => row.name.toLowerCase().replaceAll('-', '') === compact)).toEqual([]);
     // A name merely holding hex and dashes is still a name.
-    await t.http.post('/v1/admin/tenants').set(t.admin).send({ name: `team-${compact.slice(0, 8)}` }).expect(201);
+    await t.http
+      .post('/v1/admin/tenants')
+      .set(t.admin)
+      .send({ name: `team-${compact.slice(0, 8)}` })
+      .expect(201);
   });
 });
 
@@ -130,7 +153,8 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
   const authorize = (q: Record<string, string>) => t.http.get('/oauth/authorize').query(q);
   const token = (body: Record<string, string>) => t.http.post('/oauth/token').type('form').send(body);
   const bearer = (access: string): Auth => ({ Authorization: `Bearer ${access}` });
-  const mcp = (projectId: string, auth: Auth, body: object = listTools) => t.http.post(`/v1/projects/${projectId}/mcp`).set(auth).set(MCP_ACCEPT).send(body);
+  const mcp = (projectId: string, auth: Auth, body: object = listTools) =>
+    t.http.post(`/v1/projects/${projectId}/mcp`).set(auth).set(MCP_ACCEPT).send(body);
   const codeFor = async (projectId: string, challenge: string): Promise<string> => {
     const res = await authorize(query(projectId, challenge));
     expect(res.status).toBe(302);
@@ -142,7 +166,13 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
   const signIn = async (projectId: string) => {
     const { verifier, challenge } = pkce();
     const code = await codeFor(projectId, challenge);
-    const tokens = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT }).expect(200);
+    const tokens = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+    }).expect(200);
     return { access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string };
   };
   const refresh = (refreshToken: string, extra: Record<string, string> = {}) =>
@@ -165,7 +195,12 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
     const metadata = await t.http.get(`/.well-known/oauth-protected-resource/v1/projects/${p}/mcp`).expect(200);
     const base = (metadata.body.resource as string).replace(/\/v1\/projects\/.*$/, '');
     resourceOf = (projectId) => `${base}/v1/projects/${projectId}/mcp`;
-    clientId = (await t.http.post('/oauth/register').send({ client_name: 'Exact', redirect_uris: [REDIRECT] }).expect(201)).body.client_id as string;
+    clientId = (
+      await t.http
+        .post('/oauth/register')
+        .send({ client_name: 'Exact', redirect_uris: [REDIRECT] })
+        .expect(201)
+    ).body.client_id as string;
   });
   afterAll(async () => {
     await t?.close();
@@ -195,7 +230,11 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
     const code = await codeFor(p, challenge);
     const exchange = { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT };
     const wrong = await token({ ...exchange, code_verifier: pkce().verifier });
-    expect([wrong.status, wrong.body.error, wrong.body.error_description]).toEqual([400, 'invalid_grant', 'code_verifier does not match the code_challenge (PKCE)']);
+    expect([wrong.status, wrong.body.error, wrong.body.error_description]).toEqual([
+      400,
+      'invalid_grant',
+      'code_verifier does not match the code_challenge (PKCE)',
+    ]);
     const again = await token({ ...exchange, code_verifier: verifier });
     expect([again.status, again.body.error]).toEqual([400, 'invalid_grant']);
     expect(again.body.access_token).toBeUndefined();
@@ -205,7 +244,9 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
     const parkWrite = async (access: string, file: string): Promise<string> => {
       const call = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'write_file', arguments: { path: file, content: 'x' } } };
       expect(JSON.stringify((await mcp(gated, bearer(access), call).expect(200)).body)).toMatch(/approv/i);
-      const pending = (await t.http.get(`/v1/projects/${gated}/invocations`).query({ status: 'pending_approval' }).set(tenant.auth).expect(200)).body.items as Array<{ id: string }>;
+      const pending = (
+        await t.http.get(`/v1/projects/${gated}/invocations`).query({ status: 'pending_approval' }).set(tenant.auth).expect(200)
+      ).body.items as Array<{ id: string }>;
       expect(pending).toHaveLength(1);
       return pending[0].id;
     };
@@ -223,7 +264,11 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
 
     // The consent revoked by the client (RFC 7009): what it parked is denied, never run.
     const later = await parkWrite(third.body.access_token as string, 'after-revoke.txt');
-    await t.http.post('/oauth/revoke').type('form').send({ token: third.body.refresh_token as string, client_id: clientId }).expect(200);
+    await t.http
+      .post('/oauth/revoke')
+      .type('form')
+      .send({ token: third.body.refresh_token as string, client_id: clientId })
+      .expect(200);
     const late = await approve(later);
     expect([late.status, late.body.error?.code]).toEqual([409, 'approval_requester_ended']);
     expect((await t.http.get(`/v1/projects/${gated}/invocations/${later}`).set(tenant.auth).expect(200)).body.status).toBe('denied');
@@ -245,7 +290,10 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
     }
     // https, loopback http and the operator's list (OAUTH_APP_SCHEMES: cursor, vscode… by default) are taken.
     for (const uri of ['https://app.example.com/cb', 'http://127.0.0.1:8123/cb', 'cursor://anysphere.cursor-mcp/oauth/callback']) {
-      await t.http.post('/oauth/register').send({ redirect_uris: [uri] }).expect(201);
+      await t.http
+        .post('/oauth/register')
+        .send({ redirect_uris: [uri] })
+        .expect(201);
     }
   });
 
@@ -266,8 +314,16 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
     ] as const) {
       const client = serve(origin, `bad-${what.replaceAll(' ', '-')}`, redirect);
       const res = await authorize(query(p, pkce().challenge, client, redirect));
-      expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({ what, status: 400, code: 'oauth_request_invalid', location: undefined });
-      expect({ what, message: res.body.error.message as string }).toEqual({ what, message: expect.stringMatching(/invalid|cannot receive a code|handler|scheme/) });
+      expect({ what, status: res.status, code: res.body.error?.code, location: res.headers.location }).toEqual({
+        what,
+        status: 400,
+        code: 'oauth_request_invalid',
+        location: undefined,
+      });
+      expect({ what, message: res.body.error.message as string }).toEqual({
+        what,
+        message: expect.stringMatching(/invalid|cannot receive a code|handler|scheme/),
+      });
     }
     // The host reversed (localhost here), or a name under it, is the client's own.
     for (const [name, redirect] of [
@@ -275,7 +331,119 @@ describe('refresh, parked calls and redirect schemes are taken exactly (Toolgate
       ['own-sub', 'localhost.toolgate-test.beta:/oauth/callback'],
     ]) {
       const res = await authorize(query(p, pkce().challenge, serve(named, name, redirect), redirect));
-      expect({ name, status: res.status, to: (res.headers.location as string | undefined)?.split('?')[0] }).toEqual({ name, status: 302, to: expect.stringMatching(/\/console\/oauth\/consent$/) });
+      expect({ name, status: res.status, to: (res.headers.location as string | undefined)?.split('?')[0] }).toEqual({
+        name,
+        status: 302,
+        to: expect.stringMatching(/\/console\/oauth\/consent$/),
+      });
     }
+  });
+
+  describe('revision 2026-07-28 of the authorization spec', () => {
+    const register = (body: object) => t.http.post('/oauth/register').send(body);
+
+    it('takes application_type at registration and checks the redirect URIs against it, as OpenID Connect does', async () => {
+      const web = await register({ application_type: 'web', redirect_uris: ['https://app.example.com/cb'] }).expect(201);
+      expect(web.body.application_type).toBe('web');
+      const native = await register({
+        application_type: 'native',
+        redirect_uris: ['http://127.0.0.1:8123/cb', 'http://localhost/cb', 'cursor://anysphere.cursor-mcp/oauth/callback'],
+      }).expect(201);
+      expect(native.body.application_type).toBe('native');
+      for (const [what, body, error] of [
+        [
+          'a web client with a loopback URI',
+          { application_type: 'web', redirect_uris: ['https://app.example.com/cb', 'http://127.0.0.1:8123/cb'] },
+          'invalid_redirect_uri',
+        ],
+        [
+          'a web client with https to localhost',
+          { application_type: 'web', redirect_uris: ['https://localhost/cb'] },
+          'invalid_redirect_uri',
+        ],
+        [
+          'a web client with an app scheme',
+          { application_type: 'web', redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback'] },
+          'invalid_redirect_uri',
+        ],
+        [
+          'a native client with an https site',
+          { application_type: 'native', redirect_uris: ['https://app.example.com/cb'] },
+          'invalid_redirect_uri',
+        ],
+        [
+          'another application type',
+          { application_type: 'browser', redirect_uris: ['https://app.example.com/cb'] },
+          'invalid_client_metadata',
+        ],
+        [
+          'an application type that is not a string',
+          { application_type: ['web'], redirect_uris: ['https://app.example.com/cb'] },
+          'invalid_client_metadata',
+        ],
+      ] as const) {
+        const res = await register(body);
+        expect({ what, status: res.status, error: res.body.error }).toEqual({ what, status: 400, error });
+      }
+      // A client of an earlier revision sends none: its URIs are judged as before, and nothing is claimed for it.
+      const older = await register({ redirect_uris: ['https://app.example.com/cb', 'http://127.0.0.1:8123/cb'] }).expect(201);
+      expect(older.body.application_type).toBeUndefined();
+    });
+
+    it('names the issuer (RFC 9207 iss) in every authorization response, success, refusal and error alike, as the metadata says', async () => {
+      const metadata = await t.http.get('/.well-known/oauth-authorization-server').expect(200);
+      expect(metadata.body.authorization_response_iss_parameter_supported).toBe(true);
+      const issuer = metadata.body.issuer as string;
+      const decide = async (approve: boolean) => {
+        const res = await authorize(query(p, pkce().challenge)).expect(302);
+        const requestId = new URL(res.headers.location).searchParams.get('request')!;
+        const decided = await t.http.post(`/v1/oauth/requests/${requestId}/decision`).set(tenant.auth).send({ approve }).expect(200);
+        return new URL(decided.body.redirectTo as string).searchParams;
+      };
+      const approved = await decide(true);
+      expect([approved.get('iss'), approved.get('state'), approved.get('code')]).toEqual([issuer, 'xyz', expect.any(String)]);
+      const refused = await decide(false);
+      expect([refused.get('iss'), refused.get('error')]).toEqual([issuer, 'access_denied']);
+      // An error sent back to the client's loopback redirect URI (here a PKCE it did not send).
+      const bad = await authorize({ ...query(p, pkce().challenge), code_challenge_method: 'plain' }).expect(302);
+      const error = new URL(bad.headers.location).searchParams;
+      expect([error.get('iss'), error.get('error'), error.get('state')]).toEqual([issuer, 'invalid_request', 'xyz']);
+    });
+
+    it('binds codes, access and refresh tokens to the issuer that minted them: another issuer URL refuses them, and they still work where they were minted', async () => {
+      // The same service reached by another of its names is another issuer (without PUBLIC_URL, its Host).
+      const elsewhere = `localhost:${t.port}`;
+      const { verifier, challenge } = pkce();
+      const code = await codeFor(p, challenge);
+      const exchange = { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT };
+      const foreignCode = await t.http.post('/oauth/token').set('Host', elsewhere).type('form').send(exchange);
+      expect([foreignCode.status, foreignCode.body.error, foreignCode.body.error_description]).toEqual([
+        400,
+        'invalid_grant',
+        expect.stringContaining('issued by'),
+      ]);
+      const tokens = await token(exchange).expect(200);
+      const access = tokens.body.access_token as string;
+      const refreshToken = tokens.body.refresh_token as string;
+
+      const foreignCall = await t.http
+        .post(`/v1/projects/${p}/mcp`)
+        .set('Host', elsewhere)
+        .set(bearer(access))
+        .set(MCP_ACCEPT)
+        .send(listTools);
+      expect([foreignCall.status, foreignCall.body.error?.code]).toEqual([401, 'invalid_token']);
+      await mcp(p, bearer(access)).expect(200);
+
+      const foreignRefresh = await t.http
+        .post('/oauth/token')
+        .set('Host', elsewhere)
+        .type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+      expect([foreignRefresh.status, foreignRefresh.body.error]).toEqual([400, 'invalid_grant']);
+      // Nothing was spent or revoked: the refresh token rotates where it was minted.
+      await mcp(p, bearer(access)).expect(200);
+      await refresh(refreshToken).expect(200);
+    });
   });
 });

@@ -141,7 +141,9 @@ describe('skills across tenants', () => {
       'skill_not_enabled',
     );
     await aliceSkillIsIntact();
-    expect((await callTool(t, alice, aliceProject, 'alice_tool', { word: 'still here' }).expect(200)).body.result.stdout).toBe('alice:still here');
+    expect((await callTool(t, alice, aliceProject, 'alice_tool', { word: 'still here' }).expect(200)).body.result.stdout).toBe(
+      'alice:still here',
+    );
   });
 
   it("[sec-40] lists only the tenant's own skills, and lets two tenants use the same skill and tool names", async () => {
@@ -190,9 +192,16 @@ describe('skills across tenants', () => {
 
     it('[sec-36] refuses a $ref to that $id from another tool instead of resolving it to anyone’s schema; nothing stored', async () => {
       for (const ref of [SHARED_ID, `${SHARED_ID}#/properties/value`]) {
-        const body = skillOf([commandTool('uses_shared', ['printf', '%s', '{{value}}'], { type: 'object', properties: { value: { $ref: ref } } })]);
+        const body = skillOf([
+          commandTool('uses_shared', ['printf', '%s', '{{value}}'], { type: 'object', properties: { value: { $ref: ref } } }),
+        ]);
         const error = expectError(await postSkill(t, bob, body), 422, 'schema_refused');
-        expect(error.details).toEqual({ tool: 'uses_shared', schema: 'inputSchema', location: '/properties/value/$ref', reason: expect.stringContaining(ref) });
+        expect(error.details).toEqual({
+          tool: 'uses_shared',
+          schema: 'inputSchema',
+          location: '/properties/value/$ref',
+          reason: expect.stringContaining(ref),
+        });
         expect((await listSkills(t, bob)).map((s) => s.name)).not.toContain(body.name);
       }
     });
@@ -201,12 +210,18 @@ describe('skills across tenants', () => {
       const third = await t.createTenant();
       const project = (await t.createProject(third, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
       const skill = await installSkill(t, third, project, skillOf([checkTool('string')]));
-      await t.http.put(`/v1/skills/${skill.id}`).set(third.auth).send({ ...skillOf([checkTool('integer')]), version: '2.0.0' }).expect(200);
+      await t.http
+        .put(`/v1/skills/${skill.id}`)
+        .set(third.auth)
+        .send({ ...skillOf([checkTool('integer')]), version: '2.0.0' })
+        .expect(200);
       expect((await callTool(t, third, project, 'check_value', { value: 3 }).expect(200)).body.result.stdout).toBe('integer:3');
       expectError(await callTool(t, third, project, 'check_value', { value: 'text' }), 422, 'invalid_arguments');
       // The other tenants are untouched.
       expectError(await callTool(t, bob, bobCheckProject, 'check_value', { value: 'text' }), 422, 'invalid_arguments');
-      expect((await callTool(t, alice, aliceCheckProject, 'check_value', { value: 'text' }).expect(200)).body.result.stdout).toBe('string:text');
+      expect((await callTool(t, alice, aliceCheckProject, 'check_value', { value: 'text' }).expect(200)).body.result.stdout).toBe(
+        'string:text',
+      );
     });
   });
 });

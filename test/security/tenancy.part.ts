@@ -5,7 +5,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../support/test-ap
 import { sandboxSupport } from '../support/sandbox.js';
 import { waitForProcess } from '../support/processes.js';
 
-// security-cases.md, "Tenancy" (lines 65-67): who chooses a workspace directory, and what happens when the
+// docs/security-model.md, "Workspaces and the machine" (cases 65-67): who chooses a workspace directory, and what happens when the
 // directory an accepted path names is swapped afterwards. Two tenants on one service running as root,
 // with real directories, real commands in bubblewrap and every route that resolves a workspace.
 
@@ -21,7 +21,8 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
   let workspaceRoot: string;
 
   const project = (tenant: TestTenant, body: Record<string, unknown> = {}) => t.createProject(tenant, body);
-  const patch = (tenant: TestTenant, projectId: string, body: object) => t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send(body);
+  const patch = (tenant: TestTenant, projectId: string, body: object) =>
+    t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send(body);
   const invoke = (tenant: TestTenant, projectId: string, tool: string, args: object) =>
     t.http.post(`/v1/projects/${projectId}/tools/${tool}/invoke`).set(tenant.auth).send({ arguments: args });
   const rootListing = () => readdir('/root').catch(() => [] as string[]);
@@ -41,11 +42,14 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
   });
   afterAll(() => t.close());
 
-  describe('[sec-65] a tenant never places a workspace on another tenant\'s directory or the host', () => {
+  describe("[sec-65] a tenant never places a workspace on another tenant's directory or the host", () => {
     it("refuses a tenant's workspacePath with 403 workspace_path_operator_only until the operator grants roots, on create and update", async () => {
       const mine = await project(alice);
       for (const value of [workspaceRoot, t.workspaceOf(bobProject), '/', '/root']) {
-        const created = await t.http.post('/v1/projects').set(alice.auth).send({ name: 'x', slug: `x-${Date.now()}`, workspacePath: value });
+        const created = await t.http
+          .post('/v1/projects')
+          .set(alice.auth)
+          .send({ name: 'x', slug: `x-${Date.now()}`, workspacePath: value });
         expect([created.status, created.body.error?.code]).toEqual([403, 'workspace_path_operator_only']);
         const updated = await patch(alice, mine.id, { workspacePath: value });
         expect([updated.status, updated.body.error?.code]).toEqual([403, 'workspace_path_operator_only']);
@@ -83,9 +87,16 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
       ];
       for (const value of attempts) {
         const res = await patch(alice, mine.id, { workspacePath: value });
-        expect({ value, status: res.status, code: res.body.error?.code }).toEqual({ value, status: 422, code: 'workspace_path_not_allowed' });
+        expect({ value, status: res.status, code: res.body.error?.code }).toEqual({
+          value,
+          status: 422,
+          code: 'workspace_path_not_allowed',
+        });
       }
-      const created = await t.http.post('/v1/projects').set(alice.auth).send({ name: 'y', slug: 'y-onto-bob', workspacePath: t.workspaceOf(bobProject) });
+      const created = await t.http
+        .post('/v1/projects')
+        .set(alice.auth)
+        .send({ name: 'y', slug: 'y-onto-bob', workspacePath: t.workspaceOf(bobProject) });
       expect(created.status).toBe(422);
       // A directory of its own inside its root is fine, and shows relative to that root.
       await mkdir(path.join(aliceRoot, 'site'));
@@ -98,23 +109,46 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
       const other = await project(alice);
       for (const value of [path.join(aliceRoot, 'site', 'inner'), aliceRoot]) {
         const res = await patch(alice, other.id, { workspacePath: value });
-        expect({ value, status: res.status, code: res.body.error?.code }).toEqual({ value, status: 422, code: 'workspace_path_not_allowed' });
+        expect({ value, status: res.status, code: res.body.error?.code }).toEqual({
+          value,
+          status: 422,
+          code: 'workspace_path_not_allowed',
+        });
       }
     });
 
     it("refuses the operator too: an allowed root itself, a directory holding WORKSPACE_ROOT, another tenant's project directory or root", async () => {
       const mine = await project(alice);
-      const overlapping = [t.tmpDir, path.dirname(workspaceRoot), workspaceRoot, t.workspaceOf(bobProject), path.join(t.workspaceOf(bobProject), 'sub'), bobRoot, path.dirname(bobRoot)];
+      const overlapping = [
+        t.tmpDir,
+        path.dirname(workspaceRoot),
+        workspaceRoot,
+        t.workspaceOf(bobProject),
+        path.join(t.workspaceOf(bobProject), 'sub'),
+        bobRoot,
+        path.dirname(bobRoot),
+      ];
       await mkdir(path.join(t.workspaceOf(bobProject), 'sub'), { recursive: true });
       for (const value of overlapping) {
         const res = await t.http.patch(`/v1/admin/projects/${mine.id}`).set(t.admin).send({ workspacePath: value });
-        expect({ value, status: res.status, code: res.body.error?.code }).toEqual({ value, status: 422, code: 'workspace_path_not_allowed' });
+        expect({ value, status: res.status, code: res.body.error?.code }).toEqual({
+          value,
+          status: 422,
+          code: 'workspace_path_not_allowed',
+        });
       }
       // Granting roots that overlap another tenant's is refused the same way.
       for (const value of [bobRoot, path.join(bobRoot, 'x'), t.workspaceOf(bobProject), workspaceRoot, t.tmpDir]) {
         await mkdir(path.join(bobRoot, 'x'), { recursive: true });
-        const res = await t.http.patch(`/v1/admin/tenants/${alice.id}`).set(t.admin).send({ workspaceRoots: [value] });
-        expect({ value, status: res.status, code: res.body.error?.code }).toEqual({ value, status: 422, code: 'workspace_roots_not_allowed' });
+        const res = await t.http
+          .patch(`/v1/admin/tenants/${alice.id}`)
+          .set(t.admin)
+          .send({ workspaceRoots: [value] });
+        expect({ value, status: res.status, code: res.body.error?.code }).toEqual({
+          value,
+          status: 422,
+          code: 'workspace_roots_not_allowed',
+        });
       }
     });
   });
@@ -147,45 +181,64 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
       return { p1, p2, before };
     };
 
-    it.each([['warm'], ['cold']])('refuses every route of the swapped project (cache %s); nothing outside is read or written', async (which) => {
-      const { p2, before } = await swapChain(which === 'warm');
-      const expectUnavailable = (res: { status: number; body: { error?: { code: string }; results?: unknown[] } }, what: string) =>
-        expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 409, code: 'workspace_unavailable' });
+    it.each([['warm'], ['cold']])(
+      'refuses every route of the swapped project (cache %s); nothing outside is read or written',
+      async (which) => {
+        const { p2, before } = await swapChain(which === 'warm');
+        const expectUnavailable = (res: { status: number; body: { error?: { code: string }; results?: unknown[] } }, what: string) =>
+          expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 409, code: 'workspace_unavailable' });
 
-      const shadow = await invoke(alice, p2.id, 'read_file', { path: 'etc/shadow' });
-      expectUnavailable(shadow, 'read_file');
-      expect(JSON.stringify(shadow.body)).not.toContain('root:');
-      expectUnavailable(await invoke(alice, p2.id, 'write_file', { path: 'root/x', content: 'owned' }), 'write_file');
-      expectUnavailable(await invoke(alice, p2.id, 'list_files', { path: 'etc' }), 'list_files');
-      expectUnavailable(await t.http.get(`/v1/projects/${p2.id}/workspace/file`).query({ path: 'etc/shadow' }).set(alice.auth), 'browse file');
-      expectUnavailable(await t.http.get(`/v1/projects/${p2.id}/workspace/files`).query({ path: 'root' }).set(alice.auth), 'browse files');
-      expectUnavailable(await t.http.get(`/v1/projects/${p2.id}/workspace`).set(alice.auth), 'workspace');
+        const shadow = await invoke(alice, p2.id, 'read_file', { path: 'etc/shadow' });
+        expectUnavailable(shadow, 'read_file');
+        expect(JSON.stringify(shadow.body)).not.toContain('root:');
+        expectUnavailable(await invoke(alice, p2.id, 'write_file', { path: 'root/x', content: 'owned' }), 'write_file');
+        expectUnavailable(await invoke(alice, p2.id, 'list_files', { path: 'etc' }), 'list_files');
+        expectUnavailable(
+          await t.http.get(`/v1/projects/${p2.id}/workspace/file`).query({ path: 'etc/shadow' }).set(alice.auth),
+          'browse file',
+        );
+        expectUnavailable(
+          await t.http.get(`/v1/projects/${p2.id}/workspace/files`).query({ path: 'root' }).set(alice.auth),
+          'browse files',
+        );
+        expectUnavailable(await t.http.get(`/v1/projects/${p2.id}/workspace`).set(alice.auth), 'workspace');
 
-      const batch = await t.http
-        .post(`/v1/projects/${p2.id}/tools/batch`)
-        .set(alice.auth)
-        .send({ calls: [{ id: 'a', tool: 'read_file', arguments: { path: 'etc/shadow' } }, { id: 'b', tool: 'write_file', arguments: { path: 'root/y', content: 'x' } }] });
-      expect(JSON.stringify(batch.body)).not.toContain('root:');
-      for (const r of batch.body.results ?? []) expect(r).toMatchObject({ status: 'denied', error: { code: 'workspace_unavailable' } });
+        const batch = await t.http
+          .post(`/v1/projects/${p2.id}/tools/batch`)
+          .set(alice.auth)
+          .send({
+            calls: [
+              { id: 'a', tool: 'read_file', arguments: { path: 'etc/shadow' } },
+              { id: 'b', tool: 'write_file', arguments: { path: 'root/y', content: 'x' } },
+            ],
+          });
+        expect(JSON.stringify(batch.body)).not.toContain('root:');
+        for (const r of batch.body.results ?? []) expect(r).toMatchObject({ status: 'denied', error: { code: 'workspace_unavailable' } });
 
-      const port = t.port;
-      const mcp = await fetch(`http://127.0.0.1:${port}/v1/projects/${p2.id}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...alice.auth },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'etc/shadow' } } }),
-      });
-      const mcpText = await mcp.text();
-      expect(mcpText).not.toContain('root:');
-      expect(mcpText).toContain('workspace_unavailable');
+        const port = t.port;
+        const mcp = await fetch(`http://127.0.0.1:${port}/v1/projects/${p2.id}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...alice.auth },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'read_file', arguments: { path: 'etc/shadow' } },
+          }),
+        });
+        const mcpText = await mcp.text();
+        expect(mcpText).not.toContain('root:');
+        expect(mcpText).toContain('workspace_unavailable');
 
-      expect(existsSync('/root/x')).toBe(false);
-      expect(existsSync('/root/y')).toBe(false);
-      expect(await rootListing()).toEqual(before);
-      // The error names the project, logged once, never the host path to the tenant.
-      expect(shadow.body.error.message).toContain(p2.id);
-      expect(shadow.body.error.message).not.toContain(t.tmpDir);
-      expect(t.logs.filter((l) => l.level === 'error' && String(l.msg).includes(p2.id))).toHaveLength(1);
-    });
+        expect(existsSync('/root/x')).toBe(false);
+        expect(existsSync('/root/y')).toBe(false);
+        expect(await rootListing()).toEqual(before);
+        // The error names the project, logged once, never the host path to the tenant.
+        expect(shadow.body.error.message).toContain(p2.id);
+        expect(shadow.body.error.message).not.toContain(t.tmpDir);
+        expect(t.logs.filter((l) => l.level === 'error' && String(l.msg).includes(p2.id))).toHaveLength(1);
+      },
+    );
 
     it('refuses an approved call of a project whose directory was swapped while it waited', async () => {
       const base = path.join(aliceRoot, 'p1-approval');
@@ -196,36 +249,44 @@ describe('tenancy: who places a workspace, and what a tenant can reach through i
       const p2 = await nestedLegacyProject(path.join(base, 'sub'), { approvalRequired: ['write_file'] });
       const parked = await invoke(alice, p2.id, 'write_file', { path: 'root/approved', content: 'x' }).expect(202);
       await invoke(alice, p1.id, 'shell_exec', { argv: ['sh', '-c', 'rm -rf sub && ln -s / sub'] }).expect(200);
-      const decided = await t.http.post(`/v1/projects/${p2.id}/invocations/${parked.body.invocationId}/approve`).set(alice.deciderAuth).send({});
+      const decided = await t.http
+        .post(`/v1/projects/${p2.id}/invocations/${parked.body.invocationId}/approve`)
+        .set(alice.deciderAuth)
+        .send({});
       expect(JSON.stringify(decided.body)).toContain('workspace_unavailable');
       expect(existsSync('/root/approved')).toBe(false);
     });
 
-    (sandboxSupport.available ? it : it.skip)('keeps a command that is running when its directory is swapped in the directory it was given', async () => {
-      const base = path.join(aliceRoot, 'p1-inflight');
-      const outside = path.join(t.tmpDir, 'outside-inflight');
-      await mkdir(path.join(base, 'sub'), { recursive: true });
-      await mkdir(outside);
-      await chown(base, SANDBOX_UID, SANDBOX_UID);
-      await chown(path.join(base, 'sub'), SANDBOX_UID, SANDBOX_UID);
-      await chown(outside, SANDBOX_UID, SANDBOX_UID);
-      const p2 = await project(alice, { workspacePath: path.join(base, 'sub'), shellEnabled: true, shellAllowlist: ['sh'] });
-      // .then sends the request now (supertest sends on the first then).
-      const running = invoke(alice, p2.id, 'shell_exec', { argv: ['sh', '-c', 'sleep 2.066; echo planted > marker; ls -a'] }).then((r) => r);
-      // Swapped once the command runs (admission and the quota's measurement come first, however long they take).
-      await waitForProcess('2.066');
-      // The operator's side of the host, not a tenant: the directory is moved away and a link put in its place.
-      await rename(path.join(base, 'sub'), path.join(base, 'sub-moved'));
-      await symlink(outside, path.join(base, 'sub'));
-      const res = await running;
-      expect(res.status).toBe(200);
-      expect(res.body.result.stdout).toContain('marker');
-      expect(existsSync(path.join(outside, 'marker'))).toBe(false);
-      expect(existsSync(path.join(base, 'sub-moved', 'marker'))).toBe(true);
-      expect((await invoke(alice, p2.id, 'shell_exec', { argv: ['sh', '-c', 'echo again > again'] })).status).toBe(409);
-      expect(existsSync(path.join(outside, 'again'))).toBe(false);
-      await rm(path.join(base, 'sub'));
-    });
+    (sandboxSupport.available ? it : it.skip)(
+      'keeps a command that is running when its directory is swapped in the directory it was given',
+      async () => {
+        const base = path.join(aliceRoot, 'p1-inflight');
+        const outside = path.join(t.tmpDir, 'outside-inflight');
+        await mkdir(path.join(base, 'sub'), { recursive: true });
+        await mkdir(outside);
+        await chown(base, SANDBOX_UID, SANDBOX_UID);
+        await chown(path.join(base, 'sub'), SANDBOX_UID, SANDBOX_UID);
+        await chown(outside, SANDBOX_UID, SANDBOX_UID);
+        const p2 = await project(alice, { workspacePath: path.join(base, 'sub'), shellEnabled: true, shellAllowlist: ['sh'] });
+        // .then sends the request now (supertest sends on the first then).
+        const running = invoke(alice, p2.id, 'shell_exec', { argv: ['sh', '-c', 'sleep 2.066; echo planted > marker; ls -a'] }).then(
+          (r) => r,
+        );
+        // Swapped once the command runs (admission and the quota's measurement come first, however long they take).
+        await waitForProcess('2.066');
+        // The operator's side of the host, not a tenant: the directory is moved away and a link put in its place.
+        await rename(path.join(base, 'sub'), path.join(base, 'sub-moved'));
+        await symlink(outside, path.join(base, 'sub'));
+        const res = await running;
+        expect(res.status).toBe(200);
+        expect(res.body.result.stdout).toContain('marker');
+        expect(existsSync(path.join(outside, 'marker'))).toBe(false);
+        expect(existsSync(path.join(base, 'sub-moved', 'marker'))).toBe(true);
+        expect((await invoke(alice, p2.id, 'shell_exec', { argv: ['sh', '-c', 'echo again > again'] })).status).toBe(409);
+        expect(existsSync(path.join(outside, 'again'))).toBe(false);
+        await rm(path.join(base, 'sub'));
+      },
+    );
   });
 
   it('[sec-67] GET …/workspace and the project never show a tenant a host path it was not given; the operator sees it', async () => {

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BudgetsRepository } from '../../src/budgets/budgets.repository.js';
+import { SandboxUids } from '../../src/sandbox/sandbox-uids.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { invoke } from './security-helpers.js';
 
-// security-cases.md, cases 102, 103 and 105: what one tenant may hold of the machine in all, whatever number
+// docs/security-model.md, cases 102, 103 and 105: what one tenant may hold of the machine in all, whatever number
 // of projects, calls and instances it spreads it over. Each budget has an operator default (TENANT_*) and a
 // figure of the tenant's own (PATCH /v1/admin/tenants/{id}); past it the call is refused before anything
 // happens, with tenant_budget_exceeded naming the budget and its figure.
@@ -31,35 +35,78 @@ describe('tenant budgets', () => {
     await t?.close();
   }, 60_000);
 
-  const usage = async (who: TestTenant) => (await t.http.get('/v1/usage').set(who.auth).expect(200)).body as { budgets: Record<string, number>; usage: Record<string, number> };
+  const usage = async (who: TestTenant) =>
+    (await t.http.get('/v1/usage').set(who.auth).expect(200)).body as { budgets: Record<string, number>; usage: Record<string, number> };
 
   it('shows the budgets in force on the tenant and its usage, to the tenant and to the operator', async () => {
     const own = await usage(tenant);
-    expect(own.budgets).toEqual({ maxProjects: 50, concurrentCommands: 4, commandMemoryBytes: 2 * 1024 ** 3, storedAnswerBytes: 256 * MiB });
-    expect(own.usage).toEqual({ maxProjects: 0, concurrentCommands: 0, commandMemoryBytes: 0, storedAnswerBytes: 0 });
+    expect(own.budgets).toEqual({
+      maxProjects: 50,
+      maxSkills: 200,
+      concurrentCommands: 4,
+      commandMemoryBytes: 2 * 1024 ** 3,
+      storedAnswerBytes: 256 * MiB,
+      concurrentCalls: 32,
+      storageBytes: 10 * 1024 ** 3,
+      storageInodes: 1_000_000,
+    });
+    expect(own.usage).toEqual({
+      maxProjects: 0,
+      maxSkills: 0,
+      concurrentCommands: 0,
+      commandMemoryBytes: 0,
+      storedAnswerBytes: 0,
+      concurrentCalls: 0,
+      storageBytes: 0,
+      storageInodes: 0,
+    });
     const admin = { Authorization: 'Bearer test-admin-token-0123456789abcdef' };
-    const patched = await t.http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ budgets: { maxProjects: 3 } }).expect(200);
+    const patched = await t.http
+      .patch(`/v1/admin/tenants/${tenant.id}`)
+      .set(admin)
+      .send({ budgets: { maxProjects: 3 } })
+      .expect(200);
     expect(patched.body.budgets).toMatchObject({ maxProjects: 3, concurrentCommands: 4 });
     const operatorView = await t.http.get(`/v1/admin/tenants/${tenant.id}/usage`).set(admin).expect(200);
     expect(operatorView.body).toMatchObject({ tenantId: tenant.id, budgets: { maxProjects: 3 } });
     // A figure out of range is refused; null goes back to the default.
-    await t.http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ budgets: { maxProjects: 0 } }).expect(400);
-    await t.http.patch(`/v1/admin/tenants/${tenant.id}`).set(admin).send({ budgets: { maxProjects: null } }).expect(200);
+    await t.http
+      .patch(`/v1/admin/tenants/${tenant.id}`)
+      .set(admin)
+      .send({ budgets: { maxProjects: 0 } })
+      .expect(400);
+    await t.http
+      .patch(`/v1/admin/tenants/${tenant.id}`)
+      .set(admin)
+      .send({ budgets: { maxProjects: null } })
+      .expect(200);
     expect((await usage(tenant)).budgets.maxProjects).toBe(50);
     // A tenant's key cannot set its own budgets.
-    await t.http.patch(`/v1/admin/tenants/${tenant.id}`).set(tenant.auth).send({ budgets: { maxProjects: 1000 } }).expect(403);
+    await t.http
+      .patch(`/v1/admin/tenants/${tenant.id}`)
+      .set(tenant.auth)
+      .send({ budgets: { maxProjects: 1000 } })
+      .expect(403);
   });
 
   it('[sec-102] refuses projects past maxProjects, even when asked for all at once', async () => {
     const spender = await t.createTenant();
     await t.setBudgets(spender, { maxProjects: 5 });
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => t.http.post('/v1/projects').set(spender.auth).send({ name: `p${i}`, slug: `burst-${i}` })),
+      Array.from({ length: 12 }, (_, i) =>
+        t.http
+          .post('/v1/projects')
+          .set(spender.auth)
+          .send({ name: `p${i}`, slug: `burst-${i}` }),
+      ),
     );
     expect(answers.filter((r) => r.status === 201)).toHaveLength(5);
     const refused = answers.filter((r) => r.status !== 201);
     expect(refused.map((r) => r.status)).toEqual(Array(7).fill(403));
-    expect((refused[0].body as Refusal).error).toMatchObject({ code: 'tenant_budget_exceeded', details: { budget: 'maxProjects', limit: 5, inUse: 5 } });
+    expect((refused[0].body as Refusal).error).toMatchObject({
+      code: 'tenant_budget_exceeded',
+      details: { budget: 'maxProjects', limit: 5, inUse: 5 },
+    });
     expect((refused[0].body as Refusal).error.message).toMatch(/maxProjects budget is 5/);
     const listed = await t.http.get('/v1/projects').query({ limit: 100 }).set(spender.auth).expect(200);
     expect(listed.body.items).toHaveLength(5);
@@ -68,15 +115,90 @@ describe('tenant budgets', () => {
     await t.createProject(neighbour);
   });
 
+  it('[sec-102] refuses a write that would take the tenant past storageBytes, though each of its projects is under its own quota; nothing is written', async () => {
+    const hoarder = await t.createTenant();
+    await t.setBudgets(hoarder, { storageBytes: 2 * MiB });
+    const shell = { shellEnabled: true, shellAllowlist: ['head', 'sh'] };
+    const projects = [
+      (await t.createProject(hoarder, shell)).id,
+      (await t.createProject(hoarder, shell)).id,
+      (await t.createProject(hoarder, shell)).id,
+    ];
+    // Two projects hold 850 KiB each, far inside their 1 GiB quotas.
+    for (const project of projects.slice(0, 2)) await writeFile(path.join(t.workspaceOf(project), 'data.bin'), Buffer.alloc(850 * 1024, 1));
+    const write = (project: string, name: string) =>
+      invoke(t, hoarder, project, 'write_file', { path: name, content: 'y'.repeat(200 * 1024) });
+    // The third takes 200 KiB: the tenant is then at about 1.9 MiB of its 2 MiB.
+    expect((await write(projects[2], 'first.txt')).body).toMatchObject({ status: 'ok' });
+    const refused = await write(projects[2], 'second.txt');
+    expect(refused.status).toBe(403);
+    expect((refused.body as Refusal).error).toMatchObject({
+      code: 'tenant_budget_exceeded',
+      details: { budget: 'storageBytes', limit: 2 * MiB },
+    });
+    expect((refused.body as Refusal).error.message).toMatch(/storageBytes budget is 2 MiB/);
+    expect(existsSync(path.join(t.workspaceOf(projects[2]), 'second.txt'))).toBe(false);
+    // In another of its projects too: the budget is the tenant's.
+    expect((await write(projects[0], 'second.txt')).status).toBe(403);
+    expect(existsSync(path.join(t.workspaceOf(projects[0]), 'second.txt'))).toBe(false);
+    // A command may grow its workspace only as far as the budget leaves room, and is stopped past it. It
+    // appends 64 KiB five times a second (4 MiB in 13 s), so the bound below leaves the watchdog about 3 s to
+    // see it past the budget, however busy the machine.
+    const command = await invoke(t, hoarder, projects[1], 'shell_exec', {
+      argv: ['sh', '-c', 'i=0; while [ $i -lt 64 ]; do head -c 65536 /dev/zero >> big.bin; sleep 0.2; i=$((i+1)); done; echo done'],
+      timeoutMs: 30_000,
+    });
+    expect(command.body).toMatchObject({ status: 'ok', result: { killed: 'workspace_quota' } });
+    expect(command.body.result.note).toMatch(/storageBytes/);
+    expect(command.body.result.stdout).not.toContain('done');
+    // The usage shows it, and a neighbour writes as before.
+    const seen = (await usage(hoarder)).usage;
+    expect(seen.storageBytes).toBeGreaterThan(1.5 * MiB);
+    // Past the budget by what the command wrote between the watchdog's last look and its stop: a few of its
+    // 64 KiB appends on a busy machine, never the 4 MiB it set out to write.
+    expect(seen.storageBytes).toBeLessThanOrEqual(3 * MiB);
+    expect(seen.storageInodes).toBeGreaterThanOrEqual(3);
+    const other = (await t.createProject(neighbour)).id;
+    expect((await invoke(t, neighbour, other, 'write_file', { path: 'mine.txt', content: 'y'.repeat(200 * 1024) })).body).toMatchObject({
+      status: 'ok',
+    });
+    // Once files are deleted, the room is back.
+    await invoke(t, hoarder, projects[1], 'delete_file', { path: 'big.bin' }).expect(200);
+    await invoke(t, hoarder, projects[0], 'delete_file', { path: 'data.bin' }).expect(200);
+    expect((await write(projects[2], 'second.txt')).body).toMatchObject({ status: 'ok' });
+  }, 60_000);
+
+  it("[sec-102] refuses a write past storageInodes, counted over all the tenant's projects", async () => {
+    const hoarder = await t.createTenant();
+    await t.setBudgets(hoarder, { storageInodes: 100 });
+    const projects = [(await t.createProject(hoarder)).id, (await t.createProject(hoarder)).id];
+    for (let i = 0; i < 60; i++) await writeFile(path.join(t.workspaceOf(projects[0]), `f${i}`), '');
+    const answers = [];
+    for (let i = 0; i < 60; i++) {
+      const res = await invoke(t, hoarder, projects[1], 'write_file', { path: `g${i}`, content: 'x' });
+      answers.push(res);
+      if (res.status !== 200) break;
+    }
+    const refused = answers.at(-1)!;
+    expect(refused.status).toBe(403);
+    expect((refused.body as Refusal).error).toMatchObject({
+      code: 'tenant_budget_exceeded',
+      details: { budget: 'storageInodes', limit: 100 },
+    });
+    // Both workspaces together (their directories included) hold no more than the budget.
+    expect((await usage(hoarder)).usage.storageInodes).toBeLessThanOrEqual(100);
+    expect(answers.length).toBeGreaterThan(30);
+  }, 60_000);
+
   it('[sec-103] runs no more commands at once than concurrentCommands; the rest are refused before they run, and other tenants go on', async () => {
     await t.setBudgets(tenant, { concurrentCommands: 2, maxProjects: null });
     const project = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep', 'printf'] })).id;
     const other = (await t.createProject(neighbour, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
     // Sent now (a supertest request goes out when it is awaited).
     let answered = false;
-    const sleeps = Promise.all(Array.from({ length: 5 }, () => invoke(t, tenant, project, 'shell_exec', { argv: ['sleep', '2'] }).then((r) => r))).finally(
-      () => (answered = true),
-    );
+    const sleeps = Promise.all(
+      Array.from({ length: 5 }, () => invoke(t, tenant, project, 'shell_exec', { argv: ['sleep', '2'] }).then((r) => r)),
+    ).finally(() => (answered = true));
     // What the tenant holds, read while they run: never past the budget, and at it once both have started.
     const seen: number[] = [];
     while (!answered && !seen.includes(2)) {
@@ -93,9 +215,14 @@ describe('tenant budgets', () => {
     expect(answers.filter((r) => r.status === 200).map((r) => r.body.status)).toEqual(['ok', 'ok']);
     const refused = answers.filter((r) => r.status !== 200);
     expect(refused.map((r) => [r.status, r.headers['retry-after']])).toEqual(Array(3).fill([429, '1']));
-    expect((refused[0].body as Refusal).error).toMatchObject({ code: 'tenant_budget_exceeded', details: { budget: 'concurrentCommands', limit: 2 } });
+    expect((refused[0].body as Refusal).error).toMatchObject({
+      code: 'tenant_budget_exceeded',
+      details: { budget: 'concurrentCommands', limit: 2 },
+    });
     // The refused calls never started a command: the audit holds two sleeps that ran.
-    const rows = (await t.http.get(`/v1/projects/${project}/invocations`).query({ tool: 'shell_exec', limit: 50 }).set(tenant.auth).expect(200)).body.items as Array<{
+    const rows = (
+      await t.http.get(`/v1/projects/${project}/invocations`).query({ tool: 'shell_exec', limit: 50 }).set(tenant.auth).expect(200)
+    ).body.items as Array<{
       status: string;
     }>;
     expect(rows.map((r) => r.status).sort()).toEqual(['denied', 'denied', 'denied', 'ok', 'ok']);
@@ -124,7 +251,11 @@ describe('tenant budgets', () => {
     // 200 KiB of text that JSON keeps as it is.
     await writeFile(path.join(t.workspaceOf(project), 'big.txt'), 'x'.repeat(200 * 1024));
     const keyed = (key: string) =>
-      t.http.post(`/v1/projects/${project}/tools/read_file/invoke`).set(keeper.auth).set('Idempotency-Key', key).send({ arguments: { path: 'big.txt' } });
+      t.http
+        .post(`/v1/projects/${project}/tools/read_file/invoke`)
+        .set(keeper.auth)
+        .set('Idempotency-Key', key)
+        .send({ arguments: { path: 'big.txt' } });
     const keys = Array.from({ length: 8 }, () => randomUUID());
     const stored = async () => t.app.get(BudgetsRepository).storedAnswerBytes(t.app.get(BudgetsRepository).client, keeper.id);
     const firstAnswers = [];
@@ -144,10 +275,16 @@ describe('tenant budgets', () => {
     expect(notKept[0].body.error.message).toMatch(/ran once .* not kept, .*storedAnswerBytes/);
     expect(replays.filter((r) => r.body.status === 'ok').every((r) => r.headers['idempotent-replayed'] === 'true')).toBe(true);
     // The audit holds one run per key, not one per request.
-    const rows = (await t.http.get(`/v1/projects/${project}/invocations`).query({ tool: 'read_file', limit: 100 }).set(keeper.auth).expect(200)).body.items;
+    const rows = (
+      await t.http.get(`/v1/projects/${project}/invocations`).query({ tool: 'read_file', limit: 100 }).set(keeper.auth).expect(200)
+    ).body.items;
     expect(rows.filter((r: { status: string }) => r.status === 'ok')).toHaveLength(ran.length);
     // Calls without a key store nothing and still run.
-    await t.http.post(`/v1/projects/${project}/tools/read_file/invoke`).set(keeper.auth).send({ arguments: { path: 'big.txt' } }).expect(200);
+    await t.http
+      .post(`/v1/projects/${project}/tools/read_file/invoke`)
+      .set(keeper.auth)
+      .send({ arguments: { path: 'big.txt' } })
+      .expect(200);
     expect((await usage(keeper)).usage.storedAnswerBytes).toBeLessThanOrEqual(MiB);
   }, 60_000);
 });
@@ -163,7 +300,10 @@ const serverUrl = process.env.TEST_DATABASE_URL;
   beforeAll(async () => {
     database = await createTestDatabase();
     a = await createTestApp({ database, env: { SHELL_MAX_MEMORY_BYTES: String(COMMAND_MEMORY) } });
-    b = await createTestApp({ database, env: { SHELL_MAX_MEMORY_BYTES: String(COMMAND_MEMORY), WORKSPACE_ROOT: path.dirname(a.workspaceOf('x')) } });
+    b = await createTestApp({
+      database,
+      env: { SHELL_MAX_MEMORY_BYTES: String(COMMAND_MEMORY), WORKSPACE_ROOT: path.dirname(a.workspaceOf('x')) },
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -176,14 +316,102 @@ const serverUrl = process.env.TEST_DATABASE_URL;
     const tenant = await a.createTenant();
     await a.setBudgets(tenant, { maxProjects: 4, concurrentCommands: 2 });
     const creates = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => (i % 2 ? b : a).http.post('/v1/projects').set(tenant.auth).send({ name: `x${i}`, slug: `x-${i}` })),
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 ? b : a).http
+          .post('/v1/projects')
+          .set(tenant.auth)
+          .send({ name: `x${i}`, slug: `x-${i}` }),
+      ),
     );
     expect(creates.filter((r) => r.status === 201)).toHaveLength(4);
     const project = (creates.find((r) => r.status === 201)!.body as { id: string }).id;
-    await a.http.patch(`/v1/projects/${project}`).set(tenant.auth).send({ shellEnabled: true, shellAllowlist: ['sleep'] }).expect(200);
-    const sleeps = await Promise.all(Array.from({ length: 6 }, (_, i) => invoke(i % 2 ? b : a, tenant, project, 'shell_exec', { argv: ['sleep', '1'] })));
+    await a.http
+      .patch(`/v1/projects/${project}`)
+      .set(tenant.auth)
+      .send({ shellEnabled: true, shellAllowlist: ['sleep'] })
+      .expect(200);
+    const sleeps = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => invoke(i % 2 ? b : a, tenant, project, 'shell_exec', { argv: ['sleep', '1'] })),
+    );
     expect(sleeps.filter((r) => r.status === 200 && r.body.status === 'ok')).toHaveLength(2);
     expect(sleeps.filter((r) => r.status === 429 && r.body.error.code === 'tenant_budget_exceeded')).toHaveLength(4);
+  }, 60_000);
+
+  it('[sec-108] hands each tenant one sandbox uid of its own, whichever instance asks first, and never one uid to two tenants', async () => {
+    const uids = [a.app.get(SandboxUids), b.app.get(SandboxUids)];
+    if (!uids[0].perTenant) {
+      process.stderr.write('[sec-108] across instances: skipped, the service does not run as root here (commands run as the service)\n');
+      return;
+    }
+    const tenants = await Promise.all(Array.from({ length: 12 }, () => a.createTenant()));
+    // Each tenant's first command asked for on both instances at once.
+    const claimed = await Promise.all(tenants.flatMap((tenant) => uids.map((instance) => instance.forTenant(tenant.id))));
+    const byTenant = tenants.map((_, i) => [claimed[2 * i]!.uid, claimed[2 * i + 1]!.uid]);
+    for (const [onA, onB] of byTenant) expect(onA).toBe(onB);
+    expect(new Set(byTenant.map(([uid]) => uid)).size).toBe(tenants.length);
+  }, 60_000);
+});
+
+// Calls in progress: a thousand slow fetch_url calls of one tenant held 2,000 descriptors and a gigabyte of
+// answers on one instance while the others waited. concurrentCalls bounds them per instance.
+describe('[sec-105] calls of one tenant in progress at once', () => {
+  let t: TestApp;
+  let server: Server;
+  let port: number;
+  const held: ServerResponse[] = [];
+
+  beforeAll(async () => {
+    // An upstream that answers nothing until the test lets it.
+    server = createServer((_req, res) => {
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${port}` } });
+  });
+
+  afterAll(async () => {
+    for (const res of held) res.destroy();
+    server?.close();
+    await t?.close();
+  }, 60_000);
+
+  it('refuses a call past concurrentCalls with 429 and Retry-After, while another tenant is answered at once', async () => {
+    const spender = await t.createTenant();
+    const neighbour = await t.createTenant();
+    const project = (await t.createProject(spender)).id;
+    const theirs = (await t.createProject(neighbour)).id;
+    await t.setBudgets(spender, { concurrentCalls: 4 });
+    const slow = Array.from({ length: 4 }, (_, i) =>
+      invoke(t, spender, project, 'fetch_url', { url: `http://127.0.0.1:${port}/slow/${i}` }).then((r) => r),
+    );
+    for (let i = 0; i < 200 && held.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(held).toHaveLength(4);
+
+    const refused = await invoke(t, spender, project, 'read_file', { path: 'anything.txt' });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect((refused.body as Refusal).error).toMatchObject({
+      code: 'tenant_budget_exceeded',
+      details: { budget: 'concurrentCalls', limit: 4, inUse: 4, asked: 1 },
+    });
+    expect((refused.body as Refusal).error.message).toMatch(/concurrentCalls budget is 4/);
+    // The batch route and the tenant's usage say the same.
+    const batch = await t.http
+      .post(`/v1/projects/${project}/tools/batch`)
+      .set(spender.auth)
+      .send({ calls: [{ id: 'a', tool: 'list_files', arguments: {} }] });
+    expect(batch.body.results[0]).toMatchObject({ status: 'rate_limited', error: { code: 'tenant_budget_exceeded' } });
+    expect((await t.http.get('/v1/usage').set(spender.auth).expect(200)).body.usage).toMatchObject({ concurrentCalls: 4 });
+
+    const other = await invoke(t, neighbour, theirs, 'list_files', {});
+    expect(other.status).toBe(200);
+
+    for (const res of held.splice(0)) res.end('done');
+    expect((await Promise.all(slow)).map((r) => r.body.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    // The places come back as the calls end.
+    expect((await invoke(t, spender, project, 'list_files', {})).status).toBe(200);
+    expect((await t.http.get('/v1/usage').set(spender.auth).expect(200)).body.usage).toMatchObject({ concurrentCalls: 0 });
   }, 60_000);
 });
 
@@ -215,5 +443,12 @@ describe('[sec-102] the inode quota of a workspace', () => {
     const count = (await readdir(t.workspaceOf(project))).length;
     process.stderr.write(`[sec-102] a command making empty files in a workspace of 500 inodes was stopped at ${count}\n`);
     expect(count).toBeLessThan(20_000);
+    // A second command in the full workspace does not start: it could only add more.
+    const again = await invoke(t, tenant, project, 'shell_exec', { argv: ['sh', '-c', script], timeoutMs: 60_000 });
+    expect(again.body).toMatchObject({ status: 'error', error: { code: 'workspace_quota_exceeded' } });
+    expect(again.body.error.message).toMatch(
+      /The command did not run: the workspace holds \d+ files, directories and links, at or past its quota of 500 \(WORKSPACE_QUOTA_INODES\)/,
+    );
+    expect((await readdir(t.workspaceOf(project))).length).toBe(count);
   }, 90_000);
 });

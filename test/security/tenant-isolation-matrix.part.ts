@@ -37,6 +37,8 @@ describe('[sec-40] tenant isolation matrix', () => {
     'PUT /v1/projects/{projectId}/policies': () => ({ text: '' }),
     'PATCH /v1/auth-providers/{providerId}': () => ({ name: 'renamed' }),
     'POST /v1/projects/{projectId}/policies/check': () => ({ tool: 'read_file', arguments: { path: 'a.txt' } }),
+    // A public address: only the project's ownership can refuse it (nothing is sent to it here).
+    'POST /v1/projects/{projectId}/approval-routes': () => ({ kind: 'slack', url: 'https://hooks.slack.com/services/T0/B0/matrix' }),
   };
   const TOOLSET = { slug: 'matrix-set', name: 'Matrix', mode: 'direct', tools: [{ select: 'read_file' }] };
 
@@ -54,11 +56,21 @@ describe('[sec-40] tenant isolation matrix', () => {
     const skill = await t.http.post('/v1/skills').set(owner.auth).send(skillBody('1.0.0')).expect(201);
     ids.skillId = skill.body.id;
     await t.http.post(`/v1/projects/${project.id}/skills`).set(owner.auth).send({ skillId: skill.body.id }).expect(201);
-    const call = await t.http.post(`/v1/projects/${project.id}/tools/list_files/invoke`).set(owner.auth).send({ arguments: {} }).expect(200);
+    const call = await t.http
+      .post(`/v1/projects/${project.id}/tools/list_files/invoke`)
+      .set(owner.auth)
+      .send({ arguments: {} })
+      .expect(200);
     ids.invocationId = call.body.invocationId;
     ids.keyId = (await t.http.get('/v1/api-keys').set(owner.auth).expect(200)).body.items[0].id;
     await t.http.post(`/v1/projects/${project.id}/toolsets`).set(owner.auth).send(TOOLSET).expect(201);
     ids.slug = TOOLSET.slug;
+    // An approval route of the owner's project (its URL plays no part: no call parks here).
+    ids.routeId = randomUUID();
+    await t.database.driver.query(
+      `INSERT INTO approval_routes (id, tenant_id, project_id, kind, url) VALUES ($1, $2, $3, 'slack', 'https://hooks.slack.com/services/T0/B0/owner')`,
+      [ids.routeId, owner.id, project.id],
+    );
     // A definition change waiting for review, as a refresh of an MCP source records one.
     // An auth provider of the owner's and one person's connection to it (their secrets play no part here).
     ids.providerId = randomUUID();
@@ -67,11 +79,10 @@ describe('[sec-40] tenant isolation matrix', () => {
       [ids.providerId, owner.id],
     );
     ids.connectionId = randomUUID();
-    await t.database.driver.query(`INSERT INTO connections (id, tenant_id, provider_id, end_user, status, updated_at) VALUES ($1, $2, $3, 'alice', 'active', now())`, [
-      ids.connectionId,
-      owner.id,
-      ids.providerId,
-    ]);
+    await t.database.driver.query(
+      `INSERT INTO connections (id, tenant_id, provider_id, end_user, status, updated_at) VALUES ($1, $2, $3, 'alice', 'active', now())`,
+      [ids.connectionId, owner.id, ids.providerId],
+    );
     ids.changeId = randomUUID();
     await t.database.driver.query(
       `INSERT INTO skill_tool_changes (id, tenant_id, skill_id, tool, kind, status, diff, flags) VALUES ($1, $2, $3, 'matrix_echo', 'changed', 'pending', '{}', '[]')`,
@@ -80,7 +91,10 @@ describe('[sec-40] tenant isolation matrix', () => {
     // An authorization request for the owner's project, waiting for its consent.
     const metadata = await t.http.get(`/.well-known/oauth-protected-resource/v1/projects/${project.id}/mcp`).expect(200);
     const redirect = 'http://127.0.0.1:9/callback';
-    const client = await t.http.post('/oauth/register').send({ client_name: 'Matrix', redirect_uris: [redirect] }).expect(201);
+    const client = await t.http
+      .post('/oauth/register')
+      .send({ client_name: 'Matrix', redirect_uris: [redirect] })
+      .expect(201);
     const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
     const authorized = await t.http.get('/oauth/authorize').query({
       response_type: 'code',

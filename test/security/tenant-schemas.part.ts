@@ -17,7 +17,7 @@ const printTool = (name = 'print_word', inputSchema: Record<string, unknown> = S
 // For schemas that must be refused before the argv template is looked at.
 const schemaTool = (name: string, inputSchema: Record<string, unknown>) => commandTool(name, ['printf', 'ok'], inputSchema);
 
-// Tenant schemas are untrusted input, vetted at registration (lines 33-35 of the hostile-input list).
+// Tenant schemas are untrusted input, vetted at registration (cases 33-35 of docs/security-model.md).
 
 // A schema nested `levels` deep through `not`, written as text so building it needs no recursion.
 function deepSchemaJson(levels: number): string {
@@ -56,7 +56,10 @@ describe('tenant schemas at registration', () => {
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
         $defs: { label: { type: 'string' } },
-        properties: { word: { type: 'string', minLength: 1 }, pair: { type: 'array', prefixItems: [{ $ref: '#/$defs/label' }, { type: 'integer' }], minItems: 2, items: false } },
+        properties: {
+          word: { type: 'string', minLength: 1 },
+          pair: { type: 'array', prefixItems: [{ $ref: '#/$defs/label' }, { type: 'integer' }], minItems: 2, items: false },
+        },
         required: ['word'],
         additionalProperties: false,
       };
@@ -64,10 +67,18 @@ describe('tenant schemas at registration', () => {
 
       const ok = await callTool(t, tenant, projectId, 'modern_print', { word: 'hi', pair: ['a', 1] }).expect(200);
       expect(ok.body).toMatchObject({ status: 'ok', result: { stdout: 'hi' } });
-      const third = expectError(await callTool(t, tenant, projectId, 'modern_print', { word: 'hi', pair: ['a', 1, 2] }), 422, 'invalid_arguments');
+      const third = expectError(
+        await callTool(t, tenant, projectId, 'modern_print', { word: 'hi', pair: ['a', 1, 2] }),
+        422,
+        'invalid_arguments',
+      );
       expect(third.message).toMatch(/pair/);
       expect(third.message).toMatch(/at most 2 items/);
-      const typed = expectError(await callTool(t, tenant, projectId, 'modern_print', { word: 'hi', pair: [1, 1] }), 422, 'invalid_arguments');
+      const typed = expectError(
+        await callTool(t, tenant, projectId, 'modern_print', { word: 'hi', pair: [1, 1] }),
+        422,
+        'invalid_arguments',
+      );
       expect(typed.message).toMatch(/pair\/0|pair\[0\]/);
       expect(typed.message).toMatch(/string/);
       const empty = expectError(await callTool(t, tenant, projectId, 'modern_print', { word: '' }), 422, 'invalid_arguments');
@@ -78,7 +89,10 @@ describe('tenant schemas at registration', () => {
     it('keeps draft-07 meaning for a schema without $schema: items as a list is a tuple', async () => {
       const inputSchema = {
         type: 'object',
-        properties: { word: { type: 'string' }, pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }], minItems: 2, additionalItems: false } },
+        properties: {
+          word: { type: 'string' },
+          pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }], minItems: 2, additionalItems: false },
+        },
         required: ['word'],
       };
       await installSkill(t, tenant, projectId, skillOf([printTool('classic_print', inputSchema)]));
@@ -98,10 +112,14 @@ describe('tenant schemas at registration', () => {
       expect(error.message).toMatch(/string/);
     });
 
-    it('[sec-33] runs a 2020-12 schema\'s patterns on the linear-time engine too', async () => {
+    it("[sec-33] runs a 2020-12 schema's patterns on the linear-time engine too", async () => {
       const inputSchema = { $schema: 'https://json-schema.org/draft/2020-12/schema', ...STRING_ARG('word', { pattern: '^(a+)+$' }) };
       await installSkill(t, tenant, projectId, skillOf([printTool('modern_match', inputSchema)]));
-      const error = expectError(await callTool(t, tenant, projectId, 'modern_match', { word: `${'a'.repeat(50)}!` }), 422, 'invalid_arguments');
+      const error = expectError(
+        await callTool(t, tenant, projectId, 'modern_match', { word: `${'a'.repeat(50)}!` }),
+        422,
+        'invalid_arguments',
+      );
       expect(error.message).toContain('^(a+)+$');
     });
   });
@@ -130,13 +148,18 @@ describe('tenant schemas at registration', () => {
 
     it('[sec-33] refuses a value too long to match against its pattern in bounded time, naming why; shorter ones are matched', async () => {
       // A thousand-instruction program: matching a megabyte would hold the service for seconds.
-      const tool = printTool('match_long', { ...STRING_ARG('word', { pattern: '[abc]*a[abc]{999}c$' }), properties: { word: { type: 'string', pattern: '[abc]*a[abc]{999}c$' } } });
+      const tool = printTool('match_long', {
+        ...STRING_ARG('word', { pattern: '[abc]*a[abc]{999}c$' }),
+        properties: { word: { type: 'string', pattern: '[abc]*a[abc]{999}c$' } },
+      });
       await installSkill(t, tenant, projectId, skillOf([tool]));
       const long = `${'abc'.repeat(300_000)}a`;
       const started = Date.now();
       const error = expectError(await callTool(t, tenant, projectId, 'match_long', { word: long }), 422, 'invalid_arguments');
       expect(Date.now() - started).toBeLessThan(5_000);
-      expect(error.message).toMatch(/a value of 900001 characters is too long to check against the pattern "\[abc\]\*a\[abc\]\{999\}c\$" \(at most \d+ characters for it\); send a shorter value/);
+      expect(error.message).toMatch(
+        /a value of 900001 characters is too long to check against the pattern "\[abc\]\*a\[abc\]\{999\}c\$" \(at most \d+ characters for it\); send a shorter value/,
+      );
       const near = `a${'b'.repeat(999)}c`;
       await callTool(t, tenant, projectId, 'match_long', { word: near }).expect(200);
       expectError(await callTool(t, tenant, projectId, 'match_long', { word: `${near}a` }), 422, 'invalid_arguments');
@@ -150,7 +173,12 @@ describe('tenant schemas at registration', () => {
       ];
       for (const [inputSchema, location] of cases) {
         const error = await expectRefusedAndNotStored(skillOf([schemaTool('backtracking', inputSchema)]), 422, 'schema_refused');
-        expect(error.details).toEqual({ tool: 'backtracking', schema: 'inputSchema', location, reason: expect.stringMatching(/backreference|lookaround/) });
+        expect(error.details).toEqual({
+          tool: 'backtracking',
+          schema: 'inputSchema',
+          location,
+          reason: expect.stringMatching(/backreference|lookaround/),
+        });
         expect(error.message).toContain("Tool 'backtracking'");
         expect(error.message).toContain(location);
       }
@@ -177,9 +205,7 @@ describe('tenant schemas at registration', () => {
   });
 
   it('[sec-34] refuses a 5 MiB schema with 413 before reading it, and one over the schema size limit with 422', async () => {
-    const huge = skillOf([
-      commandTool('huge_tool', ['printf', 'x'], { type: 'object', description: 'x'.repeat(5 * 1024 * 1024) }),
-    ]);
+    const huge = skillOf([commandTool('huge_tool', ['printf', 'x'], { type: 'object', description: 'x'.repeat(5 * 1024 * 1024) })]);
     const body = JSON.stringify(huge);
     expect(body.length).toBeGreaterThan(t.config.bodyLimitBytes);
     const error413 = await expectRefusedAndNotStored(body, 413, 'payload_too_large');
@@ -188,7 +214,12 @@ describe('tenant schemas at registration', () => {
     const large = skillOf([commandTool('large_tool', ['printf', 'x'], { type: 'object', description: 'x'.repeat(100 * 1024) })]);
     expect(JSON.stringify(large).length).toBeLessThan(t.config.bodyLimitBytes);
     const error = await expectRefusedAndNotStored(large, 422, 'schema_refused');
-    expect(error.details).toEqual({ tool: 'large_tool', schema: 'inputSchema', location: '/', reason: expect.stringMatching(/bytes; the limit is \d+/) });
+    expect(error.details).toEqual({
+      tool: 'large_tool',
+      schema: 'inputSchema',
+      location: '/',
+      reason: expect.stringMatching(/bytes; the limit is \d+/),
+    });
   });
 
   describe('[sec-35] schema features that reach outside the schema', () => {
@@ -198,7 +229,12 @@ describe('tenant schemas at registration', () => {
         properties: { low: { type: 'number' }, high: { type: 'number', minimum: { $data: '1/low' } } },
       };
       const error = await expectRefusedAndNotStored(skillOf([schemaTool('ranged', inputSchema)]), 422, 'schema_refused');
-      expect(error.details).toEqual({ tool: 'ranged', schema: 'inputSchema', location: '/properties/high/minimum/$data', reason: '$data references are not allowed' });
+      expect(error.details).toEqual({
+        tool: 'ranged',
+        schema: 'inputSchema',
+        location: '/properties/high/minimum/$data',
+        reason: '$data references are not allowed',
+      });
       expect(error.message).toBe("Tool 'ranged': inputSchema/properties/high/minimum/$data refused: $data references are not allowed");
     });
 
@@ -233,7 +269,11 @@ describe('tenant schemas at registration', () => {
       expect(refusedRef.details).toMatchObject({ tool: 'named_properties', location: '/properties/properties/$ref' });
 
       const longPattern = { type: 'object', properties: { definitions: { type: 'string', pattern: 'a'.repeat(5000) } } };
-      const refusedPattern = await expectRefusedAndNotStored(skillOf([schemaTool('named_definitions', longPattern)]), 422, 'schema_refused');
+      const refusedPattern = await expectRefusedAndNotStored(
+        skillOf([schemaTool('named_definitions', longPattern)]),
+        422,
+        'schema_refused',
+      );
       expect(refusedPattern.details).toMatchObject({
         tool: 'named_definitions',
         location: '/properties/definitions/pattern',
@@ -242,7 +282,10 @@ describe('tenant schemas at registration', () => {
     });
 
     it('[sec-35] vets the output schema too', async () => {
-      const tool = { ...printTool('with_output'), outputSchema: { type: 'object', properties: { r: { $ref: 'https://example.com/s.json' } } } };
+      const tool = {
+        ...printTool('with_output'),
+        outputSchema: { type: 'object', properties: { r: { $ref: 'https://example.com/s.json' } } },
+      };
       const error = await expectRefusedAndNotStored(skillOf([tool]), 422, 'schema_refused');
       expect(error.details).toMatchObject({ tool: 'with_output', schema: 'outputSchema', location: '/properties/r/$ref' });
     });
@@ -255,7 +298,10 @@ describe('tenant schemas at registration', () => {
         [{ ...dialect, properties: { a: { type: 'number', minimum: { $data: '1/b' } } } }, '/properties/a/minimum/$data'],
         [{ ...dialect, properties: { a: { type: 'string', maxLenght: 3 } } }, '/properties/a/maxLenght'],
         [{ ...dialect, properties: { a: { type: 'string', pattern: '^(a)\\1$' } } }, '/properties/a/pattern'],
-        [{ ...dialect, dependentSchemas: { a: { properties: { b: { $ref: 'https://example.com/s.json' } } } } }, '/dependentSchemas/a/properties/b/$ref'],
+        [
+          { ...dialect, dependentSchemas: { a: { properties: { b: { $ref: 'https://example.com/s.json' } } } } },
+          '/dependentSchemas/a/properties/b/$ref',
+        ],
       ];
       for (const [inputSchema, location] of cases) {
         const error = await expectRefusedAndNotStored(skillOf([schemaTool('modern', inputSchema)]), 422, 'schema_refused');
@@ -269,10 +315,17 @@ describe('tenant schemas at registration', () => {
         for (let i = 1; i <= n; i++) defs[`d${i}`] = { allOf: [{ $ref: `#/${keyword}/d${i - 1}` }, { $ref: `#/${keyword}/d${i - 1}` }] };
         return { type: 'object', [keyword]: defs, allOf: [{ $ref: `#/${keyword}/d${n}` }] };
       };
-      for (const inputSchema of [doubling(29, 'definitions'), { $schema: 'https://json-schema.org/draft/2020-12/schema', ...doubling(40, '$defs') }]) {
+      for (const inputSchema of [
+        doubling(29, 'definitions'),
+        { $schema: 'https://json-schema.org/draft/2020-12/schema', ...doubling(40, '$defs') },
+      ]) {
         expect(JSON.stringify(inputSchema).length).toBeLessThan(4_000);
         const error = await expectRefusedAndNotStored(skillOf([schemaTool('doubling', inputSchema)]), 422, 'schema_refused');
-        expect(error.details).toMatchObject({ tool: 'doubling', location: '/', reason: expect.stringMatching(/more than 10000 subschemas/) });
+        expect(error.details).toMatchObject({
+          tool: 'doubling',
+          location: '/',
+          reason: expect.stringMatching(/more than 10000 subschemas/),
+        });
       }
       const cycle = { type: 'object', definitions: { a: { anyOf: [{ $ref: '#/definitions/a' }] } }, allOf: [{ $ref: '#/definitions/a' }] };
       const error = await expectRefusedAndNotStored(skillOf([schemaTool('cycle', cycle)]), 422, 'schema_refused');
@@ -280,9 +333,17 @@ describe('tenant schemas at registration', () => {
     });
 
     it('[sec-35] refuses a $schema other than draft-07 or 2020-12, naming both', async () => {
-      for (const $schema of ['https://json-schema.org/draft/2019-09/schema', 'http://json-schema.org/draft-04/schema#', 'https://evil.example/schema']) {
+      for (const $schema of [
+        'https://json-schema.org/draft/2019-09/schema',
+        'http://json-schema.org/draft-04/schema#',
+        'https://evil.example/schema',
+      ]) {
         const error = await expectRefusedAndNotStored(skillOf([schemaTool('dialect', { $schema, type: 'object' })]), 422, 'schema_refused');
-        expect(error.details).toMatchObject({ tool: 'dialect', location: '/$schema', reason: expect.stringMatching(/draft-07 and 2020-12/) });
+        expect(error.details).toMatchObject({
+          tool: 'dialect',
+          location: '/$schema',
+          reason: expect.stringMatching(/draft-07 and 2020-12/),
+        });
       }
     });
 
@@ -291,5 +352,4 @@ describe('tenant schemas at registration', () => {
       expect(error.details).toMatchObject({ tool: 'scalar', schema: 'inputSchema', location: '/type' });
     });
   });
-
 });

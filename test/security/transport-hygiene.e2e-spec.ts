@@ -9,7 +9,7 @@ import type { TestApp, TestTenant } from '../support/test-app.js';
 import { eventually } from '../support/eventually.js';
 import { AuditTrail, expectRefusal, invoke, invokeRaw } from './security-helpers.js';
 
-// security-cases.md, lines 71-76 (transport hygiene), over real HTTP against the real app: the MCP endpoint's
+// docs/security-model.md, cases 71-76 (transport hygiene), over real HTTP against the real app: the MCP endpoint's
 // Origin and Host checks, caps on open event streams, slow clients cut at their timeouts, hostile bodies
 // (nesting, invalid UTF-8), names that read as other names, what the public health routes tell, and skill
 // endpoints at refused addresses. Name resolution is scripted for names under .sec-test.example (as in
@@ -23,12 +23,17 @@ const SCRIPTED: Record<string, string[]> = {
 const scriptedLookup = async (hostname: string, options?: { all?: boolean }) => {
   const script = SCRIPTED[hostname.toLowerCase()];
   // Stands for a name nobody has published yet (until a test scripts it).
-  if (!script && hostname.toLowerCase() === 'nowhere.sec-test.example') throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+  if (!script && hostname.toLowerCase() === 'nowhere.sec-test.example')
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
   if (!script) return realDns.lookup(hostname, options as never);
   const answers = script.map((address) => ({ address, family: isIP(address) }));
   return options?.all ? answers : answers[0];
 };
-jest.unstable_mockModule('node:dns/promises', () => ({ ...realDns, default: { ...realDns.default, lookup: scriptedLookup }, lookup: scriptedLookup }));
+jest.unstable_mockModule('node:dns/promises', () => ({
+  ...realDns,
+  default: { ...realDns.default, lookup: scriptedLookup },
+  lookup: scriptedLookup,
+}));
 const { createTestApp } = await import('../support/test-app.js');
 
 const ALLOWED_ORIGIN = 'https://agent.example.com';
@@ -63,7 +68,13 @@ interface OpenedStream {
 // GET .../events on a connection of its own; a 200 stays open until closed, any other answer is read whole.
 function openStream(port: number, projectId: string, auth: Record<string, string>): Promise<OpenedStream> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: `/v1/projects/${projectId}/events`, agent: false, headers: { ...auth, accept: 'text/event-stream' } });
+    const req = http.get({
+      host: '127.0.0.1',
+      port,
+      path: `/v1/projects/${projectId}/events`,
+      agent: false,
+      headers: { ...auth, accept: 'text/event-stream' },
+    });
     req.once('error', reject);
     req.once('response', (res) => {
       const close = () => req.destroy();
@@ -80,10 +91,22 @@ function openStream(port: number, projectId: string, auth: Record<string, string
 }
 
 // POSTs the bytes exactly as given (a client library would re-encode a string as UTF-8).
-function postBytes(port: number, url: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: Record<string, unknown> }> {
+function postBytes(
+  port: number,
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: url, method: 'POST', agent: false, headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: url,
+        method: 'POST',
+        agent: false,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -142,9 +165,19 @@ describe('transport hygiene', () => {
   let opened: Victim;
 
   const mcp = (headers: Record<string, string>, body: unknown, project = projectId) =>
-    t.http.post(`/v1/projects/${project}/mcp`).set(tenant.auth).set(MCP_ACCEPT).set(headers).send(body as object);
+    t.http
+      .post(`/v1/projects/${project}/mcp`)
+      .set(tenant.auth)
+      .set(MCP_ACCEPT)
+      .set(headers)
+      .send(body as object);
   const toolsList = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
-  const writeCall = (file: string) => ({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'write_file', arguments: { path: file, content: 'x' } } });
+  const writeCall = (file: string) => ({
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: { name: 'write_file', arguments: { path: file, content: 'x' } },
+  });
 
   beforeAll(async () => {
     opened = await new Victim().start('127.0.0.1');
@@ -210,7 +243,8 @@ describe('transport hygiene', () => {
       try {
         const someone = await named.createTenant();
         const project = (await named.createProject(someone)).id;
-        const call = (host: string) => named.http.post(`/v1/projects/${project}/mcp`).set(someone.auth).set(MCP_ACCEPT).set('Host', host).send(toolsList);
+        const call = (host: string) =>
+          named.http.post(`/v1/projects/${project}/mcp`).set(someone.auth).set(MCP_ACCEPT).set('Host', host).send(toolsList);
         expect((await call('toolgate.example.com')).status).toBe(200);
         expect((await call('TOOLGATE.example.com.:8443')).status).toBe(200);
         expect((await call('gw.corp.example')).status).toBe(200);
@@ -235,7 +269,9 @@ describe('transport hygiene', () => {
         for (const s of refused) {
           expect(s.status).toBe(429);
           expect(s.headers['retry-after']).toMatch(/^\d+$/);
-          expect(JSON.parse(s.body)).toMatchObject({ error: { code: 'too_many_streams', message: expect.stringContaining('SSE_MAX_STREAMS_PER_KEY') } });
+          expect(JSON.parse(s.body)).toMatchObject({
+            error: { code: 'too_many_streams', message: expect.stringContaining('SSE_MAX_STREAMS_PER_KEY') },
+          });
         }
         // The tenant's cap (30 here) counts every key of the tenant.
         for (let i = 0; i < 10; i++) more.push(await openStream(port, projectId, second));
@@ -252,11 +288,15 @@ describe('transport hygiene', () => {
         for (const s of [...streams, ...more]) s.close();
       }
       // Closed streams give their slots back.
-      await eventually(async () => {
-        const again = await Promise.all(Array.from({ length: 20 }, () => openStream(port, projectId, tenant.auth)));
-        again.forEach((s) => s.close());
-        expect(again.map((s) => s.status)).toEqual(Array(20).fill(200));
-      }, 40, 100);
+      await eventually(
+        async () => {
+          const again = await Promise.all(Array.from({ length: 20 }, () => openStream(port, projectId, tenant.auth)));
+          again.forEach((s) => s.close());
+          expect(again.map((s) => s.status)).toEqual(Array(20).fill(200));
+        },
+        40,
+        100,
+      );
     }, 60_000);
 
     describe('with a 1 s header and a 2 s request timeout', () => {
@@ -301,7 +341,11 @@ describe('transport hygiene', () => {
         expect(JSON.parse(answer)).toMatchObject({ error: { code: 'request_timeout', message: expect.stringContaining('in time') } });
         expect(existsSync(path.join(slow.workspaceOf(slowProject), 'slow-body.txt'))).toBe(false);
         // A request sent at once is not affected.
-        const fast = await slow.http.post(`/v1/projects/${slowProject}/tools/write_file/invoke`).set(slowTenant.auth).send(JSON.parse(body)).expect(200);
+        const fast = await slow.http
+          .post(`/v1/projects/${slowProject}/tools/write_file/invoke`)
+          .set(slowTenant.auth)
+          .send(JSON.parse(body))
+          .expect(200);
         expect(fast.body.status).toBe('ok');
       });
     });
@@ -325,7 +369,9 @@ describe('transport hygiene', () => {
       );
       expect(existsSync(path.join(ws, 'deep.txt'))).toBe(false);
       // A refusal stores no answer: the corrected retry with the same key runs.
-      const retry = await invoke(t, tenant, projectId, 'write_file', { path: 'deep.txt', content: 'x' }).set('Idempotency-Key', key).expect(200);
+      const retry = await invoke(t, tenant, projectId, 'write_file', { path: 'deep.txt', content: 'x' })
+        .set('Idempotency-Key', key)
+        .expect(200);
       expect(retry.body.status).toBe('ok');
       expect(retry.headers['idempotent-replayed']).toBeUndefined();
     });
@@ -335,19 +381,32 @@ describe('transport hygiene', () => {
       const withBytes = (bytes: number[]) =>
         Buffer.concat([Buffer.from('{"arguments": {"path": "bad-'), Buffer.from(bytes), Buffer.from('.txt", "content": "x"}}')]);
       // 0xFF 0xFE never occur in UTF-8; C0 AF is an overlong '/', ED A0 80 half of a surrogate pair.
-      for (const bytes of [[0xff, 0xfe], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+      for (const bytes of [
+        [0xff, 0xfe],
+        [0xc0, 0xaf],
+        [0xed, 0xa0, 0x80],
+      ]) {
         const res = await postBytes(port, url, tenant.auth, withBytes(bytes));
         expect({ bytes, status: res.status }).toEqual({ bytes, status: 400 });
         expect(res.body).toMatchObject({ error: { code: 'invalid_json', message: expect.stringContaining('UTF-8') } });
       }
       expect(existsSync(path.join(ws, 'bad-\ufffd\ufffd.txt'))).toBe(false);
       // The same on the MCP endpoint, which reads its body through the same parser.
-      const mcpBody = Buffer.concat([Buffer.from('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "mcp-'), Buffer.from([0xff]), Buffer.from('.txt", "content": "x"}}}')]);
+      const mcpBody = Buffer.concat([
+        Buffer.from('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "mcp-'),
+        Buffer.from([0xff]),
+        Buffer.from('.txt", "content": "x"}}}'),
+      ]);
       const viaMcp = await postBytes(port, `/v1/projects/${projectId}/mcp`, { ...tenant.auth, ...MCP_ACCEPT }, mcpBody);
       expect(viaMcp).toMatchObject({ status: 400, body: { error: { code: 'invalid_json' } } });
       expect(existsSync(path.join(ws, 'mcp-\ufffd.txt'))).toBe(false);
       // Valid multi-byte UTF-8 is taken as written.
-      const fine = await postBytes(port, url, tenant.auth, Buffer.from(JSON.stringify({ arguments: { path: 'café-😀.txt', content: 'x' } })));
+      const fine = await postBytes(
+        port,
+        url,
+        tenant.auth,
+        Buffer.from(JSON.stringify({ arguments: { path: 'café-😀.txt', content: 'x' } })),
+      );
       expect(fine).toMatchObject({ status: 200, body: { status: 'ok' } });
       expect(existsSync(path.join(ws, 'café-😀.txt'))).toBe(true);
     });
@@ -380,7 +439,10 @@ describe('transport hygiene', () => {
         expect(existsSync(path.join(ws, name))).toBe(false);
       }
       expect(existsSync(path.join(ws, 'movable.txt'))).toBe(true);
-      await audit.expectRows('denied', cases.map(() => ({ tool, errorCode: 'invalid_path' })));
+      await audit.expectRows(
+        'denied',
+        cases.map(() => ({ tool, errorCode: 'invalid_path' })),
+      );
     });
 
     it('[sec-74] still reads, moves away and deletes an entry that already has such a name (only new names are refused)', async () => {
@@ -431,10 +493,26 @@ describe('transport hygiene', () => {
       name: `hook_${randomUUID().slice(0, 8)}`,
       version: '1.0.0',
       description: 'Posts to an endpoint',
-      tools: [{ name: 'hook', description: 'Posts its arguments', inputSchema: { type: 'object', properties: {} }, executor: { type: 'http', url } }],
+      tools: [
+        {
+          name: 'hook',
+          description: 'Posts its arguments',
+          inputSchema: { type: 'object', properties: {} },
+          executor: { type: 'http', url },
+        },
+      ],
     });
-    const mcpSource = (url: string) => ({ name: `mcp_${randomUUID().slice(0, 8)}`, version: '1.0.0', description: 'An MCP server', source: { type: 'mcp', url } });
-    const register = (body: unknown) => t.http.post('/v1/skills').set(tenant.auth).send(body as object);
+    const mcpSource = (url: string) => ({
+      name: `mcp_${randomUUID().slice(0, 8)}`,
+      version: '1.0.0',
+      description: 'An MCP server',
+      source: { type: 'mcp', url },
+    });
+    const register = (body: unknown) =>
+      t.http
+        .post('/v1/skills')
+        .set(tenant.auth)
+        .send(body as object);
 
     it('[sec-76] refuses an http skill or an MCP source at 127.0.0.1, 169.254.169.254 or [::1] at registration with url_blocked, and stores and contacts nothing', async () => {
       const before = (await t.http.get('/v1/skills').set(tenant.auth).expect(200)).body.items.length as number;
@@ -491,7 +569,14 @@ describe('transport hygiene', () => {
           name: `echo_${randomUUID().slice(0, 8)}`,
           version: '1.0.0',
           description: 'Echo',
-          tools: [{ name: 'say', description: 'Says hello', inputSchema: { type: 'object', properties: {} }, executor: { type: 'command', argv: ['echo', 'hello'] } }],
+          tools: [
+            {
+              name: 'say',
+              description: 'Says hello',
+              inputSchema: { type: 'object', properties: {} },
+              executor: { type: 'command', argv: ['echo', 'hello'] },
+            },
+          ],
         })
         .expect(201);
       expect(skill.body.signingSecret).toMatch(/^tgs_/);

@@ -8,7 +8,7 @@ import { createTestApp, type TestApp, type TestTenant } from '../support/test-ap
 import { sandboxSupport } from '../support/sandbox.js';
 import { AuditTrail, auditWriteFailures, type EntrySnapshot, expectRefusal, invoke, snapshot } from './security-helpers.js';
 
-// security-cases.md, "Workspace paths" (lines 1-17), driven through the file tools and the shell's cwd over
+// docs/security-model.md, "Workspace paths" (cases 1-17), driven through the file tools and the shell's cwd over
 // HTTP against real files. Everything a call must not reach lives in a separate temporary directory.
 
 type AuditStatus = 'denied' | 'invalid_arguments';
@@ -167,7 +167,10 @@ describe('workspace paths through the tools', () => {
   });
 
   it('[sec-02] accepts an absolute path inside the workspace in every tool', async () => {
-    expect((await ran('write_file', { path: inWs('abs.txt'), content: 'absolute' })).result).toMatchObject({ path: 'abs.txt', created: true });
+    expect((await ran('write_file', { path: inWs('abs.txt'), content: 'absolute' })).result).toMatchObject({
+      path: 'abs.txt',
+      created: true,
+    });
     expect((await ran('read_file', { path: inWs('abs.txt') })).result).toMatchObject({ path: 'abs.txt', content: 'absolute' });
     const listed = await ran('list_files', { path: ws });
     expect((listed.result!.entries as Array<{ path: string }>).map((e) => e.path)).toContain('abs.txt');
@@ -287,12 +290,16 @@ describe('workspace paths through the tools', () => {
     while (running && calls < 2000) {
       const batch = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          call('write_file', i % 2 ? { path: 'race/f.txt', content: `pwned ${i}` } : { path: 'race/sub/f.txt', content: 'pwned', createDirs: true }),
+          call(
+            'write_file',
+            i % 2 ? { path: 'race/f.txt', content: `pwned ${i}` } : { path: 'race/sub/f.txt', content: 'pwned', createDirs: true },
+          ),
         ),
       );
       calls += batch.length;
       for (const res of batch) {
-        const key = res.status === 200 ? `200 ${res.body.status} ${res.body.error?.code ?? ''}`.trim() : `${res.status} ${res.body.error?.code}`;
+        const key =
+          res.status === 200 ? `200 ${res.body.status} ${res.body.error?.code ?? ''}`.trim() : `${res.status} ${res.body.error?.code}`;
         outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
       }
     }
@@ -308,7 +315,9 @@ describe('workspace paths through the tools', () => {
     expect(existsSync(inWs('race.parked'))).toBe(false);
     // Each refused write is in the audit log like any other refusal.
     const refusedCount = outcomes.get('403 path_outside_workspace') ?? 0;
-    expect((await audit.fresh('denied')).filter((r) => r.tool === 'write_file' && r.errorCode === 'path_outside_workspace')).toHaveLength(refusedCount);
+    expect((await audit.fresh('denied')).filter((r) => r.tool === 'write_file' && r.errorCode === 'path_outside_workspace')).toHaveLength(
+      refusedCount,
+    );
     await settle();
   }, 60_000);
 
@@ -335,13 +344,16 @@ describe('workspace paths through the tools', () => {
     },
   );
 
-  it.each(['..%2fx', '%2e%2e/x', '%252e%252e/x', '%2e%2e%2f%2e%2e%2fx'])('[sec-11] treats %j as literal names, never traversal', async (p) => {
-    expect((await ran('write_file', { path: p, content: 'literal', createDirs: true })).result).toMatchObject({ path: p });
-    expect(await readFile(path.join(ws, p), 'utf8')).toBe('literal');
-    expect((await ran('read_file', { path: p })).result).toMatchObject({ content: 'literal' });
-    await ran('delete_file', { path: p.split('/')[0], recursive: true });
-    await settle();
-  });
+  it.each(['..%2fx', '%2e%2e/x', '%252e%252e/x', '%2e%2e%2f%2e%2e%2fx'])(
+    '[sec-11] treats %j as literal names, never traversal',
+    async (p) => {
+      expect((await ran('write_file', { path: p, content: 'literal', createDirs: true })).result).toMatchObject({ path: p });
+      expect(await readFile(path.join(ws, p), 'utf8')).toBe('literal');
+      expect((await ran('read_file', { path: p })).result).toMatchObject({ content: 'literal' });
+      await ran('delete_file', { path: p.split('/')[0], recursive: true });
+      await settle();
+    },
+  );
 
   it('[sec-12] keeps fullwidth dots and slashes, and NFD versus NFC spellings, as distinct literal names', async () => {
     for (const p of ['．．／x', '．．／．．／etc／passwd', '\u2025/x']) {

@@ -12,7 +12,11 @@ import { createPostgresDriver } from '../../dist/database/database-driver.js';
 import { wrapPglite } from '../../dist/database/pglite-driver.js';
 import { migrate, MIGRATIONS_DIR, readMigrations } from '../../dist/database/migrator.js';
 
-export const TEMPLATE_ENV = { pgTemplate: 'TOOLGATE_TEST_PG_TEMPLATE', pgliteDump: 'TOOLGATE_TEST_PGLITE_DUMP', pgliteEmptyDump: 'TOOLGATE_TEST_PGLITE_EMPTY_DUMP' };
+export const TEMPLATE_ENV = {
+  pgTemplate: 'TOOLGATE_TEST_PG_TEMPLATE',
+  pgliteDump: 'TOOLGATE_TEST_PGLITE_DUMP',
+  pgliteEmptyDump: 'TOOLGATE_TEST_PGLITE_EMPTY_DUMP',
+};
 
 export default async function globalSetup() {
   const migrations = await readMigrations(MIGRATIONS_DIR);
@@ -42,13 +46,22 @@ const TEMPLATE_FORMAT = 4;
 const STALE_DUMP_MS = 86_400_000;
 
 async function pgliteTemplates(migrations) {
-  const pgliteVersion = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json'), 'utf8')).version;
+  const pgliteVersion = JSON.parse(
+    await readFile(path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json'), 'utf8'),
+  ).version;
   const key = createHash('sha256')
     .update(JSON.stringify({ format: TEMPLATE_FORMAT, pgliteVersion, migrations: migrations.map((m) => [m.name, m.checksum]) }))
     .digest('hex')
     .slice(0, 16);
-  const files = { empty: path.join(PGLITE_CACHE, `pglite-empty-${key}.tar.gz`), migrated: path.join(PGLITE_CACHE, `pglite-migrated-${key}.tar.gz`) };
-  const cached = async (file) => stat(file).then((s) => s.size > 0, () => false);
+  const files = {
+    empty: path.join(PGLITE_CACHE, `pglite-empty-${key}.tar.gz`),
+    migrated: path.join(PGLITE_CACHE, `pglite-migrated-${key}.tar.gz`),
+  };
+  const cached = async (file) =>
+    stat(file).then(
+      (s) => s.size > 0,
+      () => false,
+    );
   if ((await cached(files.empty)) && (await cached(files.migrated))) return files;
   await mkdir(PGLITE_CACHE, { recursive: true });
   const db = new PGlite();
@@ -78,7 +91,10 @@ async function pgliteTemplates(migrations) {
     const dump = /^(pglite-(?:empty|migrated)-[0-9a-f]+)(?:\.tar(?:\.gz)?|-unpacked)(?:\.\d+\.[0-9a-f]{8})?$/.exec(name)?.[1];
     if (!dump || current.has(`${dump}.tar.gz`)) continue;
     const file = path.join(PGLITE_CACHE, name);
-    const made = await stat(file).then((s) => s.mtimeMs, () => Date.now());
+    const made = await stat(file).then(
+      (s) => s.mtimeMs,
+      () => Date.now(),
+    );
     if (Date.now() - made > STALE_DUMP_MS) await rm(file, { recursive: true, force: true });
   }
   return files;
@@ -111,7 +127,7 @@ async function walDump(db) {
 function rewriteTar(tar, edit) {
   const parts = [];
   const text = (from, to) => new TextDecoder('latin1').decode(tar.subarray(from, to)).replace(/\0.*$/s, '');
-  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
+  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0;) {
     const header = tar.slice(at, at + 512);
     const size = parseInt(text(at + 124, at + 136).trim() || '0', 8);
     const name = text(at + 345, at + 500) ? `${text(at + 345, at + 500)}/${text(at, at + 100)}` : text(at, at + 100);

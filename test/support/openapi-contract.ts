@@ -51,7 +51,14 @@ function prepare(schema: unknown): unknown {
       copy.$ref = `${DOCUMENT_ID}#/$defs/${value.slice('#/components/schemas/'.length)}`;
     } else if (key === 'properties' || key === 'patternProperties' || key === '$defs') {
       copy[key] = Object.fromEntries(Object.entries(value as Json).map(([name, sub]) => [name, prepare(sub)]));
-    } else if (key === 'examples' || key === 'default' || key === 'enum' || key === 'const' || key === 'required' || key === 'description') {
+    } else if (
+      key === 'examples' ||
+      key === 'default' ||
+      key === 'enum' ||
+      key === 'const' ||
+      key === 'required' ||
+      key === 'description'
+    ) {
       copy[key] = value;
     } else {
       copy[key] = prepare(value);
@@ -93,14 +100,17 @@ export class OpenApiContract {
     const { operation } = this.operation(operationId);
     const declared = operation.responses[String(answer.status)];
     if (!declared) return [`status ${answer.status} is not declared (declared: ${Object.keys(operation.responses).join(', ')})`];
-    const contentType = String(answer.headers['content-type'] ?? '').split(';')[0].trim();
+    const contentType = String(answer.headers['content-type'] ?? '')
+      .split(';')[0]
+      .trim();
     const content = declared.content ?? {};
     if (Object.keys(content).length === 0) {
       const empty = answer.text === undefined || answer.text === '';
       return empty ? [] : [`status ${answer.status} declares no body, got ${contentType}: ${answer.text?.slice(0, 200)}`];
     }
     const media = content[contentType];
-    if (!media) return [`status ${answer.status}: media type '${contentType}' is not declared (declared: ${Object.keys(content).join(', ')})`];
+    if (!media)
+      return [`status ${answer.status}: media type '${contentType}' is not declared (declared: ${Object.keys(content).join(', ')})`];
     const body = contentType === 'application/json' ? answer.body : answer.text;
     return this.problemsOf(`${operationId} ${answer.status} ${contentType}`, media.schema, body);
   }
@@ -121,6 +131,8 @@ export class OpenApiContract {
       this.validators.set(key, validate);
     }
     if (validate(value)) return [];
-    return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)} (schema ${e.schemaPath})`);
+    return (validate.errors ?? []).map(
+      (e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)} (schema ${e.schemaPath})`,
+    );
   }
 }

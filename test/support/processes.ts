@@ -26,11 +26,15 @@ export function processesWith(marker: string): number[] {
 }
 
 export async function waitForProcess(marker: string, count = 1): Promise<number[]> {
-  return eventually(() => {
-    const pids = processesWith(marker);
-    expect({ marker, running: pids.length }).toEqual({ marker, running: count });
-    return pids;
-  }, 100, 50);
+  return eventually(
+    () => {
+      const pids = processesWith(marker);
+      expect({ marker, running: pids.length }).toEqual({ marker, running: count });
+      return pids;
+    },
+    100,
+    50,
+  );
 }
 
 export async function expectNoProcess(marker: string): Promise<void> {

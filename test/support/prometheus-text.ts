@@ -38,7 +38,8 @@ export function parsePrometheusText(text: string): Map<string, MetricFamily> {
       const family = families.get(name) ?? { name, type: 'untyped' as MetricType, help: null, samples: [] };
       if (kind === 'TYPE') {
         if (!TYPES.has(rest as MetricType)) throw new Error(`${where}: unknown type '${rest}'`);
-        if (families.has(name) && (families.get(name)!.samples.length > 0 || typeSeen.has(name))) throw new Error(`${where}: TYPE repeated or after samples`);
+        if (families.has(name) && (families.get(name)!.samples.length > 0 || typeSeen.has(name)))
+          throw new Error(`${where}: TYPE repeated or after samples`);
         typeSeen.add(name);
         family.type = rest as MetricType;
       } else {
@@ -130,7 +131,12 @@ function unescape(raw: string, where: string, quoted: boolean): string {
 // Buckets per series (labels other than le): cumulative, ending in +Inf equal to _count.
 function checkHistogram(family: MetricFamily): void {
   const groups = new Map<string, { buckets: Array<[number, number]>; count?: number }>();
-  const keyOf = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le').sort());
+  const keyOf = (labels: Record<string, string>) =>
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([k]) => k !== 'le')
+        .sort(),
+    );
   for (const s of family.samples) {
     const group = groups.get(keyOf(s.labels)) ?? { buckets: [] };
     groups.set(keyOf(s.labels), group);
@@ -141,7 +147,8 @@ function checkHistogram(family: MetricFamily): void {
   }
   for (const [key, group] of groups) {
     const sorted = [...group.buckets].sort((a, b) => a[0] - b[0]);
-    for (let i = 1; i < sorted.length; i++) if (sorted[i][1] < sorted[i - 1][1]) throw new Error(`${family.name}${key}: buckets are not cumulative`);
+    for (let i = 1; i < sorted.length; i++)
+      if (sorted[i][1] < sorted[i - 1][1]) throw new Error(`${family.name}${key}: buckets are not cumulative`);
     const inf = sorted.at(-1);
     if (!inf || inf[0] !== Infinity) throw new Error(`${family.name}${key}: no +Inf bucket`);
     if (group.count !== inf[1]) throw new Error(`${family.name}${key}: +Inf bucket ${inf[1]} differs from _count ${group.count}`);
@@ -149,8 +156,18 @@ function checkHistogram(family: MetricFamily): void {
 }
 
 // The value of one series (0 when absent), e.g. value(m, 'toolgate_tool_calls_total', { tool: 'read_file' }).
-export function sampleValue(families: Map<string, MetricFamily>, family: string, labels: Record<string, string>, sampleName = family): number {
+export function sampleValue(
+  families: Map<string, MetricFamily>,
+  family: string,
+  labels: Record<string, string>,
+  sampleName = family,
+): number {
   const samples = families.get(family)?.samples ?? [];
-  const match = samples.find((s) => s.name === sampleName && Object.keys(labels).every((k) => s.labels[k] === labels[k]) && Object.keys(s.labels).filter((k) => k !== 'le').length === Object.keys(labels).length);
+  const match = samples.find(
+    (s) =>
+      s.name === sampleName &&
+      Object.keys(labels).every((k) => s.labels[k] === labels[k]) &&
+      Object.keys(s.labels).filter((k) => k !== 'le').length === Object.keys(labels).length,
+  );
   return match?.value ?? 0;
 }

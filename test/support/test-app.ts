@@ -63,7 +63,9 @@ function borrowed(driver: DatabaseDriver): DatabaseDriver {
 
 // The real Nest app on a real database (PGlite, or PostgreSQL with TEST_DATABASE_URL), real files.
 // `port`: listen there (a suite that sets PUBLIC_URL before the app starts); else a free one.
-export async function createTestApp(options: { env?: Record<string, string>; database?: TestDatabase; port?: number } = {}): Promise<TestApp> {
+export async function createTestApp(
+  options: { env?: Record<string, string>; database?: TestDatabase; port?: number } = {},
+): Promise<TestApp> {
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'toolgate-test-'));
   // Sandboxed commands run as another uid, which must be able to pass through to the workspaces.
   await chmod(tmpDir, 0o711);
@@ -94,7 +96,13 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
   }
 }
 
-async function startTestApp(config: AppConfig, tmpDir: string, database: TestDatabase, ownsDatabase: boolean, port: number): Promise<TestApp> {
+async function startTestApp(
+  config: AppConfig,
+  tmpDir: string,
+  database: TestDatabase,
+  ownsDatabase: boolean,
+  port: number,
+): Promise<TestApp> {
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -136,7 +144,11 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
     async createTenant(name = `tenant-${process.pid}-${++tenantCounter}`) {
       const tenant = await http.post('/v1/admin/tenants').set(admin).send({ name }).expect(201);
       const key = await http.post(`/v1/admin/tenants/${tenant.body.id}/api-keys`).set(admin).send({}).expect(201);
-      const decider = await http.post(`/v1/admin/tenants/${tenant.body.id}/api-keys`).set(admin).send({ name: 'decider', role: 'approver' }).expect(201);
+      const decider = await http
+        .post(`/v1/admin/tenants/${tenant.body.id}/api-keys`)
+        .set(admin)
+        .send({ name: 'decider', role: 'approver' })
+        .expect(201);
       return {
         id: tenant.body.id as string,
         key: key.body.key as string,
@@ -148,7 +160,11 @@ async function startTestApp(config: AppConfig, tmpDir: string, database: TestDat
     },
     async createProject(tenant, body = {}) {
       const slug = `p-${++tenantCounter}`;
-      const res = await http.post('/v1/projects').set(tenant.auth).send({ name: slug, slug, ...body }).expect(201);
+      const res = await http
+        .post('/v1/projects')
+        .set(tenant.auth)
+        .send({ name: slug, slug, ...body })
+        .expect(201);
       return res.body as { id: string };
     },
     async grantWorkspaceRoots(tenant, roots) {

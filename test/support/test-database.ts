@@ -52,7 +52,13 @@ export async function migratedPgliteUrl(dir: string): Promise<string> {
 // worker never copies half of it; the global setup drops it with its dump.
 async function unpackedDump(dumpPath: string): Promise<string> {
   const unpacked = dumpPath.replace(/\.tar\.gz$/, '-unpacked');
-  if (await stat(unpacked).then(() => true, () => false)) return unpacked;
+  if (
+    await stat(unpacked).then(
+      () => true,
+      () => false,
+    )
+  )
+    return unpacked;
   const partial = `${unpacked}.${process.pid}.${randomBytes(4).toString('hex')}`;
   const db = new PGlite({ dataDir: partial, loadDataDir: await readDump(dumpPath) });
   await db.waitReady;

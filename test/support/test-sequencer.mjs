@@ -13,7 +13,10 @@ export default class PartsSequencer extends Sequencer {
     const sizeOf = (file) => {
       if (!sizes.has(file)) {
         const parts = [...readFileSync(file, 'utf8').matchAll(PART_IMPORT)].map((m) => path.resolve(path.dirname(file), `${m[1]}.part.ts`));
-        sizes.set(file, parts.reduce((total, part) => total + statSync(part).size, statSync(file).size));
+        sizes.set(
+          file,
+          parts.reduce((total, part) => total + statSync(part).size, statSync(file).size),
+        );
       }
       return sizes.get(file);
     };

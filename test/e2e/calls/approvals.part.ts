@@ -22,7 +22,10 @@ describe('approval of tool calls', () => {
     return { id, dir: t.workspaceOf(id) };
   };
   const write = (projectId: string, file: string, content = 'x', owner = tenant) =>
-    t.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(owner.auth).send({ arguments: { path: file, content } });
+    t.http
+      .post(`/v1/projects/${projectId}/tools/write_file/invoke`)
+      .set(owner.auth)
+      .send({ arguments: { path: file, content } });
   const decide = (projectId: string, invocationId: string, decision: 'approve' | 'deny', body: object = {}, owner = tenant) =>
     t.http.post(`/v1/projects/${projectId}/invocations/${invocationId}/${decision}`).set(owner.deciderAuth).send(body);
   const invocation = (projectId: string, invocationId: string) =>
@@ -30,12 +33,22 @@ describe('approval of tool calls', () => {
 
   it('sets approvalRequired on a project, naming only tools the project has', async () => {
     const { id } = await t.createProject(tenant);
-    const unknown = await t.http.patch(`/v1/projects/${id}`).set(tenant.auth).send({ approvalRequired: ['delete_file', 'rm_rf'] });
+    const unknown = await t.http
+      .patch(`/v1/projects/${id}`)
+      .set(tenant.auth)
+      .send({ approvalRequired: ['delete_file', 'rm_rf'] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toMatchObject({ code: 'unknown_tool', details: { unknown: ['rm_rf'] } });
-    const set = await t.http.patch(`/v1/projects/${id}`).set(tenant.auth).send({ approvalRequired: ['delete_file', 'shell_exec'] }).expect(200);
+    const set = await t.http
+      .patch(`/v1/projects/${id}`)
+      .set(tenant.auth)
+      .send({ approvalRequired: ['delete_file', 'shell_exec'] })
+      .expect(200);
     expect(set.body.approvalRequired).toEqual(['delete_file', 'shell_exec']);
-    const refusedOnCreate = await t.http.post('/v1/projects').set(tenant.auth).send({ name: 'n', slug: `n-${Date.now()}`, approvalRequired: ['nope'] });
+    const refusedOnCreate = await t.http
+      .post('/v1/projects')
+      .set(tenant.auth)
+      .send({ name: 'n', slug: `n-${Date.now()}`, approvalRequired: ['nope'] });
     expect(refusedOnCreate.status).toBe(400);
   });
 
@@ -45,7 +58,12 @@ describe('approval of tool calls', () => {
     try {
       const parked = await write(p.id, 'approved.txt', 'hello');
       expect(parked.status).toBe(202);
-      expect(parked.body).toMatchObject({ status: 'pending_approval', tool: 'write_file', invocationId: expect.any(String), expiresAt: expect.any(String) });
+      expect(parked.body).toMatchObject({
+        status: 'pending_approval',
+        tool: 'write_file',
+        invocationId: expect.any(String),
+        expiresAt: expect.any(String),
+      });
       const id = parked.body.invocationId as string;
       await stream.next((e) => e.event === 'tool.pending' && e.data.invocationId === id);
       expect(existsSync(path.join(p.dir, 'approved.txt'))).toBe(false);
@@ -80,7 +98,10 @@ describe('approval of tool calls', () => {
 
   it('refuses an invalid call as usual instead of parking it, and runs tools not on the list at once', async () => {
     const p = await project();
-    const invalid = await t.http.post(`/v1/projects/${p.id}/tools/write_file/invoke`).set(tenant.auth).send({ arguments: { path: 'a.txt', content: 1 } });
+    const invalid = await t.http
+      .post(`/v1/projects/${p.id}/tools/write_file/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { path: 'a.txt', content: 1 } });
     expect(invalid.status).toBe(422);
     expect(invalid.body.error.code).toBe('invalid_arguments');
     await t.http.post(`/v1/projects/${p.id}/tools/list_files/invoke`).set(tenant.auth).send({ arguments: {} }).expect(200);
@@ -168,7 +189,11 @@ describe('approval of tool calls', () => {
   it('replays a parked call under its Idempotency-Key instead of parking it twice', async () => {
     const p = await project();
     const send = () =>
-      t.http.post(`/v1/projects/${p.id}/tools/write_file/invoke`).set(tenant.auth).set('Idempotency-Key', 'park-once').send({ arguments: { path: 'k.txt', content: 'x' } });
+      t.http
+        .post(`/v1/projects/${p.id}/tools/write_file/invoke`)
+        .set(tenant.auth)
+        .set('Idempotency-Key', 'park-once')
+        .send({ arguments: { path: 'k.txt', content: 'x' } });
     const first = await send().expect(202);
     const again = await send().expect(202);
     expect(again.headers['idempotent-replayed']).toBe('true');
@@ -209,7 +234,11 @@ describe('approval of tool calls', () => {
     it('expires a call nobody decided: it never runs, and a late approval answers 409', async () => {
       const owner = await short.createTenant();
       const { id: projectId } = await short.createProject(owner, { approvalRequired: ['write_file'] });
-      const parked = await short.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(owner.auth).send({ arguments: { path: 'late.txt', content: 'x' } }).expect(202);
+      const parked = await short.http
+        .post(`/v1/projects/${projectId}/tools/write_file/invoke`)
+        .set(owner.auth)
+        .send({ arguments: { path: 'late.txt', content: 'x' } })
+        .expect(202);
       const id = parked.body.invocationId as string;
       let row: { status: string; errorCode: string | null; caller: unknown; approval: { status: string } } | undefined;
       for (let i = 0; i < 100; i++) {
@@ -217,7 +246,12 @@ describe('approval of tool calls', () => {
         if (row!.status !== 'pending_approval') break;
         await new Promise((r) => setTimeout(r, 50));
       }
-      expect(row).toMatchObject({ status: 'expired', errorCode: 'approval_expired', caller: { keyId: owner.keyId, name: 'default' }, approval: { status: 'expired' } });
+      expect(row).toMatchObject({
+        status: 'expired',
+        errorCode: 'approval_expired',
+        caller: { keyId: owner.keyId, name: 'default' },
+        approval: { status: 'expired' },
+      });
       const late = await short.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(owner.deciderAuth).send({});
       expect(late.status).toBe(409);
       expect(late.body.error.code).toBe('approval_expired');
@@ -236,7 +270,11 @@ describe('approval of tool calls', () => {
       const before = await createTestApp({ database, env });
       const owner = await before.createTenant();
       const { id: projectId } = await before.createProject(owner, { approvalRequired: ['write_file'] });
-      const parked = await before.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(owner.auth).send({ arguments: { path: 'kept.txt', content: 'after restart' } }).expect(202);
+      const parked = await before.http
+        .post(`/v1/projects/${projectId}/tools/write_file/invoke`)
+        .set(owner.auth)
+        .send({ arguments: { path: 'kept.txt', content: 'after restart' } })
+        .expect(202);
       await before.close();
 
       const after = await createTestApp({ database, env });

@@ -19,7 +19,11 @@ describe('tool batches', () => {
     const { id } = await t.createProject(tenant, body);
     return { id, dir: t.workspaceOf(id) };
   };
-  const batch = (projectId: string, body: unknown, auth = tenant.auth) => t.http.post(`/v1/projects/${projectId}/tools/batch`).set(auth).send(body as object);
+  const batch = (projectId: string, body: unknown, auth = tenant.auth) =>
+    t.http
+      .post(`/v1/projects/${projectId}/tools/batch`)
+      .set(auth)
+      .send(body as object);
 
   it('answers each call on its own in request order; the invalid ones never run and stop nothing', async () => {
     const p = await project();
@@ -35,8 +39,22 @@ describe('tool batches', () => {
       ],
     });
     expect(res.status).toBe(200);
-    const byId = Object.fromEntries((res.body.results as Array<{ id: string }>).map((r) => [r.id, r])) as unknown as Record<string, { status: string; error: { message: string; details: { suggestions: string[] } } }>;
-    expect(res.body.results.map((r: { id: string }) => r.id)).toEqual(['w1', 'bad-args', 'w2', 'no-such-tool', 'escape', 'bad-json', 'missing']);
+    // Sent one result at a time, with the length of them all said first.
+    expect(res.headers['content-type']).toMatch(/^application\/json; charset=utf-8/);
+    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(JSON.stringify(res.body)));
+    const byId = Object.fromEntries((res.body.results as Array<{ id: string }>).map((r) => [r.id, r])) as unknown as Record<
+      string,
+      { status: string; error: { message: string; details: { suggestions: string[] } } }
+    >;
+    expect(res.body.results.map((r: { id: string }) => r.id)).toEqual([
+      'w1',
+      'bad-args',
+      'w2',
+      'no-such-tool',
+      'escape',
+      'bad-json',
+      'missing',
+    ]);
     expect(byId.w1).toMatchObject({ tool: 'write_file', status: 'ok', invocationId: expect.any(String) });
     expect(byId.w2).toMatchObject({ status: 'ok' });
     expect(byId['bad-args']).toMatchObject({ status: 'invalid_arguments', error: { code: 'invalid_arguments', retryable: false } });
@@ -82,11 +100,15 @@ describe('tool batches', () => {
     const calls = Array.from({ length: 8 }, (_, i) => ({ id: `s${i}`, tool: 'shell_exec', arguments: { argv: ['sleep', '1'] } }));
     const res = await batch(p.id, { calls }).expect(200);
     // A call that did not run says why in the failure, not just its status.
-    const outcomes = res.body.results.map((r: { status: string; error?: { code: string; message: string } }) => (r.error ? `${r.status}: ${r.error.code}: ${r.error.message}` : r.status));
+    const outcomes = res.body.results.map((r: { status: string; error?: { code: string; message: string } }) =>
+      r.error ? `${r.status}: ${r.error.code}: ${r.error.message}` : r.status,
+    );
     expect(outcomes).toEqual(Array(8).fill('ok'));
     // As the audit log times them, whatever else the machine was doing: the last to start started before
     // the first to finish finished, so all eight (BATCH_CONCURRENCY) ran at once.
-    const rows = (await t.http.get(`/v1/projects/${p.id}/invocations`).query({ tool: 'shell_exec', limit: 100 }).set(tenant.auth).expect(200)).body.items as Array<{
+    const rows = (
+      await t.http.get(`/v1/projects/${p.id}/invocations`).query({ tool: 'shell_exec', limit: 100 }).set(tenant.auth).expect(200)
+    ).body.items as Array<{
       startedAt: string;
       finishedAt: string;
     }>;
@@ -116,18 +138,30 @@ describe('tool batches', () => {
 
   it('runs a JSON-RPC batch of tools/call over MCP concurrently, answering each by its id', async () => {
     const p = await project(SHELL_PROJECT);
-    const call = (id: number, argv: string[]) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'shell_exec', arguments: { argv } } });
+    const call = (id: number, argv: string[]) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'shell_exec', arguments: { argv } },
+    });
     const res = await t.http
       .post(`/v1/projects/${p.id}/mcp`)
       .set(tenant.auth)
       .set('accept', 'application/json, text/event-stream')
       .set('mcp-protocol-version', '2025-03-26')
-      .send([call(1, ['sleep', '1']), call(2, ['sleep', '1']), call(3, ['sh', '-c', 'exit 3']), { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope', arguments: {} } }])
+      .send([
+        call(1, ['sleep', '1']),
+        call(2, ['sleep', '1']),
+        call(3, ['sh', '-c', 'exit 3']),
+        { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope', arguments: {} } },
+      ])
       .expect(200);
     // Concurrently, as the audit log times them: the two sleeps ran at the same time (one started before
     // the other finished), whatever else the machine was doing.
     const sleeps = await eventually(async () => {
-      const rows = (await t.http.get(`/v1/projects/${p.id}/invocations`).query({ tool: 'shell_exec', status: 'ok' }).set(tenant.auth).expect(200)).body.items as Array<{
+      const rows = (
+        await t.http.get(`/v1/projects/${p.id}/invocations`).query({ tool: 'shell_exec', status: 'ok' }).set(tenant.auth).expect(200)
+      ).body.items as Array<{
         arguments: { argv: string[] };
         startedAt: string;
         finishedAt: string;
@@ -137,7 +171,11 @@ describe('tool batches', () => {
       return slept.map((row) => ({ start: Date.parse(row.startedAt), end: Date.parse(row.finishedAt) }));
     });
     expect(Math.max(...sleeps.map((r) => r.start))).toBeLessThan(Math.min(...sleeps.map((r) => r.end)));
-    const answers = res.body as Array<{ id: number; result: { isError?: boolean; structuredContent?: Record<string, unknown> }; error?: { code: number } }>;
+    const answers = res.body as Array<{
+      id: number;
+      result: { isError?: boolean; structuredContent?: Record<string, unknown> };
+      error?: { code: number };
+    }>;
     const byId = new Map(answers.map((m) => [m.id, m.result]));
     expect([...byId.keys()].sort()).toEqual([1, 2, 3, 4]);
     expect(byId.get(1)!.isError).toBeFalsy();
@@ -148,7 +186,11 @@ describe('tool batches', () => {
   });
 
   it('is described in the OpenAPI document: batch, Idempotency-Key, the 202 of a parked call, approve and deny', async () => {
-    type Operation = { security?: unknown[]; parameters?: Array<{ name: string; in: string }>; responses: Record<string, { description?: string }> };
+    type Operation = {
+      security?: unknown[];
+      parameters?: Array<{ name: string; in: string }>;
+      responses: Record<string, { description?: string }>;
+    };
     const doc = (await t.http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, Operation>> };
     const batchOp = doc.paths['/v1/projects/{projectId}/tools/batch'].post;
     expect(Object.keys(batchOp.responses)).toEqual(expect.arrayContaining(['200', '400']));
@@ -164,7 +206,11 @@ describe('tool batches', () => {
 
   it.each([
     ['an empty batch', { calls: [] }, 'empty_batch'],
-    ['33 calls', { calls: Array.from({ length: 33 }, (_, i) => ({ id: `c${i}`, tool: 'write_file', arguments: { path: `f${i}`, content: 'x' } })) }, 'batch_too_large'],
+    [
+      '33 calls',
+      { calls: Array.from({ length: 33 }, (_, i) => ({ id: `c${i}`, tool: 'write_file', arguments: { path: `f${i}`, content: 'x' } })) },
+      'batch_too_large',
+    ],
     [
       'duplicate ids',
       {

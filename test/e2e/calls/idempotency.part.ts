@@ -22,7 +22,10 @@ describe('idempotency keys', () => {
     return (key === undefined ? req : req.set('Idempotency-Key', key)).send(body);
   };
   const auditRows = async (projectId: string) =>
-    (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as Array<{ id: string; status: string }>;
+    (await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as Array<{
+      id: string;
+      status: string;
+    }>;
 
   it('replays the stored answer of a write_file and does not write again, even after the file was changed by hand', async () => {
     const p = await project();
@@ -52,7 +55,11 @@ describe('idempotency keys', () => {
 
   it('keeps each API key its own keys: another key of the tenant neither replays, nor pre-claims, nor sees a 422', async () => {
     const p = await project();
-    const made = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'narrow', role: 'agent', projectIds: [p.id], tools: ['list_files'] }).expect(201);
+    const made = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ name: 'narrow', role: 'agent', projectIds: [p.id], tools: ['list_files'] })
+      .expect(201);
     const narrow = { ...tenant, auth: { Authorization: `Bearer ${made.body.key as string}` } };
     const list = { arguments: { path: '.' } };
     const planted = await invoke(p.id, 'list_files', list, 'shared-42', narrow).expect(200);
@@ -83,6 +90,31 @@ describe('idempotency keys', () => {
     const otherTool = await invoke(p.id, 'delete_file', { arguments: { path: 'a.txt' } }, 'k');
     expect(otherTool.status).toBe(422);
     expect(await readFile(path.join(p.dir, 'a.txt'), 'utf8')).toBe('first');
+  });
+
+  it('[sec-109] replays a key only to the end user it was first sent for: another user with the same key gets 422 and nothing runs', async () => {
+    const p = await project();
+    const agent = (
+      await t.http
+        .post('/v1/api-keys')
+        .set(tenant.auth)
+        .send({ name: 'assistant', role: 'agent', projectIds: [p.id], actAsUsers: true })
+        .expect(201)
+    ).body.key as string;
+    const asUser = (user: string, content: string) =>
+      t.http
+        .post(`/v1/projects/${p.id}/tools/write_file/invoke`)
+        .set({ Authorization: `Bearer ${agent}`, 'Toolgate-User': user, 'Idempotency-Key': 'per-user' })
+        .send({ arguments: { path: 'who.txt', content } });
+    const alice = await asUser('alice', 'alice wrote this').expect(200);
+    const bob = await asUser('bob', 'alice wrote this');
+    expect(bob.status).toBe(422);
+    expect(bob.body.error.code).toBe('idempotency_key_reused');
+    expect(bob.headers['idempotent-replayed']).toBeUndefined();
+    const again = await asUser('alice', 'alice wrote this').expect(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.invocationId).toBe(alice.body.invocationId);
+    expect(await readFile(path.join(p.dir, 'who.txt'), 'utf8')).toBe('alice wrote this');
   });
 
   it('runs a call once when two requests with one key arrive together: the second waits and gets the same answer', async () => {
@@ -157,7 +189,11 @@ describe('idempotency keys', () => {
       const owner = await short.createTenant();
       const { id } = await short.createProject(owner, SHELL_PROJECT);
       const call = () =>
-        short.http.post(`/v1/projects/${id}/tools/shell_exec/invoke`).set(owner.auth).set('Idempotency-Key', 'slow').send({ arguments: { argv: ['sleep', '1'] } });
+        short.http
+          .post(`/v1/projects/${id}/tools/shell_exec/invoke`)
+          .set(owner.auth)
+          .set('Idempotency-Key', 'slow')
+          .send({ arguments: { argv: ['sleep', '1'] } });
       const first = call().then((r) => r);
       await new Promise((r) => setTimeout(r, 300));
       const busy = await call();

@@ -20,13 +20,20 @@ describe('the in-process change bus (one instance)', () => {
     const other = await t.createTenant();
     await t.http.get('/v1/projects').set(other.auth).expect(200);
     const keys = await t.http.get('/v1/api-keys').set(other.auth).expect(200);
-    await t.http.delete(`/v1/api-keys/${(keys.body.items ?? keys.body)[0].id}`).set(other.auth).expect(204);
+    await t.http
+      .delete(`/v1/api-keys/${(keys.body.items ?? keys.body)[0].id}`)
+      .set(other.auth)
+      .expect(204);
     await t.http.get('/v1/projects').set(other.auth).expect(401);
   });
 
   it('drops the tool settings of a project on update: shell_exec is refused right after it is disabled', async () => {
     const project = await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] });
-    const call = () => t.http.post(`/v1/projects/${project.id}/tools/shell_exec/invoke`).set(tenant.auth).send({ arguments: { argv: ['printf', 'x'] } });
+    const call = () =>
+      t.http
+        .post(`/v1/projects/${project.id}/tools/shell_exec/invoke`)
+        .set(tenant.auth)
+        .send({ arguments: { argv: ['printf', 'x'] } });
     expect((await call().expect(200)).body.result.stdout).toBe('x');
     await t.http.patch(`/v1/projects/${project.id}`).set(tenant.auth).send({ shellEnabled: false }).expect(200);
     expect((await call().expect(403)).body.error.code).toBe('shell_disabled');

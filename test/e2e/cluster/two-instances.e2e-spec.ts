@@ -66,7 +66,10 @@ describeOnPostgres(title, () => {
     const proxied = new URL(database.url!);
     proxied.port = String(busProxy.port);
     const driverB = createPostgresDriver(database.url!, 5);
-    const viaProxy = { ...driverB, newClient: (name: string) => new pg.Client({ connectionString: proxied.toString(), application_name: name }) };
+    const viaProxy = {
+      ...driverB,
+      newClient: (name: string) => new pg.Client({ connectionString: proxied.toString(), application_name: name }),
+    };
     b = await createTestApp({ env, database: { driver: viaProxy, url: database.url, close: () => driverB.close() } });
     tenant = await a.createTenant();
   });
@@ -101,17 +104,26 @@ describeOnPostgres(title, () => {
     const other = await a.createTenant();
     const project = await a.createProject(other);
     const port = b.port;
-    const keyId = ((await a.http.get('/v1/api-keys').set(other.auth).expect(200)).body.items as Array<{ id: string; name: string }>).find((k) => k.name === 'default')!.id;
+    const keyId = ((await a.http.get('/v1/api-keys').set(other.auth).expect(200)).body.items as Array<{ id: string; name: string }>).find(
+      (k) => k.name === 'default',
+    )!.id;
     let markRevoked!: (at: number) => void;
     const revokedAt = new Promise<number>((resolve) => (markRevoked = resolve));
     const ended = new Promise<number>((resolve, reject) => {
-      const request = http.get({ host: '127.0.0.1', port, path: `/v1/projects/${project.id}/events`, headers: { ...other.auth, accept: 'text/event-stream' } }, (response) => {
-        if (response.statusCode !== 200) return reject(new Error(`answered ${response.statusCode}`));
-        response.resume();
-        response.on('end', () => resolve(Date.now()));
-        // Revoked only once the stream is open on B.
-        void a.http.delete(`/v1/api-keys/${keyId}`).set(other.auth).expect(204).then(() => markRevoked(Date.now()), reject);
-      });
+      const request = http.get(
+        { host: '127.0.0.1', port, path: `/v1/projects/${project.id}/events`, headers: { ...other.auth, accept: 'text/event-stream' } },
+        (response) => {
+          if (response.statusCode !== 200) return reject(new Error(`answered ${response.statusCode}`));
+          response.resume();
+          response.on('end', () => resolve(Date.now()));
+          // Revoked only once the stream is open on B.
+          void a.http
+            .delete(`/v1/api-keys/${keyId}`)
+            .set(other.auth)
+            .expect(204)
+            .then(() => markRevoked(Date.now()), reject);
+        },
+      );
       request.on('error', reject);
     });
     const [closed, revoked] = await Promise.all([ended, revokedAt]);
@@ -127,27 +139,46 @@ describeOnPostgres(title, () => {
         headers: { ...tenant.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify(message),
       });
-    const running = mcp(a, { jsonrpc: '2.0', id: 'across', method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sleep', marker] } } });
+    const running = mcp(a, {
+      jsonrpc: '2.0',
+      id: 'across',
+      method: 'tools/call',
+      params: { name: 'shell_exec', arguments: { argv: ['sleep', marker] } },
+    });
     await waitForProcess(marker);
     const cancelledAt = Date.now();
-    expect((await mcp(b, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'across', reason: 'from B' } })).status).toBe(202);
+    expect(
+      (await mcp(b, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'across', reason: 'from B' } })).status,
+    ).toBe(202);
     const answer = (await (await running).json()) as { result: { isError?: boolean; _meta: Record<string, { error?: { code: string } }> } };
     expect(Date.now() - cancelledAt).toBeLessThan(2_000);
     expect(answer.result).toMatchObject({ isError: true, _meta: { 'dev.toolgate/error': { error: { code: 'cancelled' } } } });
     await expectNoProcess(marker);
-    const rows = (await a.http.get(`/v1/projects/${project.id}/invocations`).query({ tool: 'shell_exec' }).set(tenant.auth).expect(200)).body.items;
-    expect(rows).toEqual([expect.objectContaining({ channel: 'mcp', status: 'error', errorCode: 'cancelled', errorMessage: expect.stringMatching(/from B/) })]);
+    const rows = (await a.http.get(`/v1/projects/${project.id}/invocations`).query({ tool: 'shell_exec' }).set(tenant.auth).expect(200))
+      .body.items;
+    expect(rows).toEqual([
+      expect.objectContaining({ channel: 'mcp', status: 'error', errorCode: 'cancelled', errorMessage: expect.stringMatching(/from B/) }),
+    ]);
   });
 
   it('an MCP log level set on A holds for the calls B serves within one second, and an initialize on B clears it for A', async () => {
     const project = await a.createProject(tenant);
     const source = { type: 'mcp', url: loggingUpstream.url, tools: LOGGING_TOOLS.map((tool) => tool.name) };
-    const skill = await a.http.post('/v1/skills').set(tenant.auth).send({ name: `logging-${project.id.slice(0, 8)}`, version: '1.0.0', description: 'logs', source }).expect(201);
+    const skill = await a.http
+      .post('/v1/skills')
+      .set(tenant.auth)
+      .send({ name: `logging-${project.id.slice(0, 8)}`, version: '1.0.0', description: 'logs', source })
+      .expect(201);
     await enableSkill(a, tenant, project.id, skill.body.id as string);
     const call = async (app: TestApp) => {
       const res = await fetch(`http://127.0.0.1:${app.port}/v1/projects/${project.id}/mcp`, {
         method: 'POST',
-        headers: { ...tenant.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        headers: {
+          ...tenant.auth,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {} } }),
       });
       return (await res.text()).match(/"method":"notifications\/message"/g)?.length ?? 0;
@@ -167,7 +198,8 @@ describeOnPostgres(title, () => {
   it("a project's workspace changed on A is the one B resolves", async () => {
     const project = await a.createProject(tenant);
     await writeFile(path.join(a.workspaceOf(project.id), 'where.txt'), 'first\n');
-    const read = async (app: TestApp) => (await callTool(app, tenant, project.id, 'read_file', { path: 'where.txt' }).expect(200)).body.result.content as string;
+    const read = async (app: TestApp) =>
+      (await callTool(app, tenant, project.id, 'read_file', { path: 'where.txt' }).expect(200)).body.result.content as string;
     expect(await read(b)).toBe('first\n');
 
     const moved = path.join(shared, `moved-${project.id}`);
@@ -187,7 +219,9 @@ describeOnPostgres(title, () => {
     expect((await shell()).body.error.code).toBe('shell_disabled');
 
     await a.http.delete(`/v1/projects/${project.id}`).set(tenant.auth).expect(204);
-    expect(await within(WITHIN_MS, async () => (await callTool(b, tenant, project.id, 'list_files', {})).status === 404)).toBeLessThan(WITHIN_MS);
+    expect(await within(WITHIN_MS, async () => (await callTool(b, tenant, project.id, 'list_files', {})).status === 404)).toBeLessThan(
+      WITHIN_MS,
+    );
   });
 
   it('a tenant deleted on A: B refuses its key within one second', async () => {
@@ -200,7 +234,10 @@ describeOnPostgres(title, () => {
   it('a skill enabled on A is listed and run by B; disabled on A, B stops offering it', async () => {
     const project = await a.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] });
     const skill = await registerSkill(a, tenant, skillOf([commandTool('cluster_say', ['printf', '%s', '{{text}}'], STRING_ARG('text'))]));
-    const listed = async () => ((await b.http.get(`/v1/projects/${project.id}/tools`).set(tenant.auth).expect(200)).body.tools as Array<{ name: string }>).map((t) => t.name);
+    const listed = async () =>
+      ((await b.http.get(`/v1/projects/${project.id}/tools`).set(tenant.auth).expect(200)).body.tools as Array<{ name: string }>).map(
+        (t) => t.name,
+      );
     // B has the project's tool list cached without the skill.
     expect(await listed()).not.toContain('cluster_say');
 
@@ -214,7 +251,7 @@ describeOnPostgres(title, () => {
     await callTool(b, tenant, project.id, 'cluster_say', { text: 'gone' }).expect(404);
   });
 
-  it("an event stream on B carries the calls A runs, in order, and resumes with Last-Event-ID on either instance", async () => {
+  it('an event stream on B carries the calls A runs, in order, and resumes with Last-Event-ID on either instance', async () => {
     const project = await a.createProject(tenant);
     const [portA, portB] = [a.port, b.port];
     const stream = await EventStream.open(portB, project.id, tenant);
@@ -264,7 +301,11 @@ describeOnPostgres(title, () => {
     try {
       await onA.listTools();
       const park = async (file: string) => {
-        const stream = onA.experimental.tasks.callToolStream({ name: 'write_file', arguments: { path: file, content: file } }, CallToolResultSchema, { task: {} });
+        const stream = onA.experimental.tasks.callToolStream(
+          { name: 'write_file', arguments: { path: file, content: file } },
+          CallToolResultSchema,
+          { task: {} },
+        );
         const first = (await stream.next()).value as { type: string; task: { taskId: string; statusMessage?: string } };
         await stream.return(undefined);
         expect(first.type).toBe('taskCreated');
@@ -273,7 +314,11 @@ describeOnPostgres(title, () => {
       const approved = await park('across.txt');
       expect((await onB.experimental.tasks.getTask(approved.taskId)).status).toBe('working');
       const waiting = onB.experimental.tasks.getTaskResult(approved.taskId, CallToolResultSchema);
-      await a.http.post(`/v1/projects/${project.id}/invocations/${approved.invocationId}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+      await a.http
+        .post(`/v1/projects/${project.id}/invocations/${approved.invocationId}/approve`)
+        .set(tenant.deciderAuth)
+        .send({})
+        .expect(200);
       expect(((await waiting) as { structuredContent?: unknown }).structuredContent).toMatchObject({ path: 'across.txt' });
 
       const withdrawn = await park('withdrawn.txt');
@@ -288,13 +333,24 @@ describeOnPostgres(title, () => {
   it("B's bus connection killed: it reconnects; cut for longer, /health/ready says so, and a key revoked meanwhile is refused once it is back", async () => {
     const busOf = async (app: TestApp) => (await app.http.get('/health/ready').set(app.admin).expect(200)).body.changeBus;
     const busMetric = async (app: TestApp, name: string) => {
-      const samples = parsePrometheusText((await app.http.get('/metrics').set({ Authorization: `Bearer ${METRICS_TOKEN}` }).expect(200)).text).get(name)?.samples;
+      const samples = parsePrometheusText(
+        (
+          await app.http
+            .get('/metrics')
+            .set({ Authorization: `Bearer ${METRICS_TOKEN}` })
+            .expect(200)
+        ).text,
+      ).get(name)?.samples;
       expect(samples).toHaveLength(1);
       return samples![0].value;
     };
     const before = await busOf(b);
     const pid = async () =>
-      (await database.driver.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [`toolgate-bus-${before.instanceId}`]))[0]?.pid;
+      (
+        await database.driver.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+          `toolgate-bus-${before.instanceId}`,
+        ])
+      )[0]?.pid;
     const killed = await pid();
     expect(killed).toEqual(expect.any(Number));
     await database.driver.query('SELECT pg_terminate_backend($1)', [killed]);
@@ -310,14 +366,20 @@ describeOnPostgres(title, () => {
     await busProxy.cut();
     await within(2_000, async () => !(await busOf(b)).connected);
     const down = await b.http.get('/health/ready').set(b.admin).expect(200);
-    expect(down.body).toMatchObject({ status: 'ok', changeBus: { mode: 'postgres', connected: false, caches: expect.stringContaining('TTL'), lastError: expect.any(String) } });
+    expect(down.body).toMatchObject({
+      status: 'ok',
+      changeBus: { mode: 'postgres', connected: false, caches: expect.stringContaining('TTL'), lastError: expect.any(String) },
+    });
     // What an operator alerts on: the same state in /metrics.
     expect(await busMetric(b, 'toolgate_change_bus_connected')).toBe(0);
     // Attempts go on while the proxy refuses: at least as many as readiness counted a moment ago.
     expect(await busMetric(b, 'toolgate_change_bus_reconnects_total')).toBeGreaterThanOrEqual(down.body.changeBus.reconnects);
 
     const keys = await a.http.get('/v1/api-keys').set(other.auth).expect(200);
-    await a.http.delete(`/v1/api-keys/${(keys.body.items ?? keys.body)[0].id}`).set(other.auth).expect(204);
+    await a.http
+      .delete(`/v1/api-keys/${(keys.body.items ?? keys.body)[0].id}`)
+      .set(other.auth)
+      .expect(204);
     await new Promise((resolve) => setTimeout(resolve, 300));
     // B missed the message: its cache still holds the key until the bus is back (or the TTL ends).
     await b.http.get('/v1/projects').set(other.auth).expect(200);
@@ -326,7 +388,10 @@ describeOnPostgres(title, () => {
     await within(10_000, async () => (await busOf(b)).connected);
     // Back: B dropped its caches when it reconnected, since it may have missed anything.
     await b.http.get('/v1/projects').set(other.auth).expect(401);
-    expect((await b.http.get('/health/ready').set(b.admin).expect(200)).body.changeBus).toMatchObject({ connected: true, caches: expect.not.stringContaining('TTL') });
+    expect((await b.http.get('/health/ready').set(b.admin).expect(200)).body.changeBus).toMatchObject({
+      connected: true,
+      caches: expect.not.stringContaining('TTL'),
+    });
     expect(await busMetric(b, 'toolgate_change_bus_connected')).toBe(1);
 
     // And it hears new changes again.
@@ -337,6 +402,10 @@ describeOnPostgres(title, () => {
     await mkdir(moved);
     await writeFile(path.join(moved, 'where.txt'), 'second\n');
     await a.http.patch(`/v1/admin/projects/${project.id}`).set(a.admin).send({ workspacePath: moved }).expect(200);
-    await within(WITHIN_MS, async () => (await callTool(b, tenant, project.id, 'read_file', { path: 'where.txt' }).expect(200)).body.result.content === 'second\n');
+    await within(
+      WITHIN_MS,
+      async () =>
+        (await callTool(b, tenant, project.id, 'read_file', { path: 'where.txt' }).expect(200)).body.result.content === 'second\n',
+    );
   });
 });

@@ -28,7 +28,10 @@ async function startClientPage(): Promise<{ origin: string; close(): Promise<voi
     res.end('<!doctype html><title>client</title>');
   });
   await new Promise<void>((resolve) => server.listen(0, 'localhost', resolve));
-  return { origin: `http://localhost:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    origin: `http://localhost:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
@@ -43,7 +46,13 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
     t = await createTestApp({ env: { MCP_ALLOWED_ORIGINS: page.origin } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    agentKey = (await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'browser agent', role: 'agent', projectIds: [projectId] }).expect(201)).body.key as string;
+    agentKey = (
+      await t.http
+        .post('/v1/api-keys')
+        .set(tenant.auth)
+        .send({ name: 'browser agent', role: 'agent', projectIds: [projectId] })
+        .expect(201)
+    ).body.key as string;
   });
   afterAll(async () => {
     await t?.close();
@@ -62,7 +71,12 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
       ['/.well-known/oauth-authorization-server', 'GET', 'mcp-protocol-version'],
     ] as const) {
       const res = await preflight(path, FOREIGN, method, headers);
-      expect({ path, status: res.status, origin: res.headers['access-control-allow-origin'], credentials: res.headers['access-control-allow-credentials'] }).toEqual({
+      expect({
+        path,
+        status: res.status,
+        origin: res.headers['access-control-allow-origin'],
+        credentials: res.headers['access-control-allow-credentials'],
+      }).toEqual({
         path,
         status: 204,
         origin: '*',
@@ -83,14 +97,25 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
 
     const unlisted = await preflight(path, FOREIGN, 'POST', 'authorization,content-type');
     expect(unlisted.headers['access-control-allow-origin']).toBeUndefined();
-    const call = await t.http.post(path).set('Origin', FOREIGN).set('Authorization', `Bearer ${agentKey}`).set('Accept', MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'ping' });
-    expect([call.status, call.body.error?.code, call.headers['access-control-allow-origin']]).toEqual([403, 'origin_not_allowed', undefined]);
+    const call = await t.http
+      .post(path)
+      .set('Origin', FOREIGN)
+      .set('Authorization', `Bearer ${agentKey}`)
+      .set('Accept', MCP_ACCEPT)
+      .send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect([call.status, call.body.error?.code, call.headers['access-control-allow-origin']]).toEqual([
+      403,
+      'origin_not_allowed',
+      undefined,
+    ]);
   });
 
   it('writes the same CORS headers on either adapter: preflights answered 204 before any guard, answers with what a page may read', async () => {
     const cors = (res: { status: number; headers: Record<string, string | undefined> }): Record<string, unknown> => ({
       status: res.status,
-      ...Object.fromEntries(Object.entries(res.headers).filter(([name]) => name.startsWith('access-control-') || name === 'vary' || name === 'content-length')),
+      ...Object.fromEntries(
+        Object.entries(res.headers).filter(([name]) => name.startsWith('access-control-') || name === 'vary' || name === 'content-length'),
+      ),
     });
     const path = `/v1/projects/${projectId}/mcp`;
     expect(cors(await preflight(path, page.origin, 'POST', 'authorization'))).toEqual({
@@ -104,7 +129,12 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
       'access-control-expose-headers': 'WWW-Authenticate,Mcp-Session-Id,Mcp-Protocol-Version,X-Request-Id,Retry-After',
       'content-length': '0',
     });
-    const call = await t.http.post(path).set('Origin', page.origin).set('Authorization', `Bearer ${agentKey}`).set('Accept', MCP_ACCEPT).send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const call = await t.http
+      .post(path)
+      .set('Origin', page.origin)
+      .set('Authorization', `Bearer ${agentKey}`)
+      .set('Accept', MCP_ACCEPT)
+      .send({ jsonrpc: '2.0', id: 1, method: 'ping' });
     expect(cors(call)).toMatchObject({
       status: 200,
       'access-control-allow-origin': page.origin,
@@ -127,15 +157,27 @@ describe('cross-origin requests of browser-based MCP clients (CORS)', () => {
     const listing = await t.http.get('/v1/projects').set('Origin', page.origin).set(tenant.auth).expect(200);
     expect(Object.keys(cors(listing)).filter((name) => name !== 'status' && name !== 'content-length')).toEqual([]);
     // A literal '#' in the request line ends the path for both routers: this is the project's REST route.
-    const hashed = await rawRequest(t.port, 'GET', `/v1/projects/${projectId}#/mcp`, { origin: page.origin, authorization: tenant.auth.Authorization });
+    const hashed = await rawRequest(t.port, 'GET', `/v1/projects/${projectId}#/mcp`, {
+      origin: page.origin,
+      authorization: tenant.auth.Authorization,
+    });
     expect([hashed.status, JSON.parse(hashed.body).id]).toEqual([200, projectId]);
     expect(Object.keys(hashed.headers).filter((name) => name.startsWith('access-control-') || name === 'vary')).toEqual([]);
-    const hashedPreflight = await rawRequest(t.port, 'OPTIONS', `/v1/projects/${projectId}#/mcp`, { origin: page.origin, 'access-control-request-method': 'GET' });
+    const hashedPreflight = await rawRequest(t.port, 'OPTIONS', `/v1/projects/${projectId}#/mcp`, {
+      origin: page.origin,
+      'access-control-request-method': 'GET',
+    });
     expect([hashedPreflight.status, hashedPreflight.headers['access-control-allow-origin']]).toEqual([404, undefined]);
   });
 
   it('opens no REST route, the console or the authorization endpoint to other origins, the listed ones included', async () => {
-    for (const path of ['/v1/projects', `/v1/projects/${projectId}/tools/read_file/invoke`, '/v1/api-keys', '/console/', '/oauth/authorize']) {
+    for (const path of [
+      '/v1/projects',
+      `/v1/projects/${projectId}/tools/read_file/invoke`,
+      '/v1/api-keys',
+      '/console/',
+      '/oauth/authorize',
+    ]) {
       const res = await preflight(path, page.origin, 'POST', 'authorization,content-type');
       expect({ path, origin: res.headers['access-control-allow-origin'] }).toEqual({ path, origin: undefined });
     }
@@ -162,7 +204,13 @@ describeInBrowser('a browser-based MCP client on another origin', 'browser MCP c
     const tenant = await t.createTenant();
     adminKey = tenant.auth.Authorization.replace(/^Bearer /, '');
     projectId = (await t.createProject(tenant)).id;
-    agentKey = (await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'browser agent', role: 'agent', projectIds: [projectId] }).expect(201)).body.key as string;
+    agentKey = (
+      await t.http
+        .post('/v1/api-keys')
+        .set(tenant.auth)
+        .send({ name: 'browser agent', role: 'agent', projectIds: [projectId] })
+        .expect(201)
+    ).body.key as string;
     browser = await launchChromium();
     tab = watchPage(await browser.newPage(), problems);
     await tab.goto(clientPage.origin);
@@ -201,13 +249,21 @@ describeInBrowser('a browser-based MCP client on another origin', 'browser MCP c
     const register = await fetchInPage(`${base}/oauth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Page client', redirect_uris: [`${clientPage.origin.replace('localhost', '127.0.0.1')}/callback`] }),
+      body: JSON.stringify({
+        client_name: 'Page client',
+        redirect_uris: [`${clientPage.origin.replace('localhost', '127.0.0.1')}/callback`],
+      }),
     });
     expect(register).toMatchObject({ status: 201 });
 
     const listed = await fetchInPage(mcpUrl, {
       method: 'POST',
-      headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json', accept: MCP_ACCEPT, 'mcp-protocol-version': '2025-11-25' },
+      headers: {
+        authorization: `Bearer ${agentKey}`,
+        'content-type': 'application/json',
+        accept: MCP_ACCEPT,
+        'mcp-protocol-version': '2025-11-25',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(listed).toMatchObject({ status: 200 });

@@ -64,7 +64,9 @@ export class FederatedUpstream extends UpstreamMcpServer {
       server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: this.offer.templates ?? [] }));
       server.setRequestHandler(ReadResourceRequestSchema, (request) => {
         this.requests.push(`read ${request.params.uri}`);
-        return this.offer.read ? this.offer.read(request.params.uri) : { contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: `${this.tool} says: ${request.params.uri}` }] };
+        return this.offer.read
+          ? this.offer.read(request.params.uri)
+          : { contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: `${this.tool} says: ${request.params.uri}` }] };
       });
     }
     if (capabilities.prompts) {
@@ -73,7 +75,8 @@ export class FederatedUpstream extends UpstreamMcpServer {
         const args = request.params.arguments ?? {};
         this.requests.push(`prompt ${request.params.name}`);
         if (this.offer.prompt) return this.offer.prompt(request.params.name, args);
-        if (!this.offer.prompts?.some((p) => p.name === request.params.name)) throw new McpError(-32602, `No prompt ${request.params.name}`);
+        if (!this.offer.prompts?.some((p) => p.name === request.params.name))
+          throw new McpError(-32602, `No prompt ${request.params.name}`);
         return { messages: [{ role: 'user', content: { type: 'text', text: `${request.params.name} with ${JSON.stringify(args)}` } }] };
       });
     }
@@ -91,9 +94,21 @@ export class FederatedUpstream extends UpstreamMcpServer {
 
 // The upstream's tool imported as a skill and enabled on the project; `timeoutMs` bounds every request to
 // it, its resources and prompts included.
-export async function enableSource(t: TestApp, tenant: TestTenant, projectId: string, upstream: FederatedUpstream, timeoutMs?: number): Promise<{ id: string; name: string }> {
+export async function enableSource(
+  t: TestApp,
+  tenant: TestTenant,
+  projectId: string,
+  upstream: FederatedUpstream,
+  timeoutMs?: number,
+): Promise<{ id: string; name: string }> {
   const name = uniqueName(upstream.tool.replace(/_/g, '-'));
-  const tool = { name: upstream.tool, description: `The tool of ${upstream.tool}`, inputSchema: { type: 'object', properties: {} }, executor: { type: 'mcp', url: upstream.url, tool: upstream.tool }, ...(timeoutMs ? { timeoutMs } : {}) };
+  const tool = {
+    name: upstream.tool,
+    description: `The tool of ${upstream.tool}`,
+    inputSchema: { type: 'object', properties: {} },
+    executor: { type: 'mcp', url: upstream.url, tool: upstream.tool },
+    ...(timeoutMs ? { timeoutMs } : {}),
+  };
   const posted = await postSkill(t, tenant, { name, version: '1.0.0', description: `Tools of ${upstream.tool}`, tools: [tool] });
   expect({ status: posted.status, error: posted.body.error }).toEqual({ status: 201, error: undefined });
   expect((await enableSkill(t, tenant, projectId, posted.body.id as string)).status).toBe(201);

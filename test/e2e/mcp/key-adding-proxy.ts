@@ -16,7 +16,13 @@ export class KeyAddingProxy {
   async start(): Promise<number> {
     this.server = http.createServer((req, res) => {
       const upstream = http.request(
-        { host: '127.0.0.1', port: this.targetPort, method: req.method, path: req.url, headers: { ...req.headers, ...lowerCased(this.header) } },
+        {
+          host: '127.0.0.1',
+          port: this.targetPort,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, ...lowerCased(this.header) },
+        },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
@@ -39,4 +45,5 @@ export class KeyAddingProxy {
   }
 }
 
-const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+const lowerCased = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));

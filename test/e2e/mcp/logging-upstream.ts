@@ -1,5 +1,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type LoggingLevel, type LoggingMessageNotification, SetLevelRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type LoggingLevel,
+  type LoggingMessageNotification,
+  SetLevelRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamMcpServer } from './upstream-mcp-server.js';
 
 // A tenant's upstream MCP server that logs while its tools run (it declares logging): `chatty` logs once at

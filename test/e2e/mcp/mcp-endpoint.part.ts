@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { eventually } from '../../support/eventually.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import { BUILTIN_TOOL_NAMES } from '../../../src/tools/builtin-tool-names.js';
+import { BUILTIN_TOOL_NAMES } from '../../../src/execution/builtin-tool-names.js';
 import { commandTool, enableSkill, installSkill, registerSkill, skillOf, STRING_ARG, uniqueName } from '../skills/skill-test-kit.js';
 import { callTool, SHELL_PROJECT } from '../tools/tool-test-kit.js';
 import { connectMcp, mcpClientFor, type TextResult, textOf } from './mcp-test-kit.js';
@@ -30,7 +30,14 @@ describe('the MCP endpoint of a project', () => {
     const project = await t.createProject(tenant, SHELL_PROJECT);
     projectId = project.id;
     workspace = t.workspaceOf(projectId);
-    await installSkill(t, tenant, projectId, skillOf([commandTool('say', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { annotations: { readOnly: true, destructive: false } })]));
+    await installSkill(
+      t,
+      tenant,
+      projectId,
+      skillOf([
+        commandTool('say', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { annotations: { readOnly: true, destructive: false } }),
+      ]),
+    );
     client = await mcpClientFor(t, tenant, projectId);
   });
   afterAll(async () => {
@@ -38,16 +45,23 @@ describe('the MCP endpoint of a project', () => {
     await t.close();
   });
 
-  const audit = async (id: string) => (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body as InvocationRow;
+  const audit = async (id: string) =>
+    (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body as InvocationRow;
   const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<TextResult>;
 
   it('lists the same tools as GET .../tools?format=mcp: built-ins and the enabled skill, with schemas and annotations', async () => {
-    const rest = (await t.http.get(`/v1/projects/${projectId}/tools`).query({ format: 'mcp' }).set(tenant.auth).expect(200)).body.tools as Array<{ name: string }>;
+    const rest = (await t.http.get(`/v1/projects/${projectId}/tools`).query({ format: 'mcp' }).set(tenant.auth).expect(200)).body
+      .tools as Array<{ name: string }>;
     const { tools } = await client.listTools();
     // Under revision 2025-11-25, which the SDK client speaks, each may also be called as a task.
     expect(tools).toEqual(rest.map((tool) => ({ ...tool, execution: { taskSupport: 'optional' } })));
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['read_file', 'write_file', 'shell_exec', 'say']));
-    expect(tools.find((tool) => tool.name === 'say')?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(tools.find((tool) => tool.name === 'say')?.annotations).toEqual({
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
     expect(client.getServerVersion()?.name).toBe('toolgate');
   });
 
@@ -60,7 +74,8 @@ describe('the MCP endpoint of a project', () => {
     const listings = async () => {
       const mcp = await connectMcp(t, ordered, tenant.auth);
       try {
-        const rest = (await t.http.get(`/v1/projects/${ordered}/tools`).query({ format: 'mcp' }).set(tenant.auth).expect(200)).body.tools as Array<{ name: string }>;
+        const rest = (await t.http.get(`/v1/projects/${ordered}/tools`).query({ format: 'mcp' }).set(tenant.auth).expect(200)).body
+          .tools as Array<{ name: string }>;
         return [(await mcp.listTools()).tools, (await mcp.listTools()).tools, rest].map((tools) => tools.map((tool) => tool.name));
       } finally {
         await mcp.close();
@@ -97,7 +112,13 @@ describe('the MCP endpoint of a project', () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe(rest.body.error.message);
     expect(textOf(result)).toMatch(/path.*Usage: read_file\(/s);
-    const rows = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ status: 'invalid_arguments', limit: 100 }).set(tenant.auth).expect(200)).body.items as InvocationRow[];
+    const rows = (
+      await t.http
+        .get(`/v1/projects/${projectId}/invocations`)
+        .query({ status: 'invalid_arguments', limit: 100 })
+        .set(tenant.auth)
+        .expect(200)
+    ).body.items as InvocationRow[];
     expect(rows.map((r) => r.channel).sort()).toEqual(['mcp', 'rest']);
   });
 
@@ -117,12 +138,17 @@ describe('the MCP endpoint of a project', () => {
     await new Promise((resolve) => setTimeout(resolve, 700));
     await leaving.close();
     await pending;
-    const row = await eventually(async () => {
-      const rows = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'shell_exec', limit: 100 }).set(tenant.auth)).body.items as InvocationRow[];
-      const cancelled = rows.find((r) => r.channel === 'mcp');
-      expect(cancelled).toBeDefined();
-      return cancelled;
-    }, 100, 100);
+    const row = await eventually(
+      async () => {
+        const rows = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'shell_exec', limit: 100 }).set(tenant.auth))
+          .body.items as InvocationRow[];
+        const cancelled = rows.find((r) => r.channel === 'mcp');
+        expect(cancelled).toBeDefined();
+        return cancelled;
+      },
+      100,
+      100,
+    );
     expect(row).toMatchObject({ status: 'error', errorCode: 'cancelled' });
   });
 
@@ -132,7 +158,11 @@ describe('the MCP endpoint of a project', () => {
     await expect(connectMcp(t, projectId, {})).rejects.toThrow(/"code":"unauthorized"/);
     const other = await t.createTenant();
     await expect(mcpClientFor(t, other, projectId)).rejects.toThrow(/"code":"project_not_found"/);
-    const missing = await fetch(url, { method: 'POST', headers: { ...other.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const missing = await fetch(url, {
+      method: 'POST',
+      headers: { ...other.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
     const body = (await missing.json()) as { error: { code: string } };
     const rest = await t.http.get(`/v1/projects/${projectId}/tools`).set(other.auth);
     expect({ status: missing.status, code: body.error.code }).toEqual({ status: 404, code: rest.body.error.code });

@@ -1,8 +1,14 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { EmptyResultSchema, ErrorCode, type LoggingLevel, type LoggingMessageNotification, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  EmptyResultSchema,
+  ErrorCode,
+  type LoggingLevel,
+  type LoggingMessageNotification,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { enableSkill, postSkill, uniqueName } from '../skills/skill-test-kit.js';
-import { connectMcp, refusedWith, textOf, type TextResult } from './mcp-test-kit.js';
+import { connectMcp, refusedWith, textOf, type TextResult, withEnvelope } from './mcp-test-kit.js';
 import { LOGGING_SECRET as SECRET, LOGGING_TOOLS as TOOLS, LoggingUpstream } from './logging-upstream.js';
 
 // MCP logging through a project's endpoint: a client sets a level with logging/setLevel on one POST (or,
@@ -20,7 +26,9 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
   const clients: Client[] = [];
 
   // An SDK client that collects the log messages it receives.
-  async function loggingClient(auth: Record<string, string>): Promise<{ client: Client; received: Array<LoggingMessageNotification['params']> }> {
+  async function loggingClient(
+    auth: Record<string, string>,
+  ): Promise<{ client: Client; received: Array<LoggingMessageNotification['params']> }> {
     const client = await connectMcp(t, projectId, auth);
     clients.push(client);
     const received: Array<LoggingMessageNotification['params']> = [];
@@ -29,13 +37,34 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
   }
 
   async function newKey(name: string): Promise<Record<string, string>> {
-    const key = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name, role: 'agent', projectIds: [projectId] }).expect(201);
+    const key = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ name, role: 'agent', projectIds: [projectId] })
+      .expect(201);
     return { Authorization: `Bearer ${key.body.key as string}` };
   }
 
   // One tools/call POSTed by hand: the answer's content type and its body as text.
-  async function rawCall(auth: Record<string, string>, name: string, headers: Record<string, string> = {}, meta?: Record<string, unknown>, endpoint = '/mcp') {
-    return rawPost(auth, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name, arguments: {}, ...(meta ? { _meta: meta } : {}) } }, headers, endpoint);
+  async function rawCall(
+    auth: Record<string, string>,
+    name: string,
+    headers: Record<string, string> = {},
+    meta?: Record<string, unknown>,
+    endpoint = '/mcp',
+  ) {
+    const params = { name, arguments: {}, ...(meta ? { _meta: meta } : {}) };
+    return rawPost(
+      auth,
+      {
+        jsonrpc: '2.0',
+        id: 11,
+        method: 'tools/call',
+        params: headers['mcp-protocol-version'] === '2026-07-28' ? withEnvelope(params) : params,
+      },
+      headers,
+      endpoint,
+    );
   }
 
   async function rawPost(auth: Record<string, string>, body: unknown, headers: Record<string, string> = {}, endpoint = '/mcp') {
@@ -54,8 +83,18 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}` } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    const source = { type: 'mcp', url: upstream.url, headers: { Authorization: `Bearer ${SECRET}` }, tools: TOOLS.map((tool) => tool.name) };
-    const imported = await postSkill(t, tenant, { name: uniqueName('logging'), version: '1.0.0', description: 'An upstream that logs', source });
+    const source = {
+      type: 'mcp',
+      url: upstream.url,
+      headers: { Authorization: `Bearer ${SECRET}` },
+      tools: TOOLS.map((tool) => tool.name),
+    };
+    const imported = await postSkill(t, tenant, {
+      name: uniqueName('logging'),
+      version: '1.0.0',
+      description: 'An upstream that logs',
+      source,
+    });
     expect(imported.status).toBe(201);
     expect((await enableSkill(t, tenant, projectId, imported.body.id as string)).status).toBe(201);
     agentKey = await newKey('logging-agent');
@@ -74,11 +113,16 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
 
   it('refuses a level MCP does not define, or none, naming the parameter and the levels', async () => {
     const { client } = await loggingClient(agentKey);
-    const refused = await refusedWith(client.request({ method: 'logging/setLevel', params: { level: 'verbose' as LoggingLevel } }, EmptyResultSchema));
+    const refused = await refusedWith(
+      client.request({ method: 'logging/setLevel', params: { level: 'verbose' as LoggingLevel } }, EmptyResultSchema),
+    );
     expect(refused.code).toBe(ErrorCode.InvalidParams);
     expect(refused.message).toContain('params.level must be one of debug, info, notice, warning, error, critical, alert, emergency');
     const none = await rawPost(agentKey, { jsonrpc: '2.0', id: 3, method: 'logging/setLevel' }, { 'mcp-protocol-version': '2025-11-25' });
-    expect(JSON.parse(none.text)).toMatchObject({ id: 3, error: { code: ErrorCode.InvalidParams, message: expect.stringContaining('params.level must be one of') } });
+    expect(JSON.parse(none.text)).toMatchObject({
+      id: 3,
+      error: { code: ErrorCode.InvalidParams, message: expect.stringContaining('params.level must be one of') },
+    });
   });
 
   it('relays, on the next POST’s call, the messages at or above the level set, asks the upstream for that level, and blanks the credential however deep', async () => {
@@ -126,7 +170,12 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
     const { client } = await loggingClient(agentKey);
     await client.setLoggingLevel('debug');
     expect(messagesIn((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).text)).toBe(9);
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'batch', version: '1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'batch', version: '1' } },
+    };
     // Beside other messages, the transport refuses it (400): no session starts, the level holds.
     expect((await rawPost(agentKey, [initialize, { jsonrpc: '2.0', id: 2, method: 'ping' }])).status).toBe(400);
     expect(messagesIn((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).text)).toBe(9);
@@ -147,11 +196,23 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
     const toolset = await connectMcp(t, projectId, agentKey, '/toolsets/quiet-names/mcp');
     clients.push(toolset);
     expect(toolset.getServerCapabilities()?.logging).toBeUndefined();
-    const viaToolset = await rawCall(agentKey, 'renamed_chatty', { 'mcp-protocol-version': '2025-11-25' }, undefined, '/toolsets/quiet-names/mcp');
+    const viaToolset = await rawCall(
+      agentKey,
+      'renamed_chatty',
+      { 'mcp-protocol-version': '2025-11-25' },
+      undefined,
+      '/toolsets/quiet-names/mcp',
+    );
     expect(viaToolset.contentType).toContain('application/json');
     expect(viaToolset.text).toContain('chatty done');
     const modern = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'renamed_chatty' };
-    const modernViaToolset = await rawCall(agentKey, 'renamed_chatty', modern, { 'io.modelcontextprotocol/logLevel': 'debug' }, '/toolsets/quiet-names/mcp');
+    const modernViaToolset = await rawCall(
+      agentKey,
+      'renamed_chatty',
+      modern,
+      { 'io.modelcontextprotocol/logLevel': 'debug' },
+      '/toolsets/quiet-names/mcp',
+    );
     expect(messagesIn(modernViaToolset.text)).toBe(0);
     // The toolset client's initialize left the level set on the project endpoint.
     expect(messagesIn((await rawCall(agentKey, 'chatty', { 'mcp-protocol-version': '2025-11-25' })).text)).toBe(9);
@@ -178,12 +239,19 @@ describe('MCP logging: the upstream’s log messages relayed at the level a clie
       expect(levels).toEqual(['critical', 'alert', 'emergency']);
       const silent = await rawCall(agentKey, 'chatty', modern);
       expect(silent.contentType).toContain('application/json');
-      expect(JSON.parse(silent.text)).toMatchObject({ result: { resultType: 'complete', content: [{ type: 'text', text: 'chatty done' }] } });
+      expect(JSON.parse(silent.text)).toMatchObject({
+        result: { resultType: 'complete', content: [{ type: 'text', text: 'chatty done' }] },
+      });
     });
 
     it('refuses a _meta level MCP does not define', async () => {
       const refused = await rawCall(agentKey, 'chatty', modern, { 'io.modelcontextprotocol/logLevel': 'loud' });
-      expect(JSON.parse(refused.text)).toMatchObject({ error: { code: ErrorCode.InvalidParams, message: expect.stringContaining('_meta["io.modelcontextprotocol/logLevel"] must be one of debug') } });
+      expect(JSON.parse(refused.text)).toMatchObject({
+        error: {
+          code: ErrorCode.InvalidParams,
+          message: expect.stringContaining('_meta["io.modelcontextprotocol/logLevel"] must be one of debug'),
+        },
+      });
     });
   });
 });

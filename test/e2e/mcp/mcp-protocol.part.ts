@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { McpEndpointService } from '../../../src/mcp/mcp-endpoint.service.js';
+import { McpSdkFallback } from '../../../src/mcp/mcp-sdk-fallback.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 
 interface Answer {
@@ -36,7 +36,7 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
   // Which path answered: the SDK's builds a Server for the message, the direct path never does.
   let sdkServers: ReturnType<typeof jest.spyOn>;
   beforeEach(() => {
-    sdkServers = jest.spyOn(McpEndpointService.prototype as unknown as { serverFor: () => unknown }, 'serverFor');
+    sdkServers = jest.spyOn(McpSdkFallback.prototype as unknown as { serverFor: () => unknown }, 'serverFor');
   });
   afterEach(() => sdkServers.mockRestore());
   const sdkAnswered = () => {
@@ -45,13 +45,26 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     return n;
   };
 
-  const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const HEADERS = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+  };
   const post = async (message: unknown, headers: Record<string, string> = {}): Promise<Answer> => {
-    const res = await fetch(url, { method: 'POST', headers: { ...HEADERS, ...tenant.auth, ...headers }, body: typeof message === 'string' ? message : JSON.stringify(message) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...HEADERS, ...tenant.auth, ...headers },
+      body: typeof message === 'string' ? message : JSON.stringify(message),
+    });
     const text = await res.text();
     return { status: res.status, contentType: res.headers.get('content-type'), text, body: text === '' ? undefined : JSON.parse(text) };
   };
-  const request = (id: unknown, method: string, params?: unknown) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+  const request = (id: unknown, method: string, params?: unknown) => ({
+    jsonrpc: '2.0',
+    id,
+    method,
+    ...(params === undefined ? {} : { params }),
+  });
   const withoutInvocationId = (result: { _meta?: unknown }) => ({ ...result, _meta: undefined });
   // JSON-RPC batches exist only up to revision 2025-03-26 (2025-06-18 removed them).
   const BATCH_REVISION = { 'mcp-protocol-version': '2025-03-26' };
@@ -70,7 +83,11 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     expect(supported.body).toEqual({
       jsonrpc: '2.0',
       id: 1,
-      result: { protocolVersion: '2025-03-26', capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {} }, serverInfo: { name: 'toolgate', version: '1' } },
+      result: {
+        protocolVersion: '2025-03-26',
+        capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {} },
+        serverInfo: { name: 'toolgate', version: '1' },
+      },
     });
     const unknown = await post(request('init-2', 'initialize', params('1999-01-01')));
     expect(unknown.body).toMatchObject({ id: 'init-2', result: { protocolVersion: LATEST_PROTOCOL_VERSION } });
@@ -97,7 +114,10 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     expect(sdkAnswered()).toBe(1);
     expect(single.status).toBe(200);
     expect(single.body).toMatchObject({ jsonrpc: '2.0', id: 'call-7', result: { structuredContent: { content: 'one\ntwo\n' } } });
-    expect({ ...single.body, result: withoutInvocationId(single.body.result) }).toEqual({ ...sdk.body, result: withoutInvocationId(sdk.body.result) });
+    expect({ ...single.body, result: withoutInvocationId(single.body.result) }).toEqual({
+      ...sdk.body,
+      result: withoutInvocationId(sdk.body.result),
+    });
     expect(single.body.result._meta['dev.toolgate/invocationId']).toEqual(expect.any(String));
     expect(single.body.result._meta['dev.toolgate/invocationId']).not.toBe(sdk.body.result._meta['dev.toolgate/invocationId']);
     // At the batch's revision: revision 2025-11-25 also marks each tool as one that may be called as a task.
@@ -118,10 +138,17 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
     const badVersion = await post(list, { 'mcp-protocol-version': '1999-01-01' });
     expect({ status: badVersion.status, code: badVersion.body.error.code }).toEqual({ status: 400, code: -32000 });
     expect(badVersion.body.error.message).toContain('Unsupported protocol version');
-    const notificationWithBadVersion = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-protocol-version': '1999-01-01' });
+    const notificationWithBadVersion = await post(
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { 'mcp-protocol-version': '1999-01-01' },
+    );
     expect(notificationWithBadVersion.status).toBe(400);
     // Unknown top-level keys, a fractional id, a wrong jsonrpc: not JSON-RPC messages.
-    for (const bad of [{ ...list, extra: 1 }, { ...list, id: 1.5 }, { ...list, jsonrpc: '1.0' }]) {
+    for (const bad of [
+      { ...list, extra: 1 },
+      { ...list, id: 1.5 },
+      { ...list, jsonrpc: '1.0' },
+    ]) {
       const refused = await post(bad);
       expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 400, code: -32700 });
     }
@@ -143,7 +170,8 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
   });
 
   it('refuses a tools/call whose params are not a call’s as invalid params (-32602), naming the field, before anything runs', async () => {
-    const before = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items.length;
+    const before = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items
+      .length;
     const cases: Array<[unknown, string]> = [
       [{ name: 'read_file', arguments: ['a.txt'] }, 'arguments'],
       [{ arguments: { path: 'a.txt' } }, 'name'],
@@ -157,7 +185,8 @@ describe('the MCP endpoint speaks the protocol on both of its paths', () => {
       expect(refused.body.error.message).toContain(`"${field}"`);
       expect(refused.body.result).toBeUndefined();
     }
-    const after = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items.length;
+    const after = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ limit: 100 }).set(tenant.auth).expect(200)).body.items
+      .length;
     expect(after).toBe(before);
   });
 

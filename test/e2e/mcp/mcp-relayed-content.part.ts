@@ -19,8 +19,19 @@ describe('an upstream MCP server’s answers, relayed through a project’s MCP 
     t = await createTestApp({ env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}` } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
-    const tools = ['test_simple_text', 'test_image_content', 'test_audio_content', 'test_multiple_content_types', 'test_tool_with_progress'];
-    const imported = await postSkill(t, tenant, { name: uniqueName('relay'), version: '1.0.0', description: 'An upstream', source: { type: 'mcp', url: upstream.url, tools } });
+    const tools = [
+      'test_simple_text',
+      'test_image_content',
+      'test_audio_content',
+      'test_multiple_content_types',
+      'test_tool_with_progress',
+    ];
+    const imported = await postSkill(t, tenant, {
+      name: uniqueName('relay'),
+      version: '1.0.0',
+      description: 'An upstream',
+      source: { type: 'mcp', url: upstream.url, tools },
+    });
     expect(imported.status).toBe(201);
     expect((await enableSkill(t, tenant, projectId, imported.body.id as string)).status).toBe(201);
     client = await mcpClientFor(t, tenant, projectId);
@@ -42,7 +53,10 @@ describe('an upstream MCP server’s answers, relayed through a project’s MCP 
     expect(mixed.content).toEqual([
       { type: 'text', text: 'Three kinds of content:' },
       { type: 'image', data: RED_PIXEL_PNG, mimeType: 'image/png' },
-      { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"kind":"mixed","items":3}' } },
+      {
+        type: 'resource',
+        resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"kind":"mixed","items":3}' },
+      },
     ]);
     // The invocation is audited like any other call, with its id in _meta.
     const id = mixed._meta?.['dev.toolgate/invocationId'] as string;
@@ -51,7 +65,11 @@ describe('an upstream MCP server’s answers, relayed through a project’s MCP 
   });
 
   it('answers the same call over REST as JSON: the upstream content under `content`', async () => {
-    const res = await t.http.post(`/v1/projects/${projectId}/tools/test_image_content/invoke`).set(tenant.auth).send({ arguments: {} }).expect(200);
+    const res = await t.http
+      .post(`/v1/projects/${projectId}/tools/test_image_content/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: {} })
+      .expect(200);
     expect(res.body).toMatchObject({ status: 'ok', result: { content: [{ type: 'image', data: RED_PIXEL_PNG, mimeType: 'image/png' }] } });
   });
 
@@ -71,7 +89,11 @@ describe('an upstream MCP server’s answers, relayed through a project’s MCP 
       { onprogress: (progress) => reports.push(progress) },
     );
     expect(result.content).toEqual([{ type: 'text', text: 'Reported progress to 100' }]);
-    expect(reports.map((report) => report.message)).toEqual(['test_tool_with_progress: 0 of 100', 'test_tool_with_progress: 50 of 100', 'test_tool_with_progress: 100 of 100']);
+    expect(reports.map((report) => report.message)).toEqual([
+      'test_tool_with_progress: 0 of 100',
+      'test_tool_with_progress: 50 of 100',
+      'test_tool_with_progress: 100 of 100',
+    ]);
     expect(reports.map((report) => report.progress)).toEqual([1, 2, 3]);
     expect(upstream.progressTokens.at(-1)).toBeDefined();
   });
@@ -85,7 +107,9 @@ describe('an upstream MCP server’s answers, relayed through a project’s MCP 
       body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'test_tool_with_progress', arguments: {} } }),
     });
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
-    expect(((await res.json()) as { result: { content: unknown } }).result.content).toEqual([{ type: 'text', text: 'Reported progress to 100' }]);
+    expect(((await res.json()) as { result: { content: unknown } }).result.content).toEqual([
+      { type: 'text', text: 'Reported progress to 100' },
+    ]);
     expect(upstream.progressTokens.at(-1)).toBeUndefined();
   });
 });

@@ -41,7 +41,8 @@ describe('workspace files as MCP resources', () => {
     await writeFile(path.join(workspace, 'with space é.txt'), 'named with care');
     await writeFile(path.join(workspace, '.env'), 'HIDDEN=1');
     await mkdir(path.join(workspace, 'bulk'));
-    for (let i = 0; i < FILES_IN_BULK; i++) await writeFile(path.join(workspace, 'bulk', `f${String(i).padStart(3, '0')}.txt`), `file ${i}`);
+    for (let i = 0; i < FILES_IN_BULK; i++)
+      await writeFile(path.join(workspace, 'bulk', `f${String(i).padStart(3, '0')}.txt`), `file ${i}`);
     await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'leak.txt'));
     client = await mcpClientFor(t, tenant, projectId);
   });
@@ -53,12 +54,24 @@ describe('workspace files as MCP resources', () => {
 
   // Oldest first.
   const readRows = async () =>
-    ((await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'read_file', limit: 100 }).set(tenant.auth).expect(200)).body.items as AuditRow[]);
+    (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'read_file', limit: 100 }).set(tenant.auth).expect(200)).body
+      .items as AuditRow[];
   const agentKey = async (tools?: string[]) =>
-    (await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'bound', role: 'agent', projectIds: [projectId], ...(tools ? { tools } : {}) }).expect(201)).body as { id: string; key: string };
+    (
+      await t.http
+        .post('/v1/api-keys')
+        .set(tenant.auth)
+        .send({ name: 'bound', role: 'agent', projectIds: [projectId], ...(tools ? { tools } : {}) })
+        .expect(201)
+    ).body as { id: string; key: string };
 
   it('declares resources (without subscriptions) and completions beside tools', () => {
-    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, completions: {}, tasks: LEGACY_TASKS_CAPABILITY });
+    expect(client.getServerCapabilities()).toEqual({
+      tools: { listChanged: false },
+      resources: { subscribe: false, listChanged: false },
+      completions: {},
+      tasks: LEGACY_TASKS_CAPABILITY,
+    });
   });
 
   it('lists the workspace files page by page, in walk order, skipping hidden names, directories and symlinks', async () => {
@@ -103,7 +116,12 @@ describe('workspace files as MCP resources', () => {
     expect(rows).toHaveLength(before + 2);
     expect(rows.slice(-2)).toEqual([
       expect.objectContaining({ tool: 'read_file', channel: 'mcp', status: 'ok', arguments: { path: 'README.md', encoding: 'base64' } }),
-      expect.objectContaining({ tool: 'read_file', channel: 'mcp', status: 'ok', arguments: { path: 'with space é.txt', encoding: 'base64' } }),
+      expect.objectContaining({
+        tool: 'read_file',
+        channel: 'mcp',
+        status: 'ok',
+        arguments: { path: 'with space é.txt', encoding: 'base64' },
+      }),
     ]);
   });
 
@@ -113,12 +131,27 @@ describe('workspace files as MCP resources', () => {
   });
 
   it('answers a missing file with -32002 (resource not found), audited as the refused read', async () => {
-    expect(await refusedWith(client.readResource({ uri: 'file:///nope.txt' }))).toMatchObject({ code: -32002, message: expect.stringMatching(/nope\.txt/) });
-    expect((await readRows()).at(-1)).toMatchObject({ channel: 'mcp', status: 'error', errorCode: 'not_found', arguments: { path: 'nope.txt', encoding: 'base64' } });
+    expect(await refusedWith(client.readResource({ uri: 'file:///nope.txt' }))).toMatchObject({
+      code: -32002,
+      message: expect.stringMatching(/nope\.txt/),
+    });
+    expect((await readRows()).at(-1)).toMatchObject({
+      channel: 'mcp',
+      status: 'error',
+      errorCode: 'not_found',
+      arguments: { path: 'nope.txt', encoding: 'base64' },
+    });
   });
 
   it('refuses .., an absolute path, a symlink out of the workspace and another scheme, reading nothing outside', async () => {
-    for (const uri of ['file:///../secret.txt', 'file:///bulk/../../secret.txt', 'file:////etc/passwd', `file:///${encodeURIComponent(outside)}/secret.txt`, 'file:///leak.txt', 'https://example.com/x']) {
+    for (const uri of [
+      'file:///../secret.txt',
+      'file:///bulk/../../secret.txt',
+      'file:////etc/passwd',
+      `file:///${encodeURIComponent(outside)}/secret.txt`,
+      'file:///leak.txt',
+      'https://example.com/x',
+    ]) {
       const refusal = await refusedWith(client.readResource({ uri }));
       expect({ uri, code: refusal.code }).toEqual({ uri, code: ErrorCode.InvalidParams });
       expect(refusal.message).not.toContain(SECRET);
@@ -128,7 +161,13 @@ describe('workspace files as MCP resources', () => {
   it("refuses another project's files: its endpoint answers 404 to a key of this project, like a missing project", async () => {
     const other = await t.createProject(tenant);
     await writeFile(path.join(t.workspaceOf(other.id), 'theirs.txt'), 'of the other project');
-    const key = (await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'one-project', role: 'agent', projectIds: [projectId] }).expect(201)).body as { key: string };
+    const key = (
+      await t.http
+        .post('/v1/api-keys')
+        .set(tenant.auth)
+        .send({ name: 'one-project', role: 'agent', projectIds: [projectId] })
+        .expect(201)
+    ).body as { key: string };
     const port = t.port;
     const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${other.id}/mcp`, {
       method: 'POST',
@@ -177,10 +216,26 @@ describe('workspace files as MCP resources', () => {
       for (const method of ['resources/list', 'resources/read', 'resources/templates/list', 'completion/complete']) {
         const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', Authorization: `Bearer ${lister.key}` },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { uri: 'file:///README.md', ref: { type: 'ref/resource', uri: 'file:///{path}' }, argument: { name: 'path', value: '' } } }),
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            Authorization: `Bearer ${lister.key}`,
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method,
+            params: {
+              uri: 'file:///README.md',
+              ref: { type: 'ref/resource', uri: 'file:///{path}' },
+              argument: { name: 'path', value: '' },
+            },
+          }),
         });
-        expect({ method, error: ((await res.json()) as { error?: { code: number } }).error?.code }).toEqual({ method, error: ErrorCode.MethodNotFound });
+        expect({ method, error: ((await res.json()) as { error?: { code: number } }).error?.code }).toEqual({
+          method,
+          error: ErrorCode.MethodNotFound,
+        });
       }
       expect(await readRows()).toHaveLength(before);
     } finally {
@@ -189,7 +244,11 @@ describe('workspace files as MCP resources', () => {
   });
 
   it('makes a read wait for a person where the project has read_file approved first: refused, naming the parked invocation', async () => {
-    await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['read_file'] }).expect(200);
+    await t.http
+      .patch(`/v1/projects/${projectId}`)
+      .set(tenant.auth)
+      .send({ approvalRequired: ['read_file'] })
+      .expect(200);
     try {
       const refused = await refusedWith(client.readResource({ uri: 'file:///README.md' }));
       expect(refused).toMatchObject({ code: ErrorCode.InvalidRequest, message: expect.stringMatching(/awaits approval.*has not run/) });
@@ -198,7 +257,10 @@ describe('workspace files as MCP resources', () => {
       expect(row).toMatchObject({ tool: 'read_file', channel: 'mcp', status: 'pending_approval' });
       // Listing and completion would name the files with no one approving: they name none.
       expect((await client.listResources()).resources).toEqual([]);
-      expect((await client.complete({ ref: { type: 'ref/resource', uri: 'file:///{path}' }, argument: { name: 'path', value: '' } })).completion.values).toEqual([]);
+      expect(
+        (await client.complete({ ref: { type: 'ref/resource', uri: 'file:///{path}' }, argument: { name: 'path', value: '' } })).completion
+          .values,
+      ).toEqual([]);
     } finally {
       await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
     }
@@ -219,25 +281,44 @@ describe('workspace files as MCP resources', () => {
   });
 
   describe('under protocol revision 2026-07-28', () => {
-    const post = (method: string, params: Record<string, unknown>, name?: string) => postModern(t, projectId, tenant.auth, method, params, name);
+    const post = (method: string, params: Record<string, unknown>, name?: string) =>
+      postModern(t, projectId, tenant.auth, method, params, name);
 
     it('lists, offers the template, reads and completes, each result complete and listings private to the caller', async () => {
       const list = await post('resources/list', {});
-      expect(list.body.result).toMatchObject({ resultType: 'complete', cacheScope: 'private', ttlMs: expect.any(Number), nextCursor: expect.any(String) });
+      expect(list.body.result).toMatchObject({
+        resultType: 'complete',
+        cacheScope: 'private',
+        ttlMs: expect.any(Number),
+        nextCursor: expect.any(String),
+      });
       expect(list.body.result.resources[0]).toEqual({ uri: 'file:///README.md', name: 'README.md', mimeType: 'text/markdown' });
       const next = await post('resources/list', { cursor: list.body.result.nextCursor });
       expect(next.body.result.resources[0].name).toBe('bulk/f199.txt');
       expect((await post('resources/templates/list', {})).body.result.resourceTemplates[0].uriTemplate).toBe('file:///{path}');
       const read = await post('resources/read', { uri: 'file:///logo.png' }, 'file:///logo.png');
-      expect(read.body.result).toEqual({ resultType: 'complete', contents: [{ uri: 'file:///logo.png', mimeType: 'image/png', blob: PNG_BYTES.toString('base64') }] });
-      const completion = await post('completion/complete', { ref: { type: 'ref/resource', uri: 'file:///{path}' }, argument: { name: 'path', value: 'log' } });
+      expect(read.body.result).toEqual({
+        resultType: 'complete',
+        ttlMs: 0,
+        cacheScope: 'private',
+        contents: [{ uri: 'file:///logo.png', mimeType: 'image/png', blob: PNG_BYTES.toString('base64') }],
+      });
+      const completion = await post('completion/complete', {
+        ref: { type: 'ref/resource', uri: 'file:///{path}' },
+        argument: { name: 'path', value: 'log' },
+      });
       expect(completion.body.result.completion.values).toEqual(['logo.png']);
     });
 
     it('answers params the method does not take with -32602', async () => {
-      expect((await post('resources/read', {})).body.error).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringMatching(/params\.uri/) });
+      expect((await post('resources/read', {})).body.error).toMatchObject({
+        code: ErrorCode.InvalidParams,
+        message: expect.stringMatching(/params\.uri/),
+      });
       expect((await post('resources/list', { cursor: 3 })).body.error).toMatchObject({ code: ErrorCode.InvalidParams });
-      expect((await post('completion/complete', { ref: { type: 'ref/resource', uri: 'file:///{path}' } })).body.error).toMatchObject({ code: ErrorCode.InvalidParams });
+      expect((await post('completion/complete', { ref: { type: 'ref/resource', uri: 'file:///{path}' } })).body.error).toMatchObject({
+        code: ErrorCode.InvalidParams,
+      });
     });
 
     it('refuses a read whose Mcp-Name is not its URI before anything is read', async () => {

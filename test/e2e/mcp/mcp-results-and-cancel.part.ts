@@ -40,7 +40,12 @@ describe('MCP results that keep their promises, cancellation and progress', () =
     await writeFile(path.join(workspace, 'dir', 'a.txt'), 'alpha\nbeta\n');
     // A skill promising { stdout } that starts with "ok": it keeps that promise for some inputs only.
     const outputSchema = { type: 'object', properties: { stdout: { type: 'string', pattern: '^ok' } }, required: ['stdout'] };
-    await installSkill(t, tenant, projectId, skillOf([commandTool('echo_ok', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { outputSchema, title: 'Echo (ok)' })]));
+    await installSkill(
+      t,
+      tenant,
+      projectId,
+      skillOf([commandTool('echo_ok', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { outputSchema, title: 'Echo (ok)' })]),
+    );
     client = await mcpClientFor(t, tenant, projectId);
     url = `http://127.0.0.1:${t.port}/v1/projects/${projectId}/mcp`;
   });
@@ -50,15 +55,22 @@ describe('MCP results that keep their promises, cancellation and progress', () =
   });
 
   const rows = async (tool: string) =>
-    (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool, limit: 100 }).set(tenant.auth).expect(200)).body.items as InvocationRow[];
-  const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
-  const post = (message: unknown, auth: Record<string, string> = tenant.auth) => fetch(url, { method: 'POST', headers: { ...HEADERS, ...auth }, body: JSON.stringify(message) });
+    (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool, limit: 100 }).set(tenant.auth).expect(200)).body
+      .items as InvocationRow[];
+  const HEADERS = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+  };
+  const post = (message: unknown, auth: Record<string, string> = tenant.auth) =>
+    fetch(url, { method: 'POST', headers: { ...HEADERS, ...auth }, body: JSON.stringify(message) });
 
   it('lists every tool with a title, and every built-in with the output schema its results are checked against', async () => {
     const { tools } = await client.listTools();
     for (const tool of tools) expect({ name: tool.name, title: typeof tool.title }).toEqual({ name: tool.name, title: 'string' });
     const builtins = tools.filter((tool) => tool.name !== 'echo_ok');
-    for (const tool of builtins) expect({ name: tool.name, outputSchema: tool.outputSchema?.type }).toEqual({ name: tool.name, outputSchema: 'object' });
+    for (const tool of builtins)
+      expect({ name: tool.name, outputSchema: tool.outputSchema?.type }).toEqual({ name: tool.name, outputSchema: 'object' });
     expect(tools.find((tool) => tool.name === 'echo_ok')).toMatchObject({ title: 'Echo (ok)', outputSchema: { required: ['stdout'] } });
     expect(tools.find((tool) => tool.name === 'fetch_url')?.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
   });
@@ -80,7 +92,11 @@ describe('MCP results that keep their promises, cancellation and progress', () =
     ];
     for (const [name, args] of calls) {
       const result = (await client.callTool({ name, arguments: args })) as TextResult;
-      expect({ name, isError: result.isError ?? false, text: result.isError ? textOf(result) : '' }).toEqual({ name, isError: false, text: '' });
+      expect({ name, isError: result.isError ?? false, text: result.isError ? textOf(result) : '' }).toEqual({
+        name,
+        isError: false,
+        text: '',
+      });
       expect(result.structuredContent).toEqual(JSON.parse(textOf(result)));
     }
     // Failures and refusals: isError, the detail in _meta, no structuredContent the schema does not describe.
@@ -98,7 +114,11 @@ describe('MCP results that keep their promises, cancellation and progress', () =
     expect(broken.isError).toBe(true);
     expect(broken.structuredContent).toBeUndefined();
     expect(textOf(broken)).toMatch(/does not match its declared output schema at \/stdout/);
-    const rest = await t.http.post(`/v1/projects/${projectId}/tools/echo_ok/invoke`).set(tenant.auth).send({ arguments: { text: 'nope' } }).expect(200);
+    const rest = await t.http
+      .post(`/v1/projects/${projectId}/tools/echo_ok/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { text: 'nope' } })
+      .expect(200);
     expect(rest.body).toMatchObject({ status: 'error', error: { code: 'invalid_output' } });
     expect(rest.body.result).toBeUndefined();
     const audited = (await rows('echo_ok')).filter((r) => r.errorCode === 'invalid_output');
@@ -133,7 +153,9 @@ describe('MCP results that keep their promises, cancellation and progress', () =
   it('[sec-91] notifications/cancelled from the official client stops the command at once and the call is audited cancelled', async () => {
     const marker = uniqueSleep(30);
     const controller = new AbortController();
-    const pending = client.callTool({ name: 'shell_exec', arguments: { argv: ['sleep', marker] } }, undefined, { signal: controller.signal }).catch((e: unknown) => e);
+    const pending = client
+      .callTool({ name: 'shell_exec', arguments: { argv: ['sleep', marker] } }, undefined, { signal: controller.signal })
+      .catch((e: unknown) => e);
     await waitForProcess(marker);
     const cancelledAt = Date.now();
     controller.abort('the user pressed stop');
@@ -141,11 +163,15 @@ describe('MCP results that keep their promises, cancellation and progress', () =
     // The client leaves its POST open after cancelling: only the notification (a POST of its own) stops the call.
     await expectNoProcess(marker);
     expect(Date.now() - cancelledAt).toBeLessThan(5_000);
-    const row = await eventually(async () => {
-      const found = (await rows('shell_exec')).find((r) => r.errorCode === 'cancelled');
-      expect(found).toBeDefined();
-      return found!;
-    }, 100, 50);
+    const row = await eventually(
+      async () => {
+        const found = (await rows('shell_exec')).find((r) => r.errorCode === 'cancelled');
+        expect(found).toBeDefined();
+        return found!;
+      },
+      100,
+      50,
+    );
     expect(row).toMatchObject({ status: 'error', channel: 'mcp', errorMessage: expect.stringMatching(/client cancelled the call/) });
     expect(row.durationMs).toBeLessThan(10_000);
   });
@@ -153,7 +179,11 @@ describe('MCP results that keep their promises, cancellation and progress', () =
   it('[sec-91] a notifications/cancelled inside a JSON-RPC batch stops the call it names, in the batch or on another POST, and the batch is answered', async () => {
     // Batches are part of revision 2025-03-26, not of the later ones.
     const postBatch = (messages: unknown[]) =>
-      fetch(url, { method: 'POST', headers: { ...HEADERS, 'mcp-protocol-version': '2025-03-26', ...tenant.auth }, body: JSON.stringify(messages) });
+      fetch(url, {
+        method: 'POST',
+        headers: { ...HEADERS, 'mcp-protocol-version': '2025-03-26', ...tenant.auth },
+        body: JSON.stringify(messages),
+      });
     const marker = uniqueSleep(30);
     const started = Date.now();
     const batch = await postBatch([
@@ -164,14 +194,22 @@ describe('MCP results that keep their promises, cancellation and progress', () =
     expect(batch.status).toBe(200);
     const answers = (await batch.json()) as Array<{ id: string; result: TextResult & { tools?: unknown[] } }>;
     expect(answers.map((a) => a.id).sort()).toEqual(['b-1', 'b-2']);
-    expect(answers.find((a) => a.id === 'b-1')!.result).toMatchObject({ isError: true, _meta: { 'dev.toolgate/error': { error: { code: 'cancelled' } } } });
+    expect(answers.find((a) => a.id === 'b-1')!.result).toMatchObject({
+      isError: true,
+      _meta: { 'dev.toolgate/error': { error: { code: 'cancelled' } } },
+    });
     expect(answers.find((a) => a.id === 'b-2')!.result.tools?.length).toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(10_000);
     await expectNoProcess(marker);
 
     // A batch holding only the cancellation of a call another POST runs: 202, and that call stops.
     const marker2 = uniqueSleep(30);
-    const running = post({ jsonrpc: '2.0', id: 'b-3', method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sleep', marker2] } } });
+    const running = post({
+      jsonrpc: '2.0',
+      id: 'b-3',
+      method: 'tools/call',
+      params: { name: 'shell_exec', arguments: { argv: ['sleep', marker2] } },
+    });
     await waitForProcess(marker2);
     expect((await postBatch([{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'b-3' } }])).status).toBe(202);
     const stopped = (await (await running).json()) as { result: TextResult };
@@ -180,10 +218,19 @@ describe('MCP results that keep their promises, cancellation and progress', () =
   });
 
   it('[sec-91] a cancellation names a request of the same key only: another key’s notification stops nothing', async () => {
-    const issued = await t.http.post('/v1/api-keys').set(tenant.auth).send({ name: 'other agent', role: 'agent', projectIds: [projectId] }).expect(201);
+    const issued = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ name: 'other agent', role: 'agent', projectIds: [projectId] })
+      .expect(201);
     const other = { Authorization: `Bearer ${issued.body.key as string}` };
     const marker = uniqueSleep(2);
-    const running = post({ jsonrpc: '2.0', id: 'long-1', method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sleep', marker] } } });
+    const running = post({
+      jsonrpc: '2.0',
+      id: 'long-1',
+      method: 'tools/call',
+      params: { name: 'shell_exec', arguments: { argv: ['sleep', marker] } },
+    });
     await waitForProcess(marker);
     const foreign = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long-1' } }, other);
     expect(foreign.status).toBe(202);
@@ -191,9 +238,17 @@ describe('MCP results that keep their promises, cancellation and progress', () =
     expect(answer.result.isError ?? false).toBe(false);
     // The same id, cancelled by the key that sent it, stops.
     const marker2 = uniqueSleep(30);
-    const second = post({ jsonrpc: '2.0', id: 'long-1', method: 'tools/call', params: { name: 'shell_exec', arguments: { argv: ['sleep', marker2] } } });
+    const second = post({
+      jsonrpc: '2.0',
+      id: 'long-1',
+      method: 'tools/call',
+      params: { name: 'shell_exec', arguments: { argv: ['sleep', marker2] } },
+    });
     await waitForProcess(marker2);
-    expect((await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long-1', reason: 'changed my mind' } })).status).toBe(202);
+    expect(
+      (await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long-1', reason: 'changed my mind' } }))
+        .status,
+    ).toBe(202);
     const stopped = (await (await second).json()) as { result: TextResult };
     expect(stopped.result).toMatchObject({ isError: true, _meta: { 'dev.toolgate/error': { error: { code: 'cancelled' } } } });
     expect(textOf(stopped.result)).toMatch(/changed my mind/);

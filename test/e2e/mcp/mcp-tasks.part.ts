@@ -39,16 +39,22 @@ describe('MCP tasks for calls parked for approval', () => {
     await t.close();
   });
 
-  const agentKey = async (owner: TestTenant, projects: string[]) =>
-    ({ Authorization: `Bearer ${(await t.http.post('/v1/api-keys').set(owner.auth).send({ name: 'agent', role: 'agent', projectIds: projects }).expect(201)).body.key as string}` });
+  const agentKey = async (owner: TestTenant, projects: string[]) => ({
+    Authorization: `Bearer ${(await t.http.post('/v1/api-keys').set(owner.auth).send({ name: 'agent', role: 'agent', projectIds: projects }).expect(201)).body.key as string}`,
+  });
   const decide = (invocationId: string, decision: 'approve' | 'deny', body: object = {}) =>
     t.http.post(`/v1/projects/${projectId}/invocations/${invocationId}/${decision}`).set(tenant.deciderAuth).send(body);
-  const auditRow = async (invocationId: string) => (await t.http.get(`/v1/projects/${projectId}/invocations/${invocationId}`).set(tenant.auth).expect(200)).body as AuditRow;
+  const auditRow = async (invocationId: string) =>
+    (await t.http.get(`/v1/projects/${projectId}/invocations/${invocationId}`).set(tenant.auth).expect(200)).body as AuditRow;
   const invocationOf = (statusMessage: unknown) => /invocation ([0-9a-f-]{36})/.exec(String(statusMessage))?.[1] as string;
 
   // A write_file call as a task (2025-11-25): its CreateTaskResult.
   const parkAsTask = async (file: string, on = client) => {
-    const stream = on.experimental.tasks.callToolStream({ name: 'write_file', arguments: { path: file, content: `wrote ${file}` } }, CallToolResultSchema, { task: {} });
+    const stream = on.experimental.tasks.callToolStream(
+      { name: 'write_file', arguments: { path: file, content: `wrote ${file}` } },
+      CallToolResultSchema,
+      { task: {} },
+    );
     const first = await stream.next();
     await stream.return(undefined);
     if (first.done || first.value.type !== 'taskCreated') throw new Error(`expected a task, got ${JSON.stringify(first.value)}`);
@@ -64,7 +70,12 @@ describe('MCP tasks for calls parked for approval', () => {
 
     it('answers a parked call with a working task; once approved, tasks/result holds what the call answered', async () => {
       const task = await parkAsTask('approved.txt');
-      expect(task).toMatchObject({ status: 'working', pollInterval: expect.any(Number), ttl: expect.any(Number), statusMessage: expect.stringMatching(/awaits approval by a person/i) });
+      expect(task).toMatchObject({
+        status: 'working',
+        pollInterval: expect.any(Number),
+        ttl: expect.any(Number),
+        statusMessage: expect.stringMatching(/awaits approval by a person/i),
+      });
       expect(task.taskId).toMatch(/^[A-Za-z0-9_-]{32}$/);
       const id = invocationOf(task.statusMessage);
       expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
@@ -93,7 +104,9 @@ describe('MCP tasks for calls parked for approval', () => {
           (error: { code: number; message: string }) => ({ error }),
         ),
       );
-      expect(await Promise.race(answers)).toMatchObject({ error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/poll with tasks\/get/) } });
+      expect(await Promise.race(answers)).toMatchObject({
+        error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/poll with tasks\/get/) },
+      });
       for (const task of tasks) await decide(invocationOf(task.statusMessage), 'deny').expect(200);
       const settled = await Promise.all(answers);
       expect(settled.filter((answer) => 'error' in answer)).toHaveLength(1);
@@ -103,7 +116,11 @@ describe('MCP tasks for calls parked for approval', () => {
     });
 
     it('drives a parked call to its result through callToolStream while a person approves', async () => {
-      const stream = client.experimental.tasks.callToolStream({ name: 'write_file', arguments: { path: 'streamed.txt', content: 's' } }, CallToolResultSchema, { task: {} });
+      const stream = client.experimental.tasks.callToolStream(
+        { name: 'write_file', arguments: { path: 'streamed.txt', content: 's' } },
+        CallToolResultSchema,
+        { task: {} },
+      );
       const seen: string[] = [];
       for await (const message of stream) {
         seen.push(message.type);
@@ -118,7 +135,10 @@ describe('MCP tasks for calls parked for approval', () => {
     it('fails the task of a denied call; tasks/result answers the denial as an error result', async () => {
       const task = await parkAsTask('denied.txt');
       await decide(invocationOf(task.statusMessage), 'deny', { reason: 'not today' }).expect(200);
-      expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'failed', statusMessage: expect.stringMatching(/denied this call: not today/) });
+      expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({
+        status: 'failed',
+        statusMessage: expect.stringMatching(/denied this call: not today/),
+      });
       const result = (await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as TextResult;
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/A person denied this call: not today\. It did not run\./);
@@ -134,12 +154,19 @@ describe('MCP tasks for calls parked for approval', () => {
       expect((await decide(id, 'approve')).status).toBe(409);
       expect(existsSync(path.join(t.workspaceOf(projectId), 'withdrawn.txt'))).toBe(false);
       expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('cancelled');
-      expect(textOf((await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as TextResult)).toMatch(/withdrew it/);
-      expect(await refusedWith(client.experimental.tasks.cancelTask(task.taskId))).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringMatching(/terminal status 'cancelled'/) });
+      expect(textOf((await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as TextResult)).toMatch(
+        /withdrew it/,
+      );
+      expect(await refusedWith(client.experimental.tasks.cancelTask(task.taskId))).toMatchObject({
+        code: ErrorCode.InvalidParams,
+        message: expect.stringMatching(/terminal status 'cancelled'/),
+      });
     });
 
     it('answers a call that runs at once (no approval needed) with a completed task holding its result', async () => {
-      const stream = client.experimental.tasks.callToolStream({ name: 'list_files', arguments: { path: '.' } }, CallToolResultSchema, { task: {} });
+      const stream = client.experimental.tasks.callToolStream({ name: 'list_files', arguments: { path: '.' } }, CallToolResultSchema, {
+        task: {},
+      });
       const messages = [];
       for await (const message of stream) messages.push(message);
       expect(messages[0]).toMatchObject({ type: 'taskCreated', task: { status: 'completed' } });
@@ -155,7 +182,11 @@ describe('MCP tasks for calls parked for approval', () => {
       const toolset = await connectMcp(t, projectId, tenant.auth, '/toolsets/saver/mcp');
       try {
         await toolset.listTools();
-        const stream = toolset.experimental.tasks.callToolStream({ name: 'save', arguments: { path: 'saved.txt', content: 'kept' } }, CallToolResultSchema, { task: {} });
+        const stream = toolset.experimental.tasks.callToolStream(
+          { name: 'save', arguments: { path: 'saved.txt', content: 'kept' } },
+          CallToolResultSchema,
+          { task: {} },
+        );
         const first = await stream.next();
         await stream.return(undefined);
         if (first.done || first.value.type !== 'taskCreated') throw new Error('expected a task');
@@ -179,7 +210,14 @@ describe('MCP tasks for calls parked for approval', () => {
       const res = await t.http
         .post(`/v1/projects/${projectId}/mcp`)
         .set({ ...tenant.auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26' })
-        .send([{ jsonrpc: '2.0', id: 'old-1', method: 'tools/call', params: { name: 'write_file', arguments: { path: 'old-revision.txt', content: 'o' }, task: {} } }])
+        .send([
+          {
+            jsonrpc: '2.0',
+            id: 'old-1',
+            method: 'tools/call',
+            params: { name: 'write_file', arguments: { path: 'old-revision.txt', content: 'o' }, task: {} },
+          },
+        ])
         .expect(200);
       // The SDK's transport answers a batch of one request with the one response.
       const answer = res.body as { id: string; result: TextResult & { task?: unknown } };
@@ -205,7 +243,9 @@ describe('MCP tasks for calls parked for approval', () => {
       try {
         await pager.listTools();
         for (let i = 0; i < 51; i++) {
-          const stream = pager.experimental.tasks.callToolStream({ name: 'list_files', arguments: { path: '.' } }, CallToolResultSchema, { task: {} });
+          const stream = pager.experimental.tasks.callToolStream({ name: 'list_files', arguments: { path: '.' } }, CallToolResultSchema, {
+            task: {},
+          });
           expect((await stream.next()).value).toMatchObject({ type: 'taskCreated' });
           await stream.return(undefined);
         }
@@ -272,7 +312,8 @@ describe('MCP tasks for calls parked for approval', () => {
   });
 
   describe('under protocol revision 2026-07-28 (the tasks extension)', () => {
-    const post = (method: string, params: Record<string, unknown>, name?: string, auth = tenant.auth) => postModern(t, projectId, auth, method, params, name);
+    const post = (method: string, params: Record<string, unknown>, name?: string, auth = tenant.auth) =>
+      postModern(t, projectId, auth, method, params, name);
     const park = async (file: string, meta: Record<string, unknown> = DECLARED) =>
       (await post('tools/call', { name: 'write_file', arguments: { path: file, content: file }, _meta: meta }, 'write_file')).body.result;
     const get = (taskId: string, auth = tenant.auth) => post('tasks/get', { taskId, _meta: DECLARED }, taskId, auth);
@@ -282,7 +323,10 @@ describe('MCP tasks for calls parked for approval', () => {
     });
 
     it('answers a parked call with a task where the client declared the extension, and the parked result where it did not', async () => {
-      expect(await park('undeclared.txt', {})).toMatchObject({ resultType: 'complete', _meta: { 'dev.toolgate/pendingApproval': { status: 'pending_approval' } } });
+      expect(await park('undeclared.txt', {})).toMatchObject({
+        resultType: 'complete',
+        _meta: { 'dev.toolgate/pendingApproval': { status: 'pending_approval' } },
+      });
       const task = await park('modern.txt');
       expect(task).toMatchObject({ resultType: 'task', status: 'working', ttlMs: expect.any(Number), pollIntervalMs: expect.any(Number) });
       const working = await get(task.taskId);
@@ -301,8 +345,12 @@ describe('MCP tasks for calls parked for approval', () => {
 
     it('acknowledges tasks/cancel and tasks/update; the cancel withdraws the call', async () => {
       const task = await park('modern-cancel.txt');
-      expect((await post('tasks/update', { taskId: task.taskId, inputResponses: { x: {} }, _meta: DECLARED }, task.taskId)).body.result).toEqual({ resultType: 'complete' });
-      expect((await post('tasks/cancel', { taskId: task.taskId, _meta: DECLARED }, task.taskId)).body.result).toEqual({ resultType: 'complete' });
+      expect(
+        (await post('tasks/update', { taskId: task.taskId, inputResponses: { x: {} }, _meta: DECLARED }, task.taskId)).body.result,
+      ).toEqual({ resultType: 'complete' });
+      expect((await post('tasks/cancel', { taskId: task.taskId, _meta: DECLARED }, task.taskId)).body.result).toEqual({
+        resultType: 'complete',
+      });
       expect((await get(task.taskId)).body.result).toMatchObject({ status: 'cancelled' });
       expect((await auditRow(invocationOf(task.statusMessage))).errorCode).toBe('approval_withdrawn');
     });
@@ -311,7 +359,10 @@ describe('MCP tasks for calls parked for approval', () => {
       const task = await park('modern-refusals.txt');
       const undeclared = await post('tasks/get', { taskId: task.taskId }, task.taskId);
       expect(undeclared.body.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } });
-      expect(await post('tasks/get', { taskId: task.taskId, _meta: DECLARED }, 'another')).toMatchObject({ status: 400, body: { error: { code: -32020 } } });
+      expect(await post('tasks/get', { taskId: task.taskId, _meta: DECLARED }, 'another')).toMatchObject({
+        status: 400,
+        body: { error: { code: -32020 } },
+      });
     });
 
     it('answers another key of the tenant as for an unknown task id', async () => {

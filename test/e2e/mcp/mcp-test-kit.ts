@@ -3,9 +3,29 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestApp, TestTenant } from '../../support/test-app.js';
 
+// The _meta every request of revision 2026-07-28 carries: its revision and the client's capabilities.
+export const MODERN_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+} as const;
+
+// params with the envelope of revision 2026-07-28 under what _meta they carry (theirs wins).
+export const withEnvelope = (params: Record<string, unknown>): Record<string, unknown> => ({
+  ...params,
+  _meta: { ...MODERN_ENVELOPE, ...(params._meta ?? {}) },
+});
+
 // One JSON-RPC request of protocol revision 2026-07-28 to the project's endpoint, with the headers that
-// revision asks for (`Mcp-Method`, and `Mcp-Name` where the method names something); the answer as sent.
-export async function postModern(t: TestApp, projectId: string, auth: Record<string, string>, method: string, params: Record<string, unknown>, name?: string) {
+// revision asks for (`Mcp-Method`, and `Mcp-Name` where the method names something) and the _meta envelope;
+// the answer as sent.
+export async function postModern(
+  t: TestApp,
+  projectId: string,
+  auth: Record<string, string>,
+  method: string,
+  params: Record<string, unknown>,
+  name?: string,
+) {
   const port = t.port;
   const res = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
     method: 'POST',
@@ -17,7 +37,7 @@ export async function postModern(t: TestApp, projectId: string, auth: Record<str
       ...(name !== undefined ? { 'mcp-name': name } : {}),
       ...auth,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: withEnvelope(params) }),
   });
   return { status: res.status, body: (await res.json()) as ModernBody };
 }
@@ -59,4 +79,3 @@ export async function refusedWith(promise: Promise<unknown>): Promise<{ code: nu
   }
   throw new Error('expected a JSON-RPC error, got a result');
 }
-

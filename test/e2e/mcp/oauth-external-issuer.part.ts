@@ -42,12 +42,20 @@ describe('MCP sign-in with an external authorization server (OAUTH_ISSUER)', () 
         clientCredentials: { enabled: true },
         resourceIndicators: {
           enabled: true,
-          getResourceServerInfo: (_ctx: unknown, resourceIndicator: string) => ({ scope: 'mcp', audience: resourceIndicator, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
+          getResourceServerInfo: (_ctx: unknown, resourceIndicator: string) => ({
+            scope: 'mcp',
+            audience: resourceIndicator,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          }),
         },
       },
       extraTokenClaims: (_ctx: unknown, token: { clientId?: string }) => {
         const clientId = token.clientId ?? '';
-        return { toolgate_tenant: tenantOfClient.get(clientId), ...(clientId === 'agent-service' ? { toolgate_tools: ['read_file'] } : {}) };
+        return {
+          toolgate_tenant: tenantOfClient.get(clientId),
+          ...(clientId === 'agent-service' ? { toolgate_tools: ['read_file'] } : {}),
+        };
       },
     });
     server.on('request', provider.callback());
@@ -90,10 +98,17 @@ describe('MCP sign-in with an external authorization server (OAUTH_ISSUER)', () 
     });
 
   it('names the issuer in the resource metadata, and issues no tokens itself', async () => {
-    const metadata = (await (await fetch(`${base}/.well-known/oauth-protected-resource/v1/projects/${p}/mcp`)).json()) as Record<string, unknown>;
+    const metadata = (await (await fetch(`${base}/.well-known/oauth-protected-resource/v1/projects/${p}/mcp`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(metadata).toMatchObject({ resource: `${base}/v1/projects/${p}/mcp`, authorization_servers: [issuer] });
     expect((await fetch(`${base}/.well-known/oauth-authorization-server`)).status).toBe(404);
-    const register = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9/cb'] }) });
+    const register = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9/cb'] }),
+    });
     expect([register.status, ((await register.json()) as { error: string }).error]).toEqual([404, 'oauth_external_issuer']);
   });
 
@@ -106,17 +121,32 @@ describe('MCP sign-in with an external authorization server (OAUTH_ISSUER)', () 
     expect(tools).toEqual(['read_file']);
 
     // Its calls are audited under the client and the issuer that vouched for it.
-    const call = await mcp(p, token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'none.txt' } } });
+    const call = await mcp(p, token, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'read_file', arguments: { path: 'none.txt' } },
+    });
     expect(call.status).toBe(200);
-    const rows = (await t.http.get(`/v1/projects/${p}/invocations`).set(tenant.auth).expect(200)).body.items as Array<{ tool: string; channel: string; caller: unknown }>;
-    expect(rows.at(-1)).toMatchObject({ tool: 'read_file', channel: 'mcp', caller: { keyId: expect.any(String), name: `agent-service (${issuer})` } });
+    const rows = (await t.http.get(`/v1/projects/${p}/invocations`).set(tenant.auth).expect(200)).body.items as Array<{
+      tool: string;
+      channel: string;
+      caller: unknown;
+    }>;
+    expect(rows.at(-1)).toMatchObject({
+      tool: 'read_file',
+      channel: 'mcp',
+      caller: { keyId: expect.any(String), name: `agent-service (${issuer})` },
+    });
   });
 
   it('refuses it at another project, at the REST routes, for another tenant, and when signed by another key', async () => {
     const token = await tokenFor('agent-service', p);
     const atQ = await mcp(q, token);
     expect(atQ.status).toBe(401);
-    expect(atQ.headers.get('www-authenticate')).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/v1/projects/${q}/mcp"`);
+    expect(atQ.headers.get('www-authenticate')).toContain(
+      `resource_metadata="${base}/.well-known/oauth-protected-resource/v1/projects/${q}/mcp"`,
+    );
     const rest = await fetch(`${base}/v1/projects/${p}/tools`, { headers: { authorization: `Bearer ${token}` } });
     expect(rest.status).toBe(401);
     // A token naming another tenant, for this tenant's project.

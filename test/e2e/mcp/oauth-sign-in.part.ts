@@ -87,7 +87,8 @@ describeInBrowser('MCP sign-in with OAuth, as an MCP client does it', 'MCP sign-
         if (name !== 'read_file' && name !== 'list_files') await box.uncheck();
       }
       const checked: string[] = [];
-      for (const box of await page.getByRole('checkbox').all()) if (await box.isChecked()) checked.push((await box.getAttribute('value')) ?? '');
+      for (const box of await page.getByRole('checkbox').all())
+        if (await box.isChecked()) checked.push((await box.getAttribute('value')) ?? '');
       expect(checked.sort()).toEqual(['list_files', 'read_file']);
       const arrived = callback.next();
       await page.getByRole('button', { name: 'Approve' }).click();
@@ -127,14 +128,27 @@ describeInBrowser('MCP sign-in with OAuth, as an MCP client does it', 'MCP sign-
   };
 
   it('answers an MCP request without a token with 401 and where the resource metadata is', async () => {
-    const res = await fetch(mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const res = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/v1/projects/${projectId}/mcp"`);
-    const metadata = (await (await fetch(`${base}/.well-known/oauth-protected-resource/v1/projects/${projectId}/mcp`)).json()) as Record<string, unknown>;
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/v1/projects/${projectId}/mcp"`,
+    );
+    const metadata = (await (await fetch(`${base}/.well-known/oauth-protected-resource/v1/projects/${projectId}/mcp`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(metadata).toMatchObject({ resource: mcpUrl.href, authorization_servers: [base], scopes_supported: ['mcp'] });
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
       const server = (await (await fetch(`${base}${path}`)).json()) as Record<string, unknown>;
-      expect(server).toMatchObject({ issuer: base, code_challenge_methods_supported: ['S256'], client_id_metadata_document_supported: true });
+      expect(server).toMatchObject({
+        issuer: base,
+        code_challenge_methods_supported: ['S256'],
+        client_id_metadata_document_supported: true,
+      });
     }
   });
 
@@ -146,24 +160,56 @@ describeInBrowser('MCP sign-in with OAuth, as an MCP client does it', 'MCP sign-
     // The token is listed beside the keys, named for its client and bound to the project and the tools chosen.
     const keys = await t.http.get('/v1/api-keys').set(tenant.auth).expect(200);
     const listed = (keys.body.items as Array<Record<string, unknown>>).filter((k) => k.oauthResource === mcpUrl.href);
-    expect(listed).toEqual([expect.objectContaining({ name: 'Test MCP client (OAuth)', role: 'agent', projectIds: [projectId], tools: ['read_file', 'list_files'] })]);
+    expect(listed).toEqual([
+      expect.objectContaining({
+        name: 'Test MCP client (OAuth)',
+        role: 'agent',
+        projectIds: [projectId],
+        tools: ['read_file', 'list_files'],
+      }),
+    ]);
     // Its call is audited with the client's name.
-    const audited = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ callerKeyId: listed[0].id }).set(tenant.auth).expect(200);
+    const audited = await t.http
+      .get(`/v1/projects/${projectId}/invocations`)
+      .query({ callerKeyId: listed[0].id })
+      .set(tenant.auth)
+      .expect(200);
     expect(audited.body.items).toEqual([
-      expect.objectContaining({ tool: 'read_file', channel: 'mcp', status: 'ok', caller: { keyId: listed[0].id, name: 'Test MCP client (OAuth)' } }),
+      expect.objectContaining({
+        tool: 'read_file',
+        channel: 'mcp',
+        status: 'ok',
+        caller: { keyId: listed[0].id, name: 'Test MCP client (OAuth)' },
+      }),
     ]);
 
     // The refresh token rotates: the SDK's auth() refreshes, and the old access token stops working.
     const again = await auth(provider, { serverUrl: mcpUrl });
     expect(again).toBe('AUTHORIZED');
     expect(provider.tokens()!.refresh_token).not.toBe(tokens.refresh_token);
-    const old = await fetch(mcpUrl, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const old = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{}',
+    });
     expect(old.status).toBe(401);
   });
 
   it('identifies itself with a client ID metadata document on an HTTPS server, and is shown with its verified origin', async () => {
     const documentUrl = `${documents.origin}/oauth/client.json`;
-    documents.routes.set('/oauth/client.json', serveJson({ client_id: documentUrl, client_name: 'Document Client', redirect_uris: [callback.url], token_endpoint_auth_method: 'none' }));
+    documents.routes.set(
+      '/oauth/client.json',
+      serveJson({
+        client_id: documentUrl,
+        client_name: 'Document Client',
+        redirect_uris: [callback.url],
+        token_endpoint_auth_method: 'none',
+      }),
+    );
     const provider = new MemoryOAuthProvider(callback.url, documentUrl);
     await signInAndCall(provider, 'Document Client', documents.origin);
     expect(provider.clientInformation()?.client_id).toBe(documentUrl);

@@ -12,15 +12,28 @@ export const UPSTREAM_TOOLS: Tool[] = [
   {
     name: 'echo',
     description: 'Echoes its text',
-    inputSchema: { type: 'object', properties: { text: { type: 'string', maxLength: 100 } }, required: ['text'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { text: { type: 'string', maxLength: 100 } },
+      required: ['text'],
+      additionalProperties: false,
+    },
     outputSchema: { type: 'object', properties: { echo: { type: 'string' } }, required: ['echo'] },
     annotations: { readOnlyHint: true, destructiveHint: false },
   },
   { name: 'fail', description: 'Always fails', inputSchema: { type: 'object', properties: {} } },
   { name: 'hang', description: 'Never answers', inputSchema: { type: 'object', properties: {} } },
   { name: 'flood', description: 'Answers 10 MiB', inputSchema: { type: 'object', properties: {} } },
-  { name: 'crowd', description: 'Answers `count` tiny content items', inputSchema: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] } },
-  { name: 'remote_ref', description: 'A schema with a remote $ref', inputSchema: { type: 'object', properties: { a: { $ref: 'https://schemas.example.com/a.json' } } } },
+  {
+    name: 'crowd',
+    description: 'Answers `count` tiny content items',
+    inputSchema: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] },
+  },
+  {
+    name: 'remote_ref',
+    description: 'A schema with a remote $ref',
+    inputSchema: { type: 'object', properties: { a: { $ref: 'https://schemas.example.com/a.json' } } },
+  },
 ];
 
 export class UpstreamMcpServer {
@@ -64,18 +77,31 @@ export class UpstreamMcpServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body: unknown = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    if (await this.answerModern(req, res, body)) return;
     const sessionId = req.headers['mcp-session-id'] as string | undefined;
     let transport = sessionId ? this.sessions.get(sessionId) : undefined;
     if (!transport) {
       if (sessionId || !isInitializeRequest(body)) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
         return;
       }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, enableJsonResponse: this.jsonResponse, onsessioninitialized: (id) => void this.sessions.set(id, created) });
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        enableJsonResponse: this.jsonResponse,
+        onsessioninitialized: (id) => void this.sessions.set(id, created),
+      });
       transport = created;
       await this.mcpServer().connect(transport);
     }
     await transport.handleRequest(req, res, body);
+  }
+
+  // A request of protocol revision 2026-07-28 (no sessions), answered by a subclass that speaks it: true
+  // when it answered. This one does not: such a request finds no session (404), as with an SDK 1.x server.
+  protected answerModern(_req: http.IncomingMessage, _res: http.ServerResponse, _body: unknown): Promise<boolean> {
+    return Promise.resolve(false);
   }
 
   protected mcpServer(): Server {
@@ -95,7 +121,12 @@ export class UpstreamMcpServer {
         case 'flood':
           return { content: [{ type: 'text', text: 'x'.repeat(10 * 1024 * 1024) }] };
         case 'crowd':
-          return { content: Array.from({ length: Number(request.params.arguments?.count) }, (_, i) => ({ type: 'text' as const, text: String(i) })) };
+          return {
+            content: Array.from({ length: Number(request.params.arguments?.count) }, (_, i) => ({
+              type: 'text' as const,
+              text: String(i),
+            })),
+          };
         default:
           return { isError: true, content: [{ type: 'text', text: 'unknown tool' }] };
       }

@@ -67,7 +67,9 @@ describe('the compiled service (dist/main.js)', () => {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const deadline = Date.now() + 20_000;
+    // Without the PGlite dump (the PostgreSQL pass builds none) the service migrates an empty in-memory
+    // database as it starts: about 13 s of this deadline on a busy machine.
+    const deadline = Date.now() + 45_000;
     while (!output.includes('Toolgate is listening')) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the service did not start:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -98,17 +100,21 @@ describe('the compiled service (dist/main.js)', () => {
   };
 
   // Every line, on either adapter: a line of another shape (a runtime warning, say) breaks a log pipeline.
-  it.each(['express', 'fastify'])('writes only JSON lines when stdout is not a terminal and LOG_FORMAT is unset (%s)', async (adapter) => {
-    const service = await start({ HTTP_ADAPTER: adapter });
-    await service.stop();
-    const line = JSON.parse(listeningLine(service.output())) as Record<string, unknown>;
-    expect(line).toMatchObject({ level: 'info', msg: 'Toolgate is listening', port: service.port, tracing: 'none' });
-    const notJson = service
-      .output()
-      .split(/\r?\n/)
-      .filter((text) => text.trim() !== '' && !isJsonObject(text));
-    expect(notJson).toEqual([]);
-  }, 40_000);
+  it.each(['express', 'fastify'])(
+    'writes only JSON lines when stdout is not a terminal and LOG_FORMAT is unset (%s)',
+    async (adapter) => {
+      const service = await start({ HTTP_ADAPTER: adapter });
+      await service.stop();
+      const line = JSON.parse(listeningLine(service.output())) as Record<string, unknown>;
+      expect(line).toMatchObject({ level: 'info', msg: 'Toolgate is listening', port: service.port, tracing: 'none' });
+      const notJson = service
+        .output()
+        .split(/\r?\n/)
+        .filter((text) => text.trim() !== '' && !isJsonObject(text));
+      expect(notJson).toEqual([]);
+    },
+    70_000,
+  );
 
   it('writes readable lines on a terminal when LOG_FORMAT is unset, and JSON there with LOG_FORMAT=json', async () => {
     const pretty = await start({}, true);
@@ -127,7 +133,7 @@ describe('the compiled service (dist/main.js)', () => {
     const json = await start({ LOG_FORMAT: 'json' }, true);
     await json.stop();
     expect(JSON.parse(listeningLine(json.output()).trim())).toMatchObject({ msg: 'Toolgate is listening' });
-  }, 60_000);
+  }, 90_000);
 
   it('writes readable lines on a pipe with LOG_FORMAT=pretty, without colours', async () => {
     const service = await start({ LOG_FORMAT: 'pretty' });
@@ -135,7 +141,7 @@ describe('the compiled service (dist/main.js)', () => {
     const line = listeningLine(service.output());
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  Toolgate is listening  port=\d+ host=127\.0\.0\.1/);
     expect(line).not.toContain('\x1b[');
-  }, 40_000);
+  }, 70_000);
 
   it('keeps serving when an operator asks for a heap snapshot with SIGUSR2, and stops on SIGTERM', async () => {
     const service = await start({ NODE_OPTIONS: '--heapsnapshot-signal=SIGUSR2' });
@@ -148,10 +154,13 @@ describe('the compiled service (dist/main.js)', () => {
     expect(service.exited()).toBe(false);
     expect((await fetch(`http://127.0.0.1:${service.port}/health/live`)).status).toBe(200);
     await service.stop();
-  }, 60_000);
+  }, 90_000);
 
   it('exits naming LOG_FORMAT when it is not json, pretty or auto', async () => {
-    const child = spawn(process.execPath, [main], { cwd, env: { PATH: process.env.PATH ?? '', DATABASE_URL: 'pglite://memory', LOG_FORMAT: 'fancy' } });
+    const child = spawn(process.execPath, [main], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: 'pglite://memory', LOG_FORMAT: 'fancy' },
+    });
     running.push(child);
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -173,19 +182,29 @@ describe('the compiled service (dist/main.js)', () => {
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     try {
       const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
-      const service = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'toolgate-under-test', OTEL_BSP_SCHEDULE_DELAY: '100' });
+      const service = await start({
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_SERVICE_NAME: 'toolgate-under-test',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      });
       expect(JSON.parse(listeningLine(service.output())) as Record<string, unknown>).toMatchObject({ tracing: 'otlp' });
       const traceId = '0af7651916cd43dd8448eb211c80319c';
-      const response = await fetch(`http://127.0.0.1:${service.port}/health/live`, { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
+      const response = await fetch(`http://127.0.0.1:${service.port}/health/live`, {
+        headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+      });
       expect(response.status).toBe(200);
       const deadline = Date.now() + 10_000;
-      while (!received.some((r) => r.body.includes('GET /health/live')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (!received.some((r) => r.body.includes('GET /health/live')) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       await service.stop();
 
       const exported = received.find((r) => r.body.includes('GET /health/live'));
       expect(exported?.url).toBe('/v1/traces');
       const body = JSON.parse(exported!.body) as {
-        resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: Array<{ name: string; traceId: string }> }> }>;
+        resourceSpans: Array<{
+          resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+          scopeSpans: Array<{ spans: Array<{ name: string; traceId: string }> }>;
+        }>;
       };
       const [resourceSpans] = body.resourceSpans;
       expect(resourceSpans.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'toolgate-under-test' } });
@@ -202,5 +221,5 @@ describe('the compiled service (dist/main.js)', () => {
     } finally {
       await new Promise((resolve) => collector.close(resolve));
     }
-  }, 60_000);
+  }, 90_000);
 });

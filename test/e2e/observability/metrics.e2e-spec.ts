@@ -3,7 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DATABASE_DRIVER, type DatabaseDriver } from '../../../src/database/database-driver.js';
 import { MetricsServer } from '../../../src/metrics/metrics-server.js';
-import { BUILTIN_TOOL_NAMES } from '../../../src/tools/builtin-tool-names.js';
+import { BUDGET_NAMES } from '../../../src/budgets/tenant-usage.js';
+import { BUILTIN_TOOL_NAMES } from '../../../src/execution/builtin-tool-names.js';
 import { type MetricFamily, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { mcpClientFor } from '../mcp/mcp-test-kit.js';
@@ -13,7 +14,8 @@ const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 type Families = Map<string, MetricFamily>;
-const calls = (m: Families, tool: string, status: string, channel: string) => sampleValue(m, 'toolgate_tool_calls_total', { tool, status, channel });
+const calls = (m: Families, tool: string, status: string, channel: string) =>
+  sampleValue(m, 'toolgate_tool_calls_total', { tool, status, channel });
 
 describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
   let t: TestApp;
@@ -27,7 +29,7 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
 
   beforeAll(async () => {
     // The skill tool below posts to 127.0.0.1:9, which registration refuses unless the operator opened it.
-    t = await createTestApp({ env: { METRICS_TOKEN, FETCH_ALLOW_HOSTS: '127.0.0.1:9' } });
+    t = await createTestApp({ env: { METRICS_TOKEN, FETCH_ALLOW_HOSTS: '127.0.0.1:9', METRICS_TENANTS: '3' } });
     tenant = await t.createTenant();
     projectId = (await t.createProject(tenant)).id;
     await writeFile(path.join(t.workspaceOf(projectId), 'notes.txt'), 'one\ntwo\n');
@@ -46,7 +48,8 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
 
   it('counts each call by tool, status and channel, times it, and counts validation refusals by tool', async () => {
     const before = await scrape();
-    const invoke = (tool: string, args: unknown) => t.http.post(`/v1/projects/${projectId}/tools/${tool}/invoke`).set(tenant.auth).send({ arguments: args });
+    const invoke = (tool: string, args: unknown) =>
+      t.http.post(`/v1/projects/${projectId}/tools/${tool}/invoke`).set(tenant.auth).send({ arguments: args });
     for (let i = 0; i < 3; i++) expect((await invoke('read_file', { path: 'notes.txt' })).body.status).toBe('ok');
     expect((await invoke('read_file', { path: 'missing.txt' })).body.status).toBe('error');
     await invoke('read_file', { path: 5 }).expect(422);
@@ -62,7 +65,8 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
     }
     const after = await scrape();
 
-    const delta = (tool: string, status: string, channel: string) => calls(after, tool, status, channel) - calls(before, tool, status, channel);
+    const delta = (tool: string, status: string, channel: string) =>
+      calls(after, tool, status, channel) - calls(before, tool, status, channel);
     expect({
       readOk: delta('read_file', 'ok', 'rest'),
       readError: delta('read_file', 'error', 'rest'),
@@ -97,7 +101,12 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
     expect(m.get('toolgate_audit_write_failures_total')?.type).toBe('counter');
     expect(sampleValue(m, 'toolgate_read_threads', {})).toBe(t.config.workspace.readThreads);
     expect(sampleValue(m, 'toolgate_read_threads_running', {})).toBeGreaterThanOrEqual(1);
-    for (const name of ['toolgate_worker_pool_threads', 'toolgate_worker_pool_max_threads', 'toolgate_worker_pool_queued_tasks', 'toolgate_worker_pool_utilization']) {
+    for (const name of [
+      'toolgate_worker_pool_threads',
+      'toolgate_worker_pool_max_threads',
+      'toolgate_worker_pool_queued_tasks',
+      'toolgate_worker_pool_utilization',
+    ]) {
       expect({ name, type: m.get(name)?.type }).toEqual({ name, type: 'gauge' });
     }
     expect(sampleValue(m, 'toolgate_worker_pool_max_threads', {})).toBeGreaterThanOrEqual(1);
@@ -107,7 +116,9 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
     const ratio = sampleValue(m, 'toolgate_cache_hit_ratio', { cache: 'workspaces' });
     expect(ratio).toBeGreaterThan(0.5);
     expect(ratio).toBeLessThanOrEqual(1);
-    expect(new Set(m.get('toolgate_cache_hit_ratio')!.samples.map((s) => s.labels.cache))).toEqual(new Set(['api_keys', 'projects', 'workspaces', 'skill_tools', 'toolsets', 'mcp_log_levels', 'policies']));
+    expect(new Set(m.get('toolgate_cache_hit_ratio')!.samples.map((s) => s.labels.cache))).toEqual(
+      new Set(['api_keys', 'projects', 'workspaces', 'skill_tools', 'toolsets', 'mcp_log_levels', 'mcp_client_capabilities', 'policies']),
+    );
     // One app: the bus is in-process on PGlite, a fresh LISTEN connection on PostgreSQL; either way connected, never reconnected.
     expect(sampleValue(m, 'toolgate_change_bus_connected', {})).toBe(1);
     expect(m.get('toolgate_change_bus_reconnects_total')?.type).toBe('counter');
@@ -134,24 +145,43 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
        SELECT id, $1::uuid, 'Bulk ' || ord, 'bulk-' || ord, now(), now() FROM unnest($2::uuid[]) WITH ORDINALITY AS u(id, ord)`,
       [tenant.id, ids],
     );
-    const skill = await installSkill(t, tenant, projectId, skillOf([httpTool(`tenant_named_tool_${process.pid}`, 'http://127.0.0.1:9/hook', { type: 'object' })]));
+    const skill = await installSkill(
+      t,
+      tenant,
+      projectId,
+      skillOf([httpTool(`tenant_named_tool_${process.pid}`, 'http://127.0.0.1:9/hook', { type: 'object' })]),
+    );
     const before = await scrape();
     const seriesBefore = countSeries(before);
     for (let i = 0; i < ids.length; i += 25) {
       await Promise.all(
         ids.slice(i, i + 25).flatMap((id, j) => [
-          t.http.post(`/v1/projects/${id}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: { path: 7 } }).expect(422),
-          t.http.post(`/v1/projects/${id}/tools/tool_number_${i + j}/invoke`).set(tenant.auth).send({ arguments: {} }).expect(404),
+          t.http
+            .post(`/v1/projects/${id}/tools/read_file/invoke`)
+            .set(tenant.auth)
+            .send({ arguments: { path: 7 } })
+            .expect(422),
+          t.http
+            .post(`/v1/projects/${id}/tools/tool_number_${i + j}/invoke`)
+            .set(tenant.auth)
+            .send({ arguments: {} })
+            .expect(404),
         ]),
       );
     }
     const skillCalls = 3;
-    for (let i = 0; i < skillCalls; i++) await t.http.post(`/v1/projects/${projectId}/tools/${skill.tools[0].name}/invoke`).set(tenant.auth).send({ arguments: {} });
+    for (let i = 0; i < skillCalls; i++)
+      await t.http.post(`/v1/projects/${projectId}/tools/${skill.tools[0].name}/invoke`).set(tenant.auth).send({ arguments: {} });
     const after = await scrape();
 
-    expect(calls(after, 'read_file', 'invalid_arguments', 'rest') - calls(before, 'read_file', 'invalid_arguments', 'rest')).toBe(ids.length);
+    expect(calls(after, 'read_file', 'invalid_arguments', 'rest') - calls(before, 'read_file', 'invalid_arguments', 'rest')).toBe(
+      ids.length,
+    );
     expect(calls(after, 'unknown', 'denied', 'rest') - calls(before, 'unknown', 'denied', 'rest')).toBe(ids.length);
-    const skillDelta = ['ok', 'error', 'denied', 'timeout'].reduce((sum, s) => sum + calls(after, 'skill', s, 'rest') - calls(before, 'skill', s, 'rest'), 0);
+    const skillDelta = ['ok', 'error', 'denied', 'timeout'].reduce(
+      (sum, s) => sum + calls(after, 'skill', s, 'rest') - calls(before, 'skill', s, 'rest'),
+      0,
+    );
     expect(skillDelta).toBe(skillCalls);
 
     // 503 calls in 251 projects under 252 tool names: the skill tool's first call adds its counter
@@ -161,11 +191,47 @@ describe('GET /metrics with METRICS_TOKEN, after real calls', () => {
     const values = labelValues(after);
     for (const tool of values.get('tool') ?? []) expect({ tool, allowed: allowedTools.has(tool) }).toEqual({ tool, allowed: true });
     const text = [...values.values()].flatMap((v) => [...v]).join('\n');
-    for (const id of [ids[0], ids[ids.length - 1], projectId, tenant.id]) expect(text).not.toContain(id);
+    for (const id of [ids[0], ids[ids.length - 1], projectId]) expect(text).not.toContain(id);
+    // A tenant id is a label of the two tenant gauges only (bounded by METRICS_TENANTS, tested below).
+    const tenantLabelled = [...after.values()].filter((family) =>
+      family.samples.some((sample) => Object.values(sample.labels).includes(tenant.id)),
+    );
+    expect(tenantLabelled.map((family) => family.name).sort()).toEqual(['toolgate_tenant_budget', 'toolgate_tenant_usage']);
     expect(text).not.toContain('tool_number_');
     expect(text).not.toContain('tenant_named_tool');
     expect(text).not.toContain(t.tmpDir);
   }, 120_000);
+  it("exports each recently active tenant's usage and budgets by tenant id, for at most METRICS_TENANTS tenants", async () => {
+    const write = (who: TestTenant, project: string, name: string) =>
+      t.http
+        .post(`/v1/projects/${project}/tools/write_file/invoke`)
+        .set(who.auth)
+        .send({ arguments: { path: name, content: 'z'.repeat(10_000) } });
+    const owner = await t.createTenant();
+    expect((await write(owner, (await t.createProject(owner)).id, 'usage.txt')).body.status).toBe('ok');
+    const m = await scrape();
+    expect(m.get('toolgate_tenant_usage')?.type).toBe('gauge');
+    const usage = (budget: string) => sampleValue(m, 'toolgate_tenant_usage', { tenant: owner.id, budget });
+    expect(usage('maxProjects')).toBe(1);
+    expect(usage('concurrentCommands')).toBe(0);
+    expect(usage('commandMemoryBytes')).toBe(0);
+    expect(usage('storedAnswerBytes')).toBe(0);
+    expect(usage('storageBytes')).toBeGreaterThanOrEqual(10_000);
+    // The one file written (the workspace directory itself is not counted).
+    expect(usage('storageInodes')).toBe(1);
+    expect(sampleValue(m, 'toolgate_tenant_budget', { tenant: owner.id, budget: 'maxProjects' })).toBe(100);
+    expect(sampleValue(m, 'toolgate_tenant_budget', { tenant: owner.id, budget: 'storageBytes' })).toBe(10 * 1024 ** 3);
+    // Four more tenants become active: only the three most recent are exported, every budget of each.
+    const recent: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const other = await t.createTenant();
+      expect((await write(other, (await t.createProject(other)).id, 'mine.txt')).body.status).toBe('ok');
+      recent.push(other.id);
+    }
+    const after = (await scrape()).get('toolgate_tenant_usage')!.samples;
+    expect(new Set(after.map((s) => s.labels.tenant))).toEqual(new Set(recent.slice(1)));
+    expect(after).toHaveLength(3 * BUDGET_NAMES.length);
+  });
 });
 
 describe('GET /metrics with METRICS_TOKEN and a tiny request limit', () => {
@@ -182,7 +248,11 @@ describe('GET /metrics with METRICS_TOKEN and a tiny request limit', () => {
     for (let i = 0; i < 4; i++) statuses.push((await t.http.get('/v1/projects').set(tenant.auth)).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     const m = parsePrometheusText((await t.http.get('/metrics').set(bearer(METRICS_TOKEN)).expect(200)).text);
-    expect(m.get('toolgate_rate_limit_refusals_total')?.samples).toContainEqual({ name: 'toolgate_rate_limit_refusals_total', labels: { bucket: 'requests' }, value: 1 });
+    expect(m.get('toolgate_rate_limit_refusals_total')?.samples).toContainEqual({
+      name: 'toolgate_rate_limit_refusals_total',
+      labels: { bucket: 'requests' },
+      value: 1,
+    });
   });
 });
 
@@ -257,7 +327,9 @@ describe('the Prometheus text parser the tests rely on', () => {
     expect(() => parsePrometheusText('# TYPE a counter\na{x="1"} 1\na{x="1"} 2\n')).toThrow(/repeated/);
     expect(() => parsePrometheusText('# TYPE a counter\na{x="\\q"} 1\n')).toThrow(/escape/);
     expect(() => parsePrometheusText('# TYPE a counter\na one\n')).toThrow(/bad value/);
-    expect(() => parsePrometheusText('# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_count 1\nh_sum 1\n')).toThrow(/cumulative/);
+    expect(() => parsePrometheusText('# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_count 1\nh_sum 1\n')).toThrow(
+      /cumulative/,
+    );
     expect(() => parsePrometheusText('# TYPE h histogram\nh_bucket{le="+Inf"} 2\nh_count 3\nh_sum 1\n')).toThrow(/differs/);
     expect(parsePrometheusText('# HELP a A \\\\ help\n# TYPE a gauge\na{x="q\\"u"} 1.5e3\n').get('a')).toEqual({
       name: 'a',

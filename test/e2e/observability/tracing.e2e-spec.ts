@@ -32,7 +32,9 @@ describe('traces of a tool call', () => {
 
   const traceIdOfRow = async (invocationId: string): Promise<string | null> => {
     await t.http.get(`/v1/projects/${projectId}/invocations/${invocationId}`).set(tenant.auth).expect(200); // waits for the row
-    const rows = await t.app.get<DatabaseDriver>(DATABASE_DRIVER).query<{ trace_id: string | null }>('SELECT trace_id FROM invocations WHERE id = $1', [invocationId]);
+    const rows = await t.app
+      .get<DatabaseDriver>(DATABASE_DRIVER)
+      .query<{ trace_id: string | null }>('SELECT trace_id FROM invocations WHERE id = $1', [invocationId]);
     return rows[0].trace_id;
   };
   const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
@@ -43,15 +45,27 @@ describe('traces of a tool call', () => {
   };
 
   it('gives one request span with validation, execution and the audit write under it, and the trace id lands in the audit row and the logs', async () => {
-    const res = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: { path: 'notes.txt' } }).expect(200);
+    const res = await t.http
+      .post(`/v1/projects/${projectId}/tools/read_file/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { path: 'notes.txt' } })
+      .expect(200);
     expect(res.body.status).toBe('ok');
     const spans = exporter.getFinishedSpans();
     const request = requestSpanOf(spans, 'POST /v1/projects/:projectId/tools/:toolName/invoke');
     const traceId = request.spanContext().traceId;
-    expect(request.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/v1/projects/:projectId/tools/:toolName/invoke', 'http.response.status_code': 200 });
+    expect(request.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/v1/projects/:projectId/tools/:toolName/invoke',
+      'http.response.status_code': 200,
+    });
 
     const ofCall = spans.filter((s) => s.spanContext().traceId === traceId && s !== request);
-    expect(ofCall.map((s) => ({ name: s.name, parent: parentOf(s) === request.spanContext().spanId })).sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+    expect(
+      ofCall
+        .map((s) => ({ name: s.name, parent: parentOf(s) === request.spanContext().spanId }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    ).toEqual([
       { name: 'toolgate.audit', parent: true },
       { name: 'toolgate.execute', parent: true },
       { name: 'toolgate.validate', parent: true },
@@ -68,7 +82,9 @@ describe('traces of a tool call', () => {
     expect(end(byName['toolgate.execute']) / ms).toBeLessThanOrEqual(start(byName['toolgate.audit']) / ms + 1n);
 
     expect(await traceIdOfRow(res.body.invocationId)).toBe(traceId);
-    expect(t.logs.some((line) => line.msg === 'request' && line.traceId === traceId && line.requestId === res.headers['x-request-id'])).toBe(true);
+    expect(
+      t.logs.some((line) => line.msg === 'request' && line.traceId === traceId && line.requestId === res.headers['x-request-id']),
+    ).toBe(true);
   });
 
   it('continues the trace of a caller that sends traceparent', async () => {
@@ -86,7 +102,11 @@ describe('traces of a tool call', () => {
   });
 
   it('records a refused call: the validation span fails and the audit row written under it has the trace id', async () => {
-    const res = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: { path: 5 } }).expect(422);
+    const res = await t.http
+      .post(`/v1/projects/${projectId}/tools/read_file/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { path: 5 } })
+      .expect(422);
     const spans = exporter.getFinishedSpans();
     const request = requestSpanOf(spans, 'POST /v1/projects/:projectId/tools/:toolName/invoke');
     const validate = spans.find((s) => s.name === 'toolgate.validate')!;
@@ -99,7 +119,9 @@ describe('traces of a tool call', () => {
     await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200); // waits for the row
     const rows = await t.app
       .get<DatabaseDriver>(DATABASE_DRIVER)
-      .query<{ trace_id: string | null }>(`SELECT trace_id FROM invocations WHERE project_id = $1 AND status = 'invalid_arguments'`, [projectId]);
+      .query<{ trace_id: string | null }>(`SELECT trace_id FROM invocations WHERE project_id = $1 AND status = 'invalid_arguments'`, [
+        projectId,
+      ]);
     expect(rows.map((r) => r.trace_id)).toEqual([request.spanContext().traceId]);
   });
 });
@@ -116,7 +138,9 @@ describe('audit rows with tracing off', () => {
     const projectId = (await t.createProject(tenant)).id;
     const res = await t.http.post(`/v1/projects/${projectId}/tools/list_files/invoke`).set(tenant.auth).send({ arguments: {} }).expect(200);
     await t.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200);
-    const rows = await t.app.get<DatabaseDriver>(DATABASE_DRIVER).query<{ trace_id: string | null }>('SELECT trace_id FROM invocations WHERE id = $1', [res.body.invocationId]);
+    const rows = await t.app
+      .get<DatabaseDriver>(DATABASE_DRIVER)
+      .query<{ trace_id: string | null }>('SELECT trace_id FROM invocations WHERE id = $1', [res.body.invocationId]);
     expect(rows).toEqual([{ trace_id: null }]);
     expect(t.logs.filter((line) => 'traceId' in line)).toEqual([]);
   });

@@ -24,11 +24,16 @@ const FILES_ARG = {
   required: ['files'],
   additionalProperties: false,
 };
-const SECONDS_ARG = { type: 'object', properties: { seconds: { type: 'number', minimum: 0 } }, required: ['seconds'], additionalProperties: false };
+const SECONDS_ARG = {
+  type: 'object',
+  properties: { seconds: { type: 'number', minimum: 0 } },
+  required: ['seconds'],
+  additionalProperties: false,
+};
 
 // A different duration per test, so the sleep each test starts can be told apart in /proc.
 let sleepMarker = 0;
-const uniqueSeconds = () => 40 + process.pid % 1000 + ++sleepMarker / 1000;
+const uniqueSeconds = () => 40 + (process.pid % 1000) + ++sleepMarker / 1000;
 
 describe('skills with a command executor', () => {
   let t: TestApp;
@@ -108,11 +113,17 @@ describe('skills with a command executor', () => {
       expect(error.message).toContain("'value'");
       expect(error.details).toEqual({ parameter: 'value' });
     }
-    expectError(await callTool(t, tenant, projectId, 'show_all', { files: ['ok.txt', '--output=/etc/passwd'] }), 422, 'argument_looks_like_option');
+    expectError(
+      await callTool(t, tenant, projectId, 'show_all', { files: ['ok.txt', '--output=/etc/passwd'] }),
+      422,
+      'argument_looks_like_option',
+    );
     expect(await traced()).toEqual(['first']);
 
     const log = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'trace', limit: 100 }).set(tenant.auth).expect(200);
-    const refused = (log.body.items as Array<{ status: string; errorCode: string | null }>).filter((row) => row.errorCode === 'argument_looks_like_option');
+    const refused = (log.body.items as Array<{ status: string; errorCode: string | null }>).filter(
+      (row) => row.errorCode === 'argument_looks_like_option',
+    );
     expect(refused).toHaveLength(3);
   });
 
@@ -159,7 +170,12 @@ describe('skills with a command executor', () => {
   it('refuses with 403 shell_disabled on a project that has not enabled commands, as shell_exec does', async () => {
     const off = (await t.createProject(tenant, { shellAllowlist: ['sh', 'printf'] })).id;
     traceWorkspaces.push(t.workspaceOf(off));
-    await installSkill(t, tenant, off, skillOf([commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', 'ran.log', '{{value}}'], STRING_ARG('value'))]));
+    await installSkill(
+      t,
+      tenant,
+      off,
+      skillOf([commandTool('trace', ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"', 'ran.log', '{{value}}'], STRING_ARG('value'))]),
+    );
     const error = expectError(await callTool(t, tenant, off, 'trace', { value: 'from-off' }), 403, 'shell_disabled');
     expect(error.message).toContain('shellEnabled: true');
     expect(await traced()).not.toContain('from-off');
@@ -242,13 +258,23 @@ describe('skills with a command executor', () => {
 
     it('refuses a placeholder that names no parameter', async () => {
       const error = await refusedTemplate(['printf', '%s', '{{nmae}}'], STRING_ARG('name'));
-      expect(error.details).toEqual({ tool: 'templated', schema: 'executor', location: '/argv/2', reason: expect.stringContaining('{{nmae}} names no parameter') });
+      expect(error.details).toEqual({
+        tool: 'templated',
+        schema: 'executor',
+        location: '/argv/2',
+        reason: expect.stringContaining('{{nmae}} names no parameter'),
+      });
       expect(error.message).toBe("Tool 'templated': executor/argv/2 refused: {{nmae}} names no parameter of the input schema");
     });
 
     it('refuses a placeholder in argv[0]: the executable must be literal', async () => {
       const error = await refusedTemplate(['{{program}}', 'x'], STRING_ARG('program'));
-      expect(error.details).toEqual({ tool: 'templated', schema: 'executor', location: '/argv/0', reason: expect.stringMatching(/executable.*literal/) });
+      expect(error.details).toEqual({
+        tool: 'templated',
+        schema: 'executor',
+        location: '/argv/0',
+        reason: expect.stringMatching(/executable.*literal/),
+      });
       const inside = await refusedTemplate(['/usr/bin/{{program}}'], STRING_ARG('program'));
       expect(inside.details).toMatchObject({ location: '/argv/0' });
     });

@@ -11,7 +11,18 @@ import {
   toolNames,
 } from './skill-test-kit.js';
 
-const BUILTINS = ['read_file', 'write_file', 'list_files', 'delete_file', 'shell_exec', 'fetch_url', 'edit_file', 'search_files', 'move_file', 'read_multiple_files'];
+const BUILTINS = [
+  'read_file',
+  'write_file',
+  'list_files',
+  'delete_file',
+  'shell_exec',
+  'fetch_url',
+  'edit_file',
+  'search_files',
+  'move_file',
+  'read_multiple_files',
+];
 
 // A tool that prints its name and its argument, so a call shows which skill's tool answered.
 const echoTool = (name: string, tag = name) => commandTool(name, ['printf', `${tag}:%s`, '{{word}}'], STRING_ARG('word'));
@@ -28,9 +39,12 @@ describe('enabling skills on projects, and tool name collisions', () => {
 
   const newProject = async () => (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
   const enabledSkills = async (projectId: string) =>
-    ((await t.http.get(`/v1/projects/${projectId}/skills`).set(tenant.auth).expect(200)).body.items as Array<{ id: string; version: string }>).map(
-      (s) => `${s.id}@${s.version}`,
-    );
+    (
+      (await t.http.get(`/v1/projects/${projectId}/skills`).set(tenant.auth).expect(200)).body.items as Array<{
+        id: string;
+        version: string;
+      }>
+    ).map((s) => `${s.id}@${s.version}`);
 
   it('enables a skill: its tools join the built-ins, can be called, and the project lists the skill', async () => {
     const projectId = await newProject();
@@ -38,7 +52,16 @@ describe('enabling skills on projects, and tool name collisions', () => {
     const res = await enableSkill(t, tenant, projectId, skill.id).expect(201);
     expect(res.body).toEqual({
       projectId,
-      skill: { id: skill.id, name: skill.name, version: '1.0.0', description: expect.any(String), source: null, tools: skill.tools, createdAt: expect.any(String), updatedAt: expect.any(String) },
+      skill: {
+        id: skill.id,
+        name: skill.name,
+        version: '1.0.0',
+        description: expect.any(String),
+        source: null,
+        tools: skill.tools,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
       enabledAt: expect.any(String),
     });
     expect(res.text).not.toContain(skill.signingSecret);
@@ -103,7 +126,11 @@ describe('enabling skills on projects, and tool name collisions', () => {
     expect(error.details).toEqual({ collisions: [{ tool: 'alpha', conflictsWith: `skill:${first.name}@1.0.0` }] });
 
     const builtin = skillOf([echoTool('write_file')], { name: second.name, version: '2.0.1' });
-    const builtinError = expectError(await t.http.put(`/v1/skills/${second.id}`).set(tenant.auth).send(builtin), 409, 'tool_name_collision');
+    const builtinError = expectError(
+      await t.http.put(`/v1/skills/${second.id}`).set(tenant.auth).send(builtin),
+      409,
+      'tool_name_collision',
+    );
     expect(builtinError.message).toContain("'write_file'");
     expect(builtinError.message).toContain('built-in');
 
@@ -128,7 +155,11 @@ describe('enabling skills on projects, and tool name collisions', () => {
     expect(await toolNames(t, tenant, projectId)).toEqual(BUILTINS);
     expect(await enabledSkills(projectId)).toEqual([]);
     expectError(await callTool(t, tenant, projectId, 'temporary', { word: 'x' }), 404, 'tool_not_found');
-    const again = expectError(await t.http.delete(`/v1/projects/${projectId}/skills/${skill.id}`).set(tenant.auth), 404, 'skill_not_enabled');
+    const again = expectError(
+      await t.http.delete(`/v1/projects/${projectId}/skills/${skill.id}`).set(tenant.auth),
+      404,
+      'skill_not_enabled',
+    );
     expect(again.message).toContain(skill.id);
 
     // Still enabled, and callable, on the other project; enabling it again on the first works.
@@ -166,6 +197,10 @@ describe('enabling skills on projects, and tool name collisions', () => {
     expectError(await t.http.get(`/v1/projects/${missing}/skills`).set(tenant.auth), 404, 'project_not_found');
     expectError(await t.http.delete(`/v1/projects/${missing}/skills/${skill.id}`).set(tenant.auth), 404, 'project_not_found');
     expectError(await t.http.post(`/v1/projects/${projectId}/skills`).set(tenant.auth).send({}), 400, 'validation_failed');
-    expectError(await t.http.post(`/v1/projects/${projectId}/skills`).set(tenant.auth).send({ skillId: skill.id, extra: 1 }), 400, 'validation_failed');
+    expectError(
+      await t.http.post(`/v1/projects/${projectId}/skills`).set(tenant.auth).send({ skillId: skill.id, extra: 1 }),
+      400,
+      'validation_failed',
+    );
   });
 });

@@ -53,7 +53,11 @@ describe('skills with an http executor', () => {
     privateEndpoint.on('/internal', () => ({ body: JSON.stringify({ secret: 'internal data' }) }));
 
     body = skillOf([
-      { ...httpTool('forecast', endpoint.url('/forecast'), FORECAST_INPUT), outputSchema: FORECAST_OUTPUT, annotations: { readOnly: true } },
+      {
+        ...httpTool('forecast', endpoint.url('/forecast'), FORECAST_INPUT),
+        outputSchema: FORECAST_OUTPUT,
+        annotations: { readOnly: true },
+      },
       {
         ...httpTool('forecast_sync', endpoint.url('/forecast'), FORECAST_INPUT),
         mode: 'sync',
@@ -209,7 +213,14 @@ describe('skills with an http executor', () => {
     const res = await callTool(t, tenant, projectId, 'slow', {}).expect(200);
     expect(res.body).toMatchObject({ tool: 'slow', status: 'timeout', error: { code: 'timeout' } });
     expect(res.body.error.message).toContain('500 ms');
-    await eventually(() => expect(endpoint.to('/slow').slice(before).map((r) => r.abandoned)).toEqual([true]));
+    await eventually(() =>
+      expect(
+        endpoint
+          .to('/slow')
+          .slice(before)
+          .map((r) => r.abandoned),
+      ).toEqual([true]),
+    );
   });
 
   it('honours a shorter timeout asked by the caller in sync mode too', async () => {
@@ -217,7 +228,14 @@ describe('skills with an http executor', () => {
     const res = await callTool(t, tenant, projectId, 'slow_sync', {}, { timeoutMs: 300 }).expect(200);
     expect(res.body).toMatchObject({ tool: 'slow_sync', status: 'timeout', error: { code: 'timeout' } });
     expect(res.body.error.message).toContain('300 ms');
-    await eventually(() => expect(endpoint.to('/slow').slice(before).map((r) => r.abandoned)).toEqual([true]));
+    await eventually(() =>
+      expect(
+        endpoint
+          .to('/slow')
+          .slice(before)
+          .map((r) => r.abandoned),
+      ).toEqual([true]),
+    );
   });
 
   it('closes the connection to the endpoint when the caller goes away (sync mode)', async () => {
@@ -243,7 +261,11 @@ describe('skills with an http executor', () => {
 
   it('keeps the signing secret across a new version, and calls the endpoint the new version names', async () => {
     endpoint.on('/forecast-v2', (req) => ({ body: JSON.stringify({ version: 2, args: JSON.parse(req.body) }) }));
-    const next = { ...body, version: '2.0.0', tools: [{ ...body.tools[0], executor: { type: 'http', url: endpoint.url('/forecast-v2') } }] };
+    const next = {
+      ...body,
+      version: '2.0.0',
+      tools: [{ ...body.tools[0], executor: { type: 'http', url: endpoint.url('/forecast-v2') } }],
+    };
     await t.http.put(`/v1/skills/${skill.id}`).set(tenant.auth).send(next).expect(200);
 
     const res = await callTool(t, tenant, projectId, 'forecast', { city: 'Porto' }).expect(200);
@@ -259,7 +281,10 @@ describe('skills with an http executor', () => {
 
   // The second instance shares this suite's database; closing it must leave that database open.
   it('refuses at call time an endpoint registered where its private address was open, and that server receives nothing', async () => {
-    const opener = await createTestApp({ database: t.database, env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${endpoint.port},127.0.0.1:${privateEndpoint.port}` } });
+    const opener = await createTestApp({
+      database: t.database,
+      env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${endpoint.port},127.0.0.1:${privateEndpoint.port}` },
+    });
     try {
       // A project this instance has not looked at yet, so it reads the skill's tools from the database.
       const elsewhere = (await t.createProject(tenant)).id;

@@ -1,13 +1,5 @@
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
-import {
-  commandTool,
-  expectError,
-  listSkills,
-  postSkill,
-  registerSkill,
-  skillOf,
-  STRING_ARG,
-} from './skill-test-kit.js';
+import { commandTool, expectError, listSkills, postSkill, registerSkill, skillOf, STRING_ARG } from './skill-test-kit.js';
 
 // Prints its `word` argument.
 const printTool = (name = 'print_word', inputSchema: Record<string, unknown> = STRING_ARG('word')) =>
@@ -32,7 +24,10 @@ describe('skill registration', () => {
       version: '1.0.0',
       description: 'Prints words',
       // Pinned as registered: the hash of each definition, and when.
-      tools: body.tools.map((tool) => ({ ...tool, pin: { hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), reviewedAt: expect.any(String) } })),
+      tools: body.tools.map((tool) => ({
+        ...tool,
+        pin: { hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), reviewedAt: expect.any(String) },
+      })),
       source: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
@@ -112,7 +107,10 @@ describe('skill registration', () => {
 
   it('publishes a new version with PUT, keeps the name, and refuses the same version with 409 skill_version_exists', async () => {
     const skill = await registerSkill(t, tenant, skillOf([printTool()]));
-    const same = await t.http.put(`/v1/skills/${skill.id}`).set(tenant.auth).send(skillOf([printTool('other_tool')], { name: skill.name, version: '1.0.0' }));
+    const same = await t.http
+      .put(`/v1/skills/${skill.id}`)
+      .set(tenant.auth)
+      .send(skillOf([printTool('other_tool')], { name: skill.name, version: '1.0.0' }));
     const error = expectError(same, 409, 'skill_version_exists');
     expect(error.message).toContain("'1.0.0'");
 
@@ -123,7 +121,10 @@ describe('skill registration', () => {
       name: skill.name,
       version: '1.1.0',
       description: 'Second version',
-      tools: next.tools.map((tool) => ({ ...tool, pin: { hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), reviewedAt: expect.any(String) } })),
+      tools: next.tools.map((tool) => ({
+        ...tool,
+        pin: { hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), reviewedAt: expect.any(String) },
+      })),
       source: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
@@ -146,7 +147,14 @@ describe('skill registration', () => {
     expectError(await t.http.get(`/v1/skills/${skill.id}`).set(tenant.auth), 404, 'skill_not_found');
     expect((await listSkills(t, tenant)).map((s) => s.id)).not.toContain(skill.id);
     expectError(await t.http.delete(`/v1/skills/${skill.id}`).set(tenant.auth), 404, 'skill_not_found');
-    expectError(await t.http.put(`/v1/skills/${skill.id}`).set(tenant.auth).send(skillOf([printTool()], { version: '9.0.0' })), 404, 'skill_not_found');
+    expectError(
+      await t.http
+        .put(`/v1/skills/${skill.id}`)
+        .set(tenant.auth)
+        .send(skillOf([printTool()], { version: '9.0.0' })),
+      404,
+      'skill_not_found',
+    );
   });
 
   it('describes every skill route and its error responses in the OpenAPI document', async () => {
@@ -167,7 +175,12 @@ describe('skill registration', () => {
       const operation = doc.paths[path]?.[method];
       expect({ path, method, documented: operation !== undefined }).toEqual({ path, method, documented: true });
       for (const status of statuses) {
-        expect({ path, method, status, documented: operation.responses[status] !== undefined }).toEqual({ path, method, status, documented: true });
+        expect({ path, method, status, documented: operation.responses[status] !== undefined }).toEqual({
+          path,
+          method,
+          status,
+          documented: true,
+        });
       }
     }
     // The registration body is published as the schema the service validates with.

@@ -36,9 +36,12 @@ describe('skill secrets at rest', () => {
     await endpoint?.close();
   });
 
-  const start = (env: Record<string, string>) => createTestApp({ database, env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${endpoint.port}`, ...env } });
+  const start = (env: Record<string, string>) =>
+    createTestApp({ database, env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${endpoint.port}`, ...env } });
   const rows = () =>
-    database.driver.withSession((s) => s.query<SkillRow>("SELECT id, signing_secret, tools::text AS tools FROM skills WHERE name LIKE 'sealed-%'"));
+    database.driver.withSession((s) =>
+      s.query<SkillRow>("SELECT id, signing_secret, tools::text AS tools FROM skills WHERE name LIKE 'sealed-%'"),
+    );
 
   async function callsWithTheRealSecrets(t: TestApp, tenant: TestTenant, projectId: string, signingSecret: string) {
     const before = endpoint.requests.length;
@@ -54,7 +57,10 @@ describe('skill secrets at rest', () => {
     try {
       const tenant = await t.createTenant();
       const projectId = (await t.createProject(tenant)).id;
-      const tool = { ...httpTool('echo_up', endpoint.url('/echo'), INPUT), executor: { type: 'http', url: endpoint.url('/echo'), headers: { 'x-api-key': API_KEY } } };
+      const tool = {
+        ...httpTool('echo_up', endpoint.url('/echo'), INPUT),
+        executor: { type: 'http', url: endpoint.url('/echo'), headers: { 'x-api-key': API_KEY } },
+      };
       const skill = await installSkill(t, tenant, projectId, { ...skillOf([tool]), name: 'sealed-one' });
 
       const [row] = await rows();
@@ -65,7 +71,9 @@ describe('skill secrets at rest', () => {
 
       const listed = await listSkills(t, tenant);
       expect(JSON.stringify(listed)).not.toContain(API_KEY);
-      expect(listed.find((s) => s.name === 'sealed-one')).toMatchObject({ tools: [{ executor: { headers: { 'x-api-key': '[stored encrypted]' } } }] });
+      expect(listed.find((s) => s.name === 'sealed-one')).toMatchObject({
+        tools: [{ executor: { headers: { 'x-api-key': '[stored encrypted]' } } }],
+      });
 
       await callsWithTheRealSecrets(t, tenant, projectId, skill.signingSecret);
     } finally {
@@ -78,15 +86,25 @@ describe('skill secrets at rest', () => {
     // A row from before sealing existed: its secret and header in clear.
     const plainSecret = `tgs_${randomBytes(32).toString('hex')}`;
     const plainTools = JSON.stringify([
-      { name: 'echo_up', description: 'x', inputSchema: INPUT, executor: { type: 'http', url: endpoint.url('/echo'), headers: { 'x-api-key': API_KEY } } },
+      {
+        name: 'echo_up',
+        description: 'x',
+        inputSchema: INPUT,
+        executor: { type: 'http', url: endpoint.url('/echo'), headers: { 'x-api-key': API_KEY } },
+      },
     ]);
-    const tenantRow = await database.driver.withSession((s) => s.query<{ id: string }>("INSERT INTO tenants (id, name, updated_at) VALUES (gen_random_uuid(), 'legacy-" + randomBytes(4).toString('hex') + "', now()) RETURNING id"));
+    const tenantRow = await database.driver.withSession((s) =>
+      s.query<{ id: string }>(
+        "INSERT INTO tenants (id, name, updated_at) VALUES (gen_random_uuid(), 'legacy-" +
+          randomBytes(4).toString('hex') +
+          "', now()) RETURNING id",
+      ),
+    );
     await database.driver.withSession((s) =>
-      s.query("INSERT INTO skills (id, tenant_id, name, version, description, tools, signing_secret, updated_at) VALUES (gen_random_uuid(), $1, 'sealed-legacy', '1', 'old', $2::jsonb, $3, now())", [
-        tenantRow[0].id,
-        plainTools,
-        plainSecret,
-      ]),
+      s.query(
+        "INSERT INTO skills (id, tenant_id, name, version, description, tools, signing_secret, updated_at) VALUES (gen_random_uuid(), $1, 'sealed-legacy', '1', 'old', $2::jsonb, $3, now())",
+        [tenantRow[0].id, plainTools, plainSecret],
+      ),
     );
 
     const t = await start({ SECRETS_KEY: keyB, SECRETS_KEY_PREVIOUS: keyA });
@@ -110,7 +128,10 @@ describe('skill secrets at rest', () => {
     try {
       const tenant = await again.createTenant();
       const projectId = (await again.createProject(tenant)).id;
-      const tool = { ...httpTool('echo_up', endpoint.url('/echo'), INPUT), executor: { type: 'http', url: endpoint.url('/echo'), headers: { 'x-api-key': API_KEY } } };
+      const tool = {
+        ...httpTool('echo_up', endpoint.url('/echo'), INPUT),
+        executor: { type: 'http', url: endpoint.url('/echo'), headers: { 'x-api-key': API_KEY } },
+      };
       const skill = await installSkill(again, tenant, projectId, { ...skillOf([tool]), name: 'sealed-two' });
       await callsWithTheRealSecrets(again, tenant, projectId, skill.signingSecret);
       expect(again.logs.some((line) => /cannot be opened/.test(String(line.msg)))).toBe(false);

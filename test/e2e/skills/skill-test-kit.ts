@@ -45,7 +45,12 @@ export const STRING_ARG = (name: string, extra: Record<string, unknown> = {}) =>
   additionalProperties: false,
 });
 
-export const commandTool = (name: string, argv: string[], inputSchema: Record<string, unknown>, extra: Partial<SkillToolBody> = {}): SkillToolBody => ({
+export const commandTool = (
+  name: string,
+  argv: string[],
+  inputSchema: Record<string, unknown>,
+  extra: Partial<SkillToolBody> = {},
+): SkillToolBody => ({
   name,
   description: `Runs ${argv[0]} for the test suite`,
   inputSchema,
@@ -53,7 +58,12 @@ export const commandTool = (name: string, argv: string[], inputSchema: Record<st
   ...extra,
 });
 
-export const httpTool = (name: string, url: string, inputSchema: Record<string, unknown>, extra: Partial<SkillToolBody> = {}): SkillToolBody => ({
+export const httpTool = (
+  name: string,
+  url: string,
+  inputSchema: Record<string, unknown>,
+  extra: Partial<SkillToolBody> = {},
+): SkillToolBody => ({
   name,
   description: `Posts its arguments to ${url}`,
   inputSchema,
@@ -70,7 +80,10 @@ export const skillOf = (tools: SkillToolBody[], overrides: Partial<SkillBody> = 
 });
 
 export function postSkill(t: TestApp, tenant: TestTenant, body: unknown) {
-  return t.http.post('/v1/skills').set(tenant.auth).send(body as object);
+  return t.http
+    .post('/v1/skills')
+    .set(tenant.auth)
+    .send(body as object);
 }
 
 export async function registerSkill(t: TestApp, tenant: TestTenant, body: SkillBody): Promise<RegisteredSkill> {
@@ -91,8 +104,18 @@ export async function installSkill(t: TestApp, tenant: TestTenant, projectId: st
   return skill;
 }
 
-export function callTool(t: TestApp, tenant: TestTenant, projectId: string, tool: string, args: unknown, extra: Record<string, unknown> = {}) {
-  return t.http.post(`/v1/projects/${projectId}/tools/${tool}/invoke`).set(tenant.auth).send({ arguments: args, ...extra });
+export function callTool(
+  t: TestApp,
+  tenant: TestTenant,
+  projectId: string,
+  tool: string,
+  args: unknown,
+  extra: Record<string, unknown> = {},
+) {
+  return t.http
+    .post(`/v1/projects/${projectId}/tools/${tool}/invoke`)
+    .set(tenant.auth)
+    .send({ arguments: args, ...extra });
 }
 
 export async function listSkills(t: TestApp, tenant: TestTenant): Promise<Array<{ id: string; name: string; version: string }>> {
@@ -125,7 +148,11 @@ export interface ErrorBody {
 
 // A refusal in the one error shape; answers the error object.
 export function expectError(res: Response, status: number, code: string): ErrorBody['error'] {
-  expect({ status: res.status, code: res.body?.error?.code, body: res.status === status ? '' : res.body }).toEqual({ status, code, body: '' });
+  expect({ status: res.status, code: res.body?.error?.code, body: res.status === status ? '' : res.body }).toEqual({
+    status,
+    code,
+    body: '',
+  });
   expect(res.body).toEqual({ error: expect.objectContaining({ code, message: expect.any(String) }), requestId: expect.any(String) });
   // No stack trace or source path reaches the client.
   expect(res.text).not.toMatch(/node_modules|\.(?:ts|js):\d+:\d+|\\n\s*at /);

@@ -89,7 +89,13 @@ describe('agent file tools', () => {
       expect(await readFile(w.at('cfg.ini'), 'utf8')).toBe('a=1\nb=2\nc=3\n');
       expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
       // The same edits without the bad one apply together.
-      const ok = await w.ok('edit_file', { path: 'cfg.ini', edits: [{ oldText: 'a=1', newText: 'a=10' }, { oldText: 'a=10\nb=2', newText: 'a=10\nb=20' }] });
+      const ok = await w.ok('edit_file', {
+        path: 'cfg.ini',
+        edits: [
+          { oldText: 'a=1', newText: 'a=10' },
+          { oldText: 'a=10\nb=2', newText: 'a=10\nb=20' },
+        ],
+      });
       expect(ok.edits).toBe(2);
       expect(await readFile(w.at('cfg.ini'), 'utf8')).toBe('a=10\nb=20\nc=3\n');
     });
@@ -99,7 +105,9 @@ describe('agent file tools', () => {
       await writeFile(w.at('win.txt'), 'one\r\ntwo\r\nthree');
       const result = await w.ok('edit_file', { path: 'win.txt', edits: [{ oldText: 'one\ntwo', newText: 'one\n2\nextra' }] });
       expect(await readFile(w.at('win.txt'), 'utf8')).toBe('one\r\n2\r\nextra\r\nthree');
-      expect(result.diff).toBe('--- a/win.txt\n+++ b/win.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+2\n+extra\n three\n\\ No newline at end of file\n');
+      expect(result.diff).toBe(
+        '--- a/win.txt\n+++ b/win.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+2\n+extra\n three\n\\ No newline at end of file\n',
+      );
     });
 
     it('with dryRun answers the diff and writes nothing', async () => {
@@ -156,7 +164,7 @@ describe('agent file tools', () => {
       expect(result.matches).toEqual([
         { path: 'tree/d042/f007.ts', line: 2, text: '// FIXME: the marker line', before: ['export const value7 = 42;'], after: [] },
       ]);
-      expect(result.filesSearched).toBe(10 * TREE_FILES_PER_DIR / 2);
+      expect(result.filesSearched).toBe((10 * TREE_FILES_PER_DIR) / 2);
     });
 
     it('stops at maxResults and says the answer is cut', async () => {
@@ -215,17 +223,22 @@ describe('agent file tools', () => {
       await mkdir(w.at('a/b'), { recursive: true });
       for (const destination of ['a/b/a', 'a/a', 'a']) {
         const res = await w.call('move_file', { source: 'a', destination }).expect(400);
-        expect(res.body.error).toMatchObject({ code: 'move_into_itself', message: expect.stringContaining('choose a destination outside') });
+        expect(res.body.error).toMatchObject({
+          code: 'move_into_itself',
+          message: expect.stringContaining('choose a destination outside'),
+        });
       }
       expect(await readdir(w.at('a'))).toEqual(['b']);
     });
 
-    it("names a missing destination directory and creates it with createDirs", async () => {
+    it('names a missing destination directory and creates it with createDirs', async () => {
       const w = await workspace();
       await writeFile(w.at('a.txt'), 'a');
       const error = await w.failed('move_file', { source: 'a.txt', destination: 'x/y/a.txt' });
       expect(error).toMatchObject({ code: 'parent_not_found', message: expect.stringContaining("The directory 'x' does not exist") });
-      expect(await w.ok('move_file', { source: 'a.txt', destination: 'x/y/a.txt', createDirs: true })).toMatchObject({ destination: 'x/y/a.txt' });
+      expect(await w.ok('move_file', { source: 'a.txt', destination: 'x/y/a.txt', createDirs: true })).toMatchObject({
+        destination: 'x/y/a.txt',
+      });
     });
 
     it('moves a symlink as a link, never its target', async () => {
@@ -288,7 +301,8 @@ describe('agent file tools', () => {
       const error = await w.failed('write_file', { path: 'notes/a.txt', content: 'x' });
       expect(error).toEqual({
         code: 'parent_not_found',
-        message: "The directory 'notes' does not exist, so 'notes/a.txt' cannot be created there; call again with createDirs: true to create it",
+        message:
+          "The directory 'notes' does not exist, so 'notes/a.txt' cannot be created there; call again with createDirs: true to create it",
         retryable: false,
       });
     });

@@ -61,7 +61,13 @@ describe('the invocation audit', () => {
 
     it('holds one row per call with its tool, status, event, error code and arguments', async () => {
       const listed = await rows(projectId);
-      const summary = listed.map(({ tool, status, event, errorCode, arguments: args }) => ({ tool, status, event, errorCode, arguments: args }));
+      const summary = listed.map(({ tool, status, event, errorCode, arguments: args }) => ({
+        tool,
+        status,
+        event,
+        errorCode,
+        arguments: args,
+      }));
       const expected = [
         { tool: 'read_file', status: 'ok', event: null, errorCode: null, arguments: { path: 'hello.txt' } },
         { tool: 'read_file', status: 'error', event: null, errorCode: 'not_found', arguments: { path: 'missing.txt' } },
@@ -99,7 +105,12 @@ describe('the invocation audit', () => {
 
     it('filters by tool and by status', async () => {
       expect((await rows(projectId, { tool: 'shell_exec' })).map((r) => r.id)).toEqual([ids.timeout]);
-      expect((await rows(projectId, { tool: 'read_file' })).map((r) => r.status).sort()).toEqual(['denied', 'error', 'invalid_arguments', 'ok']);
+      expect((await rows(projectId, { tool: 'read_file' })).map((r) => r.status).sort()).toEqual([
+        'denied',
+        'error',
+        'invalid_arguments',
+        'ok',
+      ]);
       expect((await rows(projectId, { status: 'denied' })).map((r) => r.tool).sort()).toEqual(['read_file', 'reed_file']);
       expect((await rows(projectId, { status: 'invalid_arguments' })).map((r) => r.event)).toEqual(['TOOL_ARG_VALIDATION_FAILURE']);
       expect(await rows(projectId, { tool: 'reed_file', status: 'ok' })).toEqual([]);
@@ -109,7 +120,9 @@ describe('the invocation audit', () => {
     it('names the key that made each call on its row, refusals included', async () => {
       const callers = (await rows(projectId)).map((row) => row.caller);
       expect(callers).toHaveLength(6);
-      expect(new Set(callers.map((caller) => JSON.stringify(caller)))).toEqual(new Set([JSON.stringify({ keyId: tenant.keyId, name: 'default' })]));
+      expect(new Set(callers.map((caller) => JSON.stringify(caller)))).toEqual(
+        new Set([JSON.stringify({ keyId: tenant.keyId, name: 'default' })]),
+      );
     });
 
     it('answers 404 invocation_not_found for an id it does not have', async () => {
@@ -152,11 +165,17 @@ describe('the invocation audit', () => {
     const asAgent = { keyId: agent.body.id as string, name: 'nightly-agent' };
     const asAdmin = { keyId: tenant.keyId, name: 'default' };
 
-    const rest = (await t.http.post(`/v1/projects/${projectId}/tools/list_files/invoke`).set(agentAuth).send({ arguments: {} }).expect(200)).body.invocationId;
+    const rest = (await t.http.post(`/v1/projects/${projectId}/tools/list_files/invoke`).set(agentAuth).send({ arguments: {} }).expect(200))
+      .body.invocationId;
     const batch = await t.http
       .post(`/v1/projects/${projectId}/tools/batch`)
       .set(agentAuth)
-      .send({ calls: [{ id: 'a', tool: 'list_files', arguments: {} }, { id: 'b', tool: 'no_such_tool', arguments: {} }] })
+      .send({
+        calls: [
+          { id: 'a', tool: 'list_files', arguments: {} },
+          { id: 'b', tool: 'no_such_tool', arguments: {} },
+        ],
+      })
       .expect(200);
     const mcp = await connectMcp(t, projectId, agentAuth);
     try {
@@ -222,7 +241,8 @@ describe('the order of the invocation audit', () => {
     const { id: projectId } = await batched.createProject(tenant);
     const made: string[] = [];
     for (let i = 0; i < 6; i++) made.push((await callTool(batched, tenant, projectId, 'list_files', {}).expect(200)).body.invocationId);
-    const listed = (await batched.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body.items as InvocationRow[];
+    const listed = (await batched.http.get(`/v1/projects/${projectId}/invocations`).set(tenant.auth).expect(200)).body
+      .items as InvocationRow[];
     expect(listed.map((row) => row.id)).toEqual(made);
   });
 });
@@ -309,14 +329,20 @@ describe('the event stream', () => {
     const { invocationId } = (await callTool(t, tenant, projectId, 'read_file', { path: 'present.txt' }).expect(200)).body;
     const completed = await stream.next((e) => e.event === 'tool.completed' && e.data.invocationId === invocationId);
     expect(completed.data).toMatchObject({ tool: 'read_file', status: 'ok', projectId });
-    expect(stream.events.filter((e) => e.data.invocationId === invocationId).map((e) => e.event)).toEqual(['tool.started', 'tool.completed']);
+    expect(stream.events.filter((e) => e.data.invocationId === invocationId).map((e) => e.event)).toEqual([
+      'tool.started',
+      'tool.completed',
+    ]);
   });
 
   it('sends tool.error for refused calls too: invalid arguments and an unknown tool', async () => {
     await callTool(t, tenant, projectId, 'read_file', { path: ['a'] }).expect(422);
     await callTool(t, tenant, projectId, 'reed_file', { path: 'a' }).expect(404);
     const invalid = await stream.next((e) => e.event === 'tool.error' && e.data.status === 'invalid_arguments');
-    expect(invalid.data).toMatchObject({ tool: 'read_file', error: { code: 'invalid_arguments', message: expect.stringContaining('/path must be string') } });
+    expect(invalid.data).toMatchObject({
+      tool: 'read_file',
+      error: { code: 'invalid_arguments', message: expect.stringContaining('/path must be string') },
+    });
     const unknown = await stream.next((e) => e.event === 'tool.error' && e.data.tool === 'reed_file');
     expect(unknown.data).toMatchObject({ status: 'denied', error: { code: 'tool_not_found' } });
   });
@@ -395,7 +421,8 @@ describe('[sec-40] tools, invocations and events across tenants', () => {
     // Nothing of Bob's reached Alice's project: no file, no audit row, her invocation untouched.
     const read = await callTool(t, alice, project.id, 'read_file', { path: 'stolen.txt' }).expect(200);
     expect(read.body.error.code).toBe('not_found');
-    const aliceRows = (await t.http.get(`/v1/projects/${project.id}/invocations`).set(alice.auth).expect(200)).body.items as InvocationRow[];
+    const aliceRows = (await t.http.get(`/v1/projects/${project.id}/invocations`).set(alice.auth).expect(200)).body
+      .items as InvocationRow[];
     expect(aliceRows.map((row) => row.id).sort()).toEqual([invocationId, read.body.invocationId].sort());
 
     // Once Alice's project is gone, Bob gets the very same bytes as before.
@@ -414,7 +441,9 @@ describe('[sec-40] tools, invocations and events across tenants', () => {
     const foreign = await t.http.get(`/v1/projects/${bobProject.id}/invocations/${aliceInvocation}`).set(bob.auth).expect(404);
     const missing = await t.http.get(`/v1/projects/${bobProject.id}/invocations/${missingInvocation}`).set(bob.auth).expect(404);
     expect(foreign.body.error.code).toBe('invocation_not_found');
-    expect(withoutRequestId(foreign.text).split(aliceInvocation).join('<id>')).toBe(withoutRequestId(missing.text).split(missingInvocation).join('<id>'));
+    expect(withoutRequestId(foreign.text).split(aliceInvocation).join('<id>')).toBe(
+      withoutRequestId(missing.text).split(missingInvocation).join('<id>'),
+    );
     // It exists: Alice reads it in her own project.
     await t.http.get(`/v1/projects/${aliceProject.id}/invocations/${aliceInvocation}`).set(alice.auth).expect(200);
   });

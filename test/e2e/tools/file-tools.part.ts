@@ -100,8 +100,16 @@ describe('file tools', () => {
   describe('write_file', () => {
     it('creates a file, then replaces it, leaving no temporary file behind', async () => {
       const w = await workspace();
-      expect(await w.ok('write_file', { path: 'config.json', content: '{"v":1}' })).toEqual({ path: 'config.json', bytesWritten: 7, created: true });
-      expect(await w.ok('write_file', { path: 'config.json', content: '{"v":22}' })).toEqual({ path: 'config.json', bytesWritten: 8, created: false });
+      expect(await w.ok('write_file', { path: 'config.json', content: '{"v":1}' })).toEqual({
+        path: 'config.json',
+        bytesWritten: 7,
+        created: true,
+      });
+      expect(await w.ok('write_file', { path: 'config.json', content: '{"v":22}' })).toEqual({
+        path: 'config.json',
+        bytesWritten: 8,
+        created: false,
+      });
       expect(await readFile(w.at('config.json'), 'utf8')).toBe('{"v":22}');
       expect(await readdir(w.dir)).toEqual(['config.json']);
     });
@@ -130,7 +138,10 @@ describe('file tools', () => {
       const error = await w.failed('write_file', { path: 'a/b/c.txt', content: 'deep' });
       expect(error.code).toBe('parent_not_found');
       await expect(stat(w.at('a'))).rejects.toMatchObject({ code: 'ENOENT' });
-      expect(await w.ok('write_file', { path: 'a/b/c.txt', content: 'deep', createDirs: true })).toMatchObject({ path: 'a/b/c.txt', created: true });
+      expect(await w.ok('write_file', { path: 'a/b/c.txt', content: 'deep', createDirs: true })).toMatchObject({
+        path: 'a/b/c.txt',
+        created: true,
+      });
       expect(await readFile(w.at('a/b/c.txt'), 'utf8')).toBe('deep');
     });
 
@@ -179,7 +190,13 @@ describe('file tools', () => {
 
     it('lists recursively, bounded by maxDepth', async () => {
       const w = await tree();
-      expect(paths(await w.ok('list_files', { recursive: true }))).toEqual(['README.md', 'src', 'src/index.ts', 'src/lib', 'src/lib/util.ts']);
+      expect(paths(await w.ok('list_files', { recursive: true }))).toEqual([
+        'README.md',
+        'src',
+        'src/index.ts',
+        'src/lib',
+        'src/lib/util.ts',
+      ]);
       expect(paths(await w.ok('list_files', { recursive: true, includeHidden: true }))).toEqual([
         '.env',
         'README.md',
@@ -246,7 +263,10 @@ describe('file tools', () => {
         const res = await w.call('delete_file', { path: p, recursive: true });
         expect({ path: p, status: res.status, code: res.body.error?.code }).toEqual({ path: p, status: 403, code: 'workspace_root' });
       }
-      for (const [p, status] of [['/', 403], ['', 422]] as const) {
+      for (const [p, status] of [
+        ['/', 403],
+        ['', 422],
+      ] as const) {
         const res = await w.call('delete_file', { path: p, recursive: true });
         expect({ path: p, status: res.status }).toEqual({ path: p, status });
       }
@@ -263,19 +283,21 @@ describe('file tools', () => {
     it('runs in the worker pool while /health/live keeps answering', async () => {
       const w = await workspace();
       // 30 directories of 1,000 files each, made by one shell rather than 30,000 calls.
-      await promisify(execFile)('sh', ['-c', 'for d in $(seq -w 1 30); do mkdir "d$d" && (cd "d$d" && touch $(seq -f "file-%04g.txt" 1 1000)); done'], {
-        cwd: w.dir,
-      });
+      await promisify(execFile)(
+        'sh',
+        ['-c', 'for d in $(seq -w 1 30); do mkdir "d$d" && (cd "d$d" && touch $(seq -f "file-%04g.txt" 1 1000)); done'],
+        {
+          cwd: w.dir,
+        },
+      );
       const port = t.port;
       const events = await EventStream.open(port, w.id, tenant);
       try {
         const finished: string[] = [];
-        const listing = w
-          .call('list_files', { recursive: true, limit: 10_000 })
-          .then((res) => {
-            finished.push('listing');
-            return res;
-          });
+        const listing = w.call('list_files', { recursive: true, limit: 10_000 }).then((res) => {
+          finished.push('listing');
+          return res;
+        });
         // The listing has reached its executor before the liveness probes start.
         await events.next((e) => e.event === 'tool.started' && e.data.tool === 'list_files');
         for (let i = 0; i < 5; i++) {

@@ -16,7 +16,13 @@ describe('tool invocation', () => {
   // Every 422 has this one shape; the message lists the problems and ends with the usage line.
   const expectInvalidArguments = (body: unknown, tool: string, issues: unknown) => {
     expect(body).toEqual({
-      error: { code: 'invalid_arguments', message: expect.any(String), tool, issues, usage: expect.stringMatching(new RegExp(`^${tool}\\(`)) },
+      error: {
+        code: 'invalid_arguments',
+        message: expect.any(String),
+        tool,
+        issues,
+        usage: expect.stringMatching(new RegExp(`^${tool}\\(`)),
+      },
       requestId: expect.any(String),
     });
     const { message, usage } = (body as { error: { message: string; usage: string } }).error;
@@ -65,7 +71,9 @@ describe('tool invocation', () => {
       ['an object encoded twice', JSON.stringify(JSON.stringify({ path: 'docs/guide.md' })), /encoded twice/],
     ])('answers 422 for arguments given as %s', async (_what, args, expected) => {
       const res = await call('read_file', args).expect(422);
-      const message = expectInvalidArguments(res.body, 'read_file', [expect.objectContaining({ path: '', keyword: 'type', expected: 'object' })]);
+      const message = expectInvalidArguments(res.body, 'read_file', [
+        expect.objectContaining({ path: '', keyword: 'type', expected: 'object' }),
+      ]);
       expect(message).toMatch(expected);
     });
 
@@ -88,7 +96,11 @@ describe('tool invocation', () => {
     it('names an unknown parameter and suggests the near one', async () => {
       const res = await call('read_file', { path: 'docs/guide.md', limt: 2 }).expect(422);
       expectInvalidArguments(res.body, 'read_file', [
-        expect.objectContaining({ path: '/limt', keyword: 'additionalProperties', message: "unknown parameter: limt; did you mean 'limit'?" }),
+        expect.objectContaining({
+          path: '/limt',
+          keyword: 'additionalProperties',
+          message: "unknown parameter: limt; did you mean 'limit'?",
+        }),
       ]);
       expect(res.body.error.message).toContain("unknown parameter: limt; did you mean 'limit'?");
     });
@@ -129,7 +141,11 @@ describe('tool invocation', () => {
     it('answers an unknown tool with 404 tool_not_found naming the closest tool', async () => {
       const res = await call('reed_file', { path: 'docs/guide.md' }).expect(404);
       expect(res.body).toEqual({
-        error: { code: 'tool_not_found', message: expect.stringContaining("Did you mean 'read_file'?"), details: { suggestions: ['read_file'] } },
+        error: {
+          code: 'tool_not_found',
+          message: expect.stringContaining("Did you mean 'read_file'?"),
+          details: { suggestions: ['read_file'] },
+        },
         requestId: expect.any(String),
       });
       const far = await call('compile_everything', {}).expect(404);
@@ -205,9 +221,16 @@ describe('tool invocation', () => {
 
     it("caps the request's timeoutMs at the tool's own instead of honouring a longer one", async () => {
       // Past 2^31-1 ms a Node timer fires at once: an uncapped deadline would stop this command at the start.
-      const res = await callTool(t, tenant, shellProjectId, 'shell_exec', { argv: ['sh', '-c', 'sleep 0.3; echo done'] }, {
-        timeoutMs: 10_000_000_000,
-      }).expect(200);
+      const res = await callTool(
+        t,
+        tenant,
+        shellProjectId,
+        'shell_exec',
+        { argv: ['sh', '-c', 'sleep 0.3; echo done'] },
+        {
+          timeoutMs: 10_000_000_000,
+        },
+      ).expect(200);
       expect(res.body.status).toBe('ok');
       expect(res.body.result).toMatchObject({ exitCode: 0, stdout: 'done\n' });
     });

@@ -1,4 +1,4 @@
-import { BUILTIN_TOOL_NAMES } from '../../../src/tools/builtin-tool-names.js';
+import { BUILTIN_TOOL_NAMES } from '../../../src/execution/builtin-tool-names.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { commandTool, enableSkill, expectError, installSkill, registerSkill, skillOf, STRING_ARG } from '../skills/skill-test-kit.js';
 
@@ -108,7 +108,12 @@ describe('tool listing served from its cache', () => {
     for (const format of FORMATS) {
       const mineTools = await summary(mine, format);
       const theirTools = await summary(theirs, format, other);
-      expect({ format, mine: mineTools.slice(BUILTINS), theirs: theirTools.slice(BUILTINS), bare: (await summary(mineBare, format)).length }).toEqual({
+      expect({
+        format,
+        mine: mineTools.slice(BUILTINS),
+        theirs: theirTools.slice(BUILTINS),
+        bare: (await summary(mineBare, format)).length,
+      }).toEqual({
         format,
         mine: ['mine_only: Echoes a word (mine_only)', 'same_name: Mine'],
         theirs: ['same_name: Theirs'],
@@ -173,7 +178,11 @@ describe('tool listing served from its cache', () => {
       const projectId = await newProject();
       const oneTool = await t.http.get(`/v1/projects/${projectId}/tools/read_file`).set(tenant.auth).expect(200);
       const project = await t.http.get(`/v1/projects/${projectId}`).set(tenant.auth).expect(200);
-      const refused = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(tenant.auth).send({ arguments: { path: 5 } }).expect(422);
+      const refused = await t.http
+        .post(`/v1/projects/${projectId}/tools/read_file/invoke`)
+        .set(tenant.auth)
+        .send({ arguments: { path: 5 } })
+        .expect(422);
       expect([oneTool, project, refused].map((res) => res.headers.etag)).toEqual([undefined, undefined, undefined]);
     });
 

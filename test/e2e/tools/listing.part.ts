@@ -1,6 +1,17 @@
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 
-const BUILTINS = ['read_file', 'write_file', 'list_files', 'delete_file', 'shell_exec', 'fetch_url', 'edit_file', 'search_files', 'move_file', 'read_multiple_files'];
+const BUILTINS = [
+  'read_file',
+  'write_file',
+  'list_files',
+  'delete_file',
+  'shell_exec',
+  'fetch_url',
+  'edit_file',
+  'search_files',
+  'move_file',
+  'read_multiple_files',
+];
 
 interface NativeTool {
   name: string;
@@ -26,9 +37,15 @@ describe('tool listing', () => {
   let native: NativeTool[];
 
   const list = (format?: string) =>
-    t.http.get(`/v1/projects/${projectId}/tools`).query(format ? { format } : {}).set(tenant.auth);
+    t.http
+      .get(`/v1/projects/${projectId}/tools`)
+      .query(format ? { format } : {})
+      .set(tenant.auth);
   const getTool = (name: string, format?: string) =>
-    t.http.get(`/v1/projects/${projectId}/tools/${name}`).query(format ? { format } : {}).set(tenant.auth);
+    t.http
+      .get(`/v1/projects/${projectId}/tools/${name}`)
+      .query(format ? { format } : {})
+      .set(tenant.auth);
 
   beforeAll(async () => {
     tenant = await t.createTenant();
@@ -64,7 +81,8 @@ describe('tool listing', () => {
     expect(byName.fetch_url.annotations).toEqual({ readOnly: false, destructive: true, idempotent: false, openWorld: true });
     expect(byName.shell_exec.annotations).toMatchObject({ readOnly: false, openWorld: true });
     // A read-only tool is never destructive.
-    for (const tool of native.filter((tool) => tool.annotations.readOnly)) expect({ name: tool.name, destructive: tool.annotations.destructive }).toEqual({ name: tool.name, destructive: false });
+    for (const tool of native.filter((tool) => tool.annotations.readOnly))
+      expect({ name: tool.name, destructive: tool.annotations.destructive }).toEqual({ name: tool.name, destructive: false });
     expect(byName.read_file.inputSchema.required).toEqual(['path']);
   });
 
@@ -127,7 +145,10 @@ describe('tool listing', () => {
 
   it('refuses an unknown format with 400 naming the accepted ones, on the list and on one tool', async () => {
     for (const res of [await list('gemini').expect(400), await getTool('read_file', 'gemini').expect(400)]) {
-      expect(res.body).toEqual({ error: expect.objectContaining({ code: expect.any(String), message: expect.any(String) }), requestId: expect.any(String) });
+      expect(res.body).toEqual({
+        error: expect.objectContaining({ code: expect.any(String), message: expect.any(String) }),
+        requestId: expect.any(String),
+      });
       expect(res.body.error.message).toMatch(/format/);
       expect(res.body.error.message).toMatch(/openai/);
       expect(res.body.error.message).toMatch(/anthropic/);
@@ -212,10 +233,13 @@ describe('the OpenAPI document for tools', () => {
     const listing = operation('/v1/projects/{projectId}/tools', 'get');
     // One listing shape per format, told apart by `format`: the native tool, OpenAI's (Chat Completions and
     // Responses), Anthropic's and MCP's.
-    const body = listing.responses['200'].content?.['application/json']?.schema as { oneOf: OpenApiSchema[]; discriminator: { propertyName: string; mapping: Record<string, string> } };
+    const body = listing.responses['200'].content?.['application/json']?.schema as {
+      oneOf: OpenApiSchema[];
+      discriminator: { propertyName: string; mapping: Record<string, string> };
+    };
     expect(body.discriminator.propertyName).toBe('format');
     const lists = body.oneOf.map((branch) => resolve(branch));
-    expect(lists.map((list) => [properties(list).format.enum, (properties(list).tools).items?.$ref])).toEqual(
+    expect(lists.map((list) => [properties(list).format.enum, properties(list).tools.items?.$ref])).toEqual(
       [
         ['native', 'ToolDto'],
         ['openai', 'OpenAiToolDto'],
@@ -262,7 +286,17 @@ describe('the OpenAPI document for tools', () => {
     expect(Object.keys(properties(entry))).toEqual(
       expect.arrayContaining(['id', 'tool', 'status', 'event', 'errorCode', 'arguments', 'argumentsTruncated', 'durationMs']),
     );
-    expect(properties(entry).status.enum).toEqual(['ok', 'error', 'timeout', 'invalid_arguments', 'denied', 'pending_approval', 'expired', 'authorization_required']);
+    expect(properties(entry).status.enum).toEqual([
+      'ok',
+      'error',
+      'timeout',
+      'invalid_arguments',
+      'denied',
+      'pending_approval',
+      'expired',
+      'authorization_required',
+      'input_required',
+    ]);
     expect((list.parameters ?? []).map((p) => p.name)).toEqual(expect.arrayContaining(['tool', 'status', 'limit', 'cursor']));
     const events = operation('/v1/projects/{projectId}/events', 'get').responses['200'] as { description?: string };
     expect(events.description).toEqual(expect.stringMatching(/tool\.started.*tool\.completed.*tool\.error/));

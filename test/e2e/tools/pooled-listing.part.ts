@@ -19,7 +19,9 @@ describe('a listing walked in the worker pool, on every channel', () => {
 
   const FILES = INLINE_LISTING_ENTRIES + 44;
   // Names JSON escapes and names of more bytes than characters, among plain ones.
-  const names = Array.from({ length: FILES }, (_, i) => (i % 50 === 7 ? `f${String(i).padStart(3, '0')} "é\\ü".txt` : `f${String(i).padStart(3, '0')}.txt`));
+  const names = Array.from({ length: FILES }, (_, i) =>
+    i % 50 === 7 ? `f${String(i).padStart(3, '0')} "é\\ü".txt` : `f${String(i).padStart(3, '0')}.txt`,
+  );
   const args = { path: 'tree', recursive: true, limit: 10_000 };
   let expected: { path: string; entries: Array<{ name: string; path: string; type: string }>; truncated: boolean };
 
@@ -33,7 +35,10 @@ describe('a listing walked in the worker pool, on every channel', () => {
     const sorted = [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     expected = {
       path: 'tree',
-      entries: [{ name: 'sub', path: 'tree/sub', type: 'directory' }, ...sorted.map((name) => ({ name, path: `tree/sub/${name}`, type: 'file' }))],
+      entries: [
+        { name: 'sub', path: 'tree/sub', type: 'directory' },
+        ...sorted.map((name) => ({ name, path: `tree/sub/${name}`, type: 'file' })),
+      ],
       truncated: false,
     };
     client = await mcpClientFor(t, tenant, projectId);
@@ -59,11 +64,18 @@ describe('a listing walked in the worker pool, on every channel', () => {
     const res = await callTool(t, tenant, projectId, 'list_files', { ...args, details: true }).expect(200);
     const entries = res.body.result.entries as Array<{ path: string; size: number; modified: string }>;
     expect(entries.map((e) => e.path)).toEqual(expected.entries.map((e) => e.path));
-    expect(entries.filter((e) => e.path.startsWith('tree/sub/')).every((e) => e.size === 1 && !Number.isNaN(Date.parse(e.modified)))).toBe(true);
+    expect(entries.filter((e) => e.path.startsWith('tree/sub/')).every((e) => e.size === 1 && !Number.isNaN(Date.parse(e.modified)))).toBe(
+      true,
+    );
   });
 
   it('replays the same answer under an Idempotency-Key', async () => {
-    const send = () => t.http.post(`/v1/projects/${projectId}/tools/list_files/invoke`).set(tenant.auth).set('idempotency-key', 'pooled-listing-1').send({ arguments: args });
+    const send = () =>
+      t.http
+        .post(`/v1/projects/${projectId}/tools/list_files/invoke`)
+        .set(tenant.auth)
+        .set('idempotency-key', 'pooled-listing-1')
+        .send({ arguments: args });
     const first = await send().expect(200);
     const again = await send().expect(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
@@ -75,7 +87,12 @@ describe('a listing walked in the worker pool, on every channel', () => {
     const res = await t.http
       .post(`/v1/projects/${projectId}/tools/batch`)
       .set(tenant.auth)
-      .send({ calls: [{ id: 'big', tool: 'list_files', arguments: args }, { id: 'small', tool: 'list_files', arguments: { path: 'tree' } }] })
+      .send({
+        calls: [
+          { id: 'big', tool: 'list_files', arguments: args },
+          { id: 'small', tool: 'list_files', arguments: { path: 'tree' } },
+        ],
+      })
       .expect(200);
     expect(res.body.results[0]).toMatchObject({ id: 'big', status: 'ok', result: expected });
     expect(res.body.results[1]).toMatchObject({ id: 'small', status: 'ok' });
@@ -89,7 +106,9 @@ describe('a listing walked in the worker pool, on every channel', () => {
 
     // A progressToken makes the answer an event stream.
     const progressed: unknown[] = [];
-    const streamed = (await client.callTool({ name: 'list_files', arguments: args }, CallToolResultSchema, { onprogress: (p) => progressed.push(p) })) as TextResult & {
+    const streamed = (await client.callTool({ name: 'list_files', arguments: args }, CallToolResultSchema, {
+      onprogress: (p) => progressed.push(p),
+    })) as TextResult & {
       structuredContent: unknown;
     };
     expect(streamed.structuredContent).toEqual(expected);
@@ -103,7 +122,12 @@ describe('a listing walked in the worker pool, on every channel', () => {
     const port = t.port;
     const batch = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26', ...tenant.auth },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-03-26',
+        ...tenant.auth,
+      },
       body: JSON.stringify([
         { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_files', arguments: args } },
         { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_files', arguments: { path: 'tree' } } },
@@ -119,7 +143,12 @@ describe('a listing walked in the worker pool, on every channel', () => {
     await t.http
       .post(`/v1/projects/${projectId}/toolsets`)
       .set(tenant.auth)
-      .send({ slug: 'tree-lister', name: 'Tree lister', mode: 'direct', tools: [{ select: 'list_files', name: 'list_tree', pathPrefix: 'tree' }] })
+      .send({
+        slug: 'tree-lister',
+        name: 'Tree lister',
+        mode: 'direct',
+        tools: [{ select: 'list_files', name: 'list_tree', pathPrefix: 'tree' }],
+      })
       .expect(201);
     // Paths relative to the toolset's directory, as the walk there gives them.
     const entries = expected.entries.map((e) => ({ ...e, path: e.path.slice('tree/'.length) }));
@@ -131,7 +160,9 @@ describe('a listing walked in the worker pool, on every channel', () => {
     expect(rest.body).toMatchObject({ tool: 'list_tree', status: 'ok', result: { entries, truncated: false } });
     const viaToolset = await connectMcp(t, projectId, tenant.auth, '/toolsets/tree-lister/mcp');
     try {
-      const result = (await viaToolset.callTool({ name: 'list_tree', arguments: { recursive: true, limit: 10_000 } })) as TextResult & { structuredContent: unknown };
+      const result = (await viaToolset.callTool({ name: 'list_tree', arguments: { recursive: true, limit: 10_000 } })) as TextResult & {
+        structuredContent: unknown;
+      };
       expect(result.structuredContent).toEqual(rest.body.result);
       expect(JSON.parse(textOf(result))).toEqual(rest.body.result);
     } finally {
@@ -140,7 +171,9 @@ describe('a listing walked in the worker pool, on every channel', () => {
   });
 
   it('audits each call', async () => {
-    const rows = (await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'list_files', limit: 100 }).set(tenant.auth).expect(200)).body.items as Array<{
+    const rows = (
+      await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'list_files', limit: 100 }).set(tenant.auth).expect(200)
+    ).body.items as Array<{
       status: string;
     }>;
     expect(rows.length).toBeGreaterThanOrEqual(8);

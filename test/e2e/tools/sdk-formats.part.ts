@@ -10,8 +10,18 @@ interface OpenAiTool {
   function: { name: string; description: string; parameters: Record<string, unknown>; strict: boolean };
 }
 
-const CLOSED = { type: 'object', properties: { city: { type: 'string', description: 'The city' } }, required: ['city'], additionalProperties: false };
-const ONE_OF = { type: 'object', properties: { unit: { oneOf: [{ const: 'c' }, { const: 'f' }] } }, required: ['unit'], additionalProperties: false };
+const CLOSED = {
+  type: 'object',
+  properties: { city: { type: 'string', description: 'The city' } },
+  required: ['city'],
+  additionalProperties: false,
+};
+const ONE_OF = {
+  type: 'object',
+  properties: { unit: { oneOf: [{ const: 'c' }, { const: 'f' }] } },
+  required: ['unit'],
+  additionalProperties: false,
+};
 
 // The listing's shapes as the official SDKs take them: the live answers compiled against the `openai` and
 // `@anthropic-ai/sdk` types (and through the OpenAPI document's own types, as a typed client reads them), and
@@ -21,7 +31,11 @@ describe('tool formats real SDKs accept', () => {
   let tenant: TestTenant;
   let projectId: string;
 
-  const listing = async (format: string) => (await t.http.get(`/v1/projects/${projectId}/tools?format=${format}`).set(tenant.auth).expect(200)).body as { format: string; tools: unknown[] };
+  const listing = async (format: string) =>
+    (await t.http.get(`/v1/projects/${projectId}/tools?format=${format}`).set(tenant.auth).expect(200)).body as {
+      format: string;
+      tools: unknown[];
+    };
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -48,7 +62,13 @@ describe('tool formats real SDKs accept', () => {
   it('compiles the live openai, openai-responses and anthropic answers against the official SDK types and the OpenAPI types', async () => {
     const [chat, responses, anthropic] = await Promise.all([listing('openai'), listing('openai-responses'), listing('anthropic')]);
     expect([chat.format, responses.format, anthropic.format]).toEqual(['openai', 'openai-responses', 'anthropic']);
-    expect(responses.tools[0]).toEqual({ type: 'function', name: 'read_file', description: expect.any(String), parameters: expect.any(Object), strict: false });
+    expect(responses.tools[0]).toEqual({
+      type: 'function',
+      name: 'read_file',
+      description: expect.any(String),
+      parameters: expect.any(Object),
+      strict: false,
+    });
     const schemaTypes = path.resolve('console/src/api/schema.js');
     const source = `
       import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
@@ -96,48 +116,83 @@ describe('tool formats real SDKs accept', () => {
     expect(byName.get('forecast')?.strict).toBe(true);
     expect(byName.get('convert')?.strict).toBe(false);
     for (const fn of tools.map((t) => t.function)) {
-      const convert = () => agentsTool({ name: fn.name, description: fn.description, parameters: fn.parameters as never, strict: true, execute: () => '' });
+      const convert = () =>
+        agentsTool({ name: fn.name, description: fn.description, parameters: fn.parameters as never, strict: true, execute: () => '' });
       if (fn.strict) {
         const converted = convert() as { parameters: unknown; strict: boolean };
         expect({ tool: fn.name, parameters: converted.parameters }).toEqual({ tool: fn.name, parameters: fn.parameters });
       }
     }
     // oneOf is outside OpenAI's strict subset: the converter refuses it, and Toolgate never claimed it.
-    expect(() => agentsTool({ name: 'convert', description: 'x', parameters: ONE_OF as never, strict: true, execute: () => '' })).toThrow(/oneOf/);
+    expect(() => agentsTool({ name: 'convert', description: 'x', parameters: ONE_OF as never, strict: true, execute: () => '' })).toThrow(
+      /oneOf/,
+    );
   });
 
   it('lists every tool strict with ?strict=true, in a form the Agents SDK takes unchanged, and runs a call made with it against the full schema', async () => {
-    const strict = (await t.http.get(`/v1/projects/${projectId}/tools?format=openai&strict=true`).set(tenant.auth).expect(200)).body as { tools: OpenAiTool[] };
+    const strict = (await t.http.get(`/v1/projects/${projectId}/tools?format=openai&strict=true`).set(tenant.auth).expect(200)).body as {
+      tools: OpenAiTool[];
+    };
     expect(strict.tools.filter((tool) => !tool.function.strict).map((tool) => tool.function.name)).toEqual([]);
     for (const fn of strict.tools.map((tool) => tool.function)) {
-      const converted = agentsTool({ name: fn.name, description: fn.description, parameters: fn.parameters as never, strict: true, execute: () => '' }) as { parameters: unknown };
+      const converted = agentsTool({
+        name: fn.name,
+        description: fn.description,
+        parameters: fn.parameters as never,
+        strict: true,
+        execute: () => '',
+      }) as { parameters: unknown };
       expect({ tool: fn.name, parameters: converted.parameters }).toEqual({ tool: fn.name, parameters: fn.parameters });
     }
     const shell = strict.tools.find((tool) => tool.function.name === 'shell_exec')!.function;
-    expect(shell.parameters).toMatchObject({ properties: { env: { type: ['array', 'null'], items: { properties: { name: { type: 'string' } } } } } });
+    expect(shell.parameters).toMatchObject({
+      properties: { env: { type: ['array', 'null'], items: { properties: { name: { type: 'string' } } } } },
+    });
     // As a strict model calls it: every parameter present, nulls for those it leaves out, the map as pairs.
     const shellProject = (await t.createProject(tenant, SHELL_PROJECT)).id;
-    const args = { argv: ['sh', '-c', 'printf %s "$GREETING"'], cwd: null, timeoutMs: null, env: [{ name: 'GREETING', value: 'hello-strict' }], stdin: null };
+    const args = {
+      argv: ['sh', '-c', 'printf %s "$GREETING"'],
+      cwd: null,
+      timeoutMs: null,
+      env: [{ name: 'GREETING', value: 'hello-strict' }],
+      stdin: null,
+    };
     const ran = await callTool(t, tenant, shellProject, 'shell_exec', args).expect(200);
     expect(ran.body).toMatchObject({ status: 'ok', result: { stdout: 'hello-strict' } });
-    const row = (await t.http.get(`/v1/projects/${shellProject}/invocations/${ran.body.invocationId as string}`).set(tenant.auth).expect(200)).body as { arguments: unknown };
+    const row = (
+      await t.http
+        .get(`/v1/projects/${shellProject}/invocations/${ran.body.invocationId as string}`)
+        .set(tenant.auth)
+        .expect(200)
+    ).body as { arguments: unknown };
     expect(JSON.stringify(row.arguments)).not.toContain('hello-strict');
     // What the strict definition only describes is still checked: an environment variable's name.
-    const refused = await callTool(t, tenant, shellProject, 'shell_exec', { ...args, env: [{ name: 'NOT A NAME', value: 'hello-strict' }] });
+    const refused = await callTool(t, tenant, shellProject, 'shell_exec', {
+      ...args,
+      env: [{ name: 'NOT A NAME', value: 'hello-strict' }],
+    });
     expect(refused.status).toBe(422);
     expect(JSON.stringify(refused.body)).not.toContain('hello-strict');
   });
 
   it("accepts the nulls a strict converter's schema makes a model send for optional parameters, as absent", async () => {
     const readFile = ((await listing('openai')).tools as OpenAiTool[]).find((t) => t.function.name === 'read_file')!.function;
-    const converted = agentsTool({ name: readFile.name, description: readFile.description, parameters: readFile.parameters as never, strict: true, execute: () => '' }) as unknown as {
+    const converted = agentsTool({
+      name: readFile.name,
+      description: readFile.description,
+      parameters: readFile.parameters as never,
+      strict: true,
+      execute: () => '',
+    }) as unknown as {
       parameters: { required: string[]; properties: Record<string, { type?: unknown; anyOf?: unknown[] }> };
     };
     // The converter made every parameter required, the optional ones nullable.
     expect(converted.parameters.required.sort()).toEqual(Object.keys(readFile.parameters.properties as object).sort());
     expect(JSON.stringify(converted.parameters.properties.offset)).toContain('null');
     await callTool(t, tenant, projectId, 'write_file', { path: 'notes.txt', content: 'one\ntwo\n' }).expect(200);
-    const read = await callTool(t, tenant, projectId, 'read_file', { path: 'notes.txt', offset: null, limit: null, encoding: null }).expect(200);
+    const read = await callTool(t, tenant, projectId, 'read_file', { path: 'notes.txt', offset: null, limit: null, encoding: null }).expect(
+      200,
+    );
     expect(read.body).toMatchObject({ status: 'ok', result: { content: 'one\ntwo\n' } });
     // A required parameter's null is still refused.
     const refused = await callTool(t, tenant, projectId, 'read_file', { path: null });

@@ -92,9 +92,17 @@ describe('shell_exec', () => {
     const other = await t.createProject(tenant);
     const run = (argv: string[]) => callTool(t, tenant, other.id, 'shell_exec', { argv });
     expect((await run(['echo', 'hi']).expect(403)).body.error.code).toBe('shell_disabled');
-    await t.http.patch(`/v1/projects/${other.id}`).set(tenant.auth).send({ shellEnabled: true, shellAllowlist: ['echo'] }).expect(200);
+    await t.http
+      .patch(`/v1/projects/${other.id}`)
+      .set(tenant.auth)
+      .send({ shellEnabled: true, shellAllowlist: ['echo'] })
+      .expect(200);
     expect((await run(['echo', 'hi']).expect(200)).body.result.stdout).toBe('hi\n');
-    await t.http.patch(`/v1/projects/${other.id}`).set(tenant.auth).send({ shellAllowlist: ['printf'] }).expect(200);
+    await t.http
+      .patch(`/v1/projects/${other.id}`)
+      .set(tenant.auth)
+      .send({ shellAllowlist: ['printf'] })
+      .expect(200);
     expect((await run(['echo', 'hi']).expect(403)).body.error.code).toBe('command_not_allowed');
     await t.http.patch(`/v1/projects/${other.id}`).set(tenant.auth).send({ shellEnabled: false }).expect(200);
     expect((await run(['printf', 'hi']).expect(403)).body.error.code).toBe('shell_disabled');
@@ -144,7 +152,11 @@ describe('shell_exec', () => {
 
     await expectNoProcess(marker);
     const row = await eventually(async () => {
-      const list = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'shell_exec', limit: 100 }).set(tenant.auth).expect(200);
+      const list = await t.http
+        .get(`/v1/projects/${projectId}/invocations`)
+        .query({ tool: 'shell_exec', limit: 100 })
+        .set(tenant.auth)
+        .expect(200);
       const found = (list.body.items as Array<{ arguments: { argv?: string[] }; status: string; errorCode: string | null }>).find(
         (item) => item.arguments?.argv?.[2] === argv[2],
       );
@@ -234,14 +246,24 @@ describe('fetch_url', () => {
   });
 
   it('sends a POST with its body and headers', async () => {
-    const result = await fetched({ url: `${base}/echo`, method: 'POST', body: '{"q":"tools"}', headers: { 'Content-Type': 'application/json' } });
+    const result = await fetched({
+      url: `${base}/echo`,
+      method: 'POST',
+      body: '{"q":"tools"}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(result.status).toBe(201);
     expect(JSON.parse(result.body)).toEqual({ method: 'POST', contentType: 'application/json', body: '{"q":"tools"}' });
   });
 
   it('follows a redirect within the allowed server', async () => {
     const result = await fetched({ url: `${base}/moved` });
-    expect(result).toMatchObject({ status: 200, finalUrl: `${base}/hello`, redirects: [`${base}/hello`], body: 'hello from the test server' });
+    expect(result).toMatchObject({
+      status: 200,
+      finalUrl: `${base}/hello`,
+      redirects: [`${base}/hello`],
+      body: 'hello from the test server',
+    });
   });
 
   it('[sec-23] refuses a redirect to a server that is not allowed, without reaching it', async () => {
@@ -272,6 +294,9 @@ describe('fetch_url', () => {
 
   it('answers status timeout when the server does not answer within the timeoutMs argument', async () => {
     const res = await fetchUrl({ url: `${base}/hang`, timeoutMs: 300 }).expect(200);
-    expect(res.body).toMatchObject({ status: 'timeout', error: { code: 'timeout', message: expect.stringContaining('300 ms'), retryable: true } });
+    expect(res.body).toMatchObject({
+      status: 'timeout',
+      error: { code: 'timeout', message: expect.stringContaining('300 ms'), retryable: true },
+    });
   });
 });

@@ -1,7 +1,17 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp, type TestTenant } from '../../support/test-app.js';
 import { UpstreamMcpServer } from '../mcp/upstream-mcp-server.js';
-import { commandTool, enableSkill, expectError, postSkill, registerSkill, skillOf, STRING_ARG, toolNames, uniqueName } from '../skills/skill-test-kit.js';
+import {
+  commandTool,
+  enableSkill,
+  expectError,
+  postSkill,
+  registerSkill,
+  skillOf,
+  STRING_ARG,
+  toolNames,
+  uniqueName,
+} from '../skills/skill-test-kit.js';
 
 const upstreamTool = (name: string): Tool => ({
   name,
@@ -33,7 +43,8 @@ describe('toolsets: names given by renaming are held against skills', () => {
   const newProject = async () => (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['printf'] })).id;
   const createToolset = (projectId: string, slug: string, tools: unknown[]) =>
     t.http.post(`/v1/projects/${projectId}/toolsets`).set(tenant.auth).send({ slug, name: slug, mode: 'direct', tools });
-  const renamingReadFile = (projectId: string, slug = 'docs') => createToolset(projectId, slug, [{ select: 'read_file', name: 'lookup' }]).expect(201);
+  const renamingReadFile = (projectId: string, slug = 'docs') =>
+    createToolset(projectId, slug, [{ select: 'read_file', name: 'lookup' }]).expect(201);
   const heldBy = (slug: string) => ({ collisions: [{ tool: 'lookup', conflictsWith: `toolset:${slug}`, renamed: 'read_file' }] });
 
   it('refuses to enable a skill whose tool takes a name a toolset gives, naming the toolset; the name is free once the toolset lets go', async () => {
@@ -46,9 +57,17 @@ describe('toolsets: names given by renaming are held against skills', () => {
     expect(await toolNames(t, tenant, projectId)).not.toContain('lookup');
 
     // The toolset renames read_file otherwise: the name is free, and the skill's tool takes it.
-    await t.http.put(`/v1/projects/${projectId}/toolsets/docs`).set(tenant.auth).send({ slug: 'docs', name: 'docs', mode: 'direct', tools: [{ select: 'read_file', name: 'read_doc' }] }).expect(200);
+    await t.http
+      .put(`/v1/projects/${projectId}/toolsets/docs`)
+      .set(tenant.auth)
+      .send({ slug: 'docs', name: 'docs', mode: 'direct', tools: [{ select: 'read_file', name: 'read_doc' }] })
+      .expect(200);
     await enableSkill(t, tenant, projectId, skill.id).expect(201);
-    const call = await t.http.post(`/v1/projects/${projectId}/tools/lookup/invoke`).set(tenant.auth).send({ arguments: { word: 'x' } }).expect(200);
+    const call = await t.http
+      .post(`/v1/projects/${projectId}/tools/lookup/invoke`)
+      .set(tenant.auth)
+      .send({ arguments: { word: 'x' } })
+      .expect(200);
     expect(call.body.result.stdout).toBe('skill:x');
   });
 
@@ -72,7 +91,10 @@ describe('toolsets: names given by renaming are held against skills', () => {
     const skill = await registerSkill(t, tenant, skillOf([commandTool('shout', ['printf', '%s', '{{word}}'], STRING_ARG('word'))]));
     await enableSkill(t, tenant, projectId, skill.id).expect(201);
     await renamingReadFile(projectId, 'reader');
-    const clash = skillOf([commandTool('shout', ['printf', '%s', '{{word}}'], STRING_ARG('word')), lookupTool('v2')], { name: skill.name, version: '2.0.0' });
+    const clash = skillOf([commandTool('shout', ['printf', '%s', '{{word}}'], STRING_ARG('word')), lookupTool('v2')], {
+      name: skill.name,
+      version: '2.0.0',
+    });
     const error = expectError(await t.http.put(`/v1/skills/${skill.id}`).set(tenant.auth).send(clash), 409, 'tool_name_collision');
     expect(error.details).toEqual(heldBy('reader'));
     expect((await t.http.get(`/v1/skills/${skill.id}`).set(tenant.auth).expect(200)).body.version).toBe('1.0.0');
@@ -80,7 +102,12 @@ describe('toolsets: names given by renaming are held against skills', () => {
 
   it("refuses to accept an MCP source's new tool that takes the name, and leaves the change pending", async () => {
     const projectId = await newProject();
-    const imported = await postSkill(t, tenant, { name: uniqueName('upstream'), version: '1.0.0', description: 'An upstream', source: { type: 'mcp', url: upstream.url } });
+    const imported = await postSkill(t, tenant, {
+      name: uniqueName('upstream'),
+      version: '1.0.0',
+      description: 'An upstream',
+      source: { type: 'mcp', url: upstream.url },
+    });
     expect(imported.status).toBe(201);
     const skillId = imported.body.id as string;
     await enableSkill(t, tenant, projectId, skillId).expect(201);
@@ -90,9 +117,16 @@ describe('toolsets: names given by renaming are held against skills', () => {
     const refreshed = await t.http.post(`/v1/skills/${skillId}/refresh`).set(tenant.auth).expect(200);
     const added = (refreshed.body.pending as Array<{ id: string; tool: string; kind: string }>).find((change) => change.tool === 'lookup');
     expect(added).toMatchObject({ kind: 'added' });
-    const error = expectError(await t.http.post(`/v1/skills/${skillId}/changes/${added!.id}/accept`).set(tenant.auth), 409, 'tool_name_collision');
+    const error = expectError(
+      await t.http.post(`/v1/skills/${skillId}/changes/${added!.id}/accept`).set(tenant.auth),
+      409,
+      'tool_name_collision',
+    );
     expect(error.details).toEqual(heldBy('librarian'));
-    const pending = (await t.http.get(`/v1/skills/${skillId}/changes`).set(tenant.auth).expect(200)).body.items as Array<{ id: string; status: string }>;
+    const pending = (await t.http.get(`/v1/skills/${skillId}/changes`).set(tenant.auth).expect(200)).body.items as Array<{
+      id: string;
+      status: string;
+    }>;
     expect(pending.find((change) => change.id === added!.id)).toMatchObject({ status: 'pending' });
     expect(await toolNames(t, tenant, projectId)).not.toContain('lookup');
   });
@@ -103,8 +137,15 @@ describe('toolsets: names given by renaming are held against skills', () => {
       Array.from({ length: 8 }, async () => {
         const projectId = await newProject();
         const skill = await registerSkill(t, tenant, skillOf([lookupTool('race')]));
-        const [enabled, created] = await Promise.all([enableSkill(t, tenant, projectId, skill.id), createToolset(projectId, 'racer', [{ select: 'read_file', name: 'lookup' }])]);
-        return { enabled: enabled.status, created: created.status, loser: (enabled.status === 409 ? enabled : created).body?.error?.code as unknown };
+        const [enabled, created] = await Promise.all([
+          enableSkill(t, tenant, projectId, skill.id),
+          createToolset(projectId, 'racer', [{ select: 'read_file', name: 'lookup' }]),
+        ]);
+        return {
+          enabled: enabled.status,
+          created: created.status,
+          loser: (enabled.status === 409 ? enabled : created).body?.error?.code as unknown,
+        };
       }),
     );
     for (const race of races) expect(race).toEqual({ enabled: race.enabled, created: race.created, loser: 'tool_name_collision' });

@@ -21,7 +21,13 @@ const DOCS_READER = {
   name: 'Docs reader',
   mode: 'direct',
   tools: [
-    { select: 'read_file', name: 'read_doc', title: 'Read a document', description: 'Read one document of the handbook', pathPrefix: 'docs' },
+    {
+      select: 'read_file',
+      name: 'read_doc',
+      title: 'Read a document',
+      description: 'Read one document of the handbook',
+      pathPrefix: 'docs',
+    },
     { select: 'fetch_url', fixedArguments: { method: 'GET' } },
     { select: 'list_*' },
   ],
@@ -51,7 +57,8 @@ describe('toolsets: curated tools served over REST and MCP', () => {
   const base = () => `/v1/projects/${projectId}/toolsets`;
   const invoke = (slug: string, tool: string, args: unknown, auth = tenant.auth) =>
     t.http.post(`${base()}/${slug}/tools/${tool}/invoke`).set(auth).send({ arguments: args });
-  const audit = async (id: string) => (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body as AuditRow;
+  const audit = async (id: string) =>
+    (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(tenant.auth).expect(200)).body as AuditRow;
 
   it('creates a toolset, lists and reads it, naming the tools it exposes', async () => {
     const created = await t.http.post(base()).set(tenant.auth).send(DOCS_READER).expect(201);
@@ -65,28 +72,69 @@ describe('toolsets: curated tools served over REST and MCP', () => {
 
   it('refuses renames that collide, overrides on a wildcard, a prefix on a non-file tool and fixed arguments that do not fit', async () => {
     const body = (tools: unknown[]) => ({ slug: 'bad', name: 'Bad', mode: 'direct', tools });
-    const collision = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_file', name: 'write_file' }])).expect(409);
+    const collision = await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send(body([{ select: 'read_file', name: 'write_file' }]))
+      .expect(409);
     expect(collision.body.error).toMatchObject({ code: 'tool_name_collision' });
     expect(collision.body.error.message).toContain("'write_file' is already provided by the built-in tools");
-    const twice = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_file', name: 'doc' }, { select: 'list_files', name: 'doc' }])).expect(409);
+    const twice = await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send(
+        body([
+          { select: 'read_file', name: 'doc' },
+          { select: 'list_files', name: 'doc' },
+        ]),
+      )
+      .expect(409);
     expect(twice.body.error.message).toContain('tools[0]');
-    const wildcard = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_*', name: 'reader' }])).expect(422);
+    const wildcard = await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send(body([{ select: 'read_*', name: 'reader' }]))
+      .expect(422);
     expect(wildcard.body.error.message).toContain("apply to a single tool, and 'read_*' selects several");
-    const prefix = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'fetch_url', pathPrefix: 'docs' }])).expect(422);
+    const prefix = await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send(body([{ select: 'fetch_url', pathPrefix: 'docs' }]))
+      .expect(422);
     expect(prefix.body.error.message).toContain('fetch_url is not one');
-    const escape = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_file', pathPrefix: '../docs' }])).expect(422);
+    const escape = await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send(body([{ select: 'read_file', pathPrefix: '../docs' }]))
+      .expect(422);
     expect(escape.body.error.code).toBe('invalid_toolset');
-    const fixed = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'fetch_url', fixedArguments: { method: 'BREW' } }])).expect(422);
+    const fixed = await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send(body([{ select: 'fetch_url', fixedArguments: { method: 'BREW' } }]))
+      .expect(422);
     expect(fixed.body.error.message).toContain('tools[0].fixedArguments does not fit fetch_url');
-    const unknownParam = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'fetch_url', fixedArguments: { verb: 'GET' } }])).expect(422);
+    const unknownParam = await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send(body([{ select: 'fetch_url', fixedArguments: { verb: 'GET' } }]))
+      .expect(422);
     expect(unknownParam.body.error.message).toContain('verb is not a parameter of fetch_url');
-    const missing = await t.http.post(base()).set(tenant.auth).send(body([{ select: 'read_fil' }])).expect(422);
+    const missing = await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send(body([{ select: 'read_fil' }]))
+      .expect(422);
     expect(missing.body.error.message).toContain('read_file');
   });
 
   it('lists the tools as the model sees them, in every format: renamed, fixed arguments gone from the schema', async () => {
     const openai = await t.http.get(`${base()}/docs-reader/tools`).query({ format: 'openai' }).set(tenant.auth).expect(200);
-    const fns = openai.body.tools.map((tool: { function: { name: string; description: string; parameters: { properties: Record<string, unknown>; required?: string[] } } }) => tool.function);
+    const fns = openai.body.tools.map(
+      (tool: {
+        function: { name: string; description: string; parameters: { properties: Record<string, unknown>; required?: string[] } };
+      }) => tool.function,
+    );
     expect(fns.map((f: { name: string }) => f.name)).toEqual(['read_doc', 'fetch_url', 'list_files']);
     expect(fns[0].description).toBe('Read one document of the handbook');
     expect(Object.keys(fns[1].parameters.properties)).not.toContain('method');
@@ -112,7 +160,11 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     const res = await invoke('docs-reader', 'read_doc', { path: 5 }).expect(422);
     expect(res.body.error.message).toMatch(/^Invalid arguments for read_doc: \/path must be string, got number/);
     expect(res.body.error.message).toContain('Usage: read_doc(path: string');
-    const page = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ status: 'invalid_arguments' }).set(tenant.auth).expect(200);
+    const page = await t.http
+      .get(`/v1/projects/${projectId}/invocations`)
+      .query({ status: 'invalid_arguments' })
+      .set(tenant.auth)
+      .expect(200);
     expect(page.body.items.at(-1)).toMatchObject({ tool: 'read_file', toolset: 'docs-reader', exposedTool: 'read_doc' });
     // The model cannot set a fixed argument: it is not a parameter it was shown.
     const fixed = await invoke('docs-reader', 'fetch_url', { url: 'https://example.com/', method: 'DELETE' }).expect(422);
@@ -141,7 +193,11 @@ describe('toolsets: curated tools served over REST and MCP', () => {
         { select: 'write_file', name: 'save_doc', pathPrefix: 'docs' },
       ];
       await t.http.post(base()).set(tenant.auth).send({ slug: 'curated', name: 'Curated', mode: 'direct', tools }).expect(201);
-      await t.http.post(base()).set(tenant.auth).send({ slug: 'curated-search', name: 'Curated, searched', mode: 'search', tools }).expect(201);
+      await t.http
+        .post(base())
+        .set(tenant.auth)
+        .send({ slug: 'curated-search', name: 'Curated, searched', mode: 'search', tools })
+        .expect(201);
       client = await connectMcp(t, projectId, tenant.auth, '/toolsets/curated/mcp');
     });
     afterAll(() => client?.close());
@@ -149,7 +205,12 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     it('refuses arguments the real schema rejects under the exposed name and usage, without the fixed arguments', async () => {
       const shown = 'Invalid arguments for add_task: missing required parameter: due. Usage: add_task(text: string, due?: string)';
       const rest = await invoke('curated', 'add_task', { text: 'ship it' }).expect(422);
-      expect(rest.body.error).toMatchObject({ code: 'invalid_arguments', message: shown, tool: 'add_task', usage: 'add_task(text: string, due?: string)' });
+      expect(rest.body.error).toMatchObject({
+        code: 'invalid_arguments',
+        message: shown,
+        tool: 'add_task',
+        usage: 'add_task(text: string, due?: string)',
+      });
       const searched = await invoke('curated-search', 'call_tool', { name: 'add_task', arguments: { text: 'ship it' } }).expect(422);
       expect(searched.body.error.message).toBe(shown);
       const mcp = (await client.callTool({ name: 'add_task', arguments: { text: 'ship it' } })) as TextResult;
@@ -160,7 +221,12 @@ describe('toolsets: curated tools served over REST and MCP', () => {
       }
       // The audit row still names the real tool beside the one the model called.
       const page = await t.http.get(`/v1/projects/${projectId}/invocations`).query({ tool: 'track' }).set(tenant.auth).expect(200);
-      expect(page.body.items.at(-1)).toMatchObject({ tool: 'track', toolset: 'curated', exposedTool: 'add_task', status: 'invalid_arguments' });
+      expect(page.body.items.at(-1)).toMatchObject({
+        tool: 'track',
+        toolset: 'curated',
+        exposedTool: 'add_task',
+        status: 'invalid_arguments',
+      });
     });
 
     it('answers a run under the exposed name, with hints that name the exposed tools', async () => {
@@ -183,18 +249,28 @@ describe('toolsets: curated tools served over REST and MCP', () => {
       const real = await invoke('curated', 'read_file', { path: 'guide.md' }).expect(404);
       expect(real.body.error.details.suggestions).not.toContain('read_file');
       expect(real.body.error.message).toContain('in this toolset');
-      await expect(client.callTool({ name: 'read_dco', arguments: {} })).rejects.toThrow("No tool named 'read_dco' in this toolset. Did you mean 'read_doc'?");
+      await expect(client.callTool({ name: 'read_dco', arguments: {} })).rejects.toThrow(
+        "No tool named 'read_dco' in this toolset. Did you mean 'read_doc'?",
+      );
     });
 
     it('tells the model of a parked call by the exposed name, over REST and MCP', async () => {
-      await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
+      await t.http
+        .patch(`/v1/projects/${projectId}`)
+        .set(tenant.auth)
+        .send({ approvalRequired: ['@writes'] })
+        .expect(200);
       try {
         const rest = await invoke('curated', 'save_doc', { path: 'draft.md', content: 'draft' }).expect(202);
         expect(rest.body).toMatchObject({ tool: 'save_doc', status: 'pending_approval' });
         const mcp = (await client.callTool({ name: 'save_doc', arguments: { path: 'draft.md', content: 'draft' } })) as TextResult;
         expect(textOf(mcp)).toMatch(/^This call of save_doc awaits approval/);
         expect(JSON.stringify(mcp)).not.toContain('write_file');
-        expect(await audit(rest.body.invocationId)).toMatchObject({ tool: 'write_file', exposedTool: 'save_doc', status: 'pending_approval' });
+        expect(await audit(rest.body.invocationId)).toMatchObject({
+          tool: 'write_file',
+          exposedTool: 'save_doc',
+          status: 'pending_approval',
+        });
       } finally {
         await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
       }
@@ -203,7 +279,9 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     it("describes a confined tool's paths as relative to its directory, not to the workspace", async () => {
       const listed = await t.http.get(`${base()}/curated/tools`).set(tenant.auth).expect(200);
       const readDoc = listed.body.tools.find((tool: { name: string }) => tool.name === 'read_doc');
-      expect(readDoc.inputSchema.properties.path.description).toBe("Path relative to the tool's root directory (an absolute path must lie inside it)");
+      expect(readDoc.inputSchema.properties.path.description).toBe(
+        "Path relative to the tool's root directory (an absolute path must lie inside it)",
+      );
       expect(JSON.stringify(listed.body.tools)).not.toContain('relative to the project workspace');
     });
   });
@@ -222,14 +300,19 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     beforeAll(async () => {
       await mkdir(path.join(workspace, 'docs', 'notes'));
       await t.http.post(base()).set(tenant.auth).send(FILING).expect(201);
-      await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
+      await t.http
+        .patch(`/v1/projects/${projectId}`)
+        .set(tenant.auth)
+        .send({ approvalRequired: ['@writes'] })
+        .expect(200);
       events = await EventStream.open(t.port, projectId, tenant);
     });
     afterAll(async () => {
       events?.close();
       await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
     });
-    const invocation = async (id: string, auth = tenant.auth) => (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(auth).expect(200)).body;
+    const invocation = async (id: string, auth = tenant.auth) =>
+      (await t.http.get(`/v1/projects/${projectId}/invocations/${id}`).set(auth).expect(200)).body;
 
     it('shows the approver the arguments that will run: paths in the workspace, fixed arguments included', async () => {
       const parked = await invoke('filing', 'file_note', { path: 'today.md', content: 'call the printer' }).expect(202);
@@ -245,13 +328,23 @@ describe('toolsets: curated tools served over REST and MCP', () => {
       }
 
       // Approved, it runs there, and answers as the call was made.
-      const approved = await t.http.post(`/v1/projects/${projectId}/invocations/${id}/approve`).set(tenant.deciderAuth).send({}).expect(200);
+      const approved = await t.http
+        .post(`/v1/projects/${projectId}/invocations/${id}/approve`)
+        .set(tenant.deciderAuth)
+        .send({})
+        .expect(200);
       expect(approved.body.outcome).toMatchObject({ tool: 'file_note', status: 'ok', result: { path: 'today.md', created: true } });
       expect(await readFile(path.join(workspace, 'docs', 'notes', 'today.md'), 'utf8')).toBe('call the printer');
       const result = await events.next((e) => e.event === 'tool.result' && e.data.invocationId === id);
       expect(result.data).toMatchObject({ tool: 'write_file', toolset: 'filing', exposedTool: 'file_note', status: 'ok' });
       const after = await invocation(id);
-      expect(after).toMatchObject({ tool: 'write_file', toolset: 'filing', exposedTool: 'file_note', status: 'ok', approval: { status: 'approved', pathPrefix: 'docs/notes' } });
+      expect(after).toMatchObject({
+        tool: 'write_file',
+        toolset: 'filing',
+        exposedTool: 'file_note',
+        status: 'ok',
+        approval: { status: 'approved', pathPrefix: 'docs/notes' },
+      });
       expect(after.approval.pendingArguments).toBeUndefined();
     });
 
@@ -259,21 +352,36 @@ describe('toolsets: curated tools served over REST and MCP', () => {
       const parked = await invoke('filing', 'refile', { source: 'intro.md', destination: '../escaped.md' }).expect(202);
       const id = parked.body.invocationId as string;
       expect((await invocation(id)).approval.pendingArguments).toEqual({ source: 'docs/intro.md', destination: 'docs/../escaped.md' });
-      const denied = await t.http.post(`/v1/projects/${projectId}/invocations/${id}/deny`).set(tenant.deciderAuth).send({ reason: 'leaves the docs' }).expect(200);
+      const denied = await t.http
+        .post(`/v1/projects/${projectId}/invocations/${id}/deny`)
+        .set(tenant.deciderAuth)
+        .send({ reason: 'leaves the docs' })
+        .expect(200);
       expect(denied.body.outcome).toMatchObject({ tool: 'refile', status: 'denied' });
       const event = await events.next((e) => e.event === 'tool.denied' && e.data.invocationId === id);
       expect(event.data).toMatchObject({ tool: 'move_file', toolset: 'filing', exposedTool: 'refile' });
     });
 
     it('gives a call not made through a toolset no directory', async () => {
-      const parked = await t.http.post(`/v1/projects/${projectId}/tools/write_file/invoke`).set(tenant.auth).send({ arguments: { path: 'plain.md', content: 'x' } }).expect(202);
-      expect((await invocation(parked.body.invocationId as string)).approval).toMatchObject({ pathPrefix: null, pendingArguments: { path: 'plain.md', content: 'x' } });
+      const parked = await t.http
+        .post(`/v1/projects/${projectId}/tools/write_file/invoke`)
+        .set(tenant.auth)
+        .send({ arguments: { path: 'plain.md', content: 'x' } })
+        .expect(202);
+      expect((await invocation(parked.body.invocationId as string)).approval).toMatchObject({
+        pathPrefix: null,
+        pendingArguments: { path: 'plain.md', content: 'x' },
+      });
     });
   });
 
   describe('in search mode', () => {
     beforeAll(async () => {
-      await t.http.post(base()).set(tenant.auth).send({ slug: 'everything', name: 'Everything', mode: 'search', tools: [{ select: '@all' }] }).expect(201);
+      await t.http
+        .post(base())
+        .set(tenant.auth)
+        .send({ slug: 'everything', name: 'Everything', mode: 'search', tools: [{ select: '@all' }] })
+        .expect(201);
     });
 
     it('shows the model two tools, search_tools and call_tool', async () => {
@@ -292,11 +400,13 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     });
 
     it('runs call_tool as a direct call of the tool it names: validated, audited and refused alike', async () => {
-      const ok = await invoke('everything', 'call_tool', { name: 'write_file', arguments: { path: 'notes.txt', content: 'hi' } }).expect(200);
+      const ok = await invoke('everything', 'call_tool', { name: 'write_file', arguments: { path: 'notes.txt', content: 'hi' } }).expect(
+        200,
+      );
       expect(ok.body).toMatchObject({ tool: 'write_file', status: 'ok' });
       expect(await audit(ok.body.invocationId)).toMatchObject({ tool: 'write_file', toolset: 'everything', exposedTool: 'write_file' });
       const invalid = await invoke('everything', 'call_tool', { name: 'write_file', arguments: { path: 'x' } }).expect(422);
-      expect(invalid.body.error.message).toContain("Invalid arguments for write_file: missing required parameter: content");
+      expect(invalid.body.error.message).toContain('Invalid arguments for write_file: missing required parameter: content');
       const unknown = await invoke('everything', 'call_tool', { name: 'wrte_file', arguments: {} }).expect(404);
       expect(unknown.body.error).toMatchObject({ code: 'tool_not_found' });
       expect(unknown.body.error.message).toContain('write_file');
@@ -312,8 +422,14 @@ describe('toolsets: curated tools served over REST and MCP', () => {
         const result = (await client.callTool({ name: 'call_tool', arguments: { name: 'wrte_file', arguments: {} } })) as TextResult;
         expect(result.isError).toBe(true);
         expect(textOf(result)).toMatch(/^No tool named 'wrte_file' in this toolset\. Did you mean 'write_file'/);
-        expect(result.structuredContent).toMatchObject({ status: 'refused', error: { code: 'tool_not_found', details: { suggestions: expect.arrayContaining(['write_file']) } } });
-        expect(await refusedWith(client.callTool({ name: 'wrte_file', arguments: {} }))).toEqual({ code: -32602, message: expect.stringContaining("Did you mean 'write_file'") });
+        expect(result.structuredContent).toMatchObject({
+          status: 'refused',
+          error: { code: 'tool_not_found', details: { suggestions: expect.arrayContaining(['write_file']) } },
+        });
+        expect(await refusedWith(client.callTool({ name: 'wrte_file', arguments: {} }))).toEqual({
+          code: -32602,
+          message: expect.stringContaining("Did you mean 'write_file'"),
+        });
       } finally {
         await client.close();
       }
@@ -321,12 +437,20 @@ describe('toolsets: curated tools served over REST and MCP', () => {
 
     it('relays the closest names of an unknown tool named in call_tool to the model through the OpenAI Agents SDK', async () => {
       const { MCPServerStreamableHttp, RunContext, getAllMcpTools, invokeFunctionTool } = await import('@openai/agents-core');
-      const server = new MCPServerStreamableHttp({ name: 'toolgate', url: `http://127.0.0.1:${t.port}${base()}/everything/mcp`, requestInit: { headers: tenant.auth } });
+      const server = new MCPServerStreamableHttp({
+        name: 'toolgate',
+        url: `http://127.0.0.1:${t.port}${base()}/everything/mcp`,
+        requestInit: { headers: tenant.auth },
+      });
       await server.connect();
       try {
         const callTool = (await getAllMcpTools({ mcpServers: [server] })).find((tool) => tool.name === 'call_tool');
         if (callTool?.type !== 'function') throw new Error('call_tool is not among the MCP tools the SDK took');
-        const output = await invokeFunctionTool({ tool: callTool, runContext: new RunContext(), input: JSON.stringify({ name: 'wrte_file', arguments: {} }) });
+        const output = await invokeFunctionTool({
+          tool: callTool,
+          runContext: new RunContext(),
+          input: JSON.stringify({ name: 'wrte_file', arguments: {} }),
+        });
         expect(JSON.stringify(output)).toContain("No tool named 'wrte_file' in this toolset. Did you mean 'write_file'");
       } finally {
         await server.close();
@@ -335,7 +459,8 @@ describe('toolsets: curated tools served over REST and MCP', () => {
 
     it('keeps a call_tool under an Idempotency-Key like a direct call: run once, replayed after', async () => {
       const body = { arguments: { name: 'write_file', arguments: { path: 'keyed-once.txt', content: 'once' } } };
-      const send = () => t.http.post(`${base()}/everything/tools/call_tool/invoke`).set(tenant.auth).set('Idempotency-Key', 'call-tool-1').send(body);
+      const send = () =>
+        t.http.post(`${base()}/everything/tools/call_tool/invoke`).set(tenant.auth).set('Idempotency-Key', 'call-tool-1').send(body);
       const first = await send().expect(200);
       expect(first.headers['idempotent-replayed']).toBeUndefined();
       await writeFile(path.join(workspace, 'keyed-once.txt'), 'changed by hand');
@@ -346,13 +471,25 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     });
 
     it('parks a call_tool of a tool that needs approval, as a direct call would be', async () => {
-      await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@writes'] }).expect(200);
+      await t.http
+        .patch(`/v1/projects/${projectId}`)
+        .set(tenant.auth)
+        .send({ approvalRequired: ['@writes'] })
+        .expect(200);
       try {
         const parked = await invoke('everything', 'call_tool', { name: 'delete_file', arguments: { path: 'notes.txt' } }).expect(202);
         expect(parked.body).toMatchObject({ tool: 'delete_file', status: 'pending_approval' });
-        expect(await audit(parked.body.invocationId)).toMatchObject({ tool: 'delete_file', toolset: 'everything', status: 'pending_approval' });
+        expect(await audit(parked.body.invocationId)).toMatchObject({
+          tool: 'delete_file',
+          toolset: 'everything',
+          status: 'pending_approval',
+        });
         // search_tools only reads the toolset's definitions: never parked, even under @all.
-        await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: ['@all'] }).expect(200);
+        await t.http
+          .patch(`/v1/projects/${projectId}`)
+          .set(tenant.auth)
+          .send({ approvalRequired: ['@all'] })
+          .expect(200);
         await invoke('everything', 'search_tools', { query: 'delete' }).expect(200);
       } finally {
         await t.http.patch(`/v1/projects/${projectId}`).set(tenant.auth).send({ approvalRequired: [] }).expect(200);
@@ -360,10 +497,21 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     });
 
     it('rebuilds its index when the project gains a skill and when the toolset changes', async () => {
-      await installSkill(t, tenant, projectId, skillOf([commandTool('translate_text', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { description: 'Translate a text into French' })]));
+      await installSkill(
+        t,
+        tenant,
+        projectId,
+        skillOf([
+          commandTool('translate_text', ['printf', '%s', '{{text}}'], STRING_ARG('text'), { description: 'Translate a text into French' }),
+        ]),
+      );
       const found = await invoke('everything', 'search_tools', { query: 'french translation' }).expect(200);
       expect(found.body.result.tools[0].name).toBe('translate_text');
-      await t.http.put(`${base()}/everything`).set(tenant.auth).send({ slug: 'everything', name: 'Files', mode: 'search', tools: [{ select: 'read_*' }] }).expect(200);
+      await t.http
+        .put(`${base()}/everything`)
+        .set(tenant.auth)
+        .send({ slug: 'everything', name: 'Files', mode: 'search', tools: [{ select: 'read_*' }] })
+        .expect(200);
       const after = await invoke('everything', 'search_tools', { query: 'french translation' }).expect(200);
       expect(after.body.result.tools.map((tool: { name: string }) => tool.name)).not.toContain('translate_text');
     });
@@ -404,18 +552,34 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     it('uses its toolset, and no other route', async () => {
       await t.http.get(`${base()}/docs-reader/tools`).set(bound).expect(200);
       await invoke('docs-reader', 'read_doc', { path: 'intro.md' }, bound).expect(200);
-      const project = await t.http.post(`/v1/projects/${projectId}/tools/read_file/invoke`).set(bound).send({ arguments: { path: 'secret.txt' } }).expect(403);
+      const project = await t.http
+        .post(`/v1/projects/${projectId}/tools/read_file/invoke`)
+        .set(bound)
+        .send({ arguments: { path: 'secret.txt' } })
+        .expect(403);
       expect(project.body.error.code).toBe('forbidden_for_toolset_key');
-      expect((await t.http.get(`/v1/projects/${projectId}/tools`).set(bound).expect(403)).body.error.code).toBe('forbidden_for_toolset_key');
-      expect((await t.http.post(`/v1/projects/${projectId}/mcp`).set(bound).send({}).expect(403)).body.error.code).toBe('forbidden_for_toolset_key');
+      expect((await t.http.get(`/v1/projects/${projectId}/tools`).set(bound).expect(403)).body.error.code).toBe(
+        'forbidden_for_toolset_key',
+      );
+      expect((await t.http.post(`/v1/projects/${projectId}/mcp`).set(bound).send({}).expect(403)).body.error.code).toBe(
+        'forbidden_for_toolset_key',
+      );
       const otherSet = await invoke('everything', 'call_tool', { name: 'read_file', arguments: { path: 'secret.txt' } }, bound).expect(404);
       expect(otherSet.body.error.code).toBe('toolset_not_found');
     });
 
     it('is refused for a toolset that does not exist, and for a role other than agent', async () => {
-      const missing = await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'agent', projectIds: [projectId], toolset: 'nope' }).expect(404);
+      const missing = await t.http
+        .post('/v1/api-keys')
+        .set(tenant.auth)
+        .send({ role: 'agent', projectIds: [projectId], toolset: 'nope' })
+        .expect(404);
       expect(missing.body.error.code).toBe('toolset_not_found');
-      await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'approver', projectIds: [projectId], toolset: 'docs-reader' }).expect(400);
+      await t.http
+        .post('/v1/api-keys')
+        .set(tenant.auth)
+        .send({ role: 'approver', projectIds: [projectId], toolset: 'docs-reader' })
+        .expect(400);
     });
   });
 
@@ -425,40 +589,93 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     expect(foreign.body.error.code).toBe('project_not_found');
     expect(missing.body.error.code).toBe('toolset_not_found');
     await t.http.get(`${base()}/docs-reader/tools`).set(other.auth).expect(404);
-    await t.http.post(`${base()}/docs-reader/tools/read_doc/invoke`).set(other.auth).send({ arguments: { path: 'intro.md' } }).expect(404);
+    await t.http
+      .post(`${base()}/docs-reader/tools/read_doc/invoke`)
+      .set(other.auth)
+      .send({ arguments: { path: 'intro.md' } })
+      .expect(404);
     await t.http.delete(`${base()}/docs-reader`).set(other.auth).expect(404);
     await t.http.put(`${base()}/docs-reader`).set(other.auth).send(DOCS_READER).expect(404);
   });
 
   it('deletes a toolset: its routes answer toolset_not_found at once, and the keys bound to it are revoked', async () => {
-    await t.http.post(base()).set(tenant.auth).send({ ...DOCS_READER, slug: 'short-lived' }).expect(201);
-    const made = await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'agent', projectIds: [projectId], toolset: 'short-lived' }).expect(201);
+    await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send({ ...DOCS_READER, slug: 'short-lived' })
+      .expect(201);
+    const made = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ role: 'agent', projectIds: [projectId], toolset: 'short-lived' })
+      .expect(201);
     const bound = { Authorization: `Bearer ${made.body.key as string}` };
     await t.http.get(`${base()}/short-lived/tools`).set(bound).expect(200);
     await t.http.delete(`${base()}/short-lived`).set(tenant.auth).expect(204);
     const gone = await t.http.get(`${base()}/short-lived/tools`).set(tenant.auth).expect(404);
     expect(gone.body.error.code).toBe('toolset_not_found');
     // A wider toolset made later under the same slug gives the old key nothing.
-    await t.http.post(base()).set(tenant.auth).send({ slug: 'short-lived', name: 'Everything', mode: 'direct', tools: [{ select: '@all' }] }).expect(201);
-    const refused = await t.http.post(`${base()}/short-lived/tools/read_file/invoke`).set(bound).send({ arguments: { path: 'secret.txt' } });
+    await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send({ slug: 'short-lived', name: 'Everything', mode: 'direct', tools: [{ select: '@all' }] })
+      .expect(201);
+    const refused = await t.http
+      .post(`${base()}/short-lived/tools/read_file/invoke`)
+      .set(bound)
+      .send({ arguments: { path: 'secret.txt' } });
     expect(refused.status).toBe(401);
     const keys = (await t.http.get('/v1/api-keys').set(tenant.auth).expect(200)).body.items as Array<{ id: string }>;
     expect(keys.map((k) => k.id)).not.toContain(made.body.id);
   });
 
   it('renames a toolset: the keys bound to the old slug are revoked, so a toolset made again under it gives them nothing', async () => {
-    await t.http.post(base()).set(tenant.auth).send({ ...DOCS_READER, slug: 'renamed-away' }).expect(201);
-    const made = await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'agent', projectIds: [projectId], toolset: 'renamed-away' }).expect(201);
+    await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send({ ...DOCS_READER, slug: 'renamed-away' })
+      .expect(201);
+    const made = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ role: 'agent', projectIds: [projectId], toolset: 'renamed-away' })
+      .expect(201);
     const bound = { Authorization: `Bearer ${made.body.key as string}` };
     await t.http.get(`${base()}/renamed-away/tools`).set(bound).expect(200);
-    await t.http.put(`${base()}/renamed-away`).set(tenant.auth).send({ ...DOCS_READER, slug: 'renamed-to' }).expect(200);
-    await t.http.post(base()).set(tenant.auth).send({ slug: 'renamed-away', name: 'Everything', mode: 'direct', tools: [{ select: '@all' }] }).expect(201);
-    expect((await t.http.post(`${base()}/renamed-away/tools/read_file/invoke`).set(bound).send({ arguments: { path: 'secret.txt' } })).status).toBe(401);
+    await t.http
+      .put(`${base()}/renamed-away`)
+      .set(tenant.auth)
+      .send({ ...DOCS_READER, slug: 'renamed-to' })
+      .expect(200);
+    await t.http
+      .post(base())
+      .set(tenant.auth)
+      .send({ slug: 'renamed-away', name: 'Everything', mode: 'direct', tools: [{ select: '@all' }] })
+      .expect(201);
+    expect(
+      (
+        await t.http
+          .post(`${base()}/renamed-away/tools/read_file/invoke`)
+          .set(bound)
+          .send({ arguments: { path: 'secret.txt' } })
+      ).status,
+    ).toBe(401);
     expect((await t.http.get(`${base()}/renamed-to/tools`).set(bound)).status).toBe(401);
     // The same body under its own slug is no rename: a key bound to it keeps working.
-    const kept = await t.http.post('/v1/api-keys').set(tenant.auth).send({ role: 'agent', projectIds: [projectId], toolset: 'renamed-to' }).expect(201);
-    await t.http.put(`${base()}/renamed-to`).set(tenant.auth).send({ ...DOCS_READER, slug: 'renamed-to' }).expect(200);
-    await t.http.get(`${base()}/renamed-to/tools`).set({ Authorization: `Bearer ${kept.body.key as string}` }).expect(200);
+    const kept = await t.http
+      .post('/v1/api-keys')
+      .set(tenant.auth)
+      .send({ role: 'agent', projectIds: [projectId], toolset: 'renamed-to' })
+      .expect(201);
+    await t.http
+      .put(`${base()}/renamed-to`)
+      .set(tenant.auth)
+      .send({ ...DOCS_READER, slug: 'renamed-to' })
+      .expect(200);
+    await t.http
+      .get(`${base()}/renamed-to/tools`)
+      .set({ Authorization: `Bearer ${kept.body.key as string}` })
+      .expect(200);
     await t.http.delete(`${base()}/renamed-away`).set(tenant.auth).expect(204);
     await t.http.delete(`${base()}/renamed-to`).set(tenant.auth).expect(204);
   });

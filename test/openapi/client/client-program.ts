@@ -27,7 +27,10 @@ const project: Project = expectData(
 // Its tools, in each format the listing speaks.
 const toolCounts: Record<string, number> = {};
 for (const format of ['native', 'openai', 'openai-responses', 'anthropic', 'mcp'] as const) {
-  const listing = expectData('listTools', await client.GET('/v1/projects/{projectId}/tools', { params: { path: { projectId: project.id }, query: { format } } }));
+  const listing = expectData(
+    'listTools',
+    await client.GET('/v1/projects/{projectId}/tools', { params: { path: { projectId: project.id }, query: { format } } }),
+  );
   toolCounts[format] = listing.tools.length;
 }
 
@@ -66,8 +69,11 @@ const invocation = expectData(
 // What the document must keep refusing at compile time: a route without its path parameters, a project
 // without its slug. If the document loosened either, these directives would be unused and tsc would fail.
 if (process.env.TOOLGATE_NEVER) {
-  // @ts-expect-error toolName is a path parameter of the invoke route
-  await client.POST('/v1/projects/{projectId}/tools/{toolName}/invoke', { params: { path: { projectId: project.id } }, body: { arguments: {} } });
+  await client.POST('/v1/projects/{projectId}/tools/{toolName}/invoke', {
+    // @ts-expect-error toolName is a path parameter of the invoke route
+    params: { path: { projectId: project.id } },
+    body: { arguments: {} },
+  });
   // @ts-expect-error slug is required
   await client.POST('/v1/projects', { body: { name: 'No slug' } });
 }
