@@ -376,6 +376,21 @@ describe('An MCP source that asks for OAuth: its resources and prompts, and how 
     expect(saw.at(-1)!.token).not.toBe(used);
   });
 
+  it('after her token is revoked, eight reads at once each read with one refreshed token', async () => {
+    const used = notesSaw.filter((seen) => seen.account === 'alice').at(-1)!.token!;
+    await (await provider.AccessToken.find(used))!.destroy();
+    const clients = await Promise.all(Array.from({ length: 8 }, () => mcpClient('alice')));
+    const mark = notesSaw.length;
+    // Each read lists the source's resources and templates at once on the session of the revoked token: the
+    // first refusal closes that session under the others, which then ask again rather than count it as offering nothing.
+    const reads = await Promise.all(clients.map((client) => client.readResource({ uri: 'notes://today' })));
+    await Promise.all(clients.map((client) => client.close()));
+    for (const read of reads) expect(read.contents[0]).toMatchObject({ text: 'notes of alice' });
+    const fresh = new Set(notesSaw.slice(mark).filter((seen) => seen.account === 'alice').map((seen) => seen.token));
+    expect(fresh.size).toBe(1);
+    expect(fresh.has(used)).toBe(false);
+  });
+
   it('[sec-109] revision 2026-07-28: prompts/get reaches a source of that revision with alice’s token; carol’s read and prompt answer with the link', async () => {
     const mark = notesSaw.length;
     const asAlice = await postModern(t, p, { ...agent, 'Toolgate-User': 'alice' }, 'prompts/get', { name: 'summary' }, 'summary');

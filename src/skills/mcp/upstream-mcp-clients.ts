@@ -121,7 +121,15 @@ export class UpstreamMcpClients implements OnApplicationShutdown {
       } catch (error) {
         // The SDK is loaded by then: the error came from a connection or its answer.
         const sdk = await loadSdkClient();
-        const lost = sessionLost(sdk, error);
+        // Another request on the same session found it broken (a 401, a lost session) and closed it: this one's
+        // "connection closed" says nothing of the upstream, so a read, listing or prompt asks again on a session of
+        // its own. A tool call is not sent twice: it may have run before the session closed.
+        const closedUnderUs =
+          keepRpcErrors &&
+          this.clients.get(key) !== pending &&
+          error instanceof sdk.McpError &&
+          error.code === (sdk.ErrorCode.ConnectionClosed as number);
+        const lost = sessionLost(sdk, error) || closedUnderUs;
         if (
           keepRpcErrors &&
           !lost &&
