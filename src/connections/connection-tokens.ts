@@ -10,6 +10,9 @@ import { ConnectionsService, credentialsOf, describe } from './connections.servi
 // A token is refreshed when it has less than this left, so a call does not start with one about to expire.
 const REFRESH_MARGIN_MS = 60_000;
 const LEASE_WAIT_MS = 10_000;
+// A connection's lastUsedAt is written at most this often: a relayed read or a batch of calls looks the
+// connection up several times, and each would otherwise be a write.
+const TOUCH_EVERY_MS = 60_000;
 const LEASE_POLL_MS = 100;
 // Asked without making a link, and no usable connection there.
 export const NOT_CONNECTED = 'not_connected';
@@ -81,7 +84,8 @@ export class ConnectionTokens {
         return this.required(tenantId, provider, user, scopes, 'the provider refused to refresh its token', tenantLink, link);
       token = refreshed;
     }
-    void this.connections.touch(connection.id).catch(() => undefined);
+    if (connection.lastUsedAt === null || Date.now() - connection.lastUsedAt.getTime() >= TOUCH_EVERY_MS)
+      void this.connections.touch(connection.id).catch(() => undefined);
     return { token, apiHosts: provider.apiHosts };
   }
 
