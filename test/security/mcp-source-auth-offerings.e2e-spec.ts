@@ -386,7 +386,12 @@ describe('An MCP source that asks for OAuth: its resources and prompts, and how 
     const reads = await Promise.all(clients.map((client) => client.readResource({ uri: 'notes://today' })));
     await Promise.all(clients.map((client) => client.close()));
     for (const read of reads) expect(read.contents[0]).toMatchObject({ text: 'notes of alice' });
-    const fresh = new Set(notesSaw.slice(mark).filter((seen) => seen.account === 'alice').map((seen) => seen.token));
+    const fresh = new Set(
+      notesSaw
+        .slice(mark)
+        .filter((seen) => seen.account === 'alice')
+        .map((seen) => seen.token),
+    );
     expect(fresh.size).toBe(1);
     expect(fresh.has(used)).toBe(false);
   });
