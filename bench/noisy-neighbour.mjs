@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { cleanupAll, defer, trackTempDir } from './lib/cleanup.mjs';
 import { databaseFactory } from './lib/database.mjs';
 import { closedLoop } from './lib/load.mjs';
+import { LatencyRecorder } from './lib/stats.mjs';
 import { envInt } from './lib/processes.mjs';
 import { fmt, table, verdict } from './lib/report.mjs';
 import { api, assertBuilt, createProject, provisionTenant, startToolgate } from './lib/toolgate.mjs';
@@ -75,20 +76,33 @@ async function main() {
     }).then(async (res) => ({ status: res.status, body: await res.json() }));
 
   let writes = 0;
+  // Each of B's calls is timed by tool too, into the phase's recorders: which of them A's attacks slow down.
+  let byTool = {};
+  const timed = (tool, args) => async () => {
+    const started = performance.now();
+    try {
+      return await call(b, b.projectId, tool, args());
+    } finally {
+      (byTool[tool] ??= new LatencyRecorder()).record(performance.now() - started);
+    }
+  };
   const neighbourCalls = [
-    () => call(b, b.projectId, 'read_file', { path: 'notes.md', limit: 20 }),
-    () => call(b, b.projectId, 'write_file', { path: `out/${writes++ % 20}.txt`, content: 'written by the neighbour', createDirs: true }),
-    () => call(b, b.projectId, 'search_files', { pattern: 'neighbour', path: '.' }),
-    () => call(b, b.projectId, 'list_files', { path: '.' }),
+    timed('read_file', () => ({ path: 'notes.md', limit: 20 })),
+    timed('write_file', () => ({ path: `out/${writes++ % 20}.txt`, content: 'written by the neighbour', createDirs: true })),
+    timed('search_files', () => ({ pattern: 'neighbour', path: '.' })),
+    timed('list_files', () => ({ path: '.' })),
   ];
   let turn = 0;
-  const neighbour = () =>
-    closedLoop({
+  const neighbour = async () => {
+    byTool = {};
+    const phase = await closedLoop({
       concurrency: bCallers,
       durationS,
       call: () => neighbourCalls[turn++ % neighbourCalls.length](),
       isExpected: (res) => res?.status === 200 && res.body.status === 'ok',
     });
+    return { ...phase, byTool: Object.fromEntries(Object.entries(byTool).map(([tool, recorder]) => [tool, recorder.summary()])) };
+  };
 
   // Each of B's calls once, and each attack once, must answer as expected before anything is measured.
   for (const fn of neighbourCalls) {
@@ -164,6 +178,18 @@ async function main() {
       ],
       ['left', 'right', 'right', 'right', 'right'],
     ),
+  );
+  console.log(
+    `\n${table(
+      ['B by tool', 'p99 alone', 'p99 beside A', 'ratio'],
+      Object.keys(alone.byTool).map((tool) => [
+        tool,
+        fmt.ms(alone.byTool[tool].p99),
+        fmt.ms(beside.byTool[tool]?.p99),
+        beside.byTool[tool] ? `${(beside.byTool[tool].p99 / alone.byTool[tool].p99).toFixed(2)}x` : '-',
+      ]),
+      ['left', 'right', 'right', 'right'],
+    )}`,
   );
   console.log(`\nB's p99 beside A / alone: ${ratio.toFixed(2)}x (target < ${RATIO_LIMIT}x): ${verdict(ratio < RATIO_LIMIT)}`);
   console.log(`B's calls that failed: ${alone.errors + beside.errors}: ${verdict(alone.errors + beside.errors === 0)}\n`);

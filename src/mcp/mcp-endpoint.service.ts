@@ -6,6 +6,7 @@ import { KeyRevocations } from '../common/auth/key-revocations.js';
 import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
 import { writeJson } from '../common/json/json-text.js';
+import { utf8Bytes } from '../common/format/utf8-bytes.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ToolProgress } from '../execution/tool-definition.js';
 import type { LogLevel, ToolLogMessage, ToolLogs } from '../execution/tool-logs.js';
@@ -226,7 +227,7 @@ export class McpEndpointService {
       'modern' in message && message.modern && (answer as { error?: { code?: unknown } }).error?.code === MISSING_CLIENT_CAPABILITY
         ? 400
         : 200;
-    exchange.send(status, JSON_HEADERS, Buffer.from(writeJson(answer)));
+    exchange.send(status, JSON_HEADERS, utf8Bytes(writeJson(answer)));
   }
 
   // The JSON-RPC response to a request the fast path takes: its result, or an error with the McpError's

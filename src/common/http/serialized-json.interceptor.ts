@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { map, type Observable } from 'rxjs';
+import { utf8Bytes } from '../format/utf8-bytes.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -13,7 +14,7 @@ export class SerializedJson {
   readonly etag: string;
 
   constructor(json: string) {
-    this.bytes = Buffer.from(json, 'utf8');
+    this.bytes = utf8Bytes(json);
     this.etag = `"${createHash('sha256').update(this.bytes).digest('base64url')}"`;
   }
 

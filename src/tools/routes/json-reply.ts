@@ -1,5 +1,6 @@
 import { Readable, type Writable, pipeline } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { utf8Bytes } from '../../common/format/utf8-bytes.js';
 import { writeJson } from '../../common/json/json-text.js';
 
 // A JSON answer whose status and headers the handler decides (200 or 202, Idempotent-Replayed), written
@@ -16,7 +17,7 @@ export interface ExpressLikeResponse {
   status(code: number): ExpressLikeResponse;
   setHeader(name: string, value: string): void;
   getHeader(name: string): unknown;
-  send(body: string): unknown;
+  send(body: Buffer): unknown;
 }
 
 export interface FastifyLikeReply {
@@ -37,13 +38,14 @@ export function jsonReply(response: ExpressLikeResponse | FastifyLikeReply): Jso
     }
     response.status(status);
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
-    // As Express's res.json: its send adds the charset.
-    if (!response.getHeader('content-type')) response.setHeader('content-type', 'application/json');
+    // As Express's res.json answers.
+    if (!response.getHeader('content-type')) response.setHeader('content-type', 'application/json; charset=utf-8');
   };
   return {
     send(status, headers, body) {
       head(status, headers);
-      response.send(writeJson(body));
+      // Bytes, not the text: Express would encode a text with Buffer.from (utf8-bytes.ts says why not).
+      response.send(utf8Bytes(writeJson(body)));
     },
     sendPieces(status, headers, pieces) {
       const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
