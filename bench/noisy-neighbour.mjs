@@ -26,6 +26,7 @@ import { fmt, table, verdict } from './lib/report.mjs';
 import { api, assertBuilt, createProject, provisionTenant, startToolgate } from './lib/toolgate.mjs';
 
 const ADMIN_TOKEN = `noisy-${randomUUID()}`;
+const METRICS_TOKEN = `metrics-${randomUUID()}`;
 const durationS = envInt('NOISY_DURATION', 20, 1);
 const bCallers = envInt('NOISY_B_CALLERS', 4, 1);
 const aCallers = envInt('NOISY_A_CALLERS', 2, 1);
@@ -46,7 +47,7 @@ async function main() {
     adminToken: ADMIN_TOKEN,
     workspaceRoot: workspaces,
     logFile: path.join(tmp, 'service.log'),
-    env: { SHELL_MAX_MEMORY_BYTES: String(256 * 1024 * 1024), RATE_LIMIT_COMMAND_CALLS: '100000' },
+    env: { SHELL_MAX_MEMORY_BYTES: String(256 * 1024 * 1024), RATE_LIMIT_COMMAND_CALLS: '100000', METRICS_TOKEN },
     nodeArgs: process.env.NOISY_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.NOISY_CPU_PROF}`] : [],
   });
   defer('stop toolgate', () => service.stop?.());
@@ -92,16 +93,27 @@ async function main() {
     timed('search_files', () => ({ pattern: 'neighbour', path: '.' })),
     timed('list_files', () => ({ path: '.' })),
   ];
+  // The event loop's delay over a phase: the service's lag histogram starts again at each scrape of /metrics.
+  const loopDelay = async () => {
+    const text = await (await fetch(`${service.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const seconds = (name) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+    return { p99: seconds('nodejs_eventloop_lag_p99_seconds') * 1000, max: seconds('nodejs_eventloop_lag_max_seconds') * 1000 };
+  };
   let turn = 0;
   const neighbour = async () => {
     byTool = {};
+    await loopDelay();
     const phase = await closedLoop({
       concurrency: bCallers,
       durationS,
       call: () => neighbourCalls[turn++ % neighbourCalls.length](),
       isExpected: (res) => res?.status === 200 && res.body.status === 'ok',
     });
-    return { ...phase, byTool: Object.fromEntries(Object.entries(byTool).map(([tool, recorder]) => [tool, recorder.summary()])) };
+    return {
+      ...phase,
+      loop: await loopDelay(),
+      byTool: Object.fromEntries(Object.entries(byTool).map(([tool, recorder]) => [tool, recorder.summary()])),
+    };
   };
 
   // Each of B's calls once, and each attack once, must answer as expected before anything is measured.
@@ -190,6 +202,9 @@ async function main() {
       ]),
       ['left', 'right', 'right', 'right'],
     )}`,
+  );
+  console.log(
+    `\nThe event loop's delay (the service's own histogram): alone p99 ${fmt.ms(alone.loop.p99)}, max ${fmt.ms(alone.loop.max)}; beside A p99 ${fmt.ms(beside.loop.p99)}, max ${fmt.ms(beside.loop.max)}`,
   );
   console.log(`\nB's p99 beside A / alone: ${ratio.toFixed(2)}x (target < ${RATIO_LIMIT}x): ${verdict(ratio < RATIO_LIMIT)}`);
   console.log(`B's calls that failed: ${alone.errors + beside.errors}: ${verdict(alone.errors + beside.errors === 0)}\n`);

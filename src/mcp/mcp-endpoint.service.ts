@@ -5,8 +5,7 @@ import type { Tenant } from '../common/auth/auth.decorators.js';
 import { KeyRevocations } from '../common/auth/key-revocations.js';
 import { ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
 import type { HttpExchange } from '../common/http/http-exchange.decorator.js';
-import { writeJson } from '../common/json/json-text.js';
-import { utf8Bytes } from '../common/format/utf8-bytes.js';
+import { writeJson, writeJsonBytes } from '../common/json/json-text.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ToolProgress } from '../execution/tool-definition.js';
 import type { LogLevel, ToolLogMessage, ToolLogs } from '../execution/tool-logs.js';
@@ -227,7 +226,7 @@ export class McpEndpointService {
       'modern' in message && message.modern && (answer as { error?: { code?: unknown } }).error?.code === MISSING_CLIENT_CAPABILITY
         ? 400
         : 200;
-    exchange.send(status, JSON_HEADERS, utf8Bytes(writeJson(answer)));
+    exchange.send(status, JSON_HEADERS, writeJsonBytes(answer));
   }
 
   // The JSON-RPC response to a request the fast path takes: its result, or an error with the McpError's

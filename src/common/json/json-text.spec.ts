@@ -1,5 +1,5 @@
 import { boundedJson, measureJson } from './bounded-json.js';
-import { JsonText, writeJson } from './json-text.js';
+import { JsonText, writeJson, writeJsonBytes } from './json-text.js';
 
 const listing = { path: 'src', entries: [{ name: 'é "q".ts', path: 'src/é "q".ts', type: 'file' }], truncated: false };
 const textOf = (value: unknown) => {
@@ -13,6 +13,16 @@ describe('JSON text', () => {
     const second = textOf({ other: ['x', 1] });
     const answer = { status: 'ok', result: first, more: [second, 'after'], last: first };
     expect(writeJson(answer)).toBe(JSON.stringify({ status: 'ok', result: listing, more: [{ other: ['x', 1] }, 'after'], last: listing }));
+  });
+
+  it('is written as the same JSON in UTF-8 bytes by writeJsonBytes, multi-byte characters and all', () => {
+    const first = textOf(listing);
+    const answer = { status: 'ok', note: 'naïve 中文 🙂', result: first, more: [textOf({ other: ['é', 1] }), 'after'], last: first };
+    const bytes = writeJsonBytes(answer);
+    expect(Buffer.isBuffer(bytes)).toBe(true);
+    expect(bytes.equals(Buffer.from(writeJson(answer), 'utf8'))).toBe(true);
+    expect(writeJsonBytes({ plain: ['a', 2] }).toString('utf8')).toBe('{"plain":["a",2]}');
+    expect(writeJsonBytes(undefined).toString('utf8')).toBe('null');
   });
 
   it('reads as the value it holds to any other writer (JSON.stringify calls its toJSON)', () => {

@@ -79,25 +79,48 @@ let splicing: Splice | null = null;
 
 // JSON.stringify(value), with every JsonText inside written as its text rather than parsed and written again.
 export function writeJson(value: unknown): string {
+  const pieces = jsonPieces(value);
+  // join writes one flat string: a text built with += is a rope that every later reader (an encoder, a
+  // search) must first copy flat, slowly.
+  return pieces.length === 1 ? pieces[0] : pieces.join('');
+}
+
+// The UTF-8 bytes of writeJson(value), written piece by piece into one buffer: no string of the whole answer
+// is ever built, and nothing is copied twice. An answer of many MiB costs one pass over its bytes.
+export function writeJsonBytes(value: unknown): Buffer {
+  const pieces = jsonPieces(value);
+  let length = 0;
+  for (const piece of pieces) length += Buffer.byteLength(piece);
+  const bytes = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const piece of pieces) at += bytes.write(piece, at);
+  return bytes;
+}
+
+// The pieces of the JSON text in order: what JSON.stringify wrote between the JsonTexts, and their texts.
+function jsonPieces(value: unknown): string[] {
   const splice = new Splice();
   const outer = splicing;
   splicing = splice;
-  let written: string;
+  let written: string | undefined;
   try {
     written = JSON.stringify(value);
   } finally {
     splicing = outer;
   }
-  if (splice.texts.length === 0) return written;
+  // JSON.stringify(undefined) is undefined; such an answer is written as null.
+  if (written === undefined) return ['null'];
+  if (splice.texts.length === 0) return [written];
   // The markers come in the order JSON.stringify met them, so each is searched for after the one before.
-  let out = '';
+  const pieces: string[] = [];
   let from = 0;
   for (let i = 0; i < splice.texts.length; i++) {
     const mark = writtenMarker(i);
     const at = written.indexOf(mark, from);
     if (at === -1) throw new Error('writeJson lost the place of a JSON text it was splicing');
-    out += written.slice(from, at) + splice.texts[i];
+    pieces.push(written.slice(from, at), splice.texts[i]);
     from = at + mark.length;
   }
-  return out + written.slice(from);
+  pieces.push(written.slice(from));
+  return pieces;
 }

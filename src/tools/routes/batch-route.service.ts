@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
 import { describeBytes } from '../../common/format/describe-bytes.js';
-import { utf8Bytes } from '../../common/format/utf8-bytes.js';
-import { writeJson } from '../../common/json/json-text.js';
+import { writeJsonBytes } from '../../common/json/json-text.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CallDispatcher, type ToolCallOutcome } from '../call-dispatcher.js';
 import { ToolRegistry } from '../tool-registry.js';
@@ -24,7 +23,7 @@ export function batchAnswerPieces(answer: BatchAnswer): Buffer[] {
   const pieces: Buffer[] = [Buffer.from('{"results":[')];
   for (const [index, result] of answer.results.entries()) {
     if (index > 0) pieces.push(Buffer.from(','));
-    pieces.push(Buffer.isBuffer(result) ? result : utf8Bytes(writeJson(result)));
+    pieces.push(Buffer.isBuffer(result) ? result : writeJsonBytes(result));
   }
   pieces.push(Buffer.from(']}'));
   return pieces;
@@ -129,7 +128,7 @@ const RESULT_TOO_LARGE = 'result_too_large';
 // audit row tells what it did) and says result_too_large in place of its result.
 // Encoding the text at once measures it too: Buffer.byteLength would walk a spliced text as long again.
 function withinResponseCap(result: BatchResultDto, budget: { left: number }, cap: number): BatchResultDto | Buffer {
-  const bytes = utf8Bytes(writeJson(result));
+  const bytes = writeJsonBytes(result);
   const size = bytes.length;
   if (size <= budget.left) {
     budget.left -= size;
