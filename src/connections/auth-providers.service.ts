@@ -41,6 +41,7 @@ export class AuthProvidersService {
   }
 
   async create(tenantId: string, dto: CreateAuthProviderDto): Promise<AuthProviderResponseDto> {
+    this.refuseOwnClientId(dto.clientId);
     const { metadata, discovered } = await this.endpoints(dto, dto.clientId);
     const fields: ProviderFields = {
       slug: dto.slug,
@@ -68,6 +69,7 @@ export class AuthProvidersService {
 
   async update(tenantId: string, id: string, dto: UpdateAuthProviderDto): Promise<AuthProviderResponseDto> {
     const current = await this.find(tenantId, id);
+    if (dto.clientId !== undefined) this.refuseOwnClientId(dto.clientId);
     const clientId = dto.clientId ?? current.clientId;
     const endpointsGiven =
       dto.issuer !== undefined || dto.authorizationUrl !== undefined || dto.tokenUrl !== undefined || dto.revocationUrl !== undefined;
@@ -161,6 +163,8 @@ export class AuthProvidersService {
       // The endpoints a document names are judged like endpoints given by hand: a public issuer cannot point
       // Toolgate's token requests at a private, loopback or metadata address.
       await this.checkUrl('the discovery document’s authorization_endpoint', metadata.authorization_endpoint);
+      const mixUp = endpointsMixedUp(metadata, true);
+      if (mixUp) throw invalidProvider(mixUp);
       await this.checkUrl('the discovery document’s token_endpoint', metadata.token_endpoint);
       if (metadata.revocation_endpoint !== undefined)
         await this.checkUrl('the discovery document’s revocation_endpoint', metadata.revocation_endpoint);
@@ -180,7 +184,20 @@ export class AuthProvidersService {
       token_endpoint: token,
       ...(revocation && { revocation_endpoint: revocation }),
     };
+    const mixUp = endpointsMixedUp(metadata, false);
+    if (mixUp) throw invalidProvider(mixUp);
     return { metadata, discovered: false };
+  }
+
+  // Toolgate's own client ID metadata documents (discovered MCP sources sign in with them) are one client at
+  // every authorization server that takes them, shared by all tenants: a provider made by hand may not claim
+  // one, or the codes people bring back for that client could be taken to another tenant's provider.
+  private refuseOwnClientId(clientId: string): void {
+    if (this.redirectUri === null || !URL.canParse(clientId)) return;
+    if (new URL(clientId).origin === new URL(this.redirectUri).origin)
+      throw invalidProvider(
+        'clientId names a client of Toolgate itself (a URL of PUBLIC_URL): give the client ID the provider issued to you',
+      );
   }
 
   // https, or http to a host the operator opened in FETCH_ALLOW_HOSTS; judged now by the address policy too.
@@ -249,4 +266,33 @@ export function isWebUrl(value: string): boolean {
 // As URLs name them: lower case, without a trailing dot.
 function apiHostsOf(hosts: string[]): string[] {
   return unique(hosts.map((host) => host.toLowerCase().replace(/\.(?=:|$)/, '')));
+}
+
+// Where people sign in and where the code they bring back is sent must be one server's: otherwise a provider
+// (another tenant's, made for it) could have them sign in at a real server and collect the code and PKCE
+// verifier at its own token endpoint (a mix-up). A discovery document vouches for the endpoints it names, but
+// only as its issuer's: its authorization endpoint must be on the issuer's origin (the token endpoint may be
+// elsewhere, as some providers keep it). Endpoints given by hand are vouched for by nobody: all on the
+// authorization endpoint's origin, and an issuer given with them too. Null when they agree.
+export function endpointsMixedUp(
+  metadata: { issuer: string; authorization_endpoint?: string; token_endpoint?: string; revocation_endpoint?: string },
+  discovered: boolean,
+): string | null {
+  if (metadata.authorization_endpoint === undefined) return null;
+  const signIn = new URL(metadata.authorization_endpoint).origin;
+  if (discovered) {
+    const issuer = new URL(metadata.issuer).origin;
+    return signIn === issuer
+      ? null
+      : `the discovery document of ${issuer} names an authorization_endpoint on another origin (${signIn}); Toolgate only sends people to sign in at the issuer that answers for the code`;
+  }
+  const named: Array<[string, string | undefined]> = [
+    ['tokenUrl', metadata.token_endpoint],
+    ['revocationUrl', metadata.revocation_endpoint],
+    ['issuer', metadata.issuer],
+  ];
+  const off = named.find(([, url]) => url !== undefined && new URL(url).origin !== signIn);
+  return off
+    ? `${off[0]} must be on the origin of authorizationUrl (${signIn}): the code people bring back from signing in is sent only to the server they signed in at. For a provider whose endpoints are on several hosts, give its issuer alone and they are read from its discovery document`
+    : null;
 }

@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import * as oauth from 'openid-client';
 import type { Tenant } from '../common/auth/auth.decorators.js';
 import { checkEndUser, userAssertionNotAllowed } from '../common/auth/end-user.js';
-import { AuthProvidersService, isWebUrl } from './auth-providers.service.js';
+import { AuthProvidersService, endpointsMixedUp, isWebUrl } from './auth-providers.service.js';
 import type { ProviderRecord } from './auth-providers.repository.js';
 import {
   connectionFailed,
@@ -79,6 +79,9 @@ export class ConnectionsService {
   async link(tenantId: string, request: LinkRequest): Promise<AuthorizationLinkDto> {
     const redirectUri = this.providers.redirectUri;
     if (redirectUri === null) throw publicUrlRequired();
+    // A provider kept from before the rule (endpointsMixedUp) makes no link until its endpoints are mended.
+    const mixUp = endpointsMixedUp(request.provider.metadata, request.provider.discovered);
+    if (mixUp) throw invalidProvider(mixUp);
     const scopes = [...new Set([...request.provider.scopes, ...request.scopes])];
     const state = oauth.randomState();
     const codeVerifier = oauth.randomPKCECodeVerifier();

@@ -7,7 +7,7 @@ import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { checkEndpoint } from '../execution/net/endpoint-check.js';
 import { safeFetch } from '../execution/net/safe-fetch.js';
 import { AuthProvidersRepository, type ProviderRecord } from './auth-providers.repository.js';
-import { CALLBACK_PATH } from './auth-providers.service.js';
+import { CALLBACK_PATH, endpointsMixedUp } from './auth-providers.service.js';
 import { invalidProvider, publicUrlRequired } from './connections.errors.js';
 import type { ProviderMetadata, TokenEndpointAuthMethod } from './provider-client.js';
 import { insecureAllowed, policyRefusal, providerFetch } from './provider-fetch.js';
@@ -129,6 +129,8 @@ export class McpAuthDiscovery {
         throw new Error(`the authorization server ${issuer} does not advertise PKCE with S256`);
       if (!server.authorization_endpoint || !server.token_endpoint)
         throw new Error(`the authorization server ${issuer} names no authorization or token endpoint`);
+      const mixUp = endpointsMixedUp(server, true);
+      if (mixUp) throw new Error(mixUp);
       // Every endpoint it names is judged as fetch_url's destinations are, before anything is registered or kept.
       for (const endpoint of [
         server.authorization_endpoint,

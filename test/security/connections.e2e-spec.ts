@@ -92,11 +92,12 @@ describe('Connections: tools act as the person they serve (security cases 109-11
       const url = req.url ?? '';
       if (!url.includes('/.well-known/')) return res.writeHead(404).end();
       if (url.includes('redirect')) return res.writeHead(302, { location: `http://${trapHost}/.well-known/openid-configuration` }).end();
-      const name = /private-token|metadata-token|private-revocation/.exec(url)?.[0];
+      const name = /private-token|metadata-token|private-revocation|foreign-authorization/.exec(url)?.[0];
       if (!name) return res.writeHead(404).end();
       const doc = {
         issuer: `${rogueBase}/${name}`,
-        authorization_endpoint: `${rogueBase}/${name}/auth`,
+        // foreign-authorization: people would sign in at the real server, their code brought to this one.
+        authorization_endpoint: name === 'foreign-authorization' ? `${issuer}/auth` : `${rogueBase}/${name}/auth`,
         token_endpoint:
           name === 'private-token'
             ? `https://${trapHost}/token`
@@ -771,6 +772,73 @@ describe('Connections: tools act as the person they serve (security cases 109-11
       .set(tenant.auth)
       .expect(204);
     expect(trapSaw).toEqual([]);
+  });
+
+  it("[sec-115] no provider can have people sign in at one server and bring their code to another's token endpoint (a mix-up)", async () => {
+    const create = (slug: string, fields: Json) =>
+      t.http
+        .post('/v1/auth-providers')
+        .set(tenant.auth)
+        .send({
+          slug,
+          name: 'Mix',
+          clientId: 'toolgate',
+          clientSecret: 'toolgate-client-secret-0123456789abcdef',
+          apiHosts: [apiHost],
+          ...fields,
+        });
+    const refused = async (slug: string, fields: Json, message: RegExp) => {
+      const res = await create(slug, fields);
+      expect({ slug, status: res.status, code: res.body.error?.code }).toEqual({ slug, status: 422, code: 'invalid_auth_provider' });
+      expect(res.body.error.message).toMatch(message);
+    };
+    const before = { trap: trapSaw.length, outside: outsideSaw.length };
+    // By hand: the real server's sign-in page, a token or revocation endpoint (or an issuer) elsewhere.
+    await refused(
+      'mix-token',
+      { authorizationUrl: `${issuer}/auth`, tokenUrl: `http://${outsideHost}/token` },
+      /tokenUrl must be on the origin of authorizationUrl/,
+    );
+    await refused(
+      'mix-revocation',
+      { authorizationUrl: `${issuer}/auth`, tokenUrl: `${issuer}/token`, revocationUrl: `http://${outsideHost}/revoke` },
+      /revocationUrl must be on the origin/,
+    );
+    await refused(
+      'mix-issuer',
+      { issuer: `http://${outsideHost}`, authorizationUrl: `${issuer}/auth`, tokenUrl: `${issuer}/token` },
+      /issuer must be on the origin/,
+    );
+    // Discovered: a document naming another server's authorization endpoint.
+    await refused('mix-discovered', { issuer: `${rogueBase}/foreign-authorization` }, /authorization_endpoint on another origin/);
+    // Toolgate's own client (its client ID metadata document, shared by every tenant) is nobody's to claim.
+    await refused(
+      'mix-own-client',
+      { authorizationUrl: `${issuer}/auth`, tokenUrl: `${issuer}/token`, clientId: `${appBase}/v1/connections/client-metadata.json` },
+      /client of Toolgate itself/,
+    );
+    // Nothing was asked of the other server.
+    expect([trapSaw.slice(before.trap), outsideSaw.slice(before.outside)]).toEqual([[], []]);
+    // All on one origin is taken as before.
+    const kept = await create('mix-none', { authorizationUrl: `${issuer}/auth`, tokenUrl: `${issuer}/token` });
+    expect(kept.status).toBe(201);
+    // A provider stored before the rule, its token endpoint elsewhere, makes no link until it is mended.
+    await t.database.driver.query(
+      `UPDATE auth_providers SET metadata = jsonb_set(metadata, '{token_endpoint}', to_jsonb($2::text)) WHERE id = $1`,
+      [kept.body.id, `http://${outsideHost}/token`],
+    );
+    const link = await t.http.post('/v1/connections/authorize').set(tenant.auth).send({ provider: 'mix-none', user: 'alice' });
+    expect({ status: link.status, code: link.body.error?.code }).toEqual({ status: 422, code: 'invalid_auth_provider' });
+  });
+
+  it('a link asked for with user null, or returnTo null, is refused as a bad request', async () => {
+    for (const body of [
+      { provider: 'acme', user: null },
+      { provider: 'acme', user: 'alice', returnTo: null },
+    ]) {
+      const res = await t.http.post('/v1/connections/authorize').set(tenant.auth).send(body);
+      expect({ body, status: res.status, code: res.body.error?.code }).toEqual({ body, status: 400, code: 'validation_failed' });
+    }
   });
 
   it('[sec-115] a token for one provider or host is never sent to another', async () => {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 
 export const CONNECTION_STATUSES = ['pending', 'active', 'expired', 'revoked'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
@@ -14,7 +14,8 @@ export class AuthorizeConnectionDto {
     example: 'alice@example.com',
     description: 'The end user the connection is for (as Toolgate-User names them); absent: the tenant’s own connection',
   })
-  @IsOptional()
+  // Absent means the tenant's own connection; null is not taken for that (it answers 400 like any non-string).
+  @ValidateIf((_, value) => value !== undefined)
   @IsString()
   @MaxLength(1024)
   user?: string;
@@ -33,7 +34,7 @@ export class AuthorizeConnectionDto {
     example: 'https://app.example.com/settings',
     description: 'Where the person’s browser goes once connected (http or https)',
   })
-  @IsOptional()
+  @ValidateIf((_, value) => value !== undefined)
   @IsString()
   @MaxLength(2048)
   returnTo?: string;
@@ -47,7 +48,8 @@ export class AuthorizationLinkDto {
 
 export class ListConnectionsQueryDto {
   @ApiPropertyOptional({ description: 'Only this end user’s connections' })
-  @IsOptional()
+  // Absent means the tenant's own connection; null is not taken for that (it answers 400 like any non-string).
+  @ValidateIf((_, value) => value !== undefined)
   @IsString()
   @MaxLength(1024)
   user?: string;
