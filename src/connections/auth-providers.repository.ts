@@ -38,6 +38,19 @@ export class AuthProvidersRepository {
     return rows.map((row) => this.opened(row));
   }
 
+  // The sign-in endpoints of other tenants' providers with this client ID (it is not secret: it is in every
+  // link). Only the endpoints are read: nothing else of another tenant leaves here.
+  async signInEndpointsOfClientElsewhere(tenantId: string, clientId: string): Promise<string[]> {
+    const rows = await this.prisma.authProvider.findMany({
+      where: { clientId, tenantId: { not: tenantId } },
+      select: { metadata: true },
+      take: 100,
+    });
+    return rows
+      .map((row) => (row.metadata as { authorization_endpoint?: unknown }).authorization_endpoint)
+      .filter((url) => typeof url === 'string');
+  }
+
   async findById(tenantId: string, id: string): Promise<ProviderRecord | null> {
     if (!isUuid(id)) return null;
     const row = await this.prisma.authProvider.findFirst({ where: { id, tenantId } });

@@ -5,7 +5,7 @@ import { checkEndpoint } from '../execution/net/endpoint-check.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { AuthProvidersRepository, type ProviderFields, type ProviderRecord } from './auth-providers.repository.js';
 import { ConnectionsRepository } from './connections.repository.js';
-import { discoveryFailed, invalidProvider, providerNotFound, providerSlugTaken } from './connections.errors.js';
+import { clientIdTaken, discoveryFailed, invalidProvider, providerNotFound, providerSlugTaken } from './connections.errors.js';
 import type {
   AuthProviderListResponseDto,
   AuthProviderResponseDto,
@@ -43,6 +43,7 @@ export class AuthProvidersService {
   async create(tenantId: string, dto: CreateAuthProviderDto): Promise<AuthProviderResponseDto> {
     this.refuseOwnClientId(dto.clientId);
     const { metadata, discovered } = await this.endpoints(dto, dto.clientId);
+    await this.refuseAnotherTenantsClient(tenantId, dto.clientId, metadata);
     const fields: ProviderFields = {
       slug: dto.slug,
       name: dto.name,
@@ -90,6 +91,7 @@ export class AuthProvidersService {
     // Where tokens and the client secret go, or whose client this is, changed: the stored secret is not sent to
     // the new server unless the admin gives it again (the secret is write-only: a changed endpoint must not
     // read it back), and the connections made at the old one end, their tokens never sent to the new one.
+    if (endpointsGiven || dto.clientId !== undefined) await this.refuseAnotherTenantsClient(tenantId, clientId, metadata);
     const serverChanged =
       metadata.token_endpoint !== current.metadata.token_endpoint ||
       metadata.issuer !== current.metadata.issuer ||
@@ -198,6 +200,17 @@ export class AuthProvidersService {
       throw invalidProvider(
         'clientId names a client of Toolgate itself (a URL of PUBLIC_URL): give the client ID the provider issued to you',
       );
+  }
+
+  // A client ID is one application's at its authorization server. Two tenants naming the same one there would
+  // share one redirect URI (Toolgate's callback) under one name on the consent page: a person sent another
+  // tenant's link would consent to the first tenant's application and land in the other's. So a client ID
+  // another tenant has at the same sign-in origin is refused.
+  private async refuseAnotherTenantsClient(tenantId: string, clientId: string, metadata: ProviderMetadata): Promise<void> {
+    if (metadata.authorization_endpoint === undefined) return;
+    const signIn = new URL(metadata.authorization_endpoint).origin;
+    const elsewhere = await this.providers.signInEndpointsOfClientElsewhere(tenantId, clientId);
+    if (elsewhere.some((url) => URL.canParse(url) && new URL(url).origin === signIn)) throw clientIdTaken(signIn);
   }
 
   // https, or http to a host the operator opened in FETCH_ALLOW_HOSTS; judged now by the address policy too.

@@ -4,6 +4,11 @@ export const providerNotFound = (ref: string) => notFound('auth_provider_not_fou
 export const providerSlugTaken = (slug: string) =>
   conflict('auth_provider_slug_taken', `An auth provider with slug '${slug}' already exists`);
 export const invalidProvider = (why: string) => unprocessable('invalid_auth_provider', `The auth provider is refused: ${why}`);
+export const clientIdTaken = (signIn: string) =>
+  conflict(
+    'client_id_taken',
+    `Another tenant has an auth provider with this client ID at ${signIn}: a client ID is one application's there. Register your own client at the provider and give its client ID`,
+  );
 export const discoveryFailed = (issuer: string, why: string) =>
   new AppError(502, 'discovery_failed', `The discovery document of ${issuer} could not be read: ${why}`);
 export const connectionNotFound = (id: string) => notFound('connection_not_found', `No connection with id '${id}'`);

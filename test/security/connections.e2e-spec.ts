@@ -410,7 +410,7 @@ describe('Connections: tools act as the person they serve (security cases 109-11
     await t.http
       .post('/v1/auth-providers')
       .set(other.auth)
-      .send({ slug: 'acme', name: 'Acme', issuer, clientId: 'toolgate', clientSecret: 'x', apiHosts: [apiHost] })
+      .send({ slug: 'acme', name: 'Acme', issuer, clientId: 'toolgate-other-tenant', clientSecret: 'x', apiHosts: [apiHost] })
       .expect(201);
     const otherKey = await t.http
       .post('/v1/api-keys')
@@ -538,7 +538,7 @@ describe('Connections: tools act as the person they serve (security cases 109-11
         slug: 'acme',
         name: 'Acme',
         issuer,
-        clientId: 'toolgate',
+        clientId: 'toolgate-hoarder',
         clientSecret: 'toolgate-client-secret-0123456789abcdef',
         apiHosts: [apiHost],
       })
@@ -829,6 +829,25 @@ describe('Connections: tools act as the person they serve (security cases 109-11
     );
     const link = await t.http.post('/v1/connections/authorize').set(tenant.auth).send({ provider: 'mix-none', user: 'alice' });
     expect({ status: link.status, code: link.body.error?.code }).toEqual({ status: 422, code: 'invalid_auth_provider' });
+    // Another tenant may not name this tenant's client at the same server: a person sent its link would
+    // consent to this tenant's application and land in the other. At another server the same ID is its own.
+    const other = await t.createTenant();
+    const claim = (slug: string, at: string) =>
+      t.http
+        .post('/v1/auth-providers')
+        .set(other.auth)
+        .send({
+          slug,
+          name: 'Mine',
+          clientId: 'toolgate',
+          clientSecret: 'another-secret-0123456789abcdef',
+          apiHosts: [apiHost],
+          authorizationUrl: `${at}/auth`,
+          tokenUrl: `${at}/token`,
+        });
+    const taken = await claim('same-client', issuer);
+    expect({ status: taken.status, code: taken.body.error?.code }).toEqual({ status: 409, code: 'client_id_taken' });
+    expect((await claim('same-client', `http://${outsideHost}`)).status).toBe(201);
   });
 
   it('a link asked for with user null, or returnTo null, is refused as a bad request', async () => {
