@@ -88,10 +88,10 @@ export class AuthProvidersService {
           };
       ({ metadata, discovered } = await this.endpoints(given, clientId));
     }
+    if (endpointsGiven || dto.clientId !== undefined) await this.refuseAnotherTenantsClient(tenantId, clientId, metadata);
     // Where tokens and the client secret go, or whose client this is, changed: the stored secret is not sent to
     // the new server unless the admin gives it again (the secret is write-only: a changed endpoint must not
     // read it back), and the connections made at the old one end, their tokens never sent to the new one.
-    if (endpointsGiven || dto.clientId !== undefined) await this.refuseAnotherTenantsClient(tenantId, clientId, metadata);
     const serverChanged =
       metadata.token_endpoint !== current.metadata.token_endpoint ||
       metadata.issuer !== current.metadata.issuer ||

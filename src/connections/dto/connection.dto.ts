@@ -48,8 +48,7 @@ export class AuthorizationLinkDto {
 
 export class ListConnectionsQueryDto {
   @ApiPropertyOptional({ description: 'Only this end user’s connections' })
-  // Absent means the tenant's own connection; null is not taken for that (it answers 400 like any non-string).
-  @ValidateIf((_, value) => value !== undefined)
+  @IsOptional()
   @IsString()
   @MaxLength(1024)
   user?: string;
