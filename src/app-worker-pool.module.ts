@@ -3,17 +3,19 @@ import { appWorkerErrors, type AppWorkerTasks } from './app-worker.tasks.js';
 import { resolveWorkerEntry, WORKER_POOL, WorkerPool } from './common/worker-pool/worker-pool.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { Metrics } from './metrics/metrics.js';
+import { TenantCpuShares } from './common/cpu-shares/tenant-cpu-shares.js';
 
 // The app's one pool of worker threads; closed (running tasks finished) when the app shuts down. Features
 // receive it as WORKER_POOL, typed with their own part of the task table.
 @Injectable()
 export class AppWorkerPool extends WorkerPool<AppWorkerTasks> implements OnApplicationShutdown {
-  constructor(metrics: Metrics, @Inject(APP_CONFIG) config: AppConfig) {
+  constructor(metrics: Metrics, @Inject(APP_CONFIG) config: AppConfig, cpuShares: TenantCpuShares) {
     super({
       entry: resolveWorkerEntry(import.meta.url, 'app-worker.entry.js'),
       errors: appWorkerErrors,
       threads: config.workerPool.threads,
       perKeyThreads: config.workerPool.tenantThreads,
+      cpuGroupOf: cpuShares.threadGroup,
     });
     metrics.gauge('toolgate_worker_pool_threads', 'Worker pool threads running now (they start with the first task)', () => this.running);
     metrics.gauge('toolgate_worker_pool_max_threads', 'Worker pool threads at most', () => this.threads);

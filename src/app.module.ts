@@ -7,6 +7,7 @@ import { ProjectChangesModule } from './common/events/project-changes.module.js'
 import { SecretsModule } from './common/secrets/secrets.module.js';
 import { SchedulingModule } from './common/scheduling/scheduling.module.js';
 import { WorkerPoolModule } from './app-worker-pool.module.js';
+import { TenantCpuSharesModule } from './common/cpu-shares/tenant-cpu-shares.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ToolsModule } from './tools/tools.module.js';
 import { ToolRoutesModule } from './tools/routes/tool-routes.module.js';
@@ -53,6 +54,7 @@ export class AppModule {
         TracingModule,
         DatabaseModule,
         SecretsModule,
+        TenantCpuSharesModule,
         WorkerPoolModule,
         SandboxModule,
         BudgetsModule,

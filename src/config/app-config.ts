@@ -44,6 +44,9 @@ export interface AppConfig {
     threads: number;
     // Most of them one tenant's tasks may hold at once; its other tasks wait in its own queue.
     tenantThreads: number;
+    // auto: each tenant's commands and pool tasks share the CPU as one cgroup (TENANT_CPU_GROUPS, see
+    // TenantCpuGroups); off: never touch the cpu cgroups.
+    tenantCpuGroups: 'auto' | 'off';
   };
   tools: {
     readMaxBytes: number;

@@ -136,7 +136,8 @@ function parseWorkerPool(read: EnvReader, problems: string[]): AppConfig['worker
   const tenantThreads = read.integer('WORKER_POOL_TENANT_THREADS', defaultPerKeyThreads(threads), 1, 256);
   if (tenantThreads > threads)
     problems.push(`WORKER_POOL_TENANT_THREADS (${tenantThreads}) must not be more than WORKER_POOL_THREADS (${threads})`);
-  return { threads, tenantThreads: Math.min(tenantThreads, threads) };
+  const tenantCpuGroups = read.oneOf('TENANT_CPU_GROUPS', ['auto', 'off'] as const, 'auto');
+  return { threads, tenantThreads: Math.min(tenantThreads, threads), tenantCpuGroups };
 }
 
 function parseSandbox(read: EnvReader, production: boolean, problems: string[]): CommandSandboxConfig {

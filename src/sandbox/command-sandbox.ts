@@ -9,6 +9,7 @@ import { inspectBwrap, probeSandbox, type SandboxProblem } from '../execution/pr
 import type { BwrapSandbox, RunAs, SandboxSpec } from '../execution/process/sandbox/sandbox-spec.js';
 import { sandboxUnavailable } from './sandbox.errors.js';
 import { SandboxUids } from './sandbox-uids.js';
+import { TenantCpuShares } from '../common/cpu-shares/tenant-cpu-shares.js';
 
 // How the memory limit of commands is held: a cgroup v2 per command, or RLIMIT_AS with the runner's watchdog.
 export interface MemoryEnforcement {
@@ -40,6 +41,7 @@ export class CommandSandbox implements OnModuleInit {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     metrics: Metrics,
     private readonly uids: SandboxUids,
+    private readonly cpuShares: TenantCpuShares,
   ) {
     metrics.gauge(
       'toolgate_sandbox_ready',
@@ -125,11 +127,18 @@ export class CommandSandbox implements OnModuleInit {
   // why commands cannot run.
   async specFor(tenantId: string): Promise<SandboxSpec> {
     const spec = this.spec();
-    if (!this.uids.perTenant) return spec;
-    const runAs = await this.uids.forTenant(tenantId);
-    if (!runAs) return spec;
-    if (spec.kind === 'none') return { ...spec, runAs };
-    return { ...spec, runAs, etcFiles: sandboxEtcFiles(runAs.uid, runAs.gid, '/tmp') };
+    if (spec.kind === 'none') {
+      const runAs = this.uids.perTenant ? await this.uids.forTenant(tenantId) : undefined;
+      return runAs ? { ...spec, runAs } : spec;
+    }
+    // The tenant's share of the CPU: its commands start in its cpu cgroup (see TenantCpuShares).
+    const cpuGroup = this.cpuShares.commandGroup(tenantId);
+    const runAs = this.uids.perTenant ? await this.uids.forTenant(tenantId) : undefined;
+    return {
+      ...spec,
+      ...(cpuGroup && { cpuGroup }),
+      ...(runAs && { runAs, etcFiles: sandboxEtcFiles(runAs.uid, runAs.gid, '/tmp') }),
+    };
   }
 
   // The confinement as probed at start-up (as SANDBOX_UID), or the 503 that says why commands cannot run.

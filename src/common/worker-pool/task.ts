@@ -7,4 +7,6 @@ export type TaskTable = Record<string, (payload: never) => Promise<unknown>>;
 export interface TaskRequest {
   task: string;
   payload: unknown;
+  // The cpu cgroup the thread runs the task in: its tenant's (see TenantCpuGroups), or the service's own.
+  cpuGroup?: string;
 }

@@ -29,6 +29,9 @@ export interface WorkerPoolOptions {
   idleTimeoutMs?: number;
   // V8 heap limits of each thread; defaults to workerResourceLimits.
   resourceLimits?: ResourceLimits;
+  // The cpu cgroup a task of this key runs in (a tenant's, so that its tasks share the CPU as its share);
+  // undefined leaves the thread where it is.
+  cpuGroupOf?: (key: string, urgent: boolean) => string | undefined;
 }
 
 export interface RunOptions {
@@ -77,6 +80,7 @@ export class WorkerPool<Tasks extends TaskTable> {
   private readonly piscina: Piscina<TaskRequest, TaskOutcome>;
   private readonly errors: ErrorCodec;
   private readonly queue: FairQueue;
+  private readonly cpuGroupOf: (key: string, urgent: boolean) => string | undefined;
   readonly perKeyThreads: number;
 
   constructor(options: WorkerPoolOptions) {
@@ -88,6 +92,7 @@ export class WorkerPool<Tasks extends TaskTable> {
     const reserved = options.reservedThreads ?? 1;
     if (!Number.isInteger(reserved) || reserved < 0) throw new Error(`WorkerPool reservedThreads must be at least 0, got ${reserved}`);
     this.errors = options.errors;
+    this.cpuGroupOf = options.cpuGroupOf ?? (() => undefined);
     this.perKeyThreads = perKey;
     this.queue = new FairQueue({ shared: threads, perKey, reserved });
     this.piscina = new Piscina<TaskRequest, TaskOutcome>({
@@ -123,10 +128,12 @@ export class WorkerPool<Tasks extends TaskTable> {
   }
 
   async run<K extends keyof Tasks & string>(task: K, payload: PayloadOf<Tasks[K]>, opts: RunOptions = {}): Promise<ResultOf<Tasks[K]>> {
+    const key = opts.key ?? '';
+    const urgent = opts.urgent === true;
     const outcome = await this.queue.submit(
-      opts.key ?? '',
-      opts.urgent === true,
-      () => this.piscina.run({ task, payload }, { name: 'runTask', signal: opts.signal ?? null }),
+      key,
+      urgent,
+      () => this.piscina.run({ task, payload, cpuGroup: this.cpuGroupOf(key, urgent) }, { name: 'runTask', signal: opts.signal ?? null }),
       opts.signal,
     );
     return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
@@ -140,21 +147,23 @@ export class WorkerPool<Tasks extends TaskTable> {
     signal: AbortSignal,
     opts: Omit<RunOptions, 'signal'> = {},
   ): Promise<ResultOf<Tasks[K]>> {
+    const key = opts.key ?? '';
+    const urgent = opts.urgent === true;
     const outcome = await this.queue.submit(
-      opts.key ?? '',
-      opts.urgent === true,
-      () => this.startCooperative(task, payload, signal),
+      key,
+      urgent,
+      () => this.startCooperative(task, payload, signal, this.cpuGroupOf(key, urgent)),
       signal,
     );
     return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
   }
 
-  private async startCooperative(task: string, payload: object, signal: AbortSignal): Promise<TaskOutcome> {
+  private async startCooperative(task: string, payload: object, signal: AbortSignal, cpuGroup: string | undefined): Promise<TaskOutcome> {
     const { port1, port2 } = new MessageChannel();
     const onAbort = () => port1.postMessage('abort');
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.piscina.run({ task, payload: { ...payload, cancel: port2 } }, { name: 'runTask', transferList: [port2] });
+      return await this.piscina.run({ task, payload: { ...payload, cancel: port2 }, cpuGroup }, { name: 'runTask', transferList: [port2] });
     } finally {
       signal.removeEventListener('abort', onAbort);
       port1.close();

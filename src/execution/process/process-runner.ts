@@ -11,6 +11,7 @@ import { supervise } from './run-supervision.js';
 import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus } from './sandbox/bwrap-profile.js';
 import { sandboxSeccompFilter } from './sandbox/seccomp-filter.js';
 import { CallCgroup } from './sandbox/call-cgroup.js';
+import { attachToCpuGroup } from '../../common/cpu-shares/tenant-cpu-groups.js';
 import { SANDBOX_TMP, type BwrapSandbox, type RunAs, SANDBOX_WORKSPACE, cwdInSandbox } from './sandbox/sandbox-spec.js';
 
 export { validateEnv } from './process-env.js';
@@ -174,16 +175,20 @@ function spawnSandboxed(
   }
   // bubblewrap waits for its arguments before it forks anything: moved into the cgroup now, the whole
   // sandbox is born there.
-  if (cgroup && child.pid !== undefined) {
-    try {
-      cgroup.attach(child.pid);
-    } catch (err) {
-      child.kill('SIGKILL');
-      throw new ToolError(
-        'sandbox_failed',
-        `The command's sandbox could not be placed in its memory cgroup (${(err as NodeJS.ErrnoException).code ?? 'unknown error'}); the command did not run.`,
-      );
-    }
+  if (child.pid !== undefined) {
+    const place = (what: string, attach: (pid: number) => void) => {
+      try {
+        attach(child.pid!);
+      } catch (err) {
+        child.kill('SIGKILL');
+        throw new ToolError(
+          'sandbox_failed',
+          `The command's sandbox could not be placed in its ${what} (${(err as NodeJS.ErrnoException).code ?? 'unknown error'}); the command did not run.`,
+        );
+      }
+    };
+    if (cgroup) place('memory cgroup', (pid) => cgroup.attach(pid));
+    if (spec.cpuGroup) place("tenant's cpu cgroup", (pid) => attachToCpuGroup(spec.cpuGroup!, pid));
   }
   // bubblewrap reads its arguments to the end first, then the /etc files while it builds the sandbox.
   // An EPIPE means it died early; its exit is what the runner reports.

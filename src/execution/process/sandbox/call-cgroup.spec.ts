@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ownCgroupDirectory, ownMemoryV1Directory, parseMemoryEvents, prepareCallCgroups } from './call-cgroup.js';
+import { ownCgroupDirectory, ownMemoryV1Directory, ownV1Directory, parseMemoryEvents, prepareCallCgroups } from './call-cgroup.js';
 
 const UNIFIED_ONLY = [
   '25 30 0:23 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw',
@@ -33,6 +33,26 @@ describe('ownCgroupDirectory', () => {
     });
     expect(ownCgroupDirectory({ procSelfCgroup: '0::/a\n', mountinfo: '' })).toEqual({
       reason: expect.stringContaining('no cgroup2 file system'),
+    });
+  });
+});
+
+describe('ownV1Directory for the cpu controller', () => {
+  it('finds the cpu hierarchy alone or beside cpuacct, and never takes cpuacct or cpuset for it', () => {
+    const separate = [
+      '31 30 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu',
+      '32 30 0:29 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct',
+      '33 30 0:30 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset',
+    ].join('\n');
+    expect(ownV1Directory({ procSelfCgroup: '3:cpuset:/z\n2:cpuacct:/y\n1:cpu:/x\n', mountinfo: separate }, 'cpu')).toEqual({
+      dir: '/sys/fs/cgroup/cpu/x',
+    });
+    const combined = '31 30 0:28 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct';
+    expect(ownV1Directory({ procSelfCgroup: '2:cpu,cpuacct:/svc\n', mountinfo: combined }, 'cpu')).toEqual({
+      dir: '/sys/fs/cgroup/cpu,cpuacct/svc',
+    });
+    expect(ownV1Directory({ procSelfCgroup: '2:cpuacct:/y\n', mountinfo: separate }, 'cpu')).toEqual({
+      reason: expect.stringContaining('no cgroup v1 cpu hierarchy'),
     });
   });
 });

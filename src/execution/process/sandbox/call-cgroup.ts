@@ -36,25 +36,33 @@ export function ownCgroupDirectory({ procSelfCgroup, mountinfo }: CgroupSources)
   return { reason: 'no cgroup2 file system is mounted where the service can see its own cgroup' };
 }
 
-// The service's own directory in the cgroup v1 memory hierarchy: its path from the
-// "N:memory:/path" line of /proc/self/cgroup below the mount of a v1 `cgroup` file system with the memory
-// controller.
-export function ownMemoryV1Directory({ procSelfCgroup, mountinfo }: CgroupSources): { dir: string } | { reason: string } {
+// The service's own directory in a cgroup v1 hierarchy: its path from the "N:controllers:/path" line of
+// /proc/self/cgroup that names the controller, below the mount of a v1 `cgroup` file system with it.
+export function ownV1Directory(
+  { procSelfCgroup, mountinfo }: CgroupSources,
+  controller: 'memory' | 'cpu',
+): { dir: string } | { reason: string } {
   const own = /^\d+:([^:\n]*):(\/[^\n]*)$/gm;
   let ownPath: string | undefined;
-  for (let m = own.exec(procSelfCgroup); m; m = own.exec(procSelfCgroup)) if (m[1].split(',').includes('memory')) ownPath = m[2];
-  if (ownPath === undefined) return { reason: 'the service is in no cgroup v1 memory hierarchy' };
+  for (let m = own.exec(procSelfCgroup); m; m = own.exec(procSelfCgroup)) if (m[1].split(',').includes(controller)) ownPath = m[2];
+  if (ownPath === undefined) return { reason: `the service is in no cgroup v1 ${controller} hierarchy` };
   for (const line of mountinfo.split('\n')) {
     const [before, after] = line.split(' - ');
     const [fsType, , superOptions = ''] = after?.split(' ') ?? [];
-    if (fsType !== 'cgroup' || !superOptions.split(',').includes('memory')) continue;
+    if (fsType !== 'cgroup' || !superOptions.split(',').includes(controller)) continue;
     const fields = before.split(' ');
     const [mountRoot, mountPoint] = [unescapeMountField(fields[3] ?? ''), unescapeMountField(fields[4] ?? '')];
     const relative = path.posix.relative(mountRoot, ownPath);
     if (relative.startsWith('..') || path.posix.isAbsolute(relative)) continue;
     return { dir: path.posix.join(mountPoint, relative) };
   }
-  return { reason: 'no cgroup v1 memory hierarchy is mounted where the service can see its own cgroup' };
+  return { reason: `no cgroup v1 ${controller} hierarchy is mounted where the service can see its own cgroup` };
+}
+
+export const ownMemoryV1Directory = (sources: CgroupSources) => ownV1Directory(sources, 'memory');
+
+export function readCgroupSourcesSync(): CgroupSources {
+  return { procSelfCgroup: readFileSync('/proc/self/cgroup', 'utf8'), mountinfo: readFileSync('/proc/self/mountinfo', 'utf8') };
 }
 
 export async function readCgroupSources(): Promise<CgroupSources> {

@@ -32,6 +32,9 @@ export interface BwrapSandbox {
   // Where each command gets a memory cgroup of its own, tmpfs pages included (see call-cgroup.ts); unset,
   // memory (resident and in the sandbox's tmpfs mounts) is held by RLIMIT_AS and the runner's watchdog.
   cgroup?: CallCgroupParent;
+  // The cpu cgroup of the command's tenant (TenantCpuGroups), which the sandbox starts in: a tenant's
+  // commands share the CPU as one. Unset where tenants have no groups.
+  cpuGroup?: string;
 }
 
 // Unsandboxed: the command runs in its own process group with rlimits, as `runAs` when given. Only
