@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ownV1Directory, type CgroupSources } from '../../execution/process/sandbox/call-cgroup.js';
+import { ownV1Directory, type CgroupSources } from '../cgroups/own-cgroup.js';
 
 // The CPU shared by tenant, not by process. Every tenant has a cgroup of its own in the v1 cpu hierarchy,
 // below one parent beside the service:

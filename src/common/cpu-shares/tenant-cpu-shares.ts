@@ -1,6 +1,6 @@
 import { Global, Inject, Injectable, Logger, Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { readCgroupSourcesSync } from '../../execution/process/sandbox/call-cgroup.js';
+import { readCgroupSourcesSync } from '../cgroups/own-cgroup.js';
 import { TenantCpuGroups } from './tenant-cpu-groups.js';
 
 // Whether tenants share the CPU by cgroup here (TENANT_CPU_GROUPS), decided once at start-up: the worker
