@@ -6,6 +6,7 @@ import path from 'node:path';
 import { httpTool, installSkill, skillOf, STRING_ARG } from '../e2e/skills/skill-test-kit.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 import { AuditTrail, invoke } from './security-helpers.js';
+import { WorkspaceQuota } from '../../src/workspace/workspace-quota.js';
 
 // docs/security-model.md 104 and 107, over HTTP against the real service: one tenant holding the shared worker
 // pool (sync skills at an endpoint that never answers, costly search patterns) must not slow another's
@@ -108,12 +109,13 @@ describe('[sec-104] one tenant cannot hold the worker pool', () => {
     await sampleB(1);
     const before = await sampleB(5);
 
+    // Each sent at once (`.then`): a supertest request starts only when it is first awaited.
     const held = [
-      invoke(t, a, aProject, 'wait_forever', { q: 'one' }, { timeoutMs: 120_000 }),
-      invoke(t, a, aProject, 'wait_forever', { q: 'two' }, { timeoutMs: 120_000 }),
+      invoke(t, a, aProject, 'wait_forever', { q: 'one' }, { timeoutMs: 120_000 }).then((res) => res),
+      invoke(t, a, aProject, 'wait_forever', { q: 'two' }, { timeoutMs: 120_000 }).then((res) => res),
     ];
     const costly = [0, 1, 2, 3].map((i) =>
-      invoke(t, a, aProject, 'search_files', { pattern: COSTLY_PATTERN, path: `costly-${i % 2}.txt` }),
+      invoke(t, a, aProject, 'search_files', { pattern: COSTLY_PATTERN, path: `costly-${i % 2}.txt` }).then((res) => res),
     );
     let costlyDone = 0;
     costly.forEach((c) => void c.then(() => costlyDone++));
@@ -174,12 +176,18 @@ describe('[sec-107] a file tool call audited timeout never writes afterwards', (
   });
 
   it('[sec-107] a write that times out while its quota measurement is queued behind the pool is not written, and its row says timeout', async () => {
-    const search = invoke(t, a, aProject, 'search_files', { pattern: COSTLY_PATTERN });
+    // Sent at once: a supertest request starts only when it is first awaited.
+    const search = invoke(t, a, aProject, 'search_files', { pattern: COSTLY_PATTERN }).then((res) => res);
     await sleep(300);
     const outcomes: Array<{ project: string; path: string; status: string }> = [];
     const project = (await t.createProject(b)).id;
-    // The big workspace's first write: its measurement takes the reserved thread.
-    const bigWrite = invoke(t, a, bigProject, 'write_file', { path: 'big.txt', content: 'x' });
+    // The big workspace's first write: its measurement takes the reserved thread. (Both workspaces may have
+    // been measured already, in the background, when their projects were made: forgotten, each is measured
+    // at its first write.)
+    const quota = t.app.get(WorkspaceQuota);
+    quota.forget(t.workspaceOf(bigProject));
+    quota.forget(t.workspaceOf(project));
+    const bigWrite = invoke(t, a, bigProject, 'write_file', { path: 'big.txt', content: 'x' }).then((res) => res);
     await sleep(30);
     const res = await invoke(t, b, project, 'write_file', { path: 'late.txt', content: 'should not land late' }, { timeoutMs: 50 });
     outcomes.push({ project, path: 'late.txt', status: (res.body as { status: string }).status });
