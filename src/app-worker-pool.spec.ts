@@ -83,6 +83,25 @@ describe('WorkerPool', () => {
     }
   });
 
+  it('keeps warm threads running from the start, idle or not', async () => {
+    const warm = new WorkerPool<AppWorkerTasks>({
+      entry: resolveWorkerEntry(import.meta.url, ENTRY_FILE),
+      errors: appWorkerErrors,
+      threads: 2,
+      warmThreads: 2,
+      idleTimeoutMs: 20,
+    });
+    try {
+      await until(() => warm.running === 2);
+      await writeFile(join(root, 'warm.txt'), 'ab');
+      await expect(warm.run('hashFile', { root, path: 'warm.txt' })).resolves.toMatchObject({ size: 2 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(warm.running).toBe(2);
+    } finally {
+      await warm.close();
+    }
+  });
+
   it('lets a thread exit once it has been idle, and starts a new one for the next task', async () => {
     const idle = appPool({ threads: 1, idleTimeoutMs: 20 });
     try {

@@ -27,6 +27,8 @@ export interface WorkerPoolOptions {
   reservedThreads?: number;
   // A thread idle this long exits; the next task starts a new one.
   idleTimeoutMs?: number;
+  // Threads started with the pool and kept running, idle or not (default none: each starts with a task).
+  warmThreads?: number;
   // V8 heap limits of each thread; defaults to workerResourceLimits.
   resourceLimits?: ResourceLimits;
   // The cpu cgroup a task of this key runs in (a tenant's, so that its tasks share the CPU as its share);
@@ -97,7 +99,7 @@ export class WorkerPool<Tasks extends TaskTable> {
     this.queue = new FairQueue({ shared: threads, perKey, reserved });
     this.piscina = new Piscina<TaskRequest, TaskOutcome>({
       filename: options.entry,
-      minThreads: 0,
+      minThreads: Math.min(options.warmThreads ?? 0, threads + reserved),
       maxThreads: threads + reserved,
       idleTimeout: options.idleTimeoutMs ?? 30_000,
       resourceLimits: options.resourceLimits ?? workerResourceLimits,
@@ -108,7 +110,7 @@ export class WorkerPool<Tasks extends TaskTable> {
     return this.piscina.maxThreads;
   }
 
-  // Threads running now: none until the first task, and none again once they have all been idle.
+  // Threads running now: the warm ones, and those started for tasks until they have been idle.
   get running(): number {
     return this.piscina.threads.length;
   }
