@@ -4,7 +4,8 @@ import path from 'node:path';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { sandboxEtcFiles, systemMountArgs } from '../execution/process/sandbox/bwrap-profile.js';
-import { prepareCallCgroups, readCgroupSources } from '../execution/process/sandbox/call-cgroup.js';
+import { prepareCallCgroups } from '../execution/process/sandbox/call-cgroup.js';
+import { readCgroupSources } from '../common/cgroups/own-cgroup.js';
 import { inspectBwrap, probeSandbox, type SandboxProblem } from '../execution/process/sandbox/sandbox-probe.js';
 import type { BwrapSandbox, RunAs, SandboxSpec } from '../execution/process/sandbox/sandbox-spec.js';
 import { sandboxUnavailable } from './sandbox.errors.js';
@@ -70,8 +71,8 @@ export class CommandSandbox implements OnModuleInit {
     const cgroups =
       settings.cgroup === 'off'
         ? { reason: 'SANDBOX_CGROUP=off' }
-        : await readCgroupSources()
-            .then((sources) => prepareCallCgroups(sources))
+        : await Promise.resolve()
+            .then(() => prepareCallCgroups(readCgroupSources()))
             .catch((err: Error) => ({ reason: `the service's cgroup cannot be read (${err.message})` }));
     let spec: BwrapSandbox = {
       kind: 'bwrap',

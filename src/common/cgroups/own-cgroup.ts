@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 // Where the service itself sits in the host's cgroups, read from /proc/self/cgroup and /proc/self/mountinfo:
@@ -16,15 +15,8 @@ export interface CgroupSources {
 export function ownCgroupDirectory({ procSelfCgroup, mountinfo }: CgroupSources): { dir: string } | { reason: string } {
   const own = /^0::(\/.*)$/m.exec(procSelfCgroup)?.[1];
   if (own === undefined) return { reason: 'the service is in no cgroup v2 hierarchy' };
-  for (const line of mountinfo.split('\n')) {
-    const [before, after] = line.split(' - ');
-    if (!after || after.split(' ')[0] !== 'cgroup2') continue;
-    const fields = before.split(' ');
-    const [mountRoot, mountPoint] = [unescapeMountField(fields[3] ?? ''), unescapeMountField(fields[4] ?? '')];
-    const relative = path.posix.relative(mountRoot, own);
-    if (relative.startsWith('..') || path.posix.isAbsolute(relative)) continue;
-    return { dir: path.posix.join(mountPoint, relative) };
-  }
+  const dir = dirBelowMount(mountinfo, own, (fsType) => fsType === 'cgroup2');
+  if (dir !== undefined) return { dir };
   return { reason: 'no cgroup2 file system is mounted where the service can see its own cgroup' };
 }
 
@@ -38,28 +30,34 @@ export function ownV1Directory(
   let ownPath: string | undefined;
   for (let m = own.exec(procSelfCgroup); m; m = own.exec(procSelfCgroup)) if (m[1].split(',').includes(controller)) ownPath = m[2];
   if (ownPath === undefined) return { reason: `the service is in no cgroup v1 ${controller} hierarchy` };
-  for (const line of mountinfo.split('\n')) {
-    const [before, after] = line.split(' - ');
-    const [fsType, , superOptions = ''] = after?.split(' ') ?? [];
-    if (fsType !== 'cgroup' || !superOptions.split(',').includes(controller)) continue;
-    const fields = before.split(' ');
-    const [mountRoot, mountPoint] = [unescapeMountField(fields[3] ?? ''), unescapeMountField(fields[4] ?? '')];
-    const relative = path.posix.relative(mountRoot, ownPath);
-    if (relative.startsWith('..') || path.posix.isAbsolute(relative)) continue;
-    return { dir: path.posix.join(mountPoint, relative) };
-  }
+  const dir = dirBelowMount(
+    mountinfo,
+    ownPath,
+    (fsType, superOptions) => fsType === 'cgroup' && superOptions.split(',').includes(controller),
+  );
+  if (dir !== undefined) return { dir };
   return { reason: `no cgroup v1 ${controller} hierarchy is mounted where the service can see its own cgroup` };
 }
 
-export const ownMemoryV1Directory = (sources: CgroupSources) => ownV1Directory(sources, 'memory');
-
-export function readCgroupSourcesSync(): CgroupSources {
-  return { procSelfCgroup: readFileSync('/proc/self/cgroup', 'utf8'), mountinfo: readFileSync('/proc/self/mountinfo', 'utf8') };
+// Where `own` (a cgroup's path in its hierarchy) appears in the file system: below the first mount of a
+// file system `mounts` accepts whose root holds it.
+function dirBelowMount(mountinfo: string, own: string, mounts: (fsType: string, superOptions: string) => boolean): string | undefined {
+  for (const line of mountinfo.split('\n')) {
+    const [before, after] = line.split(' - ');
+    const [fsType, , superOptions = ''] = after?.split(' ') ?? [];
+    if (!fsType || !mounts(fsType, superOptions)) continue;
+    const fields = before.split(' ');
+    const [mountRoot, mountPoint] = [unescapeMountField(fields[3] ?? ''), unescapeMountField(fields[4] ?? '')];
+    const relative = path.posix.relative(mountRoot, own);
+    if (relative.startsWith('..') || path.posix.isAbsolute(relative)) continue;
+    return path.posix.join(mountPoint, relative);
+  }
+  return undefined;
 }
 
-export async function readCgroupSources(): Promise<CgroupSources> {
-  const [procSelfCgroup, mountinfo] = await Promise.all([readFile('/proc/self/cgroup', 'utf8'), readFile('/proc/self/mountinfo', 'utf8')]);
-  return { procSelfCgroup, mountinfo };
+// Read once, at start-up.
+export function readCgroupSources(): CgroupSources {
+  return { procSelfCgroup: readFileSync('/proc/self/cgroup', 'utf8'), mountinfo: readFileSync('/proc/self/mountinfo', 'utf8') };
 }
 
 // mountinfo writes a space, tab, newline or backslash in a path as \040, \011, \012, \134.

@@ -1,6 +1,6 @@
 import { Global, Inject, Injectable, Logger, Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { readCgroupSourcesSync } from '../cgroups/own-cgroup.js';
+import { readCgroupSources } from '../cgroups/own-cgroup.js';
 import { TenantCpuGroups } from './tenant-cpu-groups.js';
 
 // Whether tenants share the CPU by cgroup here (TENANT_CPU_GROUPS), decided once at start-up: the worker
@@ -9,7 +9,7 @@ import { TenantCpuGroups } from './tenant-cpu-groups.js';
 export class TenantCpuShares {
   private readonly logger = new Logger('CpuShares');
   private readonly groups: TenantCpuGroups | undefined;
-  // Where the groups are, or why there are none (readiness and the start-up log say it).
+  // Where the groups are, or why there are none (the start-up log says it).
   readonly detail: string;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
@@ -18,7 +18,7 @@ export class TenantCpuShares {
         ? { reason: 'TENANT_CPU_GROUPS=off' }
         : (() => {
             try {
-              return TenantCpuGroups.prepare(readCgroupSourcesSync());
+              return TenantCpuGroups.prepare(readCgroupSources());
             } catch (err) {
               return { reason: `the service's cgroups cannot be read (${(err as Error).message})` };
             }

@@ -4,16 +4,7 @@ import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { CallCgroupParent } from './sandbox-spec.js';
-import { ownCgroupDirectory, ownMemoryV1Directory, type CgroupSources } from '../../../common/cgroups/own-cgroup.js';
-
-export {
-  ownCgroupDirectory,
-  ownMemoryV1Directory,
-  ownV1Directory,
-  readCgroupSources,
-  readCgroupSourcesSync,
-} from '../../../common/cgroups/own-cgroup.js';
-export type { CgroupSources } from '../../../common/cgroups/own-cgroup.js';
+import { ownCgroupDirectory, ownV1Directory, type CgroupSources } from '../../../common/cgroups/own-cgroup.js';
 
 // A memory cgroup for each command: the sandbox goes into a cgroup of its own whose limit holds all of its
 // processes together, tmpfs pages (its /tmp, its /dev/shm) included. cgroup v2 where the service's own
@@ -42,7 +33,7 @@ export async function prepareCallCgroups(sources: CgroupSources, pid = process.p
 
 // v1 needs no controller handed down: every directory of the memory hierarchy has its own limit files.
 async function prepareV1CallCgroups(sources: CgroupSources): Promise<{ parent: string } | { reason: string }> {
-  const own = ownMemoryV1Directory(sources);
+  const own = ownV1Directory(sources, 'memory');
   if ('reason' in own) return own;
   const parent = path.join(own.dir, CALLS);
   try {
