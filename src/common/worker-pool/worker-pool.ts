@@ -98,7 +98,9 @@ export class WorkerPool<Tasks extends TaskTable> {
     this.perKeyThreads = perKey;
     this.queue = new FairQueue({ shared: threads, perKey, reserved });
     this.piscina = new Piscina<TaskRequest, TaskOutcome>({
-      filename: options.entry,
+      // The entry is loaded through a CommonJS shim, with import(): see thread-entry.cts for why.
+      filename: resolveWorkerEntry(import.meta.url, 'thread-entry.cjs'),
+      workerData: { entry: options.entry },
       minThreads: Math.min(options.warmThreads ?? 0, threads + reserved),
       maxThreads: threads + reserved,
       idleTimeout: options.idleTimeoutMs ?? 30_000,
