@@ -10,6 +10,7 @@ import { WorkspaceFsError } from '../workspace/fs/workspace-fs.js';
 import { renameInResult, renameTools } from './exposed-texts.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { FairTurns } from '../common/scheduling/fair-turns.js';
+import { setWallClockTimeout } from '../common/scheduling/wall-clock-timer.js';
 import { checkToolOutput } from './tool-output-check.js';
 import { CallRecorder, withPolicy } from './call-recorder.js';
 import type { CallOutcome } from './call-recorder.js';
@@ -131,10 +132,11 @@ export class ToolRunner {
   }
 
   private async runWithDeadline(call: ValidatedToolCall, controller: AbortController): Promise<Settled> {
-    let timer: NodeJS.Timeout | undefined;
     // The executor is also raced against the deadline: one that ignores its signal still cannot hold the caller.
+    let cancelDeadline: (() => void) | undefined;
+    // By the wall clock, as the audit row's duration is: a call audited `timeout` ran its timeout in full.
     const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(() => {
+      cancelDeadline = setWallClockTimeout(() => {
         controller.abort(new Error('timeout'));
         resolve(TIMED_OUT);
       }, call.timeoutMs);
@@ -152,7 +154,7 @@ export class ToolRunner {
       const late = await execution;
       return late !== TIMED_OUT && late.ok ? late : TIMED_OUT;
     } finally {
-      clearTimeout(timer);
+      cancelDeadline?.();
     }
   }
 
