@@ -2,9 +2,9 @@
 // runs every attack on shared capacity that Toolgate bounds: commands filling /dev/shm past their memory
 // limit, as many commands as its budget lets it hold, search_files patterns that cost seconds of CPU per
 // MiB, large answers stored under Idempotency-Keys, and batches of large answers. B's calls (read_file,
-// write_file, search_files, list_files) are measured alone, then beside A, in the same run; the report
-// gives B's p50 and p99 both ways and their ratio. Exits 1 when B's p99 beside A is 3x its p99 alone or
-// more, or when one of B's calls failed.
+// write_file, search_files, list_files) are measured alone, then beside A (whose client is a process of its
+// own, bench/noisy-attacker.mjs), in the same run; the report gives B's p50 and p99 both ways and their
+// ratio. Exits 1 when B's p99 beside A is 3x its p99 alone or more, or when one of B's calls failed.
 //
 //   NOISY_DURATION     seconds of each measured phase (default 20)
 //   NOISY_B_CALLERS    B's concurrent callers (default 4)
@@ -16,7 +16,9 @@
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
 import { cleanupAll, defer, trackTempDir } from './lib/cleanup.mjs';
 import { databaseFactory } from './lib/database.mjs';
 import { closedLoop } from './lib/load.mjs';
@@ -69,10 +71,10 @@ async function main() {
     Array.from({ length: 200 }, (_, i) => `note ${i}: the neighbour's text\n`).join(''),
   );
 
-  const call = (tenant, project, tool, args, headers = {}) =>
+  const call = (tenant, project, tool, args) =>
     fetch(`${service.baseUrl}/v1/projects/${project}/tools/${tool}/invoke`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json', ...headers },
+      headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ arguments: args }),
     }).then(async (res) => ({ status: res.status, body: await res.json() }));
 
@@ -116,7 +118,7 @@ async function main() {
     };
   };
 
-  // Each of B's calls once, and each attack once, must answer as expected before anything is measured.
+  // Each of B's calls once (and each attack once, by the attacker) must answer as expected before anything is measured.
   for (const fn of neighbourCalls) {
     const res = await fn();
     if (res.status !== 200 || res.body.status !== 'ok')
@@ -125,56 +127,28 @@ async function main() {
   process.stderr.write(`measuring tenant B alone for ${durationS} s\n`);
   const alone = await neighbour();
 
-  // A's attacks, each on its own loop, for as long as B is measured again.
-  let attacking = true;
-  const counts = {};
-  const loop = async (name, fn) => {
-    counts[name] = { sent: 0, answered: {} };
-    while (attacking) {
-      const res = await fn().catch((error) => ({ status: `error ${error.code ?? error.message}` }));
-      counts[name].sent++;
-      const key =
-        res.status === 200
-          ? (res.body.status ?? 'ok') + (res.body.result?.killed ? `/${res.body.result.killed}` : '')
-          : `${res.status} ${res.body?.error?.code ?? ''}`;
-      counts[name].answered[key] = (counts[name].answered[key] ?? 0) + 1;
-    }
-  };
-  const attacks = {
-    'fill /dev/shm (1.9 GiB vs 256 MiB)': () =>
-      call(a, attackProject, 'shell_exec', {
-        argv: ['sh', '-c', 'for i in $(seq 1 32); do head -c 62914560 /dev/zero > /dev/shm/f$i; done; sleep 2'],
-      }),
-    'hold commands (sleep 5)': () => call(a, attackProject, 'shell_exec', { argv: ['sleep', '5'] }),
-    'costly search_files': () => call(a, attackProject, 'search_files', { pattern: '[a-j ]{1,400}[ab]{40}', path: 'corpus.txt' }),
-    'keyed large answers': () => call(a, attackProject, 'read_file', { path: 'large.txt' }, { 'idempotency-key': randomUUID() }),
-    'batches of large answers': () =>
-      fetch(`${service.baseUrl}/v1/projects/${attackProject}/tools/batch`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          calls: Array.from({ length: 32 }, (_, i) => ({ id: `c${i}`, tool: 'read_file', arguments: { path: 'large.txt' } })),
-        }),
-        // The answer is read to its end but not parsed: an attacker's client runs on its own machine, and 8 MiB
-        // parsed here, on the service's two cores, would be a cost of the bench, not of the service.
-      }).then(async (res) => ({
-        status: res.status,
-        body: { status: res.status === 200 ? 'ok' : 'error', bytes: (await res.arrayBuffer()).byteLength },
-      })),
-  };
-  // NOISY_ATTACKS=1,3 runs only those attacks (numbered from 1 in the order above): what each one costs B.
+  // A's attacks, in a process of their own (bench/noisy-attacker.mjs), for as long as B is measured again.
   const only = process.env.NOISY_ATTACKS?.split(',').map(Number);
-  for (const [i, name] of Object.keys(attacks).entries()) if (only && !only.includes(i + 1)) delete attacks[name];
-  for (const [name, fn] of Object.entries(attacks)) {
-    const res = await fn();
-    process.stderr.write(`attack '${name}' once: ${res.status} ${JSON.stringify(res.body).slice(0, 240)}\n`);
-  }
-  const loops = Object.entries(attacks).flatMap(([name, fn]) => Array.from({ length: aCallers }, () => loop(name, fn)));
+  const attacker = spawn(process.execPath, [path.join(import.meta.dirname, 'noisy-attacker.mjs')], {
+    env: {
+      ...process.env,
+      NOISY_ATTACKER: JSON.stringify({ baseUrl: service.baseUrl, key: a.key, project: attackProject, callers: aCallers, only }),
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  defer('stop the attacker', () => attacker.kill());
+  const attackerLines = createInterface({ input: attacker.stdout })[Symbol.asyncIterator]();
+  const attackerLine = async () => {
+    const { value, done } = await attackerLines.next();
+    if (done) throw new Error(`the attacker's process ended (exit code ${attacker.exitCode})`);
+    return value;
+  };
+  if ((await attackerLine()) !== 'ready') throw new Error("the attacker's process did not start its attacks");
   await new Promise((resolve) => setTimeout(resolve, 2000));
   process.stderr.write(`measuring tenant B beside tenant A's attacks for ${durationS} s\n`);
   const beside = await neighbour();
-  attacking = false;
-  await Promise.all(loops);
+  attacker.stdin.write('stop\n');
+  const counts = JSON.parse(await attackerLine());
   const usage = (await api(service.baseUrl, 'GET', `/v1/admin/tenants/${a.tenantId}/usage`, { token: ADMIN_TOKEN })).json;
 
   const ratio = beside.p99 / alone.p99;
