@@ -4,8 +4,12 @@
 // Piscina loads a thread's entry with require(), and Node 20.19+ and 24 then load an ES module synchronously.
 // A thread terminated inside that synchronous load (the pool closed while a warm thread was still starting)
 // aborts the whole process: V8's "IsGraphAsync must be used on an instantiated module". import() is stopped
-// cleanly by a terminate. worker-pool.closing.spec.ts closes pools while their threads load, and failed 4 times in
+// cleanly by a terminate. worker-pool.thread-entry.spec.ts closes pools while their threads load, and failed 4 times in
 // 5 without this shim.
+//
+// `runTask` is exported as the promise of the entry's own: piscina awaits it before it reports the thread
+// ready. A thread reported ready first would wait for tasks blocked in Atomics.wait, where the import stands
+// still, and its first task would wait for the whole load (500 ms here, 700-840 ms under load).
 import { pathToFileURL } from 'node:url';
 import { workerData } from 'node:worker_threads';
 
@@ -16,10 +20,6 @@ interface EsmEntry {
   runTask(request: unknown): Promise<unknown>;
 }
 
-const loading = import(pathToFileURL((workerData as ThreadData).entry).href) as Promise<EsmEntry>;
-// A failed load fails each task with its error; unawaited until the first task, it must not crash the thread.
-loading.catch(() => undefined);
-
-export async function runTask(request: unknown): Promise<unknown> {
-  return (await loading).runTask(request);
-}
+export const runTask: Promise<EsmEntry['runTask']> = (
+  import(pathToFileURL((workerData as ThreadData).entry).href) as Promise<EsmEntry>
+).then((entry) => entry.runTask);

@@ -101,6 +101,8 @@ export class WorkerPool<Tasks extends TaskTable> {
       // The entry is loaded through a CommonJS shim, with import(): see thread-entry.cts for why.
       filename: resolveWorkerEntry(import.meta.url, 'thread-entry.cjs'),
       workerData: { entry: options.entry },
+      // The export each task calls, loaded as the thread starts: a warm thread has its whole entry loaded.
+      name: 'runTask',
       minThreads: Math.min(options.warmThreads ?? 0, threads + reserved),
       maxThreads: threads + reserved,
       idleTimeout: options.idleTimeoutMs ?? 30_000,
