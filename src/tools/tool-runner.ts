@@ -132,9 +132,10 @@ export class ToolRunner {
   }
 
   private async runWithDeadline(call: ValidatedToolCall, controller: AbortController): Promise<Settled> {
-    // The executor is also raced against the deadline: one that ignores its signal still cannot hold the caller.
+    // The executor is raced against the deadline: one that ignores its signal still cannot hold the caller.
+    // The deadline keeps the wall clock, as the audit row's duration does: a call audited `timeout` ran its
+    // timeout in full.
     let cancelDeadline: (() => void) | undefined;
-    // By the wall clock, as the audit row's duration is: a call audited `timeout` ran its timeout in full.
     const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
       cancelDeadline = setWallClockTimeout(() => {
         controller.abort(new Error('timeout'));

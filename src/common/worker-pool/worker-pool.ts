@@ -101,7 +101,8 @@ export class WorkerPool<Tasks extends TaskTable> {
       // The entry is loaded through a CommonJS shim, with import(): see thread-entry.cts for why.
       filename: resolveWorkerEntry(import.meta.url, 'thread-entry.cjs'),
       workerData: { entry: options.entry },
-      // The export each task calls, loaded as the thread starts: a warm thread has its whole entry loaded.
+      // The export every task calls (piscina's default for each run), loaded as the thread starts: a warm
+      // thread has its whole entry loaded.
       name: 'runTask',
       minThreads: Math.min(options.warmThreads ?? 0, threads + reserved),
       maxThreads: threads + reserved,
@@ -139,7 +140,7 @@ export class WorkerPool<Tasks extends TaskTable> {
     const outcome = await this.queue.submit(
       key,
       urgent,
-      () => this.piscina.run({ task, payload, cpuGroup: this.cpuGroupOf(key, urgent) }, { name: 'runTask', signal: opts.signal ?? null }),
+      () => this.piscina.run({ task, payload, cpuGroup: this.cpuGroupOf(key, urgent) }, { signal: opts.signal ?? null }),
       opts.signal,
     );
     return this.errors.unwrap<ResultOf<Tasks[K]>>(outcome);
@@ -169,7 +170,7 @@ export class WorkerPool<Tasks extends TaskTable> {
     const onAbort = () => port1.postMessage('abort');
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.piscina.run({ task, payload: { ...payload, cancel: port2 }, cpuGroup }, { name: 'runTask', transferList: [port2] });
+      return await this.piscina.run({ task, payload: { ...payload, cancel: port2 }, cpuGroup }, { transferList: [port2] });
     } finally {
       signal.removeEventListener('abort', onAbort);
       port1.close();
