@@ -20,8 +20,10 @@ export class BudgetsService {
   async usageOf(tenantId: string): Promise<TenantUsageResponseDto> {
     const budgets = await this.budgets.figures(tenantId);
     if (!budgets) throw tenantNotFound(tenantId);
-    // Calls in progress are counted by each instance: this one's.
-    const [counted, storage] = await Promise.all([this.budgets.usage(tenantId), this.storage.usage(tenantId)]);
+    // Calls in progress are counted by each instance: this one's. Storage is measured where the cached
+    // figure is only an upper bound (after a command or a delete, which count the whole file system's
+    // growth meanwhile, other processes' writes included): the tenant reads what its workspaces hold.
+    const [counted, storage] = await Promise.all([this.budgets.usage(tenantId), this.storage.usage(tenantId, { fresh: true })]);
     return {
       tenantId,
       budgets,
