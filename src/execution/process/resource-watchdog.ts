@@ -1,5 +1,4 @@
 import { statfsSync } from 'node:fs';
-import { statfs } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { measureDiskUsage } from './disk-usage.js';
 import { sampleProcessTree } from './process-tree.js';
@@ -53,8 +52,9 @@ export class ResourceWatchdog {
   start(onExceeded: (excess: ResourceExcess) => void): void {
     // Taken at once: the command may already be writing by the time a thread-pool call would answer.
     if (this.opts.writes) {
-      this.fsBaseline = fileSystemUsedSync(this.opts.workspace);
-      this.inodeBaseline = inodesUsedSync(this.opts.workspace);
+      const baseline = fileSystemFigures(this.opts.workspace);
+      this.fsBaseline = baseline?.usedBytes;
+      this.inodeBaseline = baseline?.usedInodes;
     }
     let reported = false;
     const report = (excess: ResourceExcess) => {
@@ -74,12 +74,12 @@ export class ResourceWatchdog {
   // workspace, unless space was freed elsewhere on it meanwhile. Undefined when it could not be read.
   // The same in inodes (files, directories, links): what the run created, unless others freed some meanwhile.
   fileSystemInodeGrowth(): number | undefined {
-    const now = this.inodeBaseline === undefined ? undefined : inodesUsedSync(this.opts.workspace);
+    const now = this.inodeBaseline === undefined ? undefined : fileSystemFigures(this.opts.workspace)?.usedInodes;
     return now === undefined || this.inodeBaseline === undefined ? undefined : Math.max(0, now - this.inodeBaseline);
   }
 
   fileSystemGrowth(): number | undefined {
-    const now = this.fsBaseline === undefined ? undefined : fileSystemUsedSync(this.opts.workspace);
+    const now = this.fsBaseline === undefined ? undefined : fileSystemFigures(this.opts.workspace)?.usedBytes;
     return now === undefined || this.fsBaseline === undefined ? undefined : Math.max(0, now - this.fsBaseline);
   }
 
@@ -109,25 +109,24 @@ export class ResourceWatchdog {
         }
         previous = { at, writtenBytes: sample.writtenBytes, memoryBytes: sample.memoryBytes };
       }
-      if (writes?.quota) await this.checkQuota(writes.quota, report);
+      if (writes?.quota) this.checkQuota(writes.quota, report);
       await delay(wait);
     }
   }
 
-  // The file system's free space is one cheap call; only when it has shrunk by more than the room left
-  // (space reserved with fallocate, or written by processes that were never waited for, shows there
-  // and not in write_bytes) is the workspace itself walked, in the background, to decide.
-  private async checkQuota(quota: NonNullable<WriteLimits['quota']>, report: (excess: ResourceExcess) => void) {
+  // The file system's free space and inodes are one cheap call; only when it has filled by more than the
+  // room left (space reserved with fallocate, or written by processes that were never waited for, shows
+  // there and not in write_bytes) is the workspace itself walked, in the background, to decide.
+  private checkQuota(quota: NonNullable<WriteLimits['quota']>, report: (excess: ResourceExcess) => void): void {
     // A workspace already past its quota may be read, not grown.
     const limit = Math.max(quota.bytes, quota.usageAtStart);
     const room = limit - quota.usageAtStart;
     const inodeLimit = quota.inodes === undefined ? undefined : Math.max(quota.inodes, quota.entriesAtStart ?? 0);
     const inodeRoom = inodeLimit === undefined ? Infinity : inodeLimit - (quota.entriesAtStart ?? 0);
-    const used = await fileSystemUsed(this.opts.workspace);
-    const grown = used === undefined || this.fsBaseline === undefined ? 0 : used - this.fsBaseline;
+    const now = fileSystemFigures(this.opts.workspace);
+    const grown = now === undefined || this.fsBaseline === undefined ? 0 : now.usedBytes - this.fsBaseline;
     // Inodes taken on the file system meanwhile (statfs's files - ffree): empty files add no blocks.
-    const inodesNow = this.inodeBaseline === undefined ? undefined : inodesUsedSync(this.opts.workspace);
-    const inodesGrown = inodesNow === undefined || this.inodeBaseline === undefined ? 0 : inodesNow - this.inodeBaseline;
+    const inodesGrown = now === undefined || this.inodeBaseline === undefined ? 0 : now.usedInodes - this.inodeBaseline;
     if (grown <= room && this.writtenBytes <= room && inodesGrown <= inodeRoom) return;
     if (this.measuring || this.stopped || performance.now() - this.lastMeasured < MEASURE_INTERVAL_MS) return;
     this.measuring = true;
@@ -153,28 +152,14 @@ export function nextSampleIn(before: number, now: number, limit: number | undefi
   return Math.min(SAMPLE_INTERVAL_MS, Math.max(MIN_SAMPLE_INTERVAL_MS, untilLimit / 2));
 }
 
-function fileSystemUsedSync(dir: string): number | undefined {
+// Space and inodes in use on the file system that holds `dir`: one statfs, answered by the kernel from
+// counters it keeps (microseconds). Blocking on purpose: it is read every sample of every command, and a
+// trip through libuv's thread pool cost the event loop far more than the call itself (0.36 s of 12 s of
+// the main thread beside four commands, in the noisy-neighbour bench's CPU profile).
+function fileSystemFigures(dir: string): { usedBytes: number; usedInodes: number } | undefined {
   try {
     const fs = statfsSync(dir);
-    return (fs.blocks - fs.bfree) * fs.bsize;
-  } catch {
-    return undefined;
-  }
-}
-
-function inodesUsedSync(dir: string): number | undefined {
-  try {
-    const fs = statfsSync(dir);
-    return fs.files - fs.ffree;
-  } catch {
-    return undefined;
-  }
-}
-
-async function fileSystemUsed(dir: string): Promise<number | undefined> {
-  try {
-    const fs = await statfs(dir);
-    return (fs.blocks - fs.bfree) * fs.bsize;
+    return { usedBytes: (fs.blocks - fs.bfree) * fs.bsize, usedInodes: fs.files - fs.ffree };
   } catch {
     return undefined;
   }
