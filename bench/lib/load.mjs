@@ -74,3 +74,35 @@ export async function closedLoop({ concurrency, durationS, call, isExpected }) {
   const elapsedS = (performance.now() - started) / 1000;
   return { requests: latencies.count, rps: latencies.count / elapsedS, ...latencies.summary(), bytesPerResponse: null, errors: unexpected };
 }
+
+// An open loop: calls sent at a steady `rate` per second whatever the answers, as a tenant's ordinary
+// traffic arrives. Each call's latency counts from when it was due, not when it was sent, so a client held
+// back by slow answers (coordinated omission) still counts the wait.
+export async function openLoop({ rate, durationS, call, isExpected }) {
+  const latencies = new LatencyRecorder();
+  let unexpected = 0;
+  const interval = 1000 / rate;
+  const started = performance.now();
+  const total = Math.floor(durationS * rate);
+  const inFlight = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    inFlight.push(
+      (async () => {
+        let ok;
+        try {
+          ok = isExpected(await call(), null);
+        } catch (error) {
+          ok = isExpected(null, error);
+        }
+        latencies.record(performance.now() - due);
+        if (!ok) unexpected++;
+      })(),
+    );
+  }
+  await Promise.all(inFlight);
+  const elapsedS = (performance.now() - started) / 1000;
+  return { requests: latencies.count, rps: latencies.count / elapsedS, ...latencies.summary(), bytesPerResponse: null, errors: unexpected };
+}

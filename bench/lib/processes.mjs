@@ -210,3 +210,12 @@ export function envInt(name, fallback, min) {
   if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got '${raw}'`);
   return value;
 }
+
+// A number in (0, 1] from the environment, or the fallback when unset; anything else stops the run.
+export function envFraction(name, fallback) {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!(value > 0 && value <= 1)) throw new Error(`${name} must be a number above 0 and at most 1, got '${raw}'`);
+  return value;
+}
