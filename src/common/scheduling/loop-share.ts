@@ -1,5 +1,4 @@
-import { Injectable, Optional } from '@nestjs/common';
-import { Metrics } from '../../metrics/metrics.js';
+import { Injectable } from '@nestjs/common';
 
 // The event loop shared among tenants by what their calls cost it, not by how many calls they send.
 //
@@ -84,19 +83,6 @@ export class LoopShare {
   private waitingCalls = 0;
   private waitsTotal = 0;
 
-  constructor(@Optional() metrics?: Metrics) {
-    metrics?.gauge(
-      'toolgate_calls_waiting_for_share',
-      'Calls waiting to start because their tenant is ahead of the others in its share of the event loop',
-      () => this.waitingCalls,
-    );
-    metrics?.counter(
-      'toolgate_call_share_waits_total',
-      "Calls that waited to start for their tenant's share of the event loop",
-      () => this.waitsTotal,
-    );
-  }
-
   // Resolves once the call may start; the answer is called when it ends (once).
   async start(tenantId: string, signal?: AbortSignal): Promise<EndCall> {
     const share = this.touch(tenantId);
@@ -111,7 +97,7 @@ export class LoopShare {
     this.touch(tenantId).charged += units;
   }
 
-  // Calls waiting for their tenant's turn now, and in all since start-up.
+  // Calls waiting for their tenant's turn now, and in all since start-up (LoopShareMetrics).
   get waiting(): number {
     return this.waitingCalls;
   }
