@@ -63,13 +63,13 @@ export class BudgetsRepository {
   }
 
   async storedAnswerBytes(tx: Tx | PrismaService, tenantId: string): Promise<number> {
-    // octet_length of a text or json value reads its stored size, without decompressing it. A parked call
-    // counts its (sealed) arguments while it waits, as stored (pg_column_size: no jsonb turned into text on
-    // every park), and its outcome once decided; arguments are dropped at the decision, so a decided call
-    // counts its outcome alone.
+    // Idempotency-Keys' answers: the running total the table's triggers keep (one row, whatever the tenant
+    // stored; expired rows count until the sweep deletes them). A parked call counts its (sealed) arguments
+    // while it waits, as stored (pg_column_size: no jsonb turned into text on every park), and its outcome
+    // once decided; arguments are dropped at the decision, so a decided call counts its outcome alone.
+    // octet_length of a text or json value reads its stored size, without decompressing it.
     const [row] = await tx.$queryRaw<Array<{ bytes: bigint | null }>>`
-      SELECT (SELECT coalesce(sum(octet_length(outcome)), 0) FROM idempotency_keys
-               WHERE tenant_id = ${tenantId}::uuid AND outcome IS NOT NULL AND expires_at > now())
+      SELECT coalesce((SELECT bytes FROM tenant_stored_answers WHERE tenant_id = ${tenantId}::uuid), 0)
            + (SELECT coalesce(sum(coalesce(octet_length(outcome::text), 0) + coalesce(pg_column_size(arguments), 0)), 0) FROM parked_calls
                WHERE tenant_id = ${tenantId}::uuid AND (outcome IS NOT NULL OR arguments IS NOT NULL)) AS bytes`;
     return Number(row?.bytes ?? 0);
