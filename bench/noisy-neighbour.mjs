@@ -111,15 +111,13 @@ async function main() {
     return {
       p99: seconds('nodejs_eventloop_lag_p99_seconds') * 1000,
       max: seconds('nodejs_eventloop_lag_max_seconds') * 1000,
-      // Calls held back for their tenant's share of the event loop, since start-up (LoopShare).
-      shareWaits: seconds('toolgate_call_share_waits_total'),
     };
   };
   let turn = 0;
   // A phase of B's calls: at a steady `rate` per second (open loop), or as fast as its callers get answers.
   const neighbour = async (rate) => {
     byTool = {};
-    const before = await loopDelay();
+    await loopDelay();
     const load = {
       durationS,
       call: () => neighbourCalls[turn++ % neighbourCalls.length](),
@@ -128,7 +126,7 @@ async function main() {
     const phase = rate === undefined ? await closedLoop({ ...load, concurrency: bCallers }) : await openLoop({ ...load, rate });
     return {
       ...phase,
-      loop: await loopDelay().then((after) => ({ ...after, shareWaits: after.shareWaits - before.shareWaits })),
+      loop: await loopDelay(),
       byTool: Object.fromEntries(Object.entries(byTool).map(([tool, recorder]) => [tool, recorder.summary()])),
     };
   };
@@ -212,7 +210,7 @@ async function main() {
     )}`,
   );
   console.log(
-    `\nThe event loop's delay (the service's own histogram): alone p99 ${fmt.ms(alone.loop.p99)}, max ${fmt.ms(alone.loop.max)}; beside A p99 ${fmt.ms(beside.loop.p99)}, max ${fmt.ms(beside.loop.max)}; calls held for their tenant's share of it: alone ${alone.loop.shareWaits}, beside A ${beside.loop.shareWaits}`,
+    `\nThe event loop's delay (the service's own histogram): alone p99 ${fmt.ms(alone.loop.p99)}, max ${fmt.ms(alone.loop.max)}; beside A p99 ${fmt.ms(beside.loop.p99)}, max ${fmt.ms(beside.loop.max)}`,
   );
   console.log(
     `\nB's p99 as fast as answered, beside A / alone: ${ratio.toFixed(2)}x (target < ${RATIO_LIMIT}x): ${verdict(ratio < RATIO_LIMIT)}; B's calls beside A: ${Math.round((100 * besideFlat.requests) / aloneFlat.requests)}% of alone (its fair share beside one busy tenant: half the event loop)`,

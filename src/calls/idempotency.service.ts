@@ -11,7 +11,6 @@ import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
 import { BudgetsRepository } from '../budgets/budgets.repository.js';
 import { TenantBudgets } from '../budgets/tenant-budgets.js';
 import { describeBytes } from '../common/format/describe-bytes.js';
-import { LoopShare, STORED_BYTES_PER_UNIT } from '../common/scheduling/loop-share.js';
 
 // Longer than any call may run (the longest tool deadline is 120 s): a request that still holds its key
 // past this is taken to have died with its instance, and a retry of the same call may run it.
@@ -50,7 +49,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly budgets: TenantBudgets,
     private readonly budgetStore: BudgetsRepository,
-    private readonly share: LoopShare,
   ) {}
 
   static checkKey(key: string): void {
@@ -157,8 +155,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     const written = boundedJson(outcome, limits);
     const kept = 'text' in written ? outcome : unstorable(outcome, written, limits);
     const text = 'text' in written ? written.text : JSON.stringify(kept);
-    // A transaction that writes it to the database: the tenant's share of the event loop pays for it (LoopShare).
-    this.share.charge(scope.tenantId, 1 + ('bytes' in written ? written.bytes : text.length) / STORED_BYTES_PER_UNIT);
     for (let attempt = 1; ; attempt++) {
       try {
         await this.budgetStore.withTenantLocked(scope.tenantId, async (tx, overrides) => {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { InvocationChannel } from '../audit/audit.repository.js';
 import { CallAdmission } from '../budgets/call-admission.js';
-import { callCost, type EndCall, LoopShare } from '../common/scheduling/loop-share.js';
 import { forbiddenByPolicy } from '../policy/policy.errors.js';
 import { PolicyDecider } from '../policy/policy-decider.js';
 import type { PolicyCall } from '../policy/policy-request.js';
@@ -49,25 +48,17 @@ export class CallDispatcher {
     private readonly policies: PolicyDecider,
     private readonly recorder: CallRecorder,
     private readonly admission: CallAdmission,
-    private readonly share: LoopShare,
   ) {}
 
   // `controller` is aborted when the client goes away; the run aborts it too at the deadline.
   // Each call holds a place in its tenant's concurrentCalls budget from before the gate until it answers.
-  // It starts when its tenant's share of the event loop allows (LoopShare), and is charged what it cost.
   async dispatch(request: RawToolCall, controller: AbortController): Promise<ToolCallOutcome> {
     const release = await this.admission.admit(request.tenantId);
-    let end: EndCall | undefined;
-    let cost = callCost(0);
     try {
-      end = await this.share.start(request.tenantId, controller.signal);
       const call = await this.decided(await this.gate.admit(request));
       if (call.policy?.effect === 'ask' || this.parking.needsApproval(call)) return await this.parking.park(call);
-      const outcome = await this.runner.run(call, controller);
-      cost = callCost(call.resultBytes ?? 0, call.tool.executor.spawnsProcesses === true ? outcome.durationMs : 0);
-      return outcome;
+      return await this.runner.run(call, controller);
     } finally {
-      end?.(cost);
       release();
     }
   }

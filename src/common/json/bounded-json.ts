@@ -20,29 +20,22 @@ export type JsonLimitExceeded = { exceeded: 'depth' | 'size' | 'not_json' };
 // as soon as the lower bound passes the cap, so a huge value (or one sharing subtrees) costs at most about
 // `maxBytes` steps.
 export function measureJson(value: unknown, limits: JsonLimits): 'fits' | JsonLimitExceeded {
-  const measured = measureJsonSize(value, limits);
-  return 'bytes' in measured ? 'fits' : measured;
-}
-
-// The same, with the size of a value that fits: exact when it was written out to be measured, else the
-// walk's lower bound (exact for text that is ASCII and needs no escapes, which most results are).
-export function measureJsonSize(value: unknown, limits: JsonLimits): { bytes: number } | JsonLimitExceeded {
   const walked = walk(value, limits);
-  if ('verdict' in walked && walked.verdict === 'fits') return { bytes: walked.min };
-  if (!('verdict' in walked)) return walked;
+  if (walked === 'fits') return 'fits';
+  if (walked !== 'measure') return walked;
   const written = write(value, limits);
-  return 'text' in written ? { bytes: written.bytes } : written;
+  return 'text' in written ? 'fits' : written;
 }
 
 // The JSON text of `value` when it fits `limits`, else which limit it passed. Never overflows the stack:
 // the text is written by JSON.stringify only once the walk has shown it nests no deeper than maxDepth.
-export function boundedJson(value: unknown, limits: JsonLimits): { text: string; bytes: number } | JsonLimitExceeded {
+export function boundedJson(value: unknown, limits: JsonLimits): { text: string } | JsonLimitExceeded {
   const walked = walk(value, limits);
-  if (!('verdict' in walked)) return walked;
+  if (walked !== 'fits' && walked !== 'measure') return walked;
   return write(value, limits);
 }
 
-function write(value: unknown, limits: JsonLimits): { text: string; bytes: number } | JsonLimitExceeded {
+function write(value: unknown, limits: JsonLimits): { text: string } | JsonLimitExceeded {
   let text: string | undefined;
   try {
     text = writeJson(value);
@@ -50,9 +43,8 @@ function write(value: unknown, limits: JsonLimits): { text: string; bytes: numbe
     // A BigInt, or a toJSON that throws: not JSON.
     return { exceeded: 'not_json' };
   }
-  if (text === undefined) return { text: 'null', bytes: 4 };
-  const bytes = Buffer.byteLength(text);
-  return bytes <= limits.maxBytes ? { text, bytes } : { exceeded: 'size' };
+  if (text === undefined) return { text: 'null' };
+  return Buffer.byteLength(text) <= limits.maxBytes ? { text } : { exceeded: 'size' };
 }
 
 // Bytes a string takes in JSON text: at least its UTF-16 length (each unit is one byte or more) plus its
@@ -63,7 +55,7 @@ const STRING_MAX = (s: string) => JSON_BYTES_PER_UNIT_MAX * s.length + 2;
 // The longest number JSON.stringify writes is 24 characters (-1.2345678901234567e-308).
 const NUMBER_MAX = 24;
 
-function walk(root: unknown, limits: JsonLimits): { verdict: 'fits' | 'measure'; min: number } | JsonLimitExceeded {
+function walk(root: unknown, limits: JsonLimits): 'fits' | 'measure' | JsonLimitExceeded {
   let min = 0;
   let max = 0;
   const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
@@ -138,7 +130,7 @@ function walk(root: unknown, limits: JsonLimits): { verdict: 'fits' | 'measure';
     }
     if (min > limits.maxBytes) return { exceeded: 'size' };
   }
-  return { verdict: max <= limits.maxBytes ? 'fits' : 'measure', min };
+  return max <= limits.maxBytes ? 'fits' : 'measure';
 }
 
 function hasToJson(value: unknown): value is { toJSON: () => unknown } {
