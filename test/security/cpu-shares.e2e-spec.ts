@@ -53,6 +53,19 @@ describeSandboxed("[sec-104] a tenant's commands and pool tasks share the CPU as
     expect(groups !== undefined).toBe(cpuGroupsHere);
   });
 
+  it("makes the tenants' groups yield the CPU to the service's own threads", () => {
+    if (!groups) return;
+    // An idle group (cpu.idle 1) where the kernel has it, else the least weight (cpu.shares 2): the event
+    // loop, which answers every tenant, preempts a tenant's commands and pool tasks, not the other way round.
+    const idle = path.join(groups, 'cpu.idle');
+    if (existsSync(idle)) expect(readFileSync(idle, 'utf8').trim()).toBe('1');
+    else expect(readFileSync(path.join(groups, 'cpu.shares'), 'utf8').trim()).toBe('2');
+    // The tenants' own groups inside weigh alike, as before: the CPU they get is shared by tenant.
+    const aGroup = t.app.get(TenantCpuShares).commandGroup(a.id)!;
+    expect(readFileSync(path.join(aGroup, 'cpu.shares'), 'utf8').trim()).toBe('1024');
+    expect(readFileSync(path.join(aGroup, 'cpu.idle'), 'utf8').trim()).toBe('0');
+  });
+
   it("runs a tenant's commands in its own group, whatever they start", async () => {
     if (!groups) return;
     // Sent now (a supertest request starts when it is first awaited).

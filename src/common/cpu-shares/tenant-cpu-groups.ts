@@ -10,9 +10,14 @@ import { ownV1Directory, type CgroupSources } from '../cgroups/own-cgroup.js';
 // A tenant's commands are placed in its group when they start, and a worker-pool thread moves into the
 // group of the tenant whose task it runs. The kernel then shares the CPU between groups by their equal
 // cpu.shares, whatever number of processes and threads each holds: a tenant running four busy commands and
-// a costly search gets the same share as one running a single listing. The parent group as a whole weighs
-// as much as one of the service's own threads, so the event loop (which answers every tenant) and the
-// database keep their CPU however much work tenants start.
+// a costly search gets the same share as one running a single listing.
+//
+// The parent is an idle group (cpu.idle, SCHED_IDLE for the group as a whole): tenants' commands and pool
+// tasks run on the CPU the service's own threads and the rest of the host leave, and a thread of the
+// service that wakes preempts them at once. Weighed as one more thread (cpu.shares 1024), they held the
+// event loop, which answers every tenant, on the run queue for as long as it ran (45% waiting against 48%
+// running, beside a tenant's costly searches and commands on two cores). Kernels without cpu.idle (before
+// 5.15) get the least weight there is instead (cpu.shares 2).
 //
 // cgroup v1 only: v2 moves single threads only between threaded cgroups, which its memory controller
 // (each command's cgroup, call-cgroup.ts) cannot be. Elsewhere tenants share the CPU as processes do.
@@ -29,6 +34,8 @@ export class TenantCpuGroups {
     // The service's own cpu cgroup: where a pool thread goes back to for work of no tenant.
     readonly home: string,
     readonly parent: string,
+    // How the parent yields to the service: 'idle' (cpu.idle) or 'least weight' (cpu.shares 2).
+    readonly yielding: 'idle' | 'least weight',
   ) {}
 
   // Makes the parent and checks, with a group made and removed as a tenant's will be, that this process
@@ -39,6 +46,7 @@ export class TenantCpuGroups {
     const parent = path.join(own.dir, TENANTS);
     try {
       mkdirSync(parent, { recursive: true });
+      const yielding = yieldToService(parent);
       removeIdleGroups(parent);
       const check = path.join(parent, `${TENANT_PREFIX}check-${process.pid}`);
       mkdirSync(check, { recursive: true });
@@ -48,7 +56,7 @@ export class TenantCpuGroups {
         writeFileSync(path.join(own.dir, 'tasks'), threadId());
         rmdirSync(check);
       }
-      return new TenantCpuGroups(own.dir, parent);
+      return new TenantCpuGroups(own.dir, parent, yielding);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
       return { reason: `the service cannot make and use cpu cgroups under ${own.dir} (${code})` };
@@ -82,6 +90,19 @@ function moveInto(dir: string, file: 'tasks' | 'cgroup.procs', id: string): void
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, file), id);
   }
+}
+
+// Makes the tenants' parent yield the CPU to every thread outside it (see the top of this file). Written at
+// each start, whatever an earlier version or another instance left there.
+function yieldToService(parent: string): 'idle' | 'least weight' {
+  try {
+    writeFileSync(path.join(parent, 'cpu.idle'), '1');
+    return 'idle';
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  writeFileSync(path.join(parent, 'cpu.shares'), '2');
+  return 'least weight';
 }
 
 // Groups of tenants with nothing running: rmdir removes only an empty group, so a busy one (this host's

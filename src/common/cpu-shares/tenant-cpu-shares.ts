@@ -30,7 +30,9 @@ export class TenantCpuShares {
     }
     this.groups = prepared;
     this.detail = `cgroup v1 ${prepared.parent}`;
-    this.logger.log(`Each tenant's commands and worker-pool tasks share the CPU as one cgroup (under ${prepared.parent})`);
+    this.logger.log(
+      `Each tenant's commands and worker-pool tasks share the CPU as one cgroup (under ${prepared.parent}, ${prepared.yielding === 'idle' ? 'an idle group' : 'weighing least'}: they use the CPU the service's own threads leave)`,
+    );
   }
 
   get enabled(): boolean {
