@@ -50,37 +50,53 @@ export async function httpLoad({
   };
 }
 
-// A closed loop of `concurrency` callers, each issuing its next call when the previous one answers:
-// what autocannon does with connections, for a client that is not HTTP (the MCP SDK client).
-export async function closedLoop({ concurrency, durationS, call, isExpected }) {
+// The two loops below share one tally: each call's latency from `from` (when it was sent, or when it was
+// due), and whether its answer was the expected one.
+function callTally(isExpected) {
   const latencies = new LatencyRecorder();
   let unexpected = 0;
   const started = performance.now();
-  const end = started + durationS * 1000;
-  const caller = async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
+  return {
+    async time(call, from) {
       let ok;
       try {
         ok = isExpected(await call(), null);
       } catch (error) {
         ok = isExpected(null, error);
       }
-      latencies.record(performance.now() - t0);
+      latencies.record(performance.now() - from);
       if (!ok) unexpected++;
-    }
+    },
+    result() {
+      const elapsedS = (performance.now() - started) / 1000;
+      return {
+        requests: latencies.count,
+        rps: latencies.count / elapsedS,
+        ...latencies.summary(),
+        bytesPerResponse: null,
+        errors: unexpected,
+      };
+    },
+  };
+}
+
+// A closed loop of `concurrency` callers, each issuing its next call when the previous one answers:
+// what autocannon does with connections, for a client that is not HTTP (the MCP SDK client).
+export async function closedLoop({ concurrency, durationS, call, isExpected }) {
+  const tally = callTally(isExpected);
+  const end = performance.now() + durationS * 1000;
+  const caller = async () => {
+    while (performance.now() < end) await tally.time(call, performance.now());
   };
   await Promise.all(Array.from({ length: concurrency }, caller));
-  const elapsedS = (performance.now() - started) / 1000;
-  return { requests: latencies.count, rps: latencies.count / elapsedS, ...latencies.summary(), bytesPerResponse: null, errors: unexpected };
+  return tally.result();
 }
 
 // An open loop: calls sent at a steady `rate` per second whatever the answers, as a tenant's ordinary
 // traffic arrives. Each call's latency counts from when it was due, not when it was sent, so a client held
 // back by slow answers (coordinated omission) still counts the wait.
 export async function openLoop({ rate, durationS, call, isExpected }) {
-  const latencies = new LatencyRecorder();
-  let unexpected = 0;
+  const tally = callTally(isExpected);
   const interval = 1000 / rate;
   const started = performance.now();
   const total = Math.floor(durationS * rate);
@@ -89,20 +105,8 @@ export async function openLoop({ rate, durationS, call, isExpected }) {
     const due = started + i * interval;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    inFlight.push(
-      (async () => {
-        let ok;
-        try {
-          ok = isExpected(await call(), null);
-        } catch (error) {
-          ok = isExpected(null, error);
-        }
-        latencies.record(performance.now() - due);
-        if (!ok) unexpected++;
-      })(),
-    );
+    inFlight.push(tally.time(call, due));
   }
   await Promise.all(inFlight);
-  const elapsedS = (performance.now() - started) / 1000;
-  return { requests: latencies.count, rps: latencies.count / elapsedS, ...latencies.summary(), bytesPerResponse: null, errors: unexpected };
+  return tally.result();
 }
