@@ -26,11 +26,10 @@ describeSandboxed("[sec-104] a tenant's commands and pool tasks share the CPU as
   let groups: string | undefined;
 
   const busy = async (tenant: TestTenant, project: string) => {
-    const started = performance.now();
-    const res = await invoke(t, tenant, project, 'shell_exec', { argv: ['sh', '-c', BUSY], timeoutMs: 120_000 });
+    // The tenant's mark as the shell's $0: the loop's process can be found by its command line.
+    const res = await invoke(t, tenant, project, 'shell_exec', { argv: ['sh', '-c', BUSY, `tenant-${tenant.id}`], timeoutMs: 120_000 });
     expect(res.status).toBe(200);
     expect(res.body as Answer).toMatchObject({ status: 'ok', result: { exitCode: 0, stdout: 'done\n' } });
-    return performance.now() - started;
   };
 
   beforeAll(async () => {
@@ -100,19 +99,74 @@ describeSandboxed("[sec-104] a tenant's commands and pool tasks share the CPU as
     expect(tasks.some((tid) => ours.has(tid))).toBe(true);
   }, 60_000);
 
-  it("gives one busy command of B its tenant's share beside four of A's: B's loop ends well before A's", async () => {
+  it("gives one busy command of B its tenant's share beside four of A's: B's loop has as much CPU as A's four together", async () => {
+    if (!groups) return;
+    // CPU time, not wall time: read from each sandboxed process's own clock (/proc/<pid>/stat) while all five
+    // run. Wall time also counts what the rest of the machine takes (CI runs suites side by side, and the
+    // tenants' group yields to all of it), which made a ratio of end times drift from 2.4 down to 1.4.
+    const aClock = new CpuClock(`tenant-${a.id}`);
+    const bClock = new CpuClock(`tenant-${b.id}`);
     const aRuns = Array.from({ length: 4 }, () => busy(a, aProject));
     // A's four are running before B's starts.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const bTook = await busy(b, bProject);
-    const aTook = await Promise.all(aRuns);
-    const ratio = Math.min(...aTook) / bTook;
+    let bDone = false;
+    const bRun = busy(b, bProject).finally(() => (bDone = true));
+    // From B's first process on, A's group and B's compete; A's head start is left out.
+    let aAtStart: number | undefined;
+    let aSpent = 0;
+    let bSpent = 0;
+    while (!bDone) {
+      const aNow = aClock.sample();
+      const bNow = bClock.sample();
+      if (aAtStart === undefined && bClock.running > 0) aAtStart = aNow;
+      if (aAtStart !== undefined && bClock.running > 0) {
+        aSpent = aNow - aAtStart;
+        bSpent = bNow;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await bRun;
+    await Promise.all(aRuns);
+    const ratio = aSpent / bSpent;
     process.stderr.write(
-      `[sec-104] the same loop: B's alone in its group ${Math.round(bTook)} ms, A's four ${aTook.map(Math.round).join(', ')} ms (fastest of A's / B's: ${ratio.toFixed(2)})\n`,
+      `[sec-104] while B's loop ran: CPU of B's one command ${bSpent} ms, of A's four together ${aSpent} ms (A's / B's: ${ratio.toFixed(2)})\n`,
     );
-    // Shared by process, the five loops run at one pace: about 1x (1.0-1.1 measured with
-    // TENANT_CPU_GROUPS=off). By tenant, B's loop has the CPU A's four share until it ends, and A's run on
-    // at twice their pace after: about 2.5x in theory, 1.7-2.4 measured beside other work.
-    if (groups) expect(ratio).toBeGreaterThan(1.4);
+    // Shared by process, A's four have about four times B's one (3.4 measured with TENANT_CPU_GROUPS=off).
+    // By tenant, the groups weigh alike: 1x in theory, 1.9-2.1 measured, with or without two busy processes
+    // beside (the kernel balances a group's weight per core only roughly, and B's one thread can use one core).
+    expect(bSpent).toBeGreaterThan(1000);
+    expect(ratio).toBeLessThan(2.7);
   }, 180_000);
 });
+
+// The CPU time (user and system, in ms) of the running processes whose command line holds a mark, each
+// counted at the last value seen: a process that has ended keeps what it had spent.
+class CpuClock {
+  private readonly spent = new Map<string, number>();
+  private readonly tick = 1000 / 100; // USER_HZ is 100 on Linux
+
+  running = 0;
+
+  constructor(private readonly mark: string) {}
+
+  sample(): number {
+    this.running = 0;
+    for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      let stat: string;
+      try {
+        if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(this.mark)) continue;
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        continue; // ended between the reads
+      }
+      // Fields after the command name, which may hold spaces and parentheses: utime and stime are 14 and 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(fields[11]) + Number(fields[12])) * this.tick;
+      this.spent.set(pid, Math.max(ms, this.spent.get(pid) ?? 0));
+      this.running++;
+    }
+    let total = 0;
+    for (const ms of this.spent.values()) total += ms;
+    return total;
+  }
+}
