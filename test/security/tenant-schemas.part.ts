@@ -165,6 +165,62 @@ describe('tenant schemas at registration', () => {
       expectError(await callTool(t, tenant, projectId, 'match_long', { word: `${near}a` }), 422, 'invalid_arguments');
     });
 
+    it('[sec-33] checks uniqueItems over 64,000 arrays in linear time, naming the two equal items', async () => {
+      // AJV compares every pair of items that are not declared scalars: 64,000 distinct two-item arrays (565 KB)
+      // held the event loop for 20 s. The same list is checked under two schemas, with and without uniqueItems.
+      const list = (extra: Record<string, unknown>) => ({
+        type: 'object',
+        properties: { word: { type: 'string' }, pairs: { type: 'array', items: { type: 'array' }, ...extra } },
+        required: ['word'],
+      });
+      await installSkill(t, tenant, projectId, skillOf([printTool('unique_pairs', list({ uniqueItems: true }))]));
+      await installSkill(t, tenant, projectId, skillOf([printTool('listed_pairs', list({ maxItems: 100_000 }))]));
+      const pairs = Array.from({ length: 64_000 }, (_, i) => [i % 1000, Math.floor(i / 1000)]);
+
+      const timed = async (tool: string) => {
+        const started = performance.now();
+        const res = await callTool(t, tenant, projectId, tool, { word: 'x', pairs }).expect(200);
+        expect(res.body).toMatchObject({ status: 'ok', result: { stdout: 'x' } });
+        return performance.now() - started;
+      };
+      const listed = await timed('listed_pairs');
+      const unique = await timed('unique_pairs');
+      process.stderr.write(
+        `[sec-33] 64,000 distinct pairs: called with uniqueItems in ${Math.round(unique)} ms, without in ${Math.round(listed)} ms\n`,
+      );
+      // Same order of work: the pairwise check took 20 s against a fraction of a second.
+      expect(unique / listed).toBeLessThan(5);
+      // A last pair equal to the first is found and named.
+      const twice = expectError(
+        await callTool(t, tenant, projectId, 'unique_pairs', { word: 'x', pairs: [...pairs, [0, 0]] }),
+        422,
+        'invalid_arguments',
+      );
+      expect(twice.message).toMatch(/pairs must not contain duplicates \(items 0 and 64000 are identical\)/);
+      // Objects are equal whatever the order of their keys; arrays and types are not loosened.
+      await installSkill(
+        t,
+        tenant,
+        projectId,
+        skillOf([
+          printTool('unique_things', {
+            ...list({ uniqueItems: true }),
+            properties: { word: { type: 'string' }, things: { type: 'array', uniqueItems: true } },
+          }),
+        ]),
+      );
+      const same = expectError(
+        await callTool(t, tenant, projectId, 'unique_things', { word: 'x', things: [{ a: 1, b: [2] }, 'b', { b: [2], a: 1 }] }),
+        422,
+        'invalid_arguments',
+      );
+      expect(same.message).toMatch(/items 0 and 2 are identical/);
+      await callTool(t, tenant, projectId, 'unique_things', {
+        word: 'x',
+        things: [[1, 2], [2, 1], 1, '1', true, null, { a: 1 }, { a: '1' }],
+      }).expect(200);
+    });
+
     it('[sec-33] refuses at registration a pattern with a backreference or a lookahead, naming where it is', async () => {
       const cases: Array<[Record<string, unknown>, string]> = [
         [STRING_ARG('word', { pattern: '^(a)\\1$' }), '/properties/word/pattern'],

@@ -1,6 +1,7 @@
 import { Ajv, type AnySchema, type CodeOptions, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { linearUniqueItems } from './linear-unique-items.js';
 
 // ajv-formats is CommonJS with `exports.default`; imported from ESM under nodenext, the default import is the
 // whole `module.exports`, so the plugin function is its `.default` (true at runtime for node and for Jest).
@@ -93,7 +94,7 @@ export class ToolAjv {
   private firstErrorDraft2020: Ajv2020 | null = null;
 
   constructor(private readonly options: ToolAjvOptions = {}) {
-    this.draft07 = withFormats(new Ajv(this.ajvOptions(true)));
+    this.draft07 = withToolKeywords(new Ajv(this.ajvOptions(true)));
   }
 
   compile<T = unknown>(schema: AnySchema): ValidateFunction<T> {
@@ -103,7 +104,7 @@ export class ToolAjv {
   compileFirstError<T = unknown>(schema: AnySchema): ValidateFunction<T> {
     const ajv =
       schemaDialect(schema) === 'draft-07'
-        ? (this.firstErrorDraft07 ??= withFormats(new Ajv(this.ajvOptions(false))))
+        ? (this.firstErrorDraft07 ??= withToolKeywords(new Ajv(this.ajvOptions(false))))
         : (this.firstErrorDraft2020 ??= new2020(this.ajvOptions(false)));
     return ajv.compile<T>(schema);
   }
@@ -127,13 +128,16 @@ export class ToolAjv {
 // AJV resolves `$ref: "#name"` to a 2020-12 `$anchor` (resolve.ts) but does not list `$anchor` among the
 // keywords it knows, so strict mode refused every schema naming one: it is declared here, with nothing to check.
 function new2020(options: Options): Ajv2020 {
-  const ajv = withFormats(new Ajv2020(options));
+  const ajv = withToolKeywords(new Ajv2020(options));
   ajv.addKeyword({ keyword: '$anchor', schemaType: 'string' });
   return ajv;
 }
 
-function withFormats<T extends Ajv>(ajv: T): T {
+function withToolKeywords<T extends Ajv>(ajv: T): T {
   addFormats(ajv);
+  // AJV's uniqueItems compares every pair of items unless they are declared scalars (linear-unique-items.ts).
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword(linearUniqueItems);
   return ajv;
 }
 
