@@ -21,7 +21,9 @@ export interface CommandStorage {
   usageAtStart: number;
   inodes: number;
   entriesAtStart: number;
-  tenantBound: boolean;
+  // Which of the two the tenant's budget bounds, and the budget's figures.
+  tenantBound: { bytes: boolean; inodes: boolean };
+  budget: { storageBytes: number; storageInodes: number };
 }
 
 const ADVICE = 'Delete files the tenant no longer needs, in any of its projects (delete_file), or ask the operator for a larger budget.';
@@ -84,7 +86,8 @@ export class TenantStorage {
       ...own,
       bytes: Math.min(own.bytes, bytes),
       inodes: Math.min(own.inodes, inodes),
-      tenantBound: bytes < own.bytes || inodes < own.inodes,
+      tenantBound: { bytes: bytes < own.bytes, inodes: inodes < own.inodes },
+      budget: { storageBytes: budget.storageBytes, storageInodes: budget.storageInodes },
     };
   }
 

@@ -193,6 +193,19 @@ describe('tenant budgets', () => {
     expect(answers.length).toBeGreaterThan(30);
   }, 60_000);
 
+  it('[sec-102] stops a command that makes files past storageInodes, and the note names that budget', async () => {
+    const maker = await t.createTenant();
+    await t.setBudgets(maker, { storageInodes: 300 });
+    const projects = [(await t.createProject(maker)).id, (await t.createProject(maker, { shellEnabled: true, shellAllowlist: ['sh'] })).id];
+    for (let i = 0; i < 100; i++) await writeFile(path.join(t.workspaceOf(projects[0]), `f${i}`), '');
+    const script = 'i=0; while [ $i -lt 5000 ]; do : > g$i; i=$((i+1)); done; echo done';
+    const res = await invoke(t, maker, projects[1], 'shell_exec', { argv: ['sh', '-c', script], timeoutMs: 60_000 });
+    expect(res.body).toMatchObject({ status: 'ok', result: { killed: 'workspace_quota', exitCode: null } });
+    expect(res.body.result.note).toBe(
+      "The command was stopped: it grew the workspace past the room the tenant's storageInodes budget (300 files, directories and links) leaves (all its projects' workspaces together); delete files that are no longer needed.",
+    );
+  }, 60_000);
+
   it('[sec-103] runs no more commands at once than concurrentCommands; the rest are refused before they run, and other tenants go on', async () => {
     await t.setBudgets(tenant, { concurrentCommands: 2, maxProjects: null });
     const project = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep', 'printf'] })).id;
@@ -439,6 +452,10 @@ describe('[sec-102] the inode quota of a workspace', () => {
     const script = 'i=0; while [ $i -lt 20000 ]; do : > f$i; i=$((i+1)); done; echo done';
     const res = await invoke(t, tenant, project, 'shell_exec', { argv: ['sh', '-c', script], timeoutMs: 60_000 });
     expect(res.body).toMatchObject({ status: 'ok', result: { killed: 'workspace_quota', exitCode: null } });
+    // The note names the quota it passed: inodes, not bytes.
+    expect(res.body.result.note).toMatch(
+      /more files, directories and links in the workspace than its quota of 500 \(WORKSPACE_QUOTA_INODES\)/,
+    );
     const write = await invoke(t, tenant, project, 'write_file', { path: 'one-more.txt', content: 'x' });
     expect(write.body).toMatchObject({ status: 'error', error: { code: 'workspace_quota_exceeded' } });
     expect(write.body.error.message).toMatch(/WORKSPACE_QUOTA_INODES/);
@@ -454,4 +471,38 @@ describe('[sec-102] the inode quota of a workspace', () => {
     );
     expect((await readdir(t.workspaceOf(project))).length).toBe(count);
   }, 90_000);
+});
+
+// A quota large enough that walking the workspace takes a while: a command making empty files as fast as it
+// can went on while the walk counted (127,000-177,000 files against 100,000). The run is now stopped while
+// it is walked.
+(existsSync('/usr/bin/python3') ? describe : describe.skip)('[sec-102] a fast command at a large inode quota', () => {
+  const QUOTA_INODES = 20_000;
+  let t: TestApp;
+  let tenant: TestTenant;
+  let project: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { WORKSPACE_QUOTA_INODES: String(QUOTA_INODES) } });
+    tenant = await t.createTenant();
+    project = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['python3'] })).id;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  }, 60_000);
+
+  it('stops it within 5% of the quota (1.28-1.67x when it ran on while walked), naming it', async () => {
+    const script = 'import os\nfor i in range(400_000):\n    os.close(os.open(f"f{i}", os.O_CREAT | os.O_WRONLY))\nprint("done")';
+    const res = await invoke(t, tenant, project, 'shell_exec', { argv: ['python3', '-c', script], timeoutMs: 120_000 });
+    expect(res.body).toMatchObject({ status: 'ok', result: { killed: 'workspace_quota', exitCode: null, stdout: '' } });
+    const { readdir } = await import('node:fs/promises');
+    const count = (await readdir(t.workspaceOf(project))).length;
+    process.stderr.write(
+      `[sec-102] python making empty files in a workspace of ${QUOTA_INODES} inodes was stopped at ${count} (${(count / QUOTA_INODES).toFixed(2)}x)\n`,
+    );
+    expect(res.body.result.note).toMatch(/WORKSPACE_QUOTA_INODES/);
+    expect(count).toBeGreaterThan(QUOTA_INODES);
+    expect(count).toBeLessThan(QUOTA_INODES * 1.05);
+  }, 180_000);
 });

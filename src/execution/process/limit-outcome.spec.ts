@@ -20,6 +20,7 @@ const ran = (extra: Partial<RunProcessResult> = {}): RunProcessResult => ({
   writtenBytes: 0,
   fileSystemGrowthBytes: null,
   fileSystemInodeGrowth: null,
+  workspaceQuotaPassed: null,
   durationMs: 5,
   ...extra,
 });

@@ -13,6 +13,7 @@ export interface CommandLimits {
   cpuSeconds?: number;
   maxWriteBytes?: number;
   quotaBytes?: number;
+  quotaInodes?: number;
 }
 
 export interface LimitOutcome {
@@ -57,6 +58,13 @@ export function limitOutcome(result: RunProcessResult, limits: CommandLimits): L
     };
   }
   if (result.killedForWorkspaceQuota) {
+    if (result.workspaceQuotaPassed === 'inodes') {
+      const inodes = limits.quotaInodes === undefined ? '' : ` of ${limits.quotaInodes.toLocaleString('en-US')}`;
+      return {
+        killed: 'workspace_quota',
+        note: `The command was stopped: it made more files, directories and links in the workspace than its quota${inodes} (WORKSPACE_QUOTA_INODES); delete files that are no longer needed.`,
+      };
+    }
     const quota = limits.quotaBytes === undefined ? 'its quota' : `its quota of ${describeBytes(limits.quotaBytes)}`;
     return {
       killed: 'workspace_quota',

@@ -253,6 +253,7 @@ function notStarted(): RunProcessResult {
     killedForMemory: false,
     killedForWriteLimit: false,
     killedForWorkspaceQuota: false,
+    workspaceQuotaPassed: null,
     memoryLimitBy: null,
     writtenBytes: 0,
     fileSystemGrowthBytes: null,

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseChildren, parseUnsharedMemory, parseWriteBytes, sampleProcessTree } from './process-tree.js';
+import { readFileSync } from 'node:fs';
+import { parseChildren, parseUnsharedMemory, parseWriteBytes, sampleProcessTree, signalTree } from './process-tree.js';
 
 describe('parsing /proc', () => {
   it('reads write_bytes from an io file', () => {
@@ -68,5 +69,38 @@ describe('sampleProcessTree', () => {
 
   it('answers an empty sample for a process that is gone', () => {
     expect(sampleProcessTree(2 ** 22 + 12345, { memory: true })).toEqual({ processes: 0, writtenBytes: 0, memoryBytes: 0 });
+  });
+});
+
+describe('signalTree', () => {
+  // The state letter of /proc/<pid>/stat: T stopped, S sleeping.
+  const state = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0];
+  };
+  const treeOf = (root: number): number[] => {
+    const children = readFileSync(`/proc/${root}/task/${root}/children`, 'utf8');
+    return [root, ...parseChildren(children).flatMap(treeOf)];
+  };
+
+  it('stops every process of a tree, grandchildren included, and lets them go on', async () => {
+    const child = spawn('sh', ['-c', 'sh -c "sleep 30 & sleep 30; wait" & sleep 30; wait'], { stdio: 'ignore' });
+    let pids: number[] = [];
+    try {
+      for (let i = 0; i < 100 && pids.length < 5; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        pids = treeOf(child.pid!);
+      }
+      expect(pids).toHaveLength(5);
+      expect(signalTree(child.pid!, 'SIGSTOP')).toBe(5);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(pids.map(state)).toEqual(['T', 'T', 'T', 'T', 'T']);
+      expect(signalTree(child.pid!, 'SIGCONT')).toBe(5);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(pids.map(state).filter((s) => s === 'T')).toEqual([]);
+    } finally {
+      for (const pid of pids.reverse()) process.kill(pid, 'SIGKILL');
+      child.kill('SIGKILL');
+    }
   });
 });

@@ -53,6 +53,35 @@ function readFigures(pid: number, memory: boolean): { writtenBytes: number; memo
   return { writtenBytes: parseWriteBytes(io), memoryBytes: memory ? parseUnsharedMemory(status) : 0 };
 }
 
+// Sends `signal` to every process below `rootPid`, each before its children are listed: with SIGSTOP, a
+// process is stopped before the list of what it forked is read, so the tree cannot outgrow the walk (a
+// child forked in the instant before its parent stopped is caught by a second pass). Answers how many.
+export function signalTree(rootPid: number, signal: 'SIGSTOP' | 'SIGCONT'): number {
+  const signalled = new Set<number>();
+  for (let pass = 0; pass < 2; pass++) {
+    let level = [rootPid];
+    const seen = new Set<number>(level);
+    while (level.length > 0 && seen.size < MAX_PROCESSES) {
+      for (const pid of level) {
+        try {
+          process.kill(pid, signal);
+          signalled.add(pid);
+        } catch {
+          // Exited meanwhile.
+        }
+      }
+      const next: number[] = [];
+      for (const pid of level.flatMap(childrenOf)) {
+        if (seen.has(pid)) continue;
+        seen.add(pid);
+        next.push(pid);
+      }
+      level = next;
+    }
+  }
+  return signalled.size;
+}
+
 // A child belongs to the thread that forked it: each thread of the process has its own list.
 function childrenOf(pid: number): number[] {
   let tasks: string[];

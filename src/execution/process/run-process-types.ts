@@ -39,6 +39,8 @@ export interface RunProcessResult {
   killedForMemory: boolean;
   killedForWriteLimit: boolean;
   killedForWorkspaceQuota: boolean;
+  // Which quota of the workspace it passed, when it was stopped for one: its bytes or its inodes.
+  workspaceQuotaPassed: 'bytes' | 'inodes' | null;
   // How the memory limit was held (null: none was asked for).
   memoryLimitBy: 'cgroup' | 'rlimit' | null;
   // What the command's processes were last seen to have written to files (0 when writes were not watched).

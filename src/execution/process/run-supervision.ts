@@ -96,6 +96,7 @@ export function supervise(
         killedForMemory: killReason === 'memory',
         killedForWriteLimit: killReason === 'writes',
         killedForWorkspaceQuota: killReason === 'quota',
+        workspaceQuotaPassed: killReason === 'quota' ? (watchdog?.quotaPassed ?? 'bytes') : null,
         memoryLimitBy: memoryBy,
         writtenBytes: watchdog?.writtenBytes ?? 0,
         fileSystemGrowthBytes: (opts.writes && watchdog?.fileSystemGrowth()) ?? null,

@@ -114,6 +114,7 @@ async function runCommand(request: SkillRunRequest, spec: CommandExecutorSpec, s
     cpuSeconds: shell.limits.cpuSeconds,
     maxWriteBytes: shell.writes.maxBytes,
     quotaBytes: shell.writes.quota?.bytes,
+    quotaInodes: shell.writes.quota?.inodes,
   });
   if (killed && killed !== 'output_limit') throw new ToolError(LIMIT_ERRORS[killed], note ?? `The command was stopped by its ${killed}`);
   if (result.exitCode !== 0) {

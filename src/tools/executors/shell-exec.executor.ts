@@ -8,6 +8,7 @@ import { TenantStorage } from '../../workspace/tenant-storage.js';
 import { CommandAdmission } from '../../budgets/command-admission.js';
 import { resolveAllowedExecutable, shellDisabled } from '../../execution/process/executable-allowlist.js';
 import { limitOutcome } from '../../execution/process/limit-outcome.js';
+import { describeBytes } from '../../common/format/describe-bytes.js';
 import { cpuSecondsFor } from '../../execution/process/process-limits.js';
 import { runProcess, validateEnv } from '../../execution/process/process-runner.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
@@ -135,12 +136,12 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       cpuSeconds,
       maxWriteBytes: shell.maxWriteBytes,
       quotaBytes: quota.bytes,
+      quotaInodes: quota.inodes,
     });
     const { killed } = outcome;
-    const note =
-      killed === 'workspace_quota' && quota.tenantBound
-        ? "The command was stopped: it grew the workspace past the room the tenant's storageBytes or storageInodes budget leaves (all its projects' workspaces together); delete files that are no longer needed."
-        : outcome.note;
+    // Where the tenant's budget, not the workspace's quota, set the bound, the note names the budget.
+    const passed = result.workspaceQuotaPassed === 'inodes' ? 'inodes' : 'bytes';
+    const note = killed === 'workspace_quota' && quota.tenantBound[passed] ? tenantBudgetNote(passed, quota.budget) : outcome.note;
     return {
       exitCode: result.exitCode,
       signal: result.signal,
@@ -153,4 +154,12 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       durationMs: result.durationMs,
     };
   }
+}
+
+function tenantBudgetNote(passed: 'bytes' | 'inodes', budget: { storageBytes: number; storageInodes: number }): string {
+  const which =
+    passed === 'inodes'
+      ? `storageInodes budget (${budget.storageInodes.toLocaleString('en-US')} files, directories and links)`
+      : `storageBytes budget (${describeBytes(budget.storageBytes)})`;
+  return `The command was stopped: it grew the workspace past the room the tenant's ${which} leaves (all its projects' workspaces together); delete files that are no longer needed.`;
 }
