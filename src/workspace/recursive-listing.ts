@@ -1,12 +1,21 @@
 import { JsonText } from '../common/json/json-text.js';
 import type { RunOptions, WorkerPool } from '../common/worker-pool/worker-pool.js';
 import { columnsToListing, type ListWorkspaceRecursivePayload, type WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
-import { listWorkspace, type DetailedWorkspaceEntry, type ListWorkspaceOptions, type ListWorkspaceResult } from './fs/workspace-fs.js';
+import {
+  DirectoryTooLargeInline,
+  listWorkspace,
+  type DetailedWorkspaceEntry,
+  type ListWorkspaceOptions,
+  type ListWorkspaceResult,
+} from './fs/workspace-fs.js';
 
 type RecursiveListingOptions = Omit<ListWorkspaceOptions, 'recursive' | 'blocking'>;
 
 // Entries walked on the event loop before a listing moves to the worker pool.
 export const INLINE_LISTING_ENTRIES = 256;
+// A directory larger than this (st_size: about 3,000 names of 10 characters on ext4 or tmpfs) is not read on
+// the event loop at all: every name is read and sorted before the entry limit can stop the walk.
+export const INLINE_DIRECTORY_BYTES = 64 * 1024;
 
 // A recursive listing, inline or in the pool (listInlineOrInPool), as the entries.
 export function listRecursively(
@@ -69,7 +78,18 @@ async function listInlineOrInPool<Pooled>(
   // A glob may keep few entries of a large tree: the inline budget counts entries kept, so it goes to the pool.
   if (options.glob) return inPool();
   const inlineLimit = Math.min(options.limit, INLINE_LISTING_ENTRIES);
-  const inline = await listWorkspace(root, path, { ...options, recursive: true, limit: inlineLimit });
+  let inline: ListWorkspaceResult;
+  try {
+    inline = await listWorkspace(root, path, {
+      ...options,
+      recursive: true,
+      limit: inlineLimit,
+      inlineDirectoryBytes: INLINE_DIRECTORY_BYTES,
+    });
+  } catch (err) {
+    if (err instanceof DirectoryTooLargeInline) return inPool();
+    throw err;
+  }
   if (!inline.truncated || options.limit <= inlineLimit) return inline;
   return inPool();
 }

@@ -7,7 +7,7 @@ import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.
 import type { WorkspaceWorkerTasks } from './workspace-worker-tasks.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WorkspaceFileDto, WorkspaceListingDto } from './dto/workspace-files.dto.js';
-import { listWorkspace, WorkspaceFsError } from './fs/workspace-fs.js';
+import { WorkspaceFsError } from './fs/workspace-fs.js';
 import { WorkspaceReadThreads } from './read-threads/workspace-read-threads.js';
 import { listRecursively } from './recursive-listing.js';
 import { WorkspaceResolver } from './workspace-resolver.js';
@@ -31,9 +31,9 @@ export class WorkspaceBrowserService {
     const { path: root } = await this.resolver.resolve(tenant.tenantId, projectId);
     return this.audited(tenant, projectId, 'list_files', { path, recursive }, () =>
       asHttpError(() => {
-        // The dashboard shows sizes and times.
-        if (!recursive) return listWorkspace(root, path, { limit: LISTING_LIMIT, details: true });
-        return listRecursively(this.pool, root, path, { limit: LISTING_LIMIT, details: true }, { key: tenant.tenantId });
+        // The dashboard shows sizes and times. One directory is a walk one level deep: a big one in the pool.
+        const options = { limit: LISTING_LIMIT, details: true as const, ...(recursive ? {} : { maxDepth: 1 }) };
+        return listRecursively(this.pool, root, path, options, { key: tenant.tenantId });
       }),
     );
   }

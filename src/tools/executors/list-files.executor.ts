@@ -3,7 +3,6 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { BUILTIN_OUTPUTS } from './builtin-outputs.js';
 import { WORKER_POOL, type WorkerPool } from '../../common/worker-pool/worker-pool.js';
 import type { WorkspaceWorkerTasks } from '../../workspace/workspace-worker-tasks.js';
-import { listWorkspace } from '../../workspace/fs/workspace-fs.js';
 import { listRecursivelyAsJson } from '../../workspace/recursive-listing.js';
 import type { ToolContext, ToolDefinition, ToolExecutor } from '../../execution/tool-definition.js';
 import { LIST_TOOL_TIMEOUT_MS } from '../tools.config.js';
@@ -67,10 +66,11 @@ export class ListFilesExecutor implements ToolExecutor<ListFilesArgs> {
       // A recursive listing is usually for finding paths; sizes and times cost an lstat per entry.
       details: args.details ?? !args.recursive,
     };
-    if (!args.recursive) return listWorkspace(ctx.fileRoot ?? ctx.workspace, args.path ?? '', options);
-    // A recursive walk of a big tree would hold the event loop: past a small budget it runs in the pool,
-    // which answers the listing as JSON text (common/json/json-text.ts).
-    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', options, this.config.tools.resultMaxBytes, {
+    // A big walk would hold the event loop: past a small budget (entries, or the size of one directory) it runs
+    // in the pool, which answers the listing as JSON text (common/json/json-text.ts). One directory is a
+    // walk one level deep.
+    const walk = args.recursive ? options : { ...options, maxDepth: 1 };
+    return listRecursivelyAsJson(this.pool, ctx.fileRoot ?? ctx.workspace, args.path ?? '', walk, this.config.tools.resultMaxBytes, {
       signal: ctx.signal,
       key: ctx.tenantId,
     });

@@ -10,7 +10,7 @@ export { readWorkspaceFile, hashWorkspaceFile } from './workspace-file.reader.js
 export type { HashWorkspaceFileResult, ReadEncoding, ReadWorkspaceFileOptions, ReadWorkspaceFileResult } from './workspace-file.reader.js';
 export { writeWorkspaceFile } from './workspace-file.writer.js';
 export type { WriteWorkspaceFileOptions, WriteWorkspaceFileResult } from './workspace-file.writer.js';
-export { listWorkspace, walkWorkspaceTree } from './workspace-tree.walker.js';
+export { DirectoryTooLargeInline, listWorkspace, walkWorkspaceTree } from './workspace-tree.walker.js';
 export type {
   DetailedWorkspaceEntry,
   ListWorkspaceOptions,

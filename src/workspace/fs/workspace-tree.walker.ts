@@ -37,6 +37,17 @@ export interface ListWorkspaceOptions {
   // Use blocking system calls: right in a worker thread, where a walk of thousands of entries would
   // otherwise queue each call behind the whole process's I/O in libuv's thread pool.
   blocking?: boolean;
+  // A walk on the event loop gives up (DirectoryTooLargeInline) at a directory larger than this (st_size):
+  // reading and sorting every name of a directory happens before `limit` can stop anything, and a directory
+  // of 95,000 long names cost the event loop that for each call listing it. The caller walks it in the pool.
+  inlineDirectoryBytes?: number;
+}
+
+export class DirectoryTooLargeInline extends Error {
+  constructor() {
+    super('the directory is too large to list on the event loop');
+    this.name = 'DirectoryTooLargeInline';
+  }
 }
 
 export interface ListWorkspaceResult<Entry extends WorkspaceEntry = WorkspaceEntry> {
@@ -69,6 +80,7 @@ interface Walk {
   base: number;
   entries: WorkspaceEntry[];
   truncated: boolean;
+  inlineDirectoryBytes: number | undefined;
 }
 
 export function listWorkspace(
@@ -106,6 +118,7 @@ export async function walkWorkspaceTree(root: string, userPath: string, opts: Li
         base: resolved.segments.length,
         entries: [],
         truncated: false,
+        inlineDirectoryBytes: opts.inlineDirectoryBytes,
       };
       await walkDirectory(walk, resolved.fd!, resolved.segments, 1);
       return { path: toRelativePath(resolved.segments), entries: walk.entries, truncated: walk.truncated };
@@ -113,11 +126,15 @@ export async function walkWorkspaceTree(root: string, userPath: string, opts: Li
       resolved.close();
     }
   } catch (err) {
+    if (err instanceof DirectoryTooLargeInline) throw err;
     throw toWorkspaceFsError(err, parsed.display);
   }
 }
 
 async function walkDirectory(walk: Walk, dir: number, segments: string[], depth: number): Promise<void> {
+  if (walk.inlineDirectoryBytes !== undefined && (await walk.io.fstat(dir)).size > walk.inlineDirectoryBytes) {
+    throw new DirectoryTooLargeInline();
+  }
   if (walk.details) return walkDirectoryWithStats(walk, dir, segments, depth, true);
   let read: Dirent[];
   try {
