@@ -71,8 +71,10 @@ export class TenantStorage {
     return this.quota.reserve(workspace, growth, display, signal);
   }
 
-  // What a command starts from: the workspace's quota, lowered to the room the tenant's budget leaves. A
-  // tenant at its budget still runs commands (one that deletes files is how it gets room back); one that
+  // What a command starts from: the workspace's quota, lowered to its share of the room the tenant's budget
+  // leaves. The share is that room over concurrentCommands: commands running at once each start from the same
+  // figures, and with the whole room each, four of them in four projects took a tenant to 1.75x its inodes.
+  // A tenant at its budget still runs commands (one that deletes files is how it gets room back); one that
   // grows its workspace is stopped at once.
   async forCommand(tenantId: string, workspace: string): Promise<CommandStorage> {
     const own = await this.quota.forCommand(workspace);
@@ -80,8 +82,9 @@ export class TenantStorage {
     let usage = await this.usage(tenantId);
     if (!usage.measured && (usage.bytes >= budget.storageBytes || usage.inodes >= budget.storageInodes))
       usage = await this.usage(tenantId, { fresh: true });
-    const bytes = own.usageAtStart + Math.max(0, budget.storageBytes - usage.bytes);
-    const inodes = own.entriesAtStart + Math.max(0, budget.storageInodes - usage.inodes);
+    const share = Math.max(1, budget.concurrentCommands);
+    const bytes = own.usageAtStart + Math.floor(Math.max(0, budget.storageBytes - usage.bytes) / share);
+    const inodes = own.entriesAtStart + Math.floor(Math.max(0, budget.storageInodes - usage.inodes) / share);
     return {
       ...own,
       bytes: Math.min(own.bytes, bytes),

@@ -206,6 +206,31 @@ describe('tenant budgets', () => {
     );
   }, 60_000);
 
+  it('[sec-102] holds storageInodes against commands making files in four projects at once', async () => {
+    const makers = await t.createTenant();
+    await t.setBudgets(makers, { storageInodes: 2000, concurrentCommands: 4 });
+    const projects: string[] = [];
+    for (let i = 0; i < 4; i++) projects.push((await t.createProject(makers, { shellEnabled: true, shellAllowlist: ['sh'] })).id);
+    const script = 'i=0; while [ $i -lt 5000 ]; do : > f$i; i=$((i+1)); done; echo done';
+    // Each sent at once (`.then`): a supertest request starts only when it is first awaited.
+    const runs = projects.map((project) =>
+      invoke(t, makers, project, 'shell_exec', { argv: ['sh', '-c', script], timeoutMs: 60_000 }).then((res) => res),
+    );
+    for (const res of await Promise.all(runs)) {
+      expect(res.body).toMatchObject({ status: 'ok', result: { killed: 'workspace_quota' } });
+      expect(res.body.result.note).toMatch(/storageInodes budget \(2,000 files, directories and links\)/);
+    }
+    const { readdir } = await import('node:fs/promises');
+    let files = 0;
+    for (const project of projects) files += (await readdir(t.workspaceOf(project))).length;
+    process.stderr.write(
+      `[sec-102] four commands at once, each making files in its own project: ${files} files against storageInodes 2000\n`,
+    );
+    // Each had a quarter of the room; with the whole room each they made about four times the budget.
+    // What each ran on past its share between two looks (a few milliseconds of making files) is the rest.
+    expect(files).toBeLessThanOrEqual(2000 * 1.2);
+  }, 90_000);
+
   it('[sec-103] runs no more commands at once than concurrentCommands; the rest are refused before they run, and other tenants go on', async () => {
     await t.setBudgets(tenant, { concurrentCommands: 2, maxProjects: null });
     const project = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sleep', 'printf'] })).id;
