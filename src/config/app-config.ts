@@ -138,6 +138,10 @@ export interface AppConfig {
     // body included, within requestTimeoutMs (HTTP_REQUEST_TIMEOUT_MS); a slower client gets 408 and is closed.
     headersTimeoutMs: number;
     requestTimeoutMs: number;
+    // Open connections at most (HTTP_MAX_CONNECTIONS; default half the process's descriptor limit) and per
+    // client address (HTTP_MAX_CONNECTIONS_PER_ADDRESS; 0 none): past either a new one is closed at once.
+    maxConnections: number;
+    maxConnectionsPerAddress: number;
     // A client with an answer waiting must read at least this many bytes a second (RESPONSE_MIN_READ_BYTES_PER_S),
     // averaged over RESPONSE_READ_WINDOW_S, or its connection is closed and the answer's memory freed.
     minReadBytesPerSecond: number;

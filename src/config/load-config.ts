@@ -3,6 +3,7 @@ import { defaultPerKeyThreads, defaultThreadCount } from './pool-size.js';
 import type { AppConfig, CommandSandboxConfig, DatabaseTarget, WorkspaceFallback } from './app-config.js';
 import { EnvReader } from './env-reader.js';
 import { isRefusedAppScheme } from './redirect-schemes.js';
+import { defaultMaxConnections } from './descriptor-limit.js';
 
 // A bad variable stops start-up with a message naming every bad variable, not just the first.
 export class ConfigError extends Error {
@@ -248,6 +249,8 @@ function parseTransport(read: EnvReader, problems: string[]): AppConfig['transpo
     readWindowMs,
     headersTimeoutMs,
     requestTimeoutMs,
+    maxConnections: read.integer('HTTP_MAX_CONNECTIONS', defaultMaxConnections(), 1, 10_000_000),
+    maxConnectionsPerAddress: read.integer('HTTP_MAX_CONNECTIONS_PER_ADDRESS', 512, 0, 10_000_000),
     allowedHosts,
     mcpAllowedOrigins,
     mcpProgressIntervalMs: read.integer('MCP_PROGRESS_INTERVAL_MS', 5_000, 50, 60_000),

@@ -21,6 +21,7 @@ import { setupOpenApi } from './openapi.js';
 import { answerParserError } from './parser-errors.js';
 import { applyRequestTimeouts } from './request-timeouts.js';
 import { closeUnusedConnectionsWithIdleOnes } from './unused-connections.js';
+import { capConnections } from './connection-caps.js';
 import { closeSlowReaders } from './slow-readers.js';
 import { useUtf8JsonParser, verifyUtf8Body } from './utf8-json-body.js';
 
@@ -80,6 +81,15 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   else configureExpress(app as NestExpressApplication, config, log, consoleFiles, cors);
   applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
   closeUnusedConnectionsWithIdleOnes(app.getHttpServer() as Server);
+  capConnections(
+    app.getHttpServer() as Server,
+    {
+      total: config.transport.maxConnections,
+      perAddress: config.transport.maxConnectionsPerAddress,
+      firstByteWithinMs: config.transport.headersTimeoutMs,
+    },
+    connectionRefusalLog(log, config.transport),
+  );
   closeSlowReaders(app.getHttpServer() as Server, {
     bytesPerSecond: config.transport.minReadBytesPerSecond,
     windowMs: config.transport.readWindowMs,
@@ -264,4 +274,26 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleF
       done();
     });
   }
+}
+
+// A flood is refused thousands of times a second: a warning when it starts, then one a minute with how many
+// and why while it lasts.
+function connectionRefusalLog(log: PinoLogger, transport: AppConfig['transport']) {
+  const caps = { maxConnections: transport.maxConnections, maxConnectionsPerAddress: transport.maxConnectionsPerAddress };
+  const message = 'Connections were closed as they were accepted: past HTTP_MAX_CONNECTIONS or HTTP_MAX_CONNECTIONS_PER_ADDRESS';
+  let refused = { total: 0, per_address: 0 };
+  let lastAddress = '';
+  let timer: NodeJS.Timeout | undefined;
+  const report = () => {
+    timer = undefined;
+    if (refused.total + refused.per_address === 0) return;
+    log.warn({ refused, lastAddress, ...caps }, message);
+    refused = { total: 0, per_address: 0 };
+    timer = setTimeout(report, 60_000).unref();
+  };
+  return (reason: 'total' | 'per_address', address: string) => {
+    refused[reason]++;
+    lastAddress = address;
+    if (!timer) report();
+  };
 }

@@ -1,0 +1,66 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+// Every open connection holds a file descriptor, and the process has a fixed number of them (RLIMIT_NOFILE):
+// 24,000 idle sockets, no key needed, used up 20,000 of them, and with them the descriptors the database pool,
+// the sandboxes' pipes and every new client needed, until the header timeout closed them and they came back.
+// Past a cap in total, or per client address, a new connection is closed as soon as it is accepted: its
+// descriptor is back at once, and the connections already open (and the service's own) go on.
+export interface ConnectionCaps {
+  total: number;
+  // 0: no cap per address (behind a reverse proxy, every connection comes from the proxy's).
+  perAddress: number;
+  // A connection must send its first byte within this (HTTP_HEADERS_TIMEOUT_MS). Node times the headers of a
+  // request once bytes of it arrive (and answers 408 when they are late); a connection that sends nothing at
+  // all it kept open for good (still open after 25 s at a 1.5 s header timeout), a place under the caps held
+  // forever.
+  firstByteWithinMs: number;
+}
+
+export type ConnectionRefusal = 'total' | 'per_address';
+
+export function capConnections(
+  server: Server,
+  caps: ConnectionCaps,
+  onRefused: (reason: ConnectionRefusal, address: string) => void,
+): void {
+  const perAddress = new Map<string, number>();
+  const firstByteDeadline = new WeakMap<Socket, NodeJS.Timeout>();
+  let open = 0;
+  const started = (socket: Socket) => {
+    clearTimeout(firstByteDeadline.get(socket));
+    firstByteDeadline.delete(socket);
+  };
+  server.on('request', (request: { socket: Socket }) => started(request.socket));
+  server.on('upgrade', (request: { socket: Socket }) => started(request.socket));
+  server.on('connection', (socket: Socket) => {
+    const address = clientAddress(socket.remoteAddress);
+    const fromAddress = perAddress.get(address) ?? 0;
+    const refusal: ConnectionRefusal | null =
+      open >= caps.total ? 'total' : caps.perAddress > 0 && fromAddress >= caps.perAddress ? 'per_address' : null;
+    if (refusal) {
+      socket.destroy();
+      onRefused(refusal, address);
+      return;
+    }
+    open++;
+    perAddress.set(address, fromAddress + 1);
+    firstByteDeadline.set(
+      socket,
+      setTimeout(() => socket.bytesRead === 0 && socket.destroy(), caps.firstByteWithinMs),
+    );
+    socket.once('close', () => {
+      started(socket);
+      open--;
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left === 0) perAddress.delete(address);
+      else perAddress.set(address, left);
+    });
+  });
+}
+
+// One client, one key: an IPv4 client on a dual-stack socket is seen as ::ffff:a.b.c.d.
+function clientAddress(remote: string | undefined): string {
+  if (remote === undefined) return 'unknown';
+  return remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice(7) : remote;
+}
