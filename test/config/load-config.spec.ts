@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../../src/config/load-config.js';
+import { defaultMaxConnections } from '../../src/config/descriptor-limit.js';
 
 const CWD = '/srv/toolgate';
 const TOKEN = 'a-production-admin-token-0123456789';
@@ -289,6 +290,8 @@ describe('loadConfig: metrics, traces and log format', () => {
     expect(loadConfig({}, CWD).transport).toEqual({
       headersTimeoutMs: 20_000,
       requestTimeoutMs: 60_000,
+      maxConnections: defaultMaxConnections(),
+      maxConnectionsPerAddress: 512,
       allowedHosts: null,
       mcpAllowedOrigins: [],
       mcpProgressIntervalMs: 5_000,
@@ -306,12 +309,16 @@ describe('loadConfig: metrics, traces and log format', () => {
         SSE_MAX_STREAMS_PER_TENANT: '100',
         SSE_MAX_STREAMS_PER_KEY: '5',
         MCP_PROGRESS_INTERVAL_MS: '1000',
+        HTTP_MAX_CONNECTIONS: '2000',
+        HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
       },
       CWD,
     );
     expect(config.transport).toEqual({
       headersTimeoutMs: 5000,
       requestTimeoutMs: 30_000,
+      maxConnections: 2000,
+      maxConnectionsPerAddress: 0,
       allowedHosts: ['toolgate.example.com', '*.corp.example', '10.0.0.5', '[::1]'],
       mcpAllowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
       mcpProgressIntervalMs: 1000,
