@@ -19,6 +19,7 @@ import { CallsModule } from './calls/calls.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ShutdownModule } from './shutdown/shutdown.module.js';
 import { TenantRateLimitGuard } from './rate-limit/tenant-rate-limit.guard.js';
+import { UnreadAnswersGuard } from './budgets/unread-answers.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -78,8 +79,10 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        // In this order: who the tenant is, then whether it is over its rate limit.
+        // In this order: who the tenant is, whether its clients left too much of its answers unread, then
+        // whether it is over its rate limit.
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useExisting: UnreadAnswersGuard },
         { provide: APP_GUARD, useExisting: TenantRateLimitGuard },
         {
           provide: APP_PIPE,

@@ -3,6 +3,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AuditRepository, type InvocationRecord } from './audit.repository.js';
 import { AuditWriter } from './audit-writer.js';
 import { jsonbSafe } from './jsonb-safe.js';
+import { AUDIT_TEXT_ALLOWANCE, type AuditTextAllowance, PAST_ALLOWANCE_TEXT_BYTES } from './audit-text-allowance.js';
 
 export type AuditEntry = Omit<
   InvocationRecord,
@@ -28,11 +29,16 @@ export class AuditService {
     private readonly writer: AuditWriter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: AuditRepository,
+    @Inject(AUDIT_TEXT_ALLOWANCE) private readonly allowance: AuditTextAllowance,
   ) {}
 
-  // Queued for the batched writer; waits only when the queue is full (backpressure).
+  // Queued for the batched writer; waits only when the queue is full (backpressure). The row's texts are kept
+  // up to their caps while the tenant's auditBytesPerDay lasts, then as short previews.
   record(entry: AuditEntry): Promise<void> {
-    const { json, truncated } = capArguments(entry.arguments, this.config.audit.argumentsMaxBytes);
+    let texts = this.texts(entry, this.config.audit.argumentsMaxBytes, ERROR_MESSAGE_MAX_CHARS);
+    if (!this.allowance.take(entry.tenantId, texts.bytes)) {
+      texts = this.texts(entry, PAST_ALLOWANCE_TEXT_BYTES, PAST_ALLOWANCE_TEXT_BYTES);
+    }
     // Field by field: the row goes to the database as JSON of exactly these fields (AuditRepository.insertMany).
     return this.writer.enqueue({
       id: entry.id,
@@ -43,12 +49,11 @@ export class AuditService {
       status: entry.status,
       event: entry.event,
       errorCode: entry.errorCode,
-      errorMessage: entry.errorMessage === null ? null : withoutNul(capText(entry.errorMessage, ERROR_MESSAGE_MAX_CHARS)),
+      errorMessage: texts.errorMessage,
       durationMs: entry.durationMs,
-      argumentsJson: json,
-      argumentsTruncated: truncated,
-      redactedPathsJson:
-        entry.redactedPaths.length > 0 ? jsonbSafe(capPaths(entry.redactedPaths, this.config.audit.argumentsMaxBytes)) : null,
+      argumentsJson: texts.arguments.json,
+      argumentsTruncated: texts.arguments.truncated,
+      redactedPathsJson: texts.redactedPaths,
       startedAt: entry.startedAt,
       finishedAt: entry.finishedAt,
       traceId: entry.traceId ?? null,
@@ -60,6 +65,15 @@ export class AuditService {
       policyIds: entry.policyIds ?? null,
       user: entry.user == null ? null : withoutNul(entry.user),
     });
+  }
+
+  private texts(entry: AuditEntry, argumentBytes: number, messageChars: number) {
+    const args = capArguments(entry.arguments, argumentBytes);
+    const errorMessage = entry.errorMessage === null ? null : withoutNul(capText(entry.errorMessage, messageChars));
+    const redactedPaths = entry.redactedPaths.length > 0 ? jsonbSafe(capPaths(entry.redactedPaths, argumentBytes)) : null;
+    // Characters of the message count as bytes: close enough for a budget of megabytes, and no encoding pass.
+    const bytes = (args.json?.length ?? 0) + (errorMessage?.length ?? 0) + (redactedPaths?.length ?? 0);
+    return { arguments: args, errorMessage, redactedPaths, bytes };
   }
 
   // A call that ran, whose result its caller never got (a batch's answer past RESPONSE_MAX_BYTES): its

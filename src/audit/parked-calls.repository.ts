@@ -7,6 +7,7 @@ import { PrismaService } from '../database/prisma.service.js';
 import { SecretBox } from '../common/secrets/secret-box.js';
 import { Prisma, type ParkedCall } from '../generated/prisma/client.js';
 import { jsonbSafe } from './jsonb-safe.js';
+import { notKeptOutcome, StoredAnswers } from '../budgets/stored-answers.js';
 
 export type ParkedCallStatus = 'pending' | 'approved' | 'done' | 'denied' | 'expired';
 
@@ -52,6 +53,7 @@ export class ParkedCallsRepository {
     private readonly prisma: PrismaService,
     private readonly box: SecretBox,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly storedAnswers: StoredAnswers,
   ) {}
 
   // The arguments rest sealed (SECRETS_KEY) while the call waits: they are what will run, secrets included.
@@ -126,12 +128,14 @@ export class ParkedCallsRepository {
     return count > 0 ? this.findById(tenantId, projectId, id) : null;
   }
 
-  // An approved call's final state, with its outcome, answered as returned here (as GET shows it). The
+  // An approved call's final state, with its outcome, answered as returned here; the row's arguments go. The
   // outcome's JSON is written within the caps on results (one past them, should one get this far, is kept
   // as an error naming the cap) and as jsonb takes it (a lone UTF-16 surrogate or a NUL escape would be
-  // refused), and the write is retried: it cannot fail on what the tool answered. A write the database
-  // keeps refusing is logged, and the row is finished by finishAbandoned.
-  async finish(id: string, outcome: Record<string, unknown>): Promise<Record<string, unknown>> {
+  // refused). It is kept within the tenant's storedAnswerBytes (under its row lock, the arguments it replaces
+  // no longer counted): one that does not fit is answered to the approver, and a stand-in saying so is what
+  // the requester reads later. The write is retried: it cannot fail on what the tool answered. A write the
+  // database keeps refusing is logged, and the row is finished by finishAbandoned.
+  async finish(call: { id: string; tenantId: string }, outcome: Record<string, unknown>): Promise<Record<string, unknown>> {
     const limits: JsonLimits = { maxDepth: RESULT_MAX_DEPTH + 1, maxBytes: this.config.tools.resultMaxBytes + OUTCOME_SLACK_BYTES };
     const written = boundedJson(outcome, limits);
     const kept =
@@ -144,24 +148,43 @@ export class ParkedCallsRepository {
             error: droppedResult(written, limits),
             durationMs: outcome.durationMs,
           };
-    const stored = JSON.parse(jsonbSafe('text' in written ? written.text : JSON.stringify(kept))) as Record<string, unknown>;
+    const text = jsonbSafe('text' in written ? written.text : JSON.stringify(kept));
+    const answered = JSON.parse(text) as Record<string, unknown>;
+    const bytes = Buffer.byteLength(text);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.prisma.parkedCall.update({
-          where: { id },
-          data: { status: 'done', outcome: stored as Prisma.InputJsonObject, arguments: Prisma.DbNull },
-        });
-        return stored;
+        await this.storedAnswers.keep(
+          call.tenantId,
+          bytes,
+          (tx, room) =>
+            tx.parkedCall.update({
+              where: { id: call.id },
+              data: {
+                status: 'done',
+                outcome: (room.fits ? answered : notKeptOutcome(answered, bytes, room)) as Prisma.InputJsonObject,
+                arguments: Prisma.DbNull,
+              },
+            }),
+          (tx) => this.argumentBytes(tx, call.id),
+        );
+        return answered;
       } catch (error) {
         if (attempt >= FINISH_ATTEMPTS) {
           this.logger.error(
-            `The outcome of approved call ${id} could not be stored: ${error instanceof Error ? error.message : String(error)}`,
+            `The outcome of approved call ${call.id} could not be stored: ${error instanceof Error ? error.message : String(error)}`,
           );
-          return stored;
+          return answered;
         }
         await sleep(FINISH_RETRY_MS * attempt);
       }
     }
+  }
+
+  // What a call's arguments count against storedAnswerBytes, as BudgetsRepository.storedAnswerBytes counts them.
+  private async argumentBytes(tx: Prisma.TransactionClient, id: string): Promise<number> {
+    const [row] = await tx.$queryRaw<Array<{ bytes: number | null }>>`
+      SELECT pg_column_size(arguments) AS bytes FROM parked_calls WHERE id = ${id}::uuid`;
+    return Number(row?.bytes ?? 0);
   }
 
   // Approved calls still not finished `afterMs` after their decision, past any deadline they could run

@@ -67,24 +67,29 @@ export class BudgetsRepository {
     // stored; expired rows count until the sweep deletes them). A parked call counts its (sealed) arguments
     // while it waits, as stored (pg_column_size: no jsonb turned into text on every park), and its outcome
     // once decided; arguments are dropped at the decision, so a decided call counts its outcome alone.
-    // octet_length of a text or json value reads its stored size, without decompressing it.
+    // octet_length of a text or json value reads its stored size, without decompressing it. An MCP task of a
+    // call that ran at once keeps its result (an hour), its size in result_bytes; expired ones count until
+    // the sweep.
     const [row] = await tx.$queryRaw<Array<{ bytes: bigint | null }>>`
       SELECT coalesce((SELECT bytes FROM tenant_stored_answers WHERE tenant_id = ${tenantId}::uuid), 0)
            + (SELECT coalesce(sum(coalesce(octet_length(outcome::text), 0) + coalesce(pg_column_size(arguments), 0)), 0) FROM parked_calls
-               WHERE tenant_id = ${tenantId}::uuid AND (outcome IS NOT NULL OR arguments IS NOT NULL)) AS bytes`;
+               WHERE tenant_id = ${tenantId}::uuid AND (outcome IS NOT NULL OR arguments IS NOT NULL))
+           + (SELECT coalesce(sum(result_bytes), 0) FROM mcp_tasks WHERE tenant_id = ${tenantId}::uuid) AS bytes`;
     return Number(row?.bytes ?? 0);
   }
 
   async usage(tenantId: string): Promise<DatabaseUsage> {
-    const [projects, skills, commands, storedAnswerBytes] = await Promise.all([
+    const [projects, skills, toolsets, commands, storedAnswerBytes] = await Promise.all([
       this.prisma.project.count({ where: { tenantId } }),
       this.prisma.skill.count({ where: { tenantId } }),
+      this.prisma.toolset.count({ where: { tenantId } }),
       this.runningCommands(this.prisma, tenantId),
       this.storedAnswerBytes(this.prisma, tenantId),
     ]);
     return {
       maxProjects: projects,
       maxSkills: skills,
+      maxToolsets: toolsets,
       concurrentCommands: commands.count,
       commandMemoryBytes: commands.memoryBytes,
       storedAnswerBytes,

@@ -1,10 +1,10 @@
-import { CallAdmission } from './call-admission.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { TenantStorage } from '../workspace/tenant-storage.js';
 import { TenantBudgets } from './tenant-budgets.js';
 import { BUDGET_NAMES, type BudgetName } from './tenant-usage.js';
+import { InstanceUsage } from './instance-usage.js';
 
 // A tenant not active for this long drops out of the metrics.
 const ACTIVE_WINDOW_MS = 15 * 60_000;
@@ -14,7 +14,7 @@ type Sample = { labels: Record<'tenant' | 'budget', string>; value: number };
 // Each tenant's usage and budgets as gauges, `toolgate_tenant_usage{tenant, budget}` and
 // `toolgate_tenant_budget{tenant, budget}`, the tenant label its id. Cardinality is bounded: only the
 // METRICS_TENANTS tenants (100) most recently active on this instance (a budget checked: a write, a
-// command, a project created, usage read) within 15 minutes, six budgets each. Read when scraped: the
+// command, a project created, usage read) within 15 minutes, one sample per budget each. Read when scraped: the
 // database's counts, and storage from the figures the workspaces' quotas hold (measured at most 30 s
 // before, or the last full count while they have expired; a workspace never measured since start-up
 // counts 0 until it is), so a scrape walks no directory.
@@ -32,7 +32,7 @@ export class TenantUsageMetrics {
     metrics: Metrics,
     private readonly budgets: TenantBudgets,
     private readonly tenantStorage: TenantStorage,
-    private readonly calls: CallAdmission,
+    private readonly instance: InstanceUsage,
   ) {
     this.limit = config.metrics.tenants;
     budgets.onActive((tenantId) => this.touch(tenantId));
@@ -87,7 +87,7 @@ export class TenantUsageMetrics {
         const storage = known.complete ? known : (this.storage.get(tenantId) ?? known);
         const held: Record<BudgetName, number> = {
           ...counted,
-          concurrentCalls: this.calls.inProgress(tenantId),
+          ...this.instance.of(tenantId),
           storageBytes: storage.bytes,
           storageInodes: storage.inodes,
         };

@@ -4,10 +4,13 @@ export type BudgetName = keyof TenantBudgetFigures;
 export const BUDGET_NAMES: readonly BudgetName[] = [
   'maxProjects',
   'maxSkills',
+  'maxToolsets',
   'concurrentCommands',
   'commandMemoryBytes',
   'storedAnswerBytes',
   'concurrentCalls',
+  'unreadAnswerBytes',
+  'auditBytesPerDay',
   'storageBytes',
   'storageInodes',
 ];
@@ -16,13 +19,20 @@ export const BUDGET_NAMES: readonly BudgetName[] = [
 export interface TenantUsage {
   maxProjects: number;
   maxSkills: number;
+  maxToolsets: number;
   concurrentCommands: number;
   commandMemoryBytes: number;
   storedAnswerBytes: number;
   // Calls in progress on the instance that answers (each instance counts its own).
   concurrentCalls: number;
+  // Bytes of its answers written on the instance that answers and not yet read by its clients (each instance its own).
+  unreadAnswerBytes: number;
+  // Bytes of text its audit rows kept in full today (UTC) on the instance that answers (each instance its own).
+  auditBytesPerDay: number;
   storageBytes: number;
   storageInodes: number;
 }
 
-export type DatabaseUsage = Omit<TenantUsage, 'storageBytes' | 'storageInodes' | 'concurrentCalls'>;
+// Counted by each instance for itself (InstanceUsage); storage is measured on disk; the database counts the rest.
+export type InstanceCounted = Pick<TenantUsage, 'concurrentCalls' | 'unreadAnswerBytes' | 'auditBytesPerDay'>;
+export type DatabaseUsage = Omit<TenantUsage, keyof InstanceCounted | 'storageBytes' | 'storageInodes'>;

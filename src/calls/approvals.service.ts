@@ -109,7 +109,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       this.recorder.result(identity, result.status, result.durationMs, result.error, decidedBy(decider));
     } catch (error) {
       if (!(error instanceof AppError)) {
-        await this.parked.finish(call.id, {
+        await this.parked.finish(call, {
           invocationId: call.id,
           tool: shownName(call),
           status: 'error',
@@ -123,7 +123,7 @@ export class ApprovalsService implements OnModuleInit, OnModuleDestroy {
       this.recorder.result(identity, outcome.status as string, 0, refusal, decidedBy(decider));
     }
     // As stored: finish cannot fail on what the tool answered, and a run is answered with its outcome.
-    outcome = await this.parked.finish(call.id, outcome);
+    outcome = await this.parked.finish(call, outcome);
     return { invocationId: call.id, decision: 'approved', decidedBy: decidedBy(decider), outcome };
   }
 

@@ -8,9 +8,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ToolCallOutcome } from '../tools/call-dispatcher.js';
 import { type IdempotencyScope, IdempotencyRepository } from './idempotency.repository.js';
 import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
-import { BudgetsRepository } from '../budgets/budgets.repository.js';
-import { TenantBudgets } from '../budgets/tenant-budgets.js';
-import { describeBytes } from '../common/format/describe-bytes.js';
+import { notKeptOutcome, StoredAnswers } from '../budgets/stored-answers.js';
 
 // Longer than any call may run (the longest tool deadline is 120 s): a request that still holds its key
 // past this is taken to have died with its instance, and a retry of the same call may run it.
@@ -47,8 +45,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly repository: IdempotencyRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly budgets: TenantBudgets,
-    private readonly budgetStore: BudgetsRepository,
+    private readonly storedAnswers: StoredAnswers,
   ) {}
 
   static checkKey(key: string): void {
@@ -127,18 +124,15 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   // A keyed call is refused before it runs while the tenant's stored answers fill its budget: its answer
   // could not be kept, and a retry would then run it again.
   private async assertRoomForAnswers(tenantId: string): Promise<void> {
-    const figures = await this.budgets.figures(tenantId);
-    if (!figures) return;
-    const stored = await this.budgetStore.storedAnswerBytes(this.budgetStore.client, tenantId);
-    if (stored >= figures.storedAnswerBytes) {
-      throw tenantBudgetExceeded(
-        'storedAnswerBytes',
-        figures.storedAnswerBytes,
-        stored,
-        1,
-        `Calls with an Idempotency-Key keep their answers for ${Math.round(this.config.calls.idempotencyTtlMs / 3_600_000)} h; call without the header, or wait for stored answers to expire.`,
-      );
-    }
+    const full = await this.storedAnswers.full(tenantId);
+    if (!full) return;
+    throw tenantBudgetExceeded(
+      'storedAnswerBytes',
+      full.budget,
+      full.stored,
+      1,
+      `Calls with an Idempotency-Key keep their answers for ${Math.round(this.config.calls.idempotencyTtlMs / 3_600_000)} h; call without the header, or wait for stored answers to expire.`,
+    );
   }
 
   // The answer as it is kept and replayed: the outcome's JSON, or (should it not fit) an error naming the cap,
@@ -157,16 +151,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     const text = 'text' in written ? written.text : JSON.stringify(kept);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.budgetStore.withTenantLocked(scope.tenantId, async (tx, overrides) => {
-          const budget = this.budgets.merge(overrides).storedAnswerBytes;
-          const stored = await this.budgetStore.storedAnswerBytes(tx, scope.tenantId);
-          const fits = stored + Buffer.byteLength(text) <= budget;
-          await this.repository.completeLocked(
-            tx,
-            scope,
-            fits ? text : JSON.stringify(notKept(kept, Buffer.byteLength(text), budget, stored)),
-          );
-        });
+        const bytes = Buffer.byteLength(text);
+        await this.storedAnswers.keep(scope.tenantId, bytes, (tx, room) =>
+          this.repository.completeLocked(tx, scope, room.fits ? text : JSON.stringify(notKeptOutcome(kept, bytes, room))),
+        );
         return kept;
       } catch (error) {
         if (attempt >= STORE_ATTEMPTS) {
@@ -207,19 +195,6 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
 function unstorable(outcome: ToolCallOutcome, exceeded: JsonLimitExceeded, limits: JsonLimits): ToolCallOutcome {
   const durationMs = 'durationMs' in outcome ? outcome.durationMs : 0;
   return { invocationId: outcome.invocationId, tool: outcome.tool, status: 'error', error: droppedResult(exceeded, limits), durationMs };
-}
-
-// What a replay answers when the first answer did not fit in the tenant's stored-answer budget.
-function notKept(outcome: ToolCallOutcome, bytes: number, budget: number, stored: number): ToolCallOutcome {
-  const durationMs = 'durationMs' in outcome ? outcome.durationMs : 0;
-  const message = `This call ran once and answered ${outcome.status} (invocation ${outcome.invocationId}); its answer of ${describeBytes(bytes)} was not kept, because the tenant's stored answers (${describeBytes(stored)}) would pass its storedAnswerBytes budget of ${describeBytes(budget)}. It is not run again: read its effects, or its audit row.`;
-  return {
-    invocationId: outcome.invocationId,
-    tool: outcome.tool,
-    status: 'error',
-    error: { code: 'tenant_budget_exceeded', message },
-    durationMs,
-  } as ToolCallOutcome;
 }
 
 const scopeKey = (s: IdempotencyScope) => `${s.tenantId}\n${s.projectId}\n${s.apiKeyId}\n${s.key}`;

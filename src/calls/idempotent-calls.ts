@@ -4,6 +4,8 @@ import type { RawToolCall } from '../tools/tool-call.gate.js';
 import { CallDispatcher, type ToolCallOutcome } from '../tools/call-dispatcher.js';
 import { type ProjectTools, ToolRegistry } from '../tools/tool-registry.js';
 import { IdempotencyService } from './idempotency.service.js';
+import { CallAdmission } from '../budgets/call-admission.js';
+import { UnreadAnswers } from '../budgets/unread-answers.js';
 
 export interface IdempotentAnswer {
   outcome: ToolCallOutcome;
@@ -21,6 +23,8 @@ export class IdempotentCalls {
     private readonly dispatcher: CallDispatcher,
     private readonly registry: ToolRegistry,
     private readonly idempotency: IdempotencyService,
+    private readonly admission: CallAdmission,
+    private readonly unread: UnreadAnswers,
   ) {}
 
   async call(call: RawToolCall, key: string, cancel?: AbortSignal): Promise<IdempotentAnswer> {
@@ -58,9 +62,21 @@ export class IdempotentCalls {
       // released, as for a refusal, so the client's retry with its answers runs and its outcome is kept.
       const unlessInputRequired = (outcome: ToolCallOutcome) =>
         outcome.status === 'error' && outcome.inputRequired ? Promise.reject(new Unfinished(outcome)) : outcome;
-      return await this.idempotency.run({ tenantId, projectId, apiKeyId: call.principal.apiKeyId, key }, fingerprinted, () =>
-        this.dispatcher.dispatch(call, controller).then(unlessInputRequired),
-      );
+      // The key's lookup, and the replay of an answer kept, hold a place of the tenant's concurrentCalls and
+      // start only within its unreadAnswerBytes, as a call that runs does: a replay reads the whole stored
+      // answer (up to RESPONSE_MAX_BYTES) from the database, and forty replays at once of a 30 MB answer held
+      // the database's pool and 1.5 GB. The place is handed back before the call runs: the dispatcher takes its own.
+      const releaseLookup = await this.admission.admit(tenantId);
+      try {
+        const waiting = this.unread.check(tenantId);
+        if (waiting) await waiting;
+        return await this.idempotency.run({ tenantId, projectId, apiKeyId: call.principal.apiKeyId, key }, fingerprinted, () => {
+          releaseLookup();
+          return this.dispatcher.dispatch(call, controller).then(unlessInputRequired);
+        });
+      } finally {
+        releaseLookup();
+      }
     } catch (error) {
       if (error instanceof Unfinished) return { outcome: error.outcome, replayed: false };
       throw error;

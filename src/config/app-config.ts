@@ -138,8 +138,9 @@ export interface AppConfig {
     // body included, within requestTimeoutMs (HTTP_REQUEST_TIMEOUT_MS); a slower client gets 408 and is closed.
     headersTimeoutMs: number;
     requestTimeoutMs: number;
-    // Open connections at most (HTTP_MAX_CONNECTIONS; default half the process's descriptor limit) and per
-    // client address (HTTP_MAX_CONNECTIONS_PER_ADDRESS; 0 none): past either a new one is closed at once.
+    // Open connections at most (HTTP_MAX_CONNECTIONS; default half the process's descriptor limit, at most
+    // 100,000) and per client address (HTTP_MAX_CONNECTIONS_PER_ADDRESS; 0 none): past either a new one is
+    // closed at once.
     maxConnections: number;
     maxConnectionsPerAddress: number;
     // A client with an answer waiting must read at least this many bytes a second (RESPONSE_MIN_READ_BYTES_PER_S),
@@ -241,6 +242,8 @@ export interface TenantBudgetFigures {
   maxProjects: number;
   // Skills a tenant may have registered.
   maxSkills: number;
+  // Toolsets of all its projects together (each at most TOOLSET_MAX_BYTES as stored).
+  maxToolsets: number;
   // Commands (shell_exec, command skills) of the tenant running at once, on every instance together, and
   // the memory limits of those commands added up.
   concurrentCommands: number;
@@ -251,6 +254,12 @@ export interface TenantBudgetFigures {
   // Tool calls of the tenant in progress at once on one instance (what each holds there: memory for its
   // answer, connections, descriptors, the event loop's time).
   concurrentCalls: number;
+  // Bytes of the tenant's answers one instance has written and its clients not yet read, held in its memory
+  // until they are: past it the tenant's requests there are refused until its clients read.
+  unreadAnswerBytes: number;
+  // Bytes of text (arguments, error messages) the tenant's audit rows keep in full per UTC day, on one
+  // instance; past it each text of a row is kept as a short preview (every call still has its row).
+  auditBytesPerDay: number;
   // Disk space and inodes (files, directories, links) of all its projects' workspaces together.
   storageBytes: number;
   storageInodes: number;

@@ -19,9 +19,10 @@ describe('defaultMaxConnections', () => {
     expect(defaultMaxConnections(limits('Max open files            1024                 1048576              files'))).toBe(512);
   });
 
-  it('keeps a floor, and a fixed figure when the limit is unlimited or cannot be read', () => {
+  it('keeps a floor and a ceiling, and a fixed figure when the limit is unlimited or cannot be read', () => {
     expect(defaultMaxConnections(limits('Max open files            50                   50                   files'))).toBe(64);
     expect(defaultMaxConnections(limits('Max open files            unlimited            unlimited            files'))).toBe(100_000);
+    expect(defaultMaxConnections(limits('Max open files            1048576              1048576              files'))).toBe(100_000);
     expect(defaultMaxConnections(limits('Max something else        1                    1'))).toBe(10_000);
     expect(defaultMaxConnections(path.join(dir, 'missing'))).toBe(10_000);
   });

@@ -75,10 +75,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
     budgets: {
       maxProjects: read.integer('TENANT_MAX_PROJECTS', 100, 1, 1_000_000),
       maxSkills: read.integer('TENANT_MAX_SKILLS', 200, 1, 1_000_000),
+      maxToolsets: read.integer('TENANT_MAX_TOOLSETS', 200, 1, 1_000_000),
       concurrentCommands: read.integer('TENANT_CONCURRENT_COMMANDS', 4, 1, 10_000),
       commandMemoryBytes: read.integer('TENANT_COMMAND_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 * 1024, 2 ** 50),
       storedAnswerBytes: read.integer('TENANT_STORED_ANSWER_BYTES', 256 * 1024 ** 2, 1024 * 1024, 2 ** 50),
       concurrentCalls: read.integer('TENANT_CONCURRENT_CALLS', 32, 1, 100_000),
+      unreadAnswerBytes: read.integer('TENANT_UNREAD_ANSWER_BYTES', 256 * 1024 ** 2, 1024 * 1024, 2 ** 50),
+      auditBytesPerDay: read.integer('TENANT_AUDIT_BYTES_PER_DAY', 256 * 1024 ** 2, 1024 * 1024, 2 ** 50),
       storageBytes: read.integer('TENANT_STORAGE_BYTES', 10 * 1024 ** 3, 1024 * 1024, 2 ** 50),
       storageInodes: read.integer('TENANT_STORAGE_INODES', 1_000_000, 100, 2 ** 31),
     },

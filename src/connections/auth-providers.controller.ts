@@ -3,6 +3,7 @@ import {
   ApiBadGatewayResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
+  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -40,6 +41,10 @@ export class AuthProvidersController {
   @ApiCreatedResponse({ type: AuthProviderResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'auth_provider_slug_taken' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: REFUSED })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: 'forbidden, forbidden_for_role (as on every tenant route); too_many_auth_providers: the tenant has 50 (details.limit)',
+  })
   @ApiBadGatewayResponse({ type: ErrorResponseDto, description: 'discovery_failed: the issuer’s discovery document could not be read' })
   create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateAuthProviderDto): Promise<AuthProviderResponseDto> {
     return this.providers.create(tenant.tenantId, dto);

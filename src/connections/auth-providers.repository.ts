@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { SecretBox } from '../common/secrets/secret-box.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
-import { orUniqueTaken, type UniqueTaken } from '../database/unique-violation.js';
+import { UNIQUE_TAKEN, type UniqueTaken } from '../database/unique-violation.js';
+import { BudgetsRepository } from '../budgets/budgets.repository.js';
 import type { AuthProvider } from '../generated/prisma/client.js';
 import type { ProviderMetadata } from './provider-client.js';
 
@@ -18,6 +19,14 @@ export interface ProviderFields {
   verifyUrl: string | null;
 }
 
+// Auth providers one tenant may have, its own and those registered for its MCP sources. Each row keeps up to
+// about 35 KB (endpoints, a sealed secret, scopes): without a count, a tenant could add them at its request
+// rate for as long as it liked.
+export const MAX_AUTH_PROVIDERS = 50;
+
+// What create answers when the tenant has its MAX_AUTH_PROVIDERS already.
+export const TOO_MANY = Symbol('too many auth providers');
+
 // A provider as the services see it: the client secret opened, the metadata parsed.
 export type ProviderRecord = Omit<AuthProvider, 'metadata'> & { metadata: ProviderMetadata };
 
@@ -26,10 +35,18 @@ export class AuthProvidersRepository {
   constructor(
     private readonly prisma: PrismaService,
     private readonly box: SecretBox,
+    private readonly budgetLocks: BudgetsRepository,
   ) {}
 
-  async create(tenantId: string, fields: ProviderFields): Promise<ProviderRecord | UniqueTaken> {
-    const row = await orUniqueTaken(this.prisma.authProvider.create({ data: { tenantId, ...this.sealed(fields) } }));
+  // Counted and created under the tenant's row lock: two creations at once, on any instance, cannot both
+  // take the last place. The slug is looked up first, as a violation would abort the whole transaction.
+  async create(tenantId: string, fields: ProviderFields): Promise<ProviderRecord | UniqueTaken | typeof TOO_MANY> {
+    const row = await this.budgetLocks.withTenantLocked(tenantId, async (tx) => {
+      if ((await tx.authProvider.count({ where: { tenantId, slug: fields.slug } })) > 0) return UNIQUE_TAKEN;
+      if ((await tx.authProvider.count({ where: { tenantId } })) >= MAX_AUTH_PROVIDERS) return TOO_MANY;
+      return tx.authProvider.create({ data: { tenantId, ...this.sealed(fields) } });
+    });
+    if (row === false) throw new Error(`tenant ${tenantId} not found`);
     return typeof row === 'symbol' ? row : this.opened(row);
   }
 

@@ -3,9 +3,22 @@ import { AppError } from '../common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { checkEndpoint } from '../execution/net/endpoint-check.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
-import { AuthProvidersRepository, type ProviderFields, type ProviderRecord } from './auth-providers.repository.js';
+import {
+  AuthProvidersRepository,
+  MAX_AUTH_PROVIDERS,
+  type ProviderFields,
+  type ProviderRecord,
+  TOO_MANY,
+} from './auth-providers.repository.js';
 import { ConnectionsRepository } from './connections.repository.js';
-import { clientIdTaken, discoveryFailed, invalidProvider, providerNotFound, providerSlugTaken } from './connections.errors.js';
+import {
+  clientIdTaken,
+  discoveryFailed,
+  invalidProvider,
+  providerNotFound,
+  providerSlugTaken,
+  tooManyProviders,
+} from './connections.errors.js';
 import type {
   AuthProviderListResponseDto,
   AuthProviderResponseDto,
@@ -57,6 +70,7 @@ export class AuthProvidersService {
     };
     const created = await this.providers.create(tenantId, fields);
     if (created === UNIQUE_TAKEN) throw providerSlugTaken(dto.slug);
+    if (created === TOO_MANY) throw tooManyProviders(MAX_AUTH_PROVIDERS);
     return this.shown(created);
   }
 

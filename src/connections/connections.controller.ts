@@ -1,6 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
+  ApiBadRequestResponse,
   ApiCreatedResponse,
+  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -8,11 +10,12 @@ import {
   ApiParam,
   ApiResponse,
   ApiTags,
+  ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
 import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { NO_STORE_HEADER, NoStore } from '../common/http/no-store.js';
-import { ConnectionsService } from './connections.service.js';
+import { CONNECTIONS_MAX, ConnectionsService, LINKS_WAITING_MAX } from './connections.service.js';
 import {
   AuthorizationLinkDto,
   AuthorizeConnectionDto,
@@ -39,7 +42,15 @@ export class ConnectionsController {
   })
   @ApiCreatedResponse({ type: AuthorizationLinkDto, headers: NO_STORE_HEADER })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'auth_provider_not_found' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: `forbidden, forbidden_for_role (as on every tenant route); too_many_connections: the tenant keeps ${CONNECTIONS_MAX} (details.limit)`,
+  })
   @ApiResponse({ status: 422, type: ErrorResponseDto, description: 'invalid_user, invalid_auth_provider (returnTo)' })
+  @ApiTooManyRequestsResponse({
+    type: ErrorResponseDto,
+    description: `connection_links_exceeded: the tenant has ${LINKS_WAITING_MAX} links waiting (details.limit)`,
+  })
   @ApiResponse({ status: 503, type: ErrorResponseDto, description: 'public_url_required' })
   authorize(@CurrentTenant() tenant: Tenant, @Body() dto: AuthorizeConnectionDto): Promise<AuthorizationLinkDto> {
     return this.connections.authorize(tenant.tenantId, dto);
@@ -72,8 +83,9 @@ export class ConnectionsController {
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listConnections', summary: 'List connections (never a token)' })
+  @ApiOperation({ operationId: 'listConnections', summary: 'List connections, oldest first (never a token)' })
   @ApiOkResponse({ type: ConnectionListResponseDto })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'invalid_cursor; validation_failed (details.fields): limit is 1-100' })
   list(@CurrentTenant() tenant: Tenant, @Query() query: ListConnectionsQueryDto): Promise<ConnectionListResponseDto> {
     return this.connections.list(tenant.tenantId, query);
   }

@@ -3,6 +3,13 @@ import { AppError, badRequest, conflict, notFound, unprocessable } from '../comm
 export const providerNotFound = (ref: string) => notFound('auth_provider_not_found', `No auth provider '${ref}'`);
 export const providerSlugTaken = (slug: string) =>
   conflict('auth_provider_slug_taken', `An auth provider with slug '${slug}' already exists`);
+export const tooManyProviders = (limit: number) =>
+  new AppError(
+    403,
+    'too_many_auth_providers',
+    `A tenant has at most ${limit} auth providers; delete one it no longer uses (DELETE /v1/auth-providers/{id}), or change one with PATCH`,
+    { details: { limit } },
+  );
 export const invalidProvider = (why: string) => unprocessable('invalid_auth_provider', `The auth provider is refused: ${why}`);
 export const clientIdTaken = (signIn: string) =>
   conflict(
@@ -52,4 +59,12 @@ export const linksExceeded = (max: number) =>
     'connection_links_exceeded',
     `The tenant has ${max} authorization links waiting to be opened, the most it may: a link is good for 10 minutes, so wait for one to be used or to expire, then ask again`,
     { details: { limit: max } },
+  );
+// Room comes back only as ended connections are deleted (connections.sweeper.ts), so the message says when.
+export const tooManyConnections = (limit: number, retentionDays: number) =>
+  new AppError(
+    403,
+    'too_many_connections',
+    `The tenant has ${limit} connections, the most it may keep (pending, active, expired and revoked alike): revoke those it no longer needs (DELETE /v1/connections/{id}); a revoked, expired or failed connection is deleted ${retentionDays} days after it ended, and a link nobody completed an hour after it expired, which makes room`,
+    { details: { limit } },
   );

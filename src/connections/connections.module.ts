@@ -8,11 +8,20 @@ import { ConnectionTokens } from './connection-tokens.js';
 import { ConnectionsController } from './connections.controller.js';
 import { ConnectionsRepository } from './connections.repository.js';
 import { ConnectionsService } from './connections.service.js';
+import { ConnectionsSweeper } from './connections.sweeper.js';
 import { McpAuthDiscovery } from './mcp-auth-discovery.js';
 
 @Module({
   controllers: [AuthProvidersController, ConnectionsController, ConnectionCallbackController, ClientMetadataController],
-  providers: [AuthProvidersRepository, AuthProvidersService, ConnectionsRepository, ConnectionsService, ConnectionTokens, McpAuthDiscovery],
+  providers: [
+    AuthProvidersRepository,
+    AuthProvidersService,
+    ConnectionsRepository,
+    ConnectionsService,
+    ConnectionsSweeper,
+    ConnectionTokens,
+    McpAuthDiscovery,
+  ],
   exports: [ConnectionTokens, McpAuthDiscovery],
 })
 export class ConnectionsModule {}

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { BudgetsRepository } from '../budgets/budgets.repository.js';
+import { afterCursor, type CursorPosition } from '../common/pagination/cursor.js';
 import { SecretBox } from '../common/secrets/secret-box.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { Connection } from '../generated/prisma/client.js';
+import type { Connection, Prisma } from '../generated/prisma/client.js';
 import type { IssuedTokens } from './provider-client.js';
 
 // A connection as the services see it: its tokens and PKCE verifier opened (never shown to anyone).
@@ -17,6 +19,17 @@ export interface PendingLink {
   returnTo: string | null;
   linkExpiresAt: Date;
 }
+
+// How many rows of a tenant's a new link may find: links waiting (unopened, or opened and waiting for the
+// tenant's app to verify the person), and connections of any status.
+export interface PendingLimits {
+  waiting: number;
+  total: number;
+}
+
+// What createPending answers when the tenant is at one of its PendingLimits.
+export const TOO_MANY_WAITING = Symbol('too many links waiting');
+export const TOO_MANY_CONNECTIONS = Symbol('too many connections');
 
 const REFRESH_LEASE_MS = 30_000;
 const DEAD_LINK_GRACE_MS = 60_000;
@@ -36,38 +49,47 @@ export class ConnectionsRepository {
   constructor(
     private readonly prisma: PrismaService,
     private readonly box: SecretBox,
+    private readonly budgetLocks: BudgetsRepository,
   ) {}
 
-  // A new link, unless the tenant already has `max` links waiting (unopened, or opened and waiting for the
-  // tenant's app to verify the person): null then. Links past their time go first, so what a tenant keeps
-  // of them is bounded however many calls asked for one. Two requests at once may both pass the count.
-  async createPending(tenantId: string, link: PendingLink, max: number): Promise<ConnectionRecord | null> {
-    const now = new Date();
-    // Past its link's expiry (with a minute for an exchange that began just before it) and not waiting on a
-    // verification: such a pending connection can no longer become anything.
-    await this.prisma.connection.deleteMany({
-      where: {
-        tenantId,
-        status: 'pending',
-        linkExpiresAt: { lte: new Date(now.getTime() - DEAD_LINK_GRACE_MS) },
-        OR: [{ verifyExpiresAt: null }, { verifyExpiresAt: { lte: now } }],
-      },
+  // A new link, unless the tenant is at one of its limits. Counted and created under the tenant's row lock:
+  // links asked for at once, on any instance, cannot both take the last place. Links past their time go
+  // first, so what a tenant keeps of them is bounded however many calls asked for one.
+  async createPending(
+    tenantId: string,
+    link: PendingLink,
+    limits: PendingLimits,
+  ): Promise<ConnectionRecord | typeof TOO_MANY_WAITING | typeof TOO_MANY_CONNECTIONS> {
+    const row = await this.budgetLocks.withTenantLocked(tenantId, async (tx) => {
+      const now = new Date();
+      // Past its link's expiry (with a minute for an exchange that began just before it) and not waiting on a
+      // verification: such a pending connection can no longer become anything.
+      await tx.connection.deleteMany({
+        where: {
+          tenantId,
+          status: 'pending',
+          linkExpiresAt: { lte: new Date(now.getTime() - DEAD_LINK_GRACE_MS) },
+          OR: [{ verifyExpiresAt: null }, { verifyExpiresAt: { lte: now } }],
+        },
+      });
+      const waiting = await tx.connection.count({
+        where: { tenantId, status: 'pending', OR: [{ linkExpiresAt: { gt: now } }, { verifyExpiresAt: { gt: now } }] },
+      });
+      if (waiting >= limits.waiting) return TOO_MANY_WAITING;
+      if ((await tx.connection.count({ where: { tenantId } })) >= limits.total) return TOO_MANY_CONNECTIONS;
+      return tx.connection.create({
+        data: {
+          tenantId,
+          ...link,
+          stateHash: new Uint8Array(link.stateHash),
+          codeVerifier: this.box.seal(link.codeVerifier),
+          status: 'pending',
+        },
+        include: { provider: { select: { slug: true } } },
+      });
     });
-    const waiting = await this.prisma.connection.count({
-      where: { tenantId, status: 'pending', OR: [{ linkExpiresAt: { gt: now } }, { verifyExpiresAt: { gt: now } }] },
-    });
-    if (waiting >= max) return null;
-    const row = await this.prisma.connection.create({
-      data: {
-        tenantId,
-        ...link,
-        stateHash: new Uint8Array(link.stateHash),
-        codeVerifier: this.box.seal(link.codeVerifier),
-        status: 'pending',
-      },
-      include: { provider: { select: { slug: true } } },
-    });
-    return this.opened(row);
+    if (row === false) throw new Error(`tenant ${tenantId} not found`);
+    return typeof row === 'symbol' ? row : this.opened(row);
   }
 
   // Takes the link of this state, once: a second use, an expired link or one already decided finds nothing.
@@ -177,15 +199,23 @@ export class ConnectionsRepository {
     });
   }
 
-  list(tenantId: string, filter: { providerId?: string; user?: string }): Promise<ConnectionRecord[]> {
+  // One row more than asked, so the caller knows whether another page exists.
+  listPage(
+    tenantId: string,
+    filter: { providerId?: string; user?: string },
+    limit: number,
+    after: CursorPosition | null,
+  ): Promise<ConnectionRecord[]> {
     return this.prisma.connection.findMany({
       where: {
         tenantId,
         ...(filter.providerId !== undefined && { providerId: filter.providerId }),
         ...(filter.user !== undefined && { user: filter.user }),
+        ...afterCursor(after),
       },
       include: { provider: { select: { slug: true } } },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: limit + 1,
     });
   }
 
@@ -250,6 +280,27 @@ export class ConnectionsRepository {
       where: { id, status: 'active' },
       data: { status: 'expired', accessToken: null, refreshToken: null, refreshingUntil: null },
     });
+  }
+
+  // Of every tenant, at most `limit` connections no call can use again: ended (revoked, expired, or failed,
+  // which is revoked) before `endedBefore`, and pending ones whose link, and verification flow if any, ran
+  // out before `linkBefore`. Never an active one. Answers how many were deleted.
+  async deleteSpent(endedBefore: Date, linkBefore: Date, limit: number): Promise<number> {
+    const spent = {
+      OR: [
+        { status: { in: ['revoked', 'expired'] }, updatedAt: { lt: endedBefore } },
+        {
+          status: 'pending',
+          linkExpiresAt: { lt: linkBefore },
+          OR: [{ verifyExpiresAt: null }, { verifyExpiresAt: { lt: linkBefore } }],
+        },
+      ],
+    } satisfies Prisma.ConnectionWhereInput;
+    const rows = await this.prisma.connection.findMany({ where: spent, select: { id: true }, take: limit });
+    if (rows.length === 0) return 0;
+    // The condition again: a row that changed since it was read stays.
+    const done = await this.prisma.connection.deleteMany({ where: { id: { in: rows.map((row) => row.id) }, ...spent } });
+    return done.count;
   }
 
   async touch(id: string): Promise<void> {

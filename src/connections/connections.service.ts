@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import * as oauth from 'openid-client';
 import type { Tenant } from '../common/auth/auth.decorators.js';
 import { checkEndUser, userAssertionNotAllowed } from '../common/auth/end-user.js';
+import { decodeCursor, toPage } from '../common/pagination/cursor.js';
 import { AuthProvidersService, endpointsMixedUp, isWebUrl } from './auth-providers.service.js';
 import type { ProviderRecord } from './auth-providers.repository.js';
 import {
@@ -14,8 +15,10 @@ import {
   invalidProvider,
   linksExceeded,
   publicUrlRequired,
+  tooManyConnections,
 } from './connections.errors.js';
-import { type ConnectionRecord, ConnectionsRepository } from './connections.repository.js';
+import { type ConnectionRecord, ConnectionsRepository, TOO_MANY_WAITING, TOO_MANY_CONNECTIONS } from './connections.repository.js';
+import { ENDED_RETENTION_DAYS } from './connections.sweeper.js';
 import type {
   AuthorizationLinkDto,
   AuthorizeConnectionDto,
@@ -33,6 +36,12 @@ export const LINK_TTL_MS = 10 * 60_000;
 // Links a tenant may have waiting at once: each call that needs a person's connection makes one (a row with
 // a sealed PKCE verifier), and an agent naming a new end user on every call would otherwise make one each.
 export const LINKS_WAITING_MAX = 1000;
+// Connections a tenant may keep, whatever their status: one per person and provider is active, and each row
+// may hold about 48 KB (two sealed tokens of up to 16 KiB, 4 KiB of scopes). Far above what a tenant's
+// people make, yet it bounds what one tenant adds to the shared database (ended rows go after
+// ENDED_RETENTION_DAYS, connections.sweeper.ts).
+export const CONNECTIONS_MAX = 10_000;
+const DEFAULT_PAGE_SIZE = 20;
 // How long the tenant's app has to confirm a flow (POST /v1/connections/verify).
 export const FLOW_TTL_MS = 10 * 60_000;
 
@@ -98,9 +107,10 @@ export class ConnectionsService {
         returnTo: request.returnTo ?? null,
         linkExpiresAt,
       },
-      LINKS_WAITING_MAX,
+      { waiting: LINKS_WAITING_MAX, total: CONNECTIONS_MAX },
     );
-    if (pending === null) throw linksExceeded(LINKS_WAITING_MAX);
+    if (pending === TOO_MANY_WAITING) throw linksExceeded(LINKS_WAITING_MAX);
+    if (pending === TOO_MANY_CONNECTIONS) throw tooManyConnections(CONNECTIONS_MAX, ENDED_RETENTION_DAYS);
     const url = this.providers.client.authorizationUrl(credentialsOf(request.provider), { redirectUri, scopes, state, codeChallenge });
     return { id: pending.id, authorizationUrl: url.href, expiresAt: linkExpiresAt.toISOString() };
   }
@@ -172,17 +182,17 @@ export class ConnectionsService {
   }
 
   async list(tenantId: string, query: ListConnectionsQueryDto): Promise<ConnectionListResponseDto> {
+    // A forged cursor is refused whatever the filters find.
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     let providerId: string | undefined;
     if (query.provider !== undefined) {
       const provider = await this.providers.findBySlug(tenantId, query.provider).catch(() => null);
-      if (!provider) return { items: [] };
+      if (!provider) return { items: [], nextCursor: null };
       providerId = provider.id;
     }
-    const rows = await this.connections.list(tenantId, {
-      ...(providerId && { providerId }),
-      ...(query.user !== undefined && { user: query.user }),
-    });
-    return { items: rows.map(shown) };
+    const filter = { ...(providerId && { providerId }), ...(query.user !== undefined && { user: query.user }) };
+    return toPage(await this.connections.listPage(tenantId, filter, limit, after), limit, shown);
   }
 
   // Revoked here at once; at the provider too when it has a revocation endpoint (its failure is logged, not

@@ -6,9 +6,9 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { UNIQUE_TAKEN } from '../database/unique-violation.js';
 import { checkEndpoint } from '../execution/net/endpoint-check.js';
 import { safeFetch } from '../execution/net/safe-fetch.js';
-import { AuthProvidersRepository, type ProviderRecord } from './auth-providers.repository.js';
+import { AuthProvidersRepository, MAX_AUTH_PROVIDERS, type ProviderRecord, TOO_MANY } from './auth-providers.repository.js';
 import { CALLBACK_PATH, endpointsMixedUp } from './auth-providers.service.js';
-import { invalidProvider, publicUrlRequired } from './connections.errors.js';
+import { invalidProvider, publicUrlRequired, tooManyProviders } from './connections.errors.js';
 import type { ProviderMetadata, TokenEndpointAuthMethod } from './provider-client.js';
 import { insecureAllowed, policyRefusal, providerFetch } from './provider-fetch.js';
 
@@ -84,6 +84,7 @@ export class McpAuthDiscovery {
       scopes: found.scopes,
       apiHosts: [new URL(serverUrl).host.toLowerCase()],
     });
+    if (created === TOO_MANY) throw tooManyProviders(MAX_AUTH_PROVIDERS);
     if (created !== UNIQUE_TAKEN) return created;
     // Another import of the same server registered at the same time: its provider is the one.
     const other = await this.providers.findBySlug(tenantId, slug);

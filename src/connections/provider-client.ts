@@ -33,6 +33,13 @@ export interface IssuedTokens {
   scopes: string[] | null;
 }
 
+// The most of each token and of the granted scopes a connection keeps. Tokens are stored sealed, one row per
+// person and provider; a provider of the tenant's own choosing may answer up to PROVIDER_MAX_BYTES, and
+// without these a tenant's connections could keep a megabyte each in the database. Real access tokens
+// (JWTs with groups included) are a few KiB.
+export const TOKEN_MAX_CHARS = 16 * 1024;
+export const SCOPE_MAX_CHARS = 4096;
+
 // The OAuth client side of connections, on openid-client: discovery, the authorization URL with PKCE and
 // state, the code exchange (state, iss and PKCE checked by the library), refresh and revocation. Every
 // request goes through providerFetch, under the fetch_url address policy.
@@ -147,6 +154,14 @@ const resourceOf = (provider: ProviderCredentials) =>
   provider.metadata.resource === undefined ? undefined : { resource: provider.metadata.resource };
 
 function issued(tokens: oauth.TokenEndpointResponse & oauth.TokenEndpointResponseHelpers): IssuedTokens {
+  for (const [name, value, max] of [
+    ['access_token', tokens.access_token, TOKEN_MAX_CHARS],
+    ['refresh_token', tokens.refresh_token, TOKEN_MAX_CHARS],
+    ['scope', tokens.scope, SCOPE_MAX_CHARS],
+  ] as const) {
+    if (typeof value === 'string' && value.length > max)
+      throw new Error(`the provider's ${name} is ${value.length} characters, more than the ${max} a connection keeps`);
+  }
   const expiresIn = tokens.expiresIn();
   return {
     accessToken: tokens.access_token,

@@ -14,6 +14,7 @@ import { requestContext } from '../common/logging/request-context.js';
 import { redactText } from '../common/secrets/secret-redaction.js';
 import { endRequestSpan, runInContext, startRequestSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import type { AppConfig } from '../config/app-config.js';
+import { Metrics } from '../metrics/metrics.js';
 import { ConsoleFiles, isConsolePath } from './console-static.js';
 import { type CorsPolicy, corsPolicy } from './cors-policy.js';
 import { DOCS_HEADERS, isDocsPath } from './docs-headers.js';
@@ -21,7 +22,7 @@ import { setupOpenApi } from './openapi.js';
 import { answerParserError } from './parser-errors.js';
 import { applyRequestTimeouts } from './request-timeouts.js';
 import { closeUnusedConnectionsWithIdleOnes } from './unused-connections.js';
-import { capConnections } from './connection-caps.js';
+import { capConnections, type ConnectionCounts } from './connection-caps.js';
 import { closeSlowReaders } from './slow-readers.js';
 import { useUtf8JsonParser, verifyUtf8Body } from './utf8-json-body.js';
 
@@ -81,7 +82,7 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   else configureExpress(app as NestExpressApplication, config, log, consoleFiles, cors);
   applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
   closeUnusedConnectionsWithIdleOnes(app.getHttpServer() as Server);
-  capConnections(
+  const connections = capConnections(
     app.getHttpServer() as Server,
     {
       total: config.transport.maxConnections,
@@ -90,6 +91,7 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
     },
     connectionRefusalLog(log, config.transport),
   );
+  reportConnections(app.get(Metrics), connections);
   closeSlowReaders(app.getHttpServer() as Server, {
     bytesPerSecond: config.transport.minReadBytesPerSecond,
     windowMs: config.transport.readWindowMs,
@@ -296,4 +298,19 @@ function connectionRefusalLog(log: PinoLogger, transport: AppConfig['transport']
     lastAddress = address;
     if (!timer) report();
   };
+}
+
+// A flood shows on /metrics as the open count at its cap and the refusals climbing, by which cap.
+function reportConnections(metrics: Metrics, connections: ConnectionCounts): void {
+  metrics.gauge(
+    'toolgate_http_open_connections',
+    'Client connections open on the service port (HTTP_MAX_CONNECTIONS at most)',
+    () => connections.open,
+  );
+  metrics.labelledCounter(
+    'toolgate_http_connections_refused_total',
+    'Connections closed as they were accepted, by reason: total (HTTP_MAX_CONNECTIONS) or per_address (HTTP_MAX_CONNECTIONS_PER_ADDRESS)',
+    'reason',
+    () => connections.refused,
+  );
 }

@@ -19,14 +19,20 @@ export interface ConnectionCaps {
 
 export type ConnectionRefusal = 'total' | 'per_address';
 
+// What the caps see, kept as plain numbers and read when /metrics is scraped.
+export interface ConnectionCounts {
+  readonly open: number;
+  readonly refused: Readonly<Record<ConnectionRefusal, number>>;
+}
+
 export function capConnections(
   server: Server,
   caps: ConnectionCaps,
   onRefused: (reason: ConnectionRefusal, address: string) => void,
-): void {
+): ConnectionCounts {
   const perAddress = new Map<string, number>();
   const firstByteDeadline = new WeakMap<Socket, NodeJS.Timeout>();
-  let open = 0;
+  const counts = { open: 0, refused: { total: 0, per_address: 0 } };
   const started = (socket: Socket) => {
     clearTimeout(firstByteDeadline.get(socket));
     firstByteDeadline.delete(socket);
@@ -37,13 +43,14 @@ export function capConnections(
     const address = clientAddress(socket.remoteAddress);
     const fromAddress = perAddress.get(address) ?? 0;
     const refusal: ConnectionRefusal | null =
-      open >= caps.total ? 'total' : caps.perAddress > 0 && fromAddress >= caps.perAddress ? 'per_address' : null;
+      counts.open >= caps.total ? 'total' : caps.perAddress > 0 && fromAddress >= caps.perAddress ? 'per_address' : null;
     if (refusal) {
       socket.destroy();
+      counts.refused[refusal]++;
       onRefused(refusal, address);
       return;
     }
-    open++;
+    counts.open++;
     perAddress.set(address, fromAddress + 1);
     firstByteDeadline.set(
       socket,
@@ -51,12 +58,13 @@ export function capConnections(
     );
     socket.once('close', () => {
       started(socket);
-      open--;
+      counts.open--;
       const left = (perAddress.get(address) ?? 1) - 1;
       if (left === 0) perAddress.delete(address);
       else perAddress.set(address, left);
     });
   });
+  return counts;
 }
 
 // One client, one key: an IPv4 client on a dual-stack socket is seen as ::ffff:a.b.c.d.

@@ -120,10 +120,12 @@ export class McpSdkFallback {
     // Task-augmented (params.task, revision 2025-11-25): the call runs or parks as any call does, then the
     // client gets a task to poll for its result (TaskAwareServer). Earlier revisions have no tasks.
     if (capabilities.tasks) {
-      server.answerTasksWith(async (result, name) =>
-        this.unexpectedLogged(
-          this.tasks.createLegacy(taskCaller(caller), result as CallToolResult, await this.toolCalls.resultShape(caller, name)),
-        ),
+      server.answerTasksWith(
+        async (result, name) =>
+          this.unexpectedLogged(
+            this.tasks.createLegacy(taskCaller(caller), result as CallToolResult, await this.toolCalls.resultShape(caller, name)),
+          ),
+        () => this.unexpectedLogged(this.tasks.assertRoomForResult(caller.tenantId)),
       );
     }
     // The SDK handles the result as objects (it checks and copies them), so a result written as JSON text is parsed here.

@@ -38,9 +38,12 @@ const isTaskMetadata = (task: unknown): boolean =>
 // params.task that is not the revision's { ttl? } is left in place, for the SDK to refuse as invalid params.
 export class TaskAwareServer extends Server {
   private answerAsTask?: AnswerAsTask;
+  private beforeTask?: () => Promise<void>;
 
-  answerTasksWith(answerAsTask: AnswerAsTask): void {
+  // `beforeTask`: runs before a call asked to run as a task; what it throws answers the call, which never runs.
+  answerTasksWith(answerAsTask: AnswerAsTask, beforeTask?: () => Promise<void>): void {
     this.answerAsTask = answerAsTask;
+    this.beforeTask = beforeTask;
   }
 
   protected override _wrapHandler(method: string, handler: Handler): Handler {
@@ -49,6 +52,7 @@ export class TaskAwareServer extends Server {
     return async (request, ctx) => {
       const { task, ...params } = request.params ?? {};
       if (task === undefined || !isTaskMetadata(task)) return checked(request, ctx);
+      if (this.answerAsTask !== undefined) await this.beforeTask?.();
       const result = await checked({ ...request, params }, ctx);
       // A revision before 2025-11-25 has no tasks (nor tasks/get to poll one): its call is answered plainly.
       return this.answerAsTask === undefined ? result : this.answerAsTask(result, String(params.name));

@@ -15,6 +15,8 @@ export interface NewTask {
   status: TaskRowStatus;
   shape: Prisma.InputJsonObject;
   result: Prisma.InputJsonObject | null;
+  // The result's size as JSON text (counted in the tenant's storedAnswerBytes).
+  resultBytes?: number;
   expiresAt: Date;
 }
 
@@ -25,10 +27,11 @@ export type TaskWithCall = McpTask & { call: ParkedCall | null };
 export class McpTasksRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async create(owner: TaskOwner, task: NewTask): Promise<McpTask> {
+  // `tx`: within a transaction that holds the tenant's row lock (a result kept within storedAnswerBytes).
+  async create(owner: TaskOwner, task: NewTask, tx: Prisma.TransactionClient | PrismaService = this.prisma): Promise<McpTask> {
     const now = new Date();
     const { result, ...rest } = task;
-    return this.prisma.mcpTask.create({ data: { ...owner, ...rest, ...(result ? { result } : {}), createdAt: now, updatedAt: now } });
+    return tx.mcpTask.create({ data: { ...owner, ...rest, ...(result ? { result } : {}), createdAt: now, updatedAt: now } });
   }
 
   // The task of a parked call, when the same key asked for it before (a tools/call replayed by its

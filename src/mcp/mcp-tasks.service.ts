@@ -4,9 +4,13 @@ import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@ne
 import type { JSONRPCRequest, Result, Server, ServerContext } from '@modelcontextprotocol/server';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ApprovalsService } from '../calls/approvals.service.js';
+import { type AnswerRoom, notKeptMessage, StoredAnswers } from '../budgets/stored-answers.js';
+import { describeBytes } from '../common/format/describe-bytes.js';
+import { CallAdmission } from '../budgets/call-admission.js';
+import { AppError } from '../common/errors/app-error.js';
 import type { InvocationResultDto, PendingApprovalDto } from '../tools/dto/tool.dto.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { fromInvocation, PENDING_APPROVAL_META, type ResultShape } from './mcp-tool-results.js';
+import { fromInvocation, INVOCATION_ID_META, notKeptResult, PENDING_APPROVAL_META, type ResultShape } from './mcp-tool-results.js';
 import { McpTasksRepository, type TaskOwner, type TaskWithCall } from './mcp-tasks.repository.js';
 import { legacyStatus, legacyTask, modernTask, parseCursor, type TaskState } from './mcp-task-shapes.js';
 
@@ -64,6 +68,8 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly tasks: McpTasksRepository,
     private readonly approvals: ApprovalsService,
+    private readonly storedAnswers: StoredAnswers,
+    private readonly admission: CallAdmission,
   ) {}
 
   onModuleInit(): void {
@@ -81,6 +87,17 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
     const task = await this.taskFor(caller, result, shape);
     const text = result.content[0]?.type === 'text' ? result.content[0].text : undefined;
     return { task: legacyTask(task, this.state(task)), ...(text !== undefined ? { _meta: { [IMMEDIATE_RESPONSE_META]: text } } : {}) };
+  }
+
+  // 2025-11-25, before a task-augmented tools/call runs: a task keeps its result for RETAINED_MS, so while the
+  // tenant's stored answers fill storedAnswerBytes the call is refused (it does not run), as a keyed call is.
+  async assertRoomForResult(tenantId: string): Promise<void> {
+    const full = await this.storedAnswers.full(tenantId);
+    if (!full) return;
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `The call did not run: a task keeps its result for an hour, and the tenant's stored answers (${describeBytes(full.stored)}) fill its storedAnswerBytes budget of ${describeBytes(full.budget)}. Call without params.task, or wait for stored answers to expire.`,
+    );
   }
 
   // 2026-07-28, a tools/call from a client that declared the extension: a task when the call parked, else
@@ -146,9 +163,16 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
       );
     }
     this.waiting.set(caller.apiKeyId, waiting + 1);
+    let release: (() => void) | undefined;
     try {
+      // A waiting tasks/result is a call in progress: it holds a concurrentCalls place, so what a tenant's
+      // waiters answer at once (each the call's whole result) stays within what its budgets allow.
+      release = await this.admission.admit(caller.tenantId).catch((error: unknown) => {
+        throw error instanceof AppError ? new McpError(ErrorCode.InvalidRequest, error.message) : error;
+      });
       return await this.waitForResult(caller, taskId, AbortSignal.any([signal, this.stopping.signal]));
     } finally {
+      release?.();
       const left = (this.waiting.get(caller.apiKeyId) ?? 1) - 1;
       if (left === 0) this.waiting.delete(caller.apiKeyId);
       else this.waiting.set(caller.apiKeyId, left);
@@ -249,15 +273,27 @@ export class McpTasks implements OnModuleInit, OnModuleDestroy {
         }));
       return (await this.tasks.find(owner, task.id)) ?? { ...task, call: null };
     }
+    // The result is kept for RETAINED_MS within the tenant's storedAnswerBytes; one that does not fit is kept
+    // as an error result saying so (the call ran once; its audit row has what it did).
     const expiresAt = new Date(Date.now() + RETAINED_MS);
-    const task = await this.tasks.create(owner, {
-      id,
-      invocationId: null,
-      status: 'done',
-      shape: kept,
-      result: result as unknown as Prisma.InputJsonObject,
-      expiresAt,
+    const bytes = Buffer.byteLength(JSON.stringify(result));
+    const task = await this.storedAnswers.keep(caller.tenantId, bytes, (tx, room) => {
+      const stored = room.fits ? result : notKept(result, shape, bytes, room);
+      return this.tasks.create(
+        owner,
+        {
+          id,
+          invocationId: null,
+          status: 'done',
+          shape: kept,
+          result: stored as unknown as Prisma.InputJsonObject,
+          resultBytes: room.fits ? bytes : Buffer.byteLength(JSON.stringify(stored)),
+          expiresAt,
+        },
+        tx,
+      );
     });
+    if (task === false) throw notFound();
     return { ...task, call: null };
   }
 
@@ -314,3 +350,11 @@ const ownerOf = (caller: TaskCaller): TaskOwner => ({ tenantId: caller.tenantId,
 // The pending approval a call answered, if it parked (mcp-tool-results.ts puts it in _meta).
 const pendingOf = (result: CallToolResult): PendingApprovalDto | undefined =>
   result._meta?.[PENDING_APPROVAL_META] as PendingApprovalDto | undefined;
+
+// The result a task keeps when the call's own did not fit in the tenant's storedAnswerBytes.
+function notKept(result: CallToolResult, shape: ResultShape, bytes: number, room: AnswerRoom): CallToolResult {
+  const id = result._meta?.[INVOCATION_ID_META];
+  const invocationId = typeof id === 'string' ? id : 'unknown';
+  const message = notKeptMessage({ status: result.isError ? 'error' : 'ok', invocationId }, bytes, room);
+  return notKeptResult(message, invocationId, shape.outputSchema);
+}

@@ -91,6 +91,13 @@ export function fromRefusal(error: AppError, outputSchema: boolean): CallToolRes
   return errorResult(error.message, detail, {}, outputSchema);
 }
 
+// What an MCP task keeps in place of a result that did not fit in the tenant's storedAnswerBytes: an error
+// result with the message, of the same shape as any other.
+export function notKeptResult(message: string, invocationId: string, outputSchema: boolean): CallToolResult {
+  const detail = { status: 'error', error: { code: 'tenant_budget_exceeded', message } };
+  return errorResult(message, detail, { [INVOCATION_ID_META]: invocationId }, outputSchema);
+}
+
 // The detail is in _meta always, and also structuredContent when no output schema says what that holds
 // (SDK clients check structuredContent against the schema even on an error result).
 function errorResult(

@@ -255,6 +255,20 @@ export class Metrics {
     });
   }
 
+  // Counters its owner keeps by one label of a few fixed values (refusals by reason), copied when scraped.
+  labelledCounter<V extends string>(name: string, help: string, labelName: string, read: () => Readonly<Record<V, number>>): void {
+    new Counter({
+      name,
+      help,
+      labelNames: [labelName],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [value, count] of Object.entries<number>(read())) this.inc({ [labelName]: value }, count);
+      },
+    });
+  }
+
   // A cache by a fixed name (e.g. api_keys): its own hit and miss counters are read when scraped.
   cache(name: string, counters: CacheCounters): void {
     this.caches.set(name, counters);

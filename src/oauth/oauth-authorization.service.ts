@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Tenant } from '../common/auth/auth.decorators.js';
 import { mcpResourceOf, mcpResourceOfUrl, serviceBaseOf } from '../common/auth/oauth-resource.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -15,14 +15,14 @@ import {
   oauthRequestDecided,
   oauthRequestExpired,
   oauthRequestNotFound,
+  tooManyConsents,
 } from './oauth.errors.js';
-import { OAuthRepository } from './oauth.repository.js';
+import { ALREADY_DECIDED, MAX_LIVE_CONSENTS, OAuthRepository, TOO_MANY_CONSENTS } from './oauth.repository.js';
 
 export const OAUTH_SCOPES = ['mcp'];
 // A person has this long to decide; a code this long to be exchanged.
 const REQUEST_TTL_MS = 10 * 60_000;
 export const CODE_TTL_MS = 60_000;
-const REQUEST_RETENTION_MS = 86_400_000;
 // How long a consent lasts when the person did not say.
 export const DEFAULT_CONSENT_MS = 30 * 86_400_000;
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -35,7 +35,6 @@ type Params = Record<string, unknown>;
 // decision answers where to send the browser back (with a code, or access_denied).
 @Injectable()
 export class OAuthAuthorizationService {
-  private readonly logger = new Logger('OAuth');
   private readonly external: boolean;
 
   constructor(
@@ -77,10 +76,6 @@ export class OAuthAuthorizationService {
         state: state ?? null,
         ...request,
         expiresAt: new Date(Date.now() + REQUEST_TTL_MS),
-      });
-      // Requests (and the hashes of their codes) are kept a day past their end, for replay detection, then dropped.
-      this.requests.deleteExpiredRequests(new Date(Date.now() - REQUEST_RETENTION_MS)).catch((error: unknown) => {
-        this.logger.warn(`could not drop expired authorization requests: ${String(error)}`);
       });
       return `${base}/console/oauth/consent?request=${id}`;
     } catch (error) {
@@ -147,8 +142,8 @@ export class OAuthAuthorizationService {
   async decide(tenant: Tenant, requestId: string, decision: OAuthDecisionDto): Promise<OAuthDecisionResponseDto> {
     const { request } = await this.pending(tenant, requestId);
     const iss = serviceBaseOf(request.resource);
-    if (!(await this.requests.markDecided(request.id, new Date()))) throw oauthRequestDecided(requestId);
     if (!decision.approve) {
+      if (!(await this.requests.markDecided(request.id, new Date()))) throw oauthRequestDecided(requestId);
       return {
         redirectTo: withParams(request.redirectUri, {
           error: 'access_denied',
@@ -158,7 +153,7 @@ export class OAuthAuthorizationService {
         }),
       };
     }
-    const grant = await this.requests.createGrant({
+    const grant = await this.requests.approve(request.id, new Date(), {
       tenantId: tenant.tenantId,
       projectId: request.projectId,
       clientId: request.clientId,
@@ -170,6 +165,9 @@ export class OAuthAuthorizationService {
       decidedByRole: tenant.role,
       expiresAt: consentEnds(decision.expiresIn, tenant.expiresAt),
     });
+    if (grant === ALREADY_DECIDED) throw oauthRequestDecided(requestId);
+    if (grant === TOO_MANY_CONSENTS) throw tooManyConsents(MAX_LIVE_CONSENTS);
+    if (grant === false) throw oauthRequestNotFound(requestId);
     const code = `tgc_${randomBytes(32).toString('hex')}`;
     await this.requests.attachCode(request.id, new Uint8Array(hashApiKey(code)), grant.id);
     return { redirectTo: withParams(request.redirectUri, { code, state: request.state ?? undefined, iss }) };

@@ -1,10 +1,20 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiConflictResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AllowRoles, CurrentTenant, TenantAuth, type Tenant } from '../common/auth/auth.decorators.js';
 import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { NO_STORE_HEADER, NoStore } from '../common/http/no-store.js';
 import { OAuthDecisionDto, OAuthDecisionResponseDto, OAuthRequestViewDto } from './dto/oauth.dto.js';
 import { OAuthAuthorizationService } from './oauth-authorization.service.js';
+import { MAX_LIVE_CONSENTS } from './oauth.repository.js';
 
 const REQUEST_ID = { name: 'requestId', format: 'uuid', description: 'The authorization request, from the consent page URL' };
 
@@ -45,6 +55,10 @@ export class OAuthRequestsController {
     type: OAuthDecisionResponseDto,
     headers: NO_STORE_HEADER,
     description: 'redirectTo carries the one-time code (approved) or error=access_denied',
+  })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: `forbidden, forbidden_for_role (as on every tenant route); too_many_oauth_consents: the tenant has ${MAX_LIVE_CONSENTS} live OAuth consents, the most it may have, and the request stays pending (details: limit)`,
   })
   decide(
     @CurrentTenant() tenant: Tenant,

@@ -20,8 +20,6 @@ import { OAuthRepository } from './oauth.repository.js';
 type Params = Record<string, unknown>;
 
 const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
-// A registered client with no live consent is forgotten this long after it registered.
-const STALE_CLIENT_MS = 7 * 86_400_000;
 
 export interface TokenAnswer {
   access_token: string;
@@ -71,9 +69,6 @@ export class OAuthTokensService {
     const id = `tgc_${randomBytes(16).toString('hex')}`;
     const name = clientName(metadata.client_name, new URL(redirectUris[0]).host || 'an unnamed client');
     await this.oauth.createClient(id, name, redirectUris);
-    this.oauth.deleteStaleClients(new Date(Date.now() - STALE_CLIENT_MS)).catch((error: unknown) => {
-      this.logger.warn(`could not drop stale OAuth clients: ${String(error)}`);
-    });
     // Public clients only: whatever method was asked for, the answer says none (RFC 7591 3.2.1 lets the server choose).
     return {
       client_id: id,

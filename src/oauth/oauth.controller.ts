@@ -119,6 +119,12 @@ export class OAuthController {
     description:
       'invalid_request, invalid_grant (a code used twice revokes what it issued; a code or refresh token minted under another issuer URL is refused and left usable there), unsupported_grant_type, invalid_target',
   })
+  @ApiResponse({
+    status: 429,
+    type: ErrorResponseDto,
+    description:
+      'rate_limited: more than RATE_LIMIT_SIGN_IN token requests from this address in the window (a count apart from registrations)',
+  })
   @ApiResponse({ status: 404, schema: OAUTH_ERROR, description: 'oauth_external_issuer' })
   async token(
     @CurrentOrigin() origin: RequestOrigin,
@@ -126,6 +132,7 @@ export class OAuthController {
     @RawHttpExchange() exchange: HttpExchange,
     @Res() _reply: unknown,
   ): Promise<void> {
+    await this.limiter.chargeTokenRequest(origin.address);
     await answer(exchange, 200, () => this.tokens.token(this.base(origin), body ?? {}));
   }
 

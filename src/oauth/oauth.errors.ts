@@ -1,4 +1,4 @@
-import { AppError, conflict, notFound } from '../common/errors/app-error.js';
+import { AppError, conflict, forbidden, notFound } from '../common/errors/app-error.js';
 
 // The protocol endpoints (token, registration, revocation, and the authorization endpoint before it can
 // redirect) answer in OAuth's own error shape, {error, error_description} (RFC 6749 5.2, RFC 7591 3.2.2),
@@ -53,3 +53,9 @@ export const oauthRequestDecided = (requestId: string) =>
   conflict('oauth_request_decided', `The authorization request '${requestId}' was already decided; the client must start a new one`);
 export const oauthRequestExpired = (requestId: string) =>
   new AppError(410, 'oauth_request_expired', `The authorization request '${requestId}' expired; the client must start a new one`);
+export const tooManyConsents = (limit: number) =>
+  forbidden(
+    'too_many_oauth_consents',
+    `The tenant has ${limit} live OAuth consents, the most it may have; end those of clients it no longer uses (revoking a client's token in the API key listing, DELETE /v1/api-keys/{keyId}, ends its consent), then approve this request again`,
+    { limit },
+  );

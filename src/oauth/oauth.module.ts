@@ -12,6 +12,7 @@ import { OAuthTokensService } from './oauth-tokens.service.js';
 import { OAuthWellKnownController } from './oauth-well-known.controller.js';
 import { OAuthController } from './oauth.controller.js';
 import { OAuthRepository } from './oauth.repository.js';
+import { OAuthSweep } from './oauth.sweep.js';
 
 // MCP sign-in: each project's MCP URL is an OAuth 2.1 protected resource, and the service its authorization
 // server (or it trusts OAUTH_ISSUER's tokens instead). Global for the one thing the global AuthGuard asks
@@ -25,6 +26,7 @@ import { OAuthRepository } from './oauth.repository.js';
     ClientMetadataDocuments,
     OAuthAuthorizationService,
     OAuthTokensService,
+    OAuthSweep,
     ExternalTokenVerifier,
     {
       provide: EXTERNAL_TOKENS,

@@ -1,7 +1,18 @@
 import { Injectable } from '@nestjs/common';
+import { BudgetsRepository } from '../budgets/budgets.repository.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { isUuid } from '../common/validation/is-uuid.js';
 import type { OAuthGrant, OAuthRefreshToken, OAuthRequest } from '../generated/prisma/client.js';
+
+// Live consents (not revoked, not expired) one tenant may hold. Each holds an access token, a refresh token
+// and the token rows its refreshes retire, and lasts up to a year: without a count, a tenant's people (or a
+// script with one of its keys) could consent at the sign-in rate for as long as they liked. People who sign
+// the same client in again make a consent each time, hence a figure well past the keys'.
+export const MAX_LIVE_CONSENTS = 10_000;
+
+// What approve answers when the request was decided meanwhile, or the tenant has its MAX_LIVE_CONSENTS.
+export const ALREADY_DECIDED = Symbol('already decided');
+export const TOO_MANY_CONSENTS = Symbol('too many consents');
 
 export interface NewOAuthRequest {
   id: string;
@@ -32,17 +43,25 @@ export interface NewOAuthGrant {
 
 @Injectable()
 export class OAuthRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly budgetLocks: BudgetsRepository,
+  ) {}
 
   createClient(id: string, name: string, redirectUris: string[]): Promise<unknown> {
     return this.prisma.oAuthClient.create({ data: { id, name, redirectUris } });
   }
 
-  // Registered clients that hold no live consent are forgotten a while after registering, so the table
-  // does not keep every registration ever made (a forgotten client registers again, as MCP clients do).
-  async deleteStaleClients(registeredBefore: Date): Promise<void> {
-    await this.prisma.$executeRaw`DELETE FROM oauth_clients c WHERE c.created_at < ${registeredBefore}
-      AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id AND g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > now()))`;
+  // Registered clients are forgotten, so the table does not keep every registration ever made (a forgotten
+  // client registers again, as MCP clients do): one nobody consented to once it registered before
+  // `unusedBefore`, one whose consents have all ended once it registered before `endedBefore`. Nothing
+  // counts registrations, so a flood of them cannot stop an honest client registering. At most `limit`.
+  deleteStaleClients(unusedBefore: Date, endedBefore: Date, limit: number): Promise<number> {
+    return this.prisma.$executeRaw`DELETE FROM oauth_clients WHERE id IN (
+      SELECT c.id FROM oauth_clients c WHERE c.created_at < ${unusedBefore} AND NOT EXISTS (
+        SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id
+          AND (c.created_at >= ${endedBefore} OR (g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > now()))))
+      LIMIT ${limit})`;
   }
 
   findClient(id: string) {
@@ -78,8 +97,33 @@ export class OAuthRepository {
     return count === 1;
   }
 
-  createGrant(grant: NewOAuthGrant): Promise<OAuthGrant> {
-    return this.prisma.oAuthGrant.create({ data: grant });
+  // Decides the request and records the consent under the tenant's row lock, the live consents counted
+  // first: two decisions at once, on any instance, cannot both take the last place, and a refused one leaves
+  // the request pending. False when there is no such tenant.
+  approve(
+    requestId: string,
+    at: Date,
+    grant: NewOAuthGrant,
+  ): Promise<OAuthGrant | typeof ALREADY_DECIDED | typeof TOO_MANY_CONSENTS | false> {
+    return this.budgetLocks.withTenantLocked(grant.tenantId, async (tx) => {
+      const live = await tx.oAuthGrant.count({
+        where: { tenantId: grant.tenantId, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: at } }] },
+      });
+      if (live >= MAX_LIVE_CONSENTS) return TOO_MANY_CONSENTS;
+      const { count } = await tx.oAuthRequest.updateMany({ where: { id: requestId, decidedAt: null }, data: { decidedAt: at } });
+      if (count !== 1) return ALREADY_DECIDED;
+      return tx.oAuthGrant.create({ data: grant });
+    });
+  }
+
+  // Consents that ended (revoked or expired) before `endedBefore` and whose access tokens are all gone (the
+  // keys' sweep deletes them, keeping any whose parked call awaits a decision); their refresh tokens go with
+  // them. At most `limit`.
+  deleteEndedGrants(endedBefore: Date, limit: number): Promise<number> {
+    return this.prisma.$executeRaw`DELETE FROM oauth_grants WHERE id IN (
+      SELECT g.id FROM oauth_grants g WHERE least(g.revoked_at, g.expires_at) < ${endedBefore}
+        AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.oauth_grant_id = g.id)
+      LIMIT ${limit})`;
   }
 
   findGrant(id: string): Promise<OAuthGrant | null> {
@@ -108,7 +152,15 @@ export class OAuthRepository {
     return (await this.prisma.tenant.findUnique({ where: { id: tenantId }, select: { name: true } }))?.name ?? null;
   }
 
-  async deleteExpiredRequests(before: Date): Promise<void> {
-    await this.prisma.oAuthRequest.deleteMany({ where: { expiresAt: { lt: before } } });
+  // Authorization requests (and the hashes of their codes) that expired before `before`. At most `limit`.
+  deleteExpiredRequests(before: Date, limit: number): Promise<number> {
+    return this.prisma.$executeRaw`DELETE FROM oauth_requests WHERE id IN (
+      SELECT id FROM oauth_requests WHERE expires_at < ${before} LIMIT ${limit})`;
+  }
+
+  // Refresh tokens used or expired before `before`. At most `limit`.
+  deleteSpentRefreshTokens(before: Date, limit: number): Promise<number> {
+    return this.prisma.$executeRaw`DELETE FROM oauth_refresh_tokens WHERE id IN (
+      SELECT id FROM oauth_refresh_tokens WHERE used_at < ${before} OR expires_at < ${before} LIMIT ${limit})`;
   }
 }

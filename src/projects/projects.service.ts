@@ -20,7 +20,6 @@ import {
 import { ProjectAccess } from './project-access.js';
 import { ProjectsRepository } from './projects.repository.js';
 import { BudgetsRepository } from '../budgets/budgets.repository.js';
-import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
 import { tenantNotFound } from '../tenants/tenants.errors.js';
 import { TenantBudgets } from '../budgets/tenant-budgets.js';
 
@@ -54,17 +53,9 @@ export class ProjectsService {
     };
     // Counted and created under the tenant's row lock: two instances cannot both make the last one allowed.
     const project = await this.budgetLocks.withTenantLocked(tenantId, async (tx, overrides) => {
-      const max = this.budgets.merge(overrides).maxProjects;
       const count = await this.projects.countLocked(tx, tenantId);
-      if (count >= max)
-        return tenantBudgetExceeded(
-          'maxProjects',
-          max,
-          count,
-          1,
-          'Delete a project the tenant no longer needs, or ask the operator for a larger budget.',
-        );
-      return this.projects.createLocked(tx, tenantId, fields);
+      const advice = 'Delete a project the tenant no longer needs, or ask the operator for a larger budget.';
+      return this.budgets.refusalForOneMore(overrides, 'maxProjects', count, advice) ?? this.projects.createLocked(tx, tenantId, fields);
     });
     if (project instanceof AppError) throw project;
     // The tenant itself was deleted while this request ran.

@@ -17,12 +17,16 @@ interface Bucket {
 // a tool call that spawns a process also counts in the tighter `commands`, charged by the tool-call path
 // once it knows the tool, whichever channel (REST or MCP) the call came through. The OAuth sign-in routes
 // have no tenant yet (a client registering itself, a browser sent to authorize): they count per client
-// address in `sign-in`, so nobody can fill the client table or the request table from one machine.
+// address in `sign-in`, so nobody can fill the client table or the request table from one machine. Token
+// requests (each exchange or refresh writes an access token and a refresh token) count per address too,
+// with the same figure but a count of their own: a hosted client refreshing for many people from one
+// address does not use up what its registrations and their authorization requests may take.
 @Injectable()
 export class TenantRateLimiter implements OnApplicationShutdown {
   private readonly requests: Bucket;
   private readonly commands: Bucket;
   private readonly signIn: Bucket;
+  private readonly tokens: Bucket;
   private readonly windowMs: number;
   private readonly onStoreError: 'deny' | 'allow';
   private readonly storeTimeoutMs: number;
@@ -40,6 +44,8 @@ export class TenantRateLimiter implements OnApplicationShutdown {
       what: 'OAuth registrations and authorization requests',
       whose: 'this address',
     };
+    // Named `sign-in` too (its refusals count under that label), its counters kept apart by their key.
+    this.tokens = { name: 'sign-in', limit: config.rateLimit.signIn, what: 'OAuth token requests', whose: 'this address' };
     this.windowMs = config.rateLimit.windowMs;
     this.onStoreError = config.rateLimit.onStoreError;
     this.storeTimeoutMs = config.rateLimit.storeTimeoutMs;
@@ -62,6 +68,10 @@ export class TenantRateLimiter implements OnApplicationShutdown {
 
   chargeSignIn(clientAddress: string): Promise<void> {
     return this.charge(this.signIn, clientAddress);
+  }
+
+  chargeTokenRequest(clientAddress: string): Promise<void> {
+    return this.charge(this.tokens, `token:${clientAddress}`);
   }
 
   onApplicationShutdown(): Promise<void> {

@@ -1,4 +1,4 @@
-import { SKILL_TOOL_MAX_TIMEOUT_MS } from './skills.limits.js';
+import { SKILL_MAX_TOOLS, SKILL_TOOL_MAX_TIMEOUT_MS } from './skills.limits.js';
 
 const TOOL_NAME = { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$', description: 'What model providers accept: ^[a-zA-Z0-9_-]{1,64}$' };
 const HEADERS = {
@@ -71,7 +71,7 @@ export const SKILL_BODY_SCHEMA = {
     tools: {
       type: 'array',
       minItems: 1,
-      maxItems: 128,
+      maxItems: SKILL_MAX_TOOLS,
       items: {
         type: 'object',
         properties: {

@@ -173,17 +173,20 @@ export class SkillsRepository {
     await this.prisma.skill.updateMany({ where: { id: skillId, tenantId }, data: { sourceCheckedAt: new Date() } });
   }
 
-  // Runs `work` in a transaction that holds the project's row lock.
+  // Runs `work` in a transaction that holds the project's row lock: its own, or `within` (one that holds the
+  // tenant's budget lock already: the tenant's row is always locked before its project's).
   async withLockedProject<T>(
     tenantId: string,
     projectId: string,
     work: (project: LockedProject) => Promise<T>,
+    within?: Tx,
   ): Promise<T | typeof NO_PROJECT> {
     if (!isUuid(projectId)) return NO_PROJECT;
-    return this.prisma.$transaction(async (tx) => {
+    const locked = async (tx: Tx) => {
       if (!(await this.lockProject(tenantId, projectId, tx))) return NO_PROJECT;
       return work(this.locked(tenantId, projectId, tx));
-    });
+    };
+    return within ? locked(within) : this.prisma.$transaction(locked);
   }
 
   // Seals what is stored in clear (rows from before sealing, or executor URLs stored before they were sealed)

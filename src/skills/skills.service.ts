@@ -10,7 +10,6 @@ import { WORKER_POOL, type WorkerPool } from '../common/worker-pool/worker-pool.
 import type { SkillWorkerTasks } from './executors/skill-worker-tasks.js';
 import { BudgetsRepository } from '../budgets/budgets.repository.js';
 import { TenantBudgets } from '../budgets/tenant-budgets.js';
-import { tenantBudgetExceeded } from '../budgets/budgets.errors.js';
 import { tenantNotFound } from '../tenants/tenants.errors.js';
 import { SKILL_MAX_BYTES, SKILL_REGISTRATIONS_WAITING } from './skills.limits.js';
 import { TenantTurns } from './tenant-turns.js';
@@ -71,17 +70,12 @@ export class SkillsService {
       const tools = await this.vetted(tenantId, parsed, stored);
       const signingSecret = `tgs_${randomBytes(32).toString('hex')}`;
       const skill = await this.budgetLocks.withTenantLocked(tenantId, async (tx, overrides) => {
-        const max = this.budgets.merge(overrides).maxSkills;
         const count = await tx.skill.count({ where: { tenantId } });
-        if (count >= max)
-          return tenantBudgetExceeded(
-            'maxSkills',
-            max,
-            count,
-            1,
-            'Delete a skill the tenant no longer needs, or ask the operator for a larger budget.',
-          );
-        return this.repository.create(tenantId, stored, signingSecret, flaggedAtImport(parsed.tools), tx);
+        const advice = 'Delete a skill the tenant no longer needs, or ask the operator for a larger budget.';
+        return (
+          this.budgets.refusalForOneMore(overrides, 'maxSkills', count, advice) ??
+          this.repository.create(tenantId, stored, signingSecret, flaggedAtImport(parsed.tools), tx)
+        );
       });
       if (skill instanceof AppError) throw skill;
       if (skill === false) throw tenantNotFound(tenantId);

@@ -3,6 +3,7 @@ import {
   ApiBadRequestResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
+  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -25,6 +26,7 @@ import {
   UpdateTenantDto,
 } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { TOO_MANY_KEYS_DESCRIPTION } from './api-keys.controller.js';
 import { TenantsService } from './tenants.service.js';
 
 @ApiTags('admin')
@@ -93,6 +95,10 @@ export class AdminTenantsController {
   @NoStore()
   @ApiCreatedResponse({ type: CreatedApiKeyResponseDto, description: 'The full key is in this answer only', headers: NO_STORE_HEADER })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'tenant_not_found' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: `A tenant API key was sent to an admin route; ${TOO_MANY_KEYS_DESCRIPTION}`,
+  })
   async issueKey(@Param('tenantId') tenantId: string, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
     return this.tenants.issueKey(tenantId, dto);
   }

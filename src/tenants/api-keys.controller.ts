@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/co
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
+  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -15,6 +16,9 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto.js';
 import { NO_STORE_HEADER, NoStore } from '../common/http/no-store.js';
 import { ApiKeyListResponseDto, CreateApiKeyDto, CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { MAX_LIVE_API_KEYS } from './api-keys.repository.js';
+
+export const TOO_MANY_KEYS_DESCRIPTION = `too_many_api_keys: the tenant has ${MAX_LIVE_API_KEYS} live API keys, the most it may have (details: limit)`;
 
 @ApiTags('api-keys')
 @TenantAuth()
@@ -39,6 +43,10 @@ export class ApiKeysController {
     description: 'invalid_key_grant: a role, projectIds, tools or expiresAt that do not go together',
   })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'project_not_found: a projectIds entry is not one of the tenant’s projects' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description: `forbidden, forbidden_for_role (as on every tenant route); ${TOO_MANY_KEYS_DESCRIPTION}`,
+  })
   async create(@CurrentTenant() tenant: Tenant, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponseDto> {
     return this.apiKeys.issueAsAsked(tenant.tenantId, dto);
   }

@@ -7,9 +7,9 @@ import type { Tenant } from '../common/auth/auth.decorators.js';
 import type { KeyRole } from '../common/auth/key-roles.js';
 import { type ApiKeyListResponseDto, ApiKeyResponseDto, type CreateApiKeyDto, type CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
 import { generateApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
-import { ApiKeysRepository } from './api-keys.repository.js';
+import { ApiKeysRepository, MAX_LIVE_API_KEYS, TOO_MANY_KEYS } from './api-keys.repository.js';
 import type { KeyGrant } from './key-grant.js';
-import { apiKeyNotFound, invalidGrant } from './tenants.errors.js';
+import { apiKeyNotFound, invalidGrant, tenantNotFound, tooManyApiKeys } from './tenants.errors.js';
 import { ProjectAccess } from '../projects/project-access.js';
 import { KeyRevocations } from '../common/auth/key-revocations.js';
 import { mcpResourcePath } from '../common/auth/oauth-resource.js';
@@ -85,13 +85,20 @@ export class ApiKeysService {
   }
 
   // The full key is in this answer only: the database keeps its hash. `grant` has been checked by the caller.
+  // An API key counts against the tenant's MAX_LIVE_API_KEYS; an OAuth access token (grant.oauthGrantId)
+  // is counted by its consent instead.
   async issue(
     tenantId: string,
     name: string,
     grant: KeyGrant = { role: 'admin', projectIds: [], tools: [], expiresAt: null, toolset: null },
   ): Promise<CreatedApiKeyResponseDto> {
     const generated = generateApiKey();
-    const record = await this.keys.create(tenantId, name, generated.prefix, generated.hash, grant);
+    const record =
+      grant.oauthGrantId === undefined
+        ? await this.keys.createCounted(tenantId, name, generated.prefix, generated.hash, grant)
+        : await this.keys.create(tenantId, name, generated.prefix, generated.hash, grant);
+    if (record === TOO_MANY_KEYS) throw tooManyApiKeys(MAX_LIVE_API_KEYS);
+    if (record === false) throw tenantNotFound(tenantId);
     return { ...ApiKeyResponseDto.from(record), key: generated.key, tenantId };
   }
 

@@ -1,4 +1,4 @@
-import { AppError, badRequest, conflict, notFound } from '../common/errors/app-error.js';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../common/errors/app-error.js';
 
 export const tenantNotFound = (tenantId: string) => notFound('tenant_not_found', `No tenant with id '${tenantId}'`);
 export const apiKeyNotFound = (keyId: string) => notFound('api_key_not_found', `No API key with id '${keyId}'`);
@@ -30,6 +30,13 @@ export const forbiddenForRole = (role: string, allowed: readonly string[]) => {
     details: { role, allowedRoles: [...allowed] },
   });
 };
+
+export const tooManyApiKeys = (limit: number) =>
+  forbidden(
+    'too_many_api_keys',
+    `A tenant has at most ${limit} live API keys (not revoked, not expired; OAuth clients' tokens are not counted); revoke keys it no longer uses (DELETE /v1/api-keys/{keyId}), then issue this one again`,
+    { limit },
+  );
 
 export const invalidGrant = (why: string) => badRequest('invalid_key_grant', `This key cannot be made: ${why}.`);
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { InvocationChannel } from '../audit/audit.repository.js';
 import { CallAdmission } from '../budgets/call-admission.js';
+import { UnreadAnswers } from '../budgets/unread-answers.js';
 import { forbiddenByPolicy } from '../policy/policy.errors.js';
 import { PolicyDecider } from '../policy/policy-decider.js';
 import type { PolicyCall } from '../policy/policy-request.js';
@@ -48,13 +49,17 @@ export class CallDispatcher {
     private readonly policies: PolicyDecider,
     private readonly recorder: CallRecorder,
     private readonly admission: CallAdmission,
+    private readonly unread: UnreadAnswers,
   ) {}
 
   // `controller` is aborted when the client goes away; the run aborts it too at the deadline.
-  // Each call holds a place in its tenant's concurrentCalls budget from before the gate until it answers.
+  // Each call holds a place in its tenant's concurrentCalls budget from before the gate until it answers, and
+  // starts only while the tenant's answers held unread are within unreadAnswerBytes.
   async dispatch(request: RawToolCall, controller: AbortController): Promise<ToolCallOutcome> {
     const release = await this.admission.admit(request.tenantId);
     try {
+      const waiting = this.unread.check(request.tenantId);
+      if (waiting) await waiting;
       const call = await this.decided(await this.gate.admit(request));
       if (call.policy?.effect === 'ask' || this.parking.needsApproval(call)) return await this.parking.park(call);
       return await this.runner.run(call, controller);

@@ -2,11 +2,13 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nest
 import {
   ApiConflictResponse,
   ApiCreatedResponse,
+  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiParam,
+  ApiPayloadTooLargeResponse,
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
@@ -30,6 +32,12 @@ export class ToolsetsController {
   @ApiCreatedResponse({ type: ToolsetResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'toolset_slug_taken; tool_name_collision (details.collisions)' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'invalid_toolset: names the entry and what is wrong with it' })
+  @ApiForbiddenResponse({
+    type: ErrorResponseDto,
+    description:
+      'forbidden, forbidden_for_role (as on every tenant route); too_many_toolsets: the project has 50; tenant_budget_exceeded: the tenant has its maxToolsets (details: budget, limit, inUse, asked)',
+  })
+  @ApiPayloadTooLargeResponse({ type: ErrorResponseDto, description: 'toolset_too_large: its entries are past 256 KiB as stored' })
   create(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
@@ -61,6 +69,7 @@ export class ToolsetsController {
   @ApiOkResponse({ type: ToolsetResponseDto })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'toolset_slug_taken; tool_name_collision (details.collisions)' })
   @ApiUnprocessableEntityResponse({ type: ErrorResponseDto, description: 'invalid_toolset: names the entry and what is wrong with it' })
+  @ApiPayloadTooLargeResponse({ type: ErrorResponseDto, description: 'toolset_too_large: its entries are past 256 KiB as stored' })
   replace(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,

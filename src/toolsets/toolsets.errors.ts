@@ -11,6 +11,22 @@ export const toolsetNotFound = (slug: string) =>
 export const toolsetSlugTaken = (slug: string) =>
   new AppError(409, 'toolset_slug_taken', `The project already has a toolset '${slug}'; choose another slug or PUT that one`);
 
+export const tooManyToolsets = (limit: number) =>
+  new AppError(
+    403,
+    'too_many_toolsets',
+    `A project has at most ${limit} toolsets; delete one (DELETE /v1/projects/{projectId}/toolsets/{slug}) or replace one with PUT`,
+    { details: { limit } },
+  );
+
+export const toolsetTooLarge = (bytes: number, limit: number) =>
+  new AppError(
+    413,
+    'toolset_too_large',
+    `The toolset's entries are ${bytes} bytes as stored; the limit is ${limit}. Shorten its descriptions or fixed arguments, or split it into several toolsets.`,
+    { details: { bytes, limit } },
+  );
+
 export const invalidToolset = (message: string, details?: Record<string, unknown>) =>
   new AppError(422, 'invalid_toolset', message, { details });
 

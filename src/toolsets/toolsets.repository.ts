@@ -62,6 +62,14 @@ export class ToolsetsRepository {
     return rows.map(toRecord);
   }
 
+  countForProject(tenantId: string, projectId: string, tx: Tx): Promise<number> {
+    return tx.toolset.count({ where: { tenantId, projectId } });
+  }
+
+  countForTenant(tenantId: string, tx: Tx): Promise<number> {
+    return tx.toolset.count({ where: { tenantId } });
+  }
+
   async findBySlug(tenantId: string, projectId: string, slug: string, tx: Tx = this.prisma): Promise<ToolsetRecord | null> {
     if (!isUuid(projectId)) return null;
     const row = await tx.toolset.findFirst({ where: { tenantId, projectId, slug } });

@@ -120,6 +120,20 @@ describeInBrowser('the console: auth providers and connections in a real browser
     expect(all.filter((c) => c.user === null).map((c) => c.status)).toEqual(['pending']);
   });
 
+  it('lists a page of connections at a time, and loads more on demand', async () => {
+    // Each link asked for the same person is a row of its own.
+    for (let i = 0; i < 55; i++)
+      await t.http.post('/v1/connections/authorize').set(tenant.auth).send({ provider: 'acme', user: 'bob' }).expect(201);
+    await page.getByLabel('User', { exact: true }).fill('bob');
+    await page.getByRole('button', { name: 'Show' }).click();
+    const revokeBob = page.getByRole('button', { name: "Revoke bob's connection to acme" });
+    await page.getByRole('button', { name: 'Load more' }).waitFor();
+    expect(await revokeBob.count()).toBe(50);
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' });
+    expect(await revokeBob.count()).toBe(55);
+  });
+
   it('deletes the provider, and its connections with it', async () => {
     await page.getByRole('link', { name: 'Auth providers' }).click();
     await page.getByRole('button', { name: 'Delete Acme Inc' }).click();

@@ -73,6 +73,20 @@ describe('projects', () => {
     expect(res.body.error.code).toBe('validation_failed');
     expect(res.body.error.message).toMatch(/slug/);
     expect(res.body.error.message).toMatch(/tenantId/);
+    // An allow-list entry longer than a path can be: 100 of them would keep megabytes in the project's row.
+    const long = await t.http
+      .post('/v1/projects')
+      .set(alice.auth)
+      .send({ name: 'Y', slug: 'long-allowlist', shellAllowlist: [`/${'a'.repeat(5000)}`] })
+      .expect(400);
+    expect(long.body.error.message).toMatch(/shellAllowlist.*4096/);
+    // Counted in bytes, as a path is: 1,400 characters of three bytes each are past it.
+    const wide = await t.http
+      .post('/v1/projects')
+      .set(alice.auth)
+      .send({ name: 'Z', slug: 'wide-allowlist', shellAllowlist: [`/${'中'.repeat(1400)}`] })
+      .expect(400);
+    expect(wide.body.error.message).toMatch(/shellAllowlist.*4096/);
   });
 
   it('pages through the list with a cursor', async () => {

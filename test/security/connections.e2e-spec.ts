@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -5,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import Provider from 'oidc-provider';
 import { SecretBox } from '../../src/common/secrets/secret-box.js';
+import { ConnectionsSweeper } from '../../src/connections/connections.sweeper.js';
 import { withEnvelope } from '../e2e/mcp/mcp-test-kit.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
@@ -652,7 +654,7 @@ describe('Connections: tools act as the person they serve (security cases 109-11
 
   it('[sec-113] tokens never appear in the connections listing, audit rows, the export, errors or logs, and are sealed at rest', async () => {
     expect(issued.size).toBeGreaterThan(0);
-    const listing = JSON.stringify((await t.http.get('/v1/connections').set(tenant.auth).expect(200)).body);
+    const listing = JSON.stringify(await listAll(tenant.auth, '', 100));
     const audit = JSON.stringify((await t.http.get(`/v1/projects/${p}/invocations`).set(tenant.auth).expect(200)).body);
     const exported = (await t.http.get(`/v1/projects/${p}/invocations/export`).set(tenant.auth).expect(200)).text;
     const logs = JSON.stringify(t.logs);
@@ -1075,5 +1077,307 @@ describe('Connections: tools act as the person they serve (security cases 109-11
       .delete(`/v1/connections/${erin.id as string}`)
       .set(tenant.auth)
       .expect(404);
+  });
+
+  // Each provider keeps up to about 35 KB; without a count a tenant could add them at its request rate for
+  // as long as it liked. The count is taken under the tenant's lock: creations at once cannot pass it.
+  it("holds a tenant to 50 auth providers, its MCP sources' included, counted under its lock", async () => {
+    const owner = await t.createTenant();
+    // A client ID of its own: another tenant's provider at the same server has toolgate's.
+    const create = (slug: string, who: TestTenant = owner, clientId = 'owner-client') =>
+      t.http
+        .post('/v1/auth-providers')
+        .set(who.auth)
+        .send({
+          slug,
+          name: 'Acme',
+          clientId,
+          clientSecret: 'toolgate-client-secret-0123456789abcdef',
+          authorizationUrl: `${issuer}/auth`,
+          tokenUrl: `${issuer}/token`,
+          apiHosts: [apiHost],
+        })
+        .then((r) => r);
+    for (let i = 0; i < 46; i++) expect((await create(`p-${i}`)).status).toBe(201);
+    const atOnce = await Promise.all([46, 47, 48, 49, 50, 51].map((i) => create(`p-${i}`)));
+    expect(atOnce.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 403, 403]);
+    const refused = atOnce.find((r) => r.status === 403)!;
+    expect(refused.body.error).toMatchObject({ code: 'too_many_auth_providers', details: { limit: 50 } });
+    expect(refused.body.error.message).toMatch(/at most 50 auth providers/);
+    expect((await t.http.get('/v1/auth-providers').set(owner.auth).expect(200)).body.items).toHaveLength(50);
+    // A slug already taken still says so, at the count or not.
+    expect((await create('p-0')).body.error.code).toBe('auth_provider_slug_taken');
+    // Another tenant is not counted with it, and one deleted makes room.
+    const theirs = await create('not-counted-with-owner', tenant, 'toolgate');
+    expect(theirs.status).toBe(201);
+    await t.http
+      .delete(`/v1/auth-providers/${theirs.body.id as string}`)
+      .set(tenant.auth)
+      .expect(204);
+    const first = ((await t.http.get('/v1/auth-providers').set(owner.auth).expect(200)).body.items as Json[])[0];
+    await t.http
+      .delete(`/v1/auth-providers/${first.id as string}`)
+      .set(owner.auth)
+      .expect(204);
+    expect((await create('p-again')).status).toBe(201);
+  }, 60_000);
+
+  // A tenant of its own with the acme provider (a client ID of its own: another tenant's at the same server
+  // is refused).
+  const tenantWithAcme = async (clientId: string) => {
+    const owner = await t.createTenant();
+    const made = await t.http
+      .post('/v1/auth-providers')
+      .set(owner.auth)
+      .send({ slug: 'acme', name: 'Acme', issuer, clientId, clientSecret: 'toolgate-client-secret-0123456789abcdef', apiHosts: [apiHost] })
+      .expect(201);
+    return { owner, providerId: made.body.id as string };
+  };
+  const countOf = async (tenantId: string, status?: string) =>
+    (
+      await t.database.driver.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM connections WHERE tenant_id = $1 AND ($2::text IS NULL OR status = $2)`,
+        [tenantId, status ?? null],
+      )
+    )[0].n;
+  // Every page of GET /v1/connections?<query>, in order.
+  const listAll = async (auth: Record<string, string>, query: string, limit: number) => {
+    const pages: Json[][] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await t.http
+        .get(`/v1/connections?${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
+        .set(auth)
+        .expect(200);
+      pages.push(page.body.items as Json[]);
+      cursor = page.body.nextCursor as string | null;
+    } while (cursor !== null && pages.length < 1000);
+    return pages;
+  };
+
+  it('holds a tenant to 10000 connections of any status, counted under its lock: links asked for at once at the edge get exactly the room left', async () => {
+    const { owner, providerId } = await tenantWithAcme('toolgate-crowd');
+    // 9,995 connections, active, revoked and expired, as years of people's flows leave them (in SQL: that
+    // many flows through the provider take too long).
+    await t.database.driver.query(
+      `INSERT INTO connections (id, tenant_id, provider_id, end_user, status, updated_at)
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, 'person-' || i, (ARRAY['active', 'revoked', 'expired'])[1 + i % 3], now()
+       FROM generate_series(1, 9995) AS i`,
+      [owner.id, providerId],
+    );
+    const ask = (user: string, who: TestTenant = owner) =>
+      t.http.post('/v1/connections/authorize').set(who.auth).send({ provider: 'acme', user });
+    const atOnce = await Promise.all(Array.from({ length: 10 }, (_, i) => ask(`newcomer-${i}`)));
+    expect(atOnce.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 201, 403, 403, 403, 403, 403]);
+    const refused = atOnce.find((r) => r.status === 403)!;
+    expect(refused.body.error).toMatchObject({ code: 'too_many_connections', details: { limit: 10000 } });
+    expect(refused.body.error.message).toMatch(/has 10000 connections, the most it may keep/);
+    expect(refused.body.error.message).toMatch(/DELETE \/v1\/connections\/\{id\}.*deleted 7 days after it ended/);
+    // Nothing of a refused one was kept.
+    expect(await countOf(owner.id)).toBe(10_000);
+
+    // A call that would answer with a link is refused the same way, and nothing runs.
+    const q = (await t.createProject(owner)).id;
+    const skill = await t.http
+      .post('/v1/skills')
+      .set(owner.auth)
+      .send({
+        name: 'acme',
+        version: '1.0.0',
+        description: 'x',
+        tools: [
+          {
+            name: 'acme_whoami',
+            description: 'x',
+            inputSchema: { type: 'object' },
+            executor: { type: 'http', url: `http://${apiHost}/whoami`, auth: { provider: 'acme' } },
+          },
+        ],
+      })
+      .expect(201);
+    await t.http.post(`/v1/projects/${q}/skills`).set(owner.auth).send({ skillId: skill.body.id }).expect(201);
+    const key = await t.http
+      .post('/v1/api-keys')
+      .set(owner.auth)
+      .send({ role: 'agent', projectIds: [q], actAsUsers: true })
+      .expect(201);
+    const apiCalls = apiSaw.length;
+    const refusedCall = await t.http
+      .post(`/v1/projects/${q}/tools/acme_whoami/invoke`)
+      .set({ Authorization: `Bearer ${key.body.key as string}` })
+      .set('Toolgate-User', 'one-more-person')
+      .send({ arguments: {} });
+    expect([refusedCall.status, refusedCall.body.error?.code]).toEqual([403, 'too_many_connections']);
+    expect(apiSaw.length).toBe(apiCalls);
+    expect(await countOf(owner.id)).toBe(10_000);
+
+    // Another tenant is not counted with it.
+    expect((await ask('someone-else', tenant)).status).toBe(201);
+    // A revoked connection still counts until it is deleted.
+    const made = atOnce.find((r) => r.status === 201)!;
+    await t.http
+      .delete(`/v1/connections/${made.body.id as string}`)
+      .set(owner.auth)
+      .expect(204);
+    expect((await ask('after-revoking')).body.error?.code).toBe('too_many_connections');
+
+    // A week on, the sweep deletes the ended ones (in batches: thousands of them) and never an active one.
+    const active = await countOf(owner.id, 'active');
+    expect(active).toBe(3331);
+    await t.database.driver.query(
+      `UPDATE connections SET updated_at = now() - interval '8 days' WHERE tenant_id = $1 AND status IN ('revoked', 'expired')`,
+      [owner.id],
+    );
+    expect(await t.app.get(ConnectionsSweeper).sweep()).toBeGreaterThanOrEqual(6665);
+    expect(await countOf(owner.id, 'active')).toBe(active);
+    expect(await countOf(owner.id)).toBe(active + 4);
+    expect((await ask('after-the-sweep')).status).toBe(201);
+  }, 60_000);
+
+  it('the sweep deletes connections no longer usable: ended a week ago, or links run out an hour ago; never an active one', async () => {
+    const { owner, providerId } = await tenantWithAcme('toolgate-sweep');
+    const other = await tenantWithAcme('toolgate-sweep-other');
+    // Revoked through the API, long after it was made: the week counts from its revocation. (First: a new link
+    // deletes the tenant's links past their time, which the sweep is to find below.)
+    const link = await t.http.post('/v1/connections/authorize').set(owner.auth).send({ provider: 'acme', user: 'zoe' }).expect(201);
+    await t.database.driver.query(
+      `UPDATE connections SET created_at = now() - interval '30 days', updated_at = now() - interval '30 days' WHERE id = $1`,
+      [link.body.id],
+    );
+    await t.http
+      .delete(`/v1/connections/${link.body.id as string}`)
+      .set(owner.auth)
+      .expect(204);
+
+    // A connection as the service leaves it, its clock moved: each time is an SQL interval from now.
+    const plant = async (
+      where: { owner: TestTenant; providerId: string },
+      status: string,
+      at: { updated?: string; link?: string; verify?: string },
+    ) => {
+      const id = randomUUID();
+      await t.database.driver.query(
+        `INSERT INTO connections (id, tenant_id, provider_id, end_user, status, link_expires_at, verify_expires_at, updated_at, created_at)
+         VALUES ($1, $2, $3, 'person', $4, now() + $5::interval, now() + $6::interval, now() + $7::interval, now() - interval '60 days')`,
+        [id, where.owner.id, where.providerId, status, at.link ?? null, at.verify ?? null, at.updated ?? '0 seconds'],
+      );
+      return id;
+    };
+    const mine = { owner, providerId };
+    const stay = {
+      activeUntouchedFor30Days: await plant(mine, 'active', { updated: '-30 days' }),
+      revokedSixDaysAgo: await plant(mine, 'revoked', { updated: '-6 days' }),
+      expiredSixDaysAgo: await plant(mine, 'expired', { updated: '-6 days' }),
+      linkRanOutHalfAnHourAgo: await plant(mine, 'pending', { updated: '-40 minutes', link: '-30 minutes' }),
+      linkWaiting: await plant(mine, 'pending', { link: '10 minutes' }),
+      awaitingVerification: await plant(mine, 'pending', { updated: '-3 hours', link: '-2 hours', verify: '5 minutes' }),
+      othersActive: await plant(other, 'active', { updated: '-90 days' }),
+    };
+    const go = {
+      revokedEightDaysAgo: await plant(mine, 'revoked', { updated: '-8 days' }),
+      expiredEightDaysAgo: await plant(mine, 'expired', { updated: '-8 days' }),
+      linkRanOutTwoHoursAgo: await plant(mine, 'pending', { updated: '-3 hours', link: '-2 hours' }),
+      verificationRanOutTwoHoursAgo: await plant(mine, 'pending', { updated: '-3 hours', link: '-2 hours', verify: '-2 hours' }),
+      othersRevoked: await plant(other, 'revoked', { updated: '-30 days' }),
+    };
+    const sweeper = t.app.get(ConnectionsSweeper);
+    expect(await sweeper.sweep()).toBeGreaterThanOrEqual(Object.keys(go).length);
+    const left = async () =>
+      new Set(
+        (
+          await t.database.driver.query<{ id: string }>(`SELECT id FROM connections WHERE tenant_id IN ($1, $2)`, [
+            owner.id,
+            other.owner.id,
+          ])
+        ).map((row) => row.id),
+      );
+    const after = await left();
+    for (const [name, id] of Object.entries(stay)) expect({ name, kept: after.has(id) }).toEqual({ name, kept: true });
+    for (const [name, id] of Object.entries(go)) expect({ name, kept: after.has(id) }).toEqual({ name, kept: false });
+    expect(after.has(link.body.id as string)).toBe(true);
+    // The listing shows what is left, the active one among it.
+    const listed = (await listAll(owner.auth, 'provider=acme', 100)).flat();
+    expect(listed.map((c) => c.id).sort()).toEqual(
+      [
+        ...Object.entries(stay)
+          .filter(([name]) => name !== 'othersActive')
+          .map(([, id]) => id),
+        link.body.id as string,
+      ].sort(),
+    );
+
+    // Eight days after its revocation it goes too; a sweep with nothing to do deletes nothing.
+    await t.database.driver.query(`UPDATE connections SET updated_at = now() - interval '8 days' WHERE id = $1`, [link.body.id]);
+    await sweeper.sweep();
+    expect((await left()).has(link.body.id as string)).toBe(false);
+    expect(await sweeper.sweep()).toBe(0);
+    expect((await left()).size).toBe(Object.keys(stay).length);
+  });
+
+  it('pages GET /v1/connections oldest first: every connection once, limit 1-100 (20 by default), the filters kept', async () => {
+    const { owner, providerId } = await tenantWithAcme('toolgate-pager');
+    // 45 connections made in the same millisecond (the cursor orders them by id after their time) and 7 links.
+    await t.database.driver.query(
+      `INSERT INTO connections (id, tenant_id, provider_id, end_user, status, created_at, updated_at)
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, 'person-' || (i % 3), 'active', '2000-01-01T00:00:00.000Z', now()
+       FROM generate_series(1, 45) AS i`,
+      [owner.id, providerId],
+    );
+    for (let i = 0; i < 7; i++) {
+      await t.http
+        .post('/v1/connections/authorize')
+        .set(owner.auth)
+        .send({ provider: 'acme', user: `linked-${i}` })
+        .expect(201);
+    }
+    const all = (await t.database.driver.query<{ id: string }>(`SELECT id FROM connections WHERE tenant_id = $1`, [owner.id])).map(
+      (row) => row.id,
+    );
+    expect(all).toHaveLength(52);
+
+    const first = await t.http.get('/v1/connections').set(owner.auth).expect(200);
+    expect(first.body.items).toHaveLength(20);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    for (const limit of [1, 10, 52, 100]) {
+      const pages = await listAll(owner.auth, '', limit);
+      expect(pages.every((page) => page.length <= limit)).toBe(true);
+      expect(pages).toHaveLength(Math.ceil(52 / limit));
+      const ids = pages.flat().map((c) => c.id as string);
+      expect(ids).toHaveLength(52);
+      expect(new Set(ids)).toEqual(new Set(all));
+      // Oldest first: the 45 of one millisecond, then the links in the order they were made.
+      expect(
+        pages
+          .flat()
+          .slice(45)
+          .map((c) => c.user),
+      ).toEqual(Array.from({ length: 7 }, (_, i) => `linked-${i}`));
+    }
+    // The filters hold across pages.
+    const person1 = (await listAll(owner.auth, 'user=person-1', 4)).flat();
+    expect(person1).toHaveLength(15);
+    expect(new Set(person1.map((c) => c.user))).toEqual(new Set(['person-1']));
+    expect((await listAll(owner.auth, 'provider=acme&user=linked-3', 4)).flat().map((c) => c.user)).toEqual(['linked-3']);
+    expect((await t.http.get('/v1/connections?provider=nope').set(owner.auth).expect(200)).body).toEqual({ items: [], nextCursor: null });
+
+    // Out of bounds, or a cursor the service did not issue: 400 naming the parameter.
+    for (const limit of ['0', '101', 'ten']) {
+      const res = await t.http.get(`/v1/connections?limit=${limit}`).set(owner.auth);
+      expect({ limit, status: res.status, code: res.body.error?.code }).toEqual({ limit, status: 400, code: 'validation_failed' });
+      expect(res.body.error.message).toMatch(/limit/);
+    }
+    for (const cursor of ['garbage', Buffer.from('2000-01-01T00:00:00.000Z|not-an-id').toString('base64url')]) {
+      const res = await t.http.get(`/v1/connections?cursor=${cursor}`).set(owner.auth);
+      expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_cursor']);
+      expect(res.body.error.message).toMatch(/cursor/);
+    }
+    // A cursor is a place in the tenant's own list: another tenant's pages never hold these connections.
+    const theirs = (
+      await t.http
+        .get(`/v1/connections?limit=100&cursor=${first.body.nextCursor as string}`)
+        .set(tenant.auth)
+        .expect(200)
+    ).body.items as Json[];
+    expect(theirs.filter((c) => all.includes(c.id as string))).toEqual([]);
   });
 });

@@ -127,8 +127,11 @@ describe('[sec-104] one tenant cannot hold the worker pool', () => {
     const ratios: Record<string, number> = {};
     for (const tool of ['search', 'write', 'read'] as const) {
       // A floor of 50 ms under the unloaded median: a 3 ms read is not judged on scheduler noise (other suites
-      // share the two cores); the attack it guards against costs seconds (a held pool waits 15-30 s).
-      ratios[tool] = median(during[tool]) / Math.max(median(before[tool]), 50);
+      // share the two cores); the attack it guards against costs seconds (a held pool waits 15-30 s). A search
+      // runs in its tenant's idle cpu group, which gets only the CPU the rest of the machine leaves: beside
+      // CI's other suites B's searches took a median of 317 ms once (16 ms before A started), so it is judged
+      // against 200 ms, still a twentieth of what a held pool costs.
+      ratios[tool] = median(during[tool]) / Math.max(median(before[tool]), tool === 'search' ? 200 : 50);
       process.stderr.write(
         `[sec-104] ${tool}: before ${JSON.stringify(before[tool])} (median ${median(before[tool])} ms), during ${JSON.stringify(during[tool])} (median ${median(during[tool])} ms), ratio ${ratios[tool].toFixed(2)}\n`,
       );

@@ -4,3 +4,4 @@
 // `npx jest test/security/keys-and-sign-in -t '<the title of its describe>'`.
 import './roles.part.js';
 import './oauth.part.js';
+import './key-capacity.part.js';

@@ -27,6 +27,17 @@ describe('per-tenant rate limits', () => {
     expect([flooded.body.error.code, Number(flooded.headers['retry-after']) > 0]).toEqual(['rate_limited', true]);
     const authorizeFlooded = await t.http.get('/oauth/authorize').query({ client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb' });
     expect(authorizeFlooded.status).toBe(429);
+    // Token requests (each exchange or refresh writes a token pair) count per address too, apart from the
+    // registrations: a client refreshing does not use up what sign-ins from its address may take.
+    const exchange = () =>
+      t.http.post('/oauth/token').type('form').send({ grant_type: 'refresh_token', refresh_token: 'tgr_guess', client_id: clientId });
+    for (let i = 0; i < 3; i++) expect((await exchange()).body.error).toBe('invalid_grant');
+    const tokenFlooded = await exchange().expect(429);
+    expect([tokenFlooded.body.error.code, tokenFlooded.body.error.message, Number(tokenFlooded.headers['retry-after']) > 0]).toEqual([
+      'rate_limited',
+      expect.stringMatching(/^Too many OAuth token requests for this address: at most 3 per 60 s/),
+      true,
+    ]);
     // Tenant routes count on their own.
     await t.http.get('/v1/projects').set(b.auth).expect(200);
   });

@@ -113,8 +113,14 @@ for (const how of ['cgroup', 'rlimit'] as const) {
       expect(answer.result).toMatchObject({ killed: 'memory_limit', exitCode: null, signal: 'SIGKILL' });
       // Other tests may hold some shared memory meanwhile; the attack alone would add 1.9 GiB.
       expect(growth).toBeLessThan(MEMORY + 64 * MiB);
-      // The mount ends with its sandbox: nothing stays charged to the host after the answer.
-      expect(hostShmem() - baseline).toBeLessThan(MEMORY / 2);
+      // The mount ends with its sandbox: nothing stays charged to the host after the answer. The figure is the
+      // host's: other suites' shared memory comes and goes (a browser's held 45 MB once), the mount would stay.
+      let left = hostShmem() - baseline;
+      for (let waited = 0; waited < 20_000 && left >= MEMORY / 2; waited += 250) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        left = hostShmem() - baseline;
+      }
+      expect(left).toBeLessThan(MEMORY / 2);
     }, 90_000);
 
     it('files in /tmp and /dev/shm count together: each under the limit, both over it, stopped', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
-import { stat, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BudgetsRepository } from '../../src/budgets/budgets.repository.js';
 import { SandboxUids } from '../../src/sandbox/sandbox-uids.js';
@@ -43,20 +43,26 @@ describe('tenant budgets', () => {
     expect(own.budgets).toEqual({
       maxProjects: 50,
       maxSkills: 200,
+      maxToolsets: 200,
       concurrentCommands: 4,
       commandMemoryBytes: 2 * 1024 ** 3,
       storedAnswerBytes: 256 * MiB,
       concurrentCalls: 32,
+      unreadAnswerBytes: 256 * MiB,
+      auditBytesPerDay: 256 * MiB,
       storageBytes: 10 * 1024 ** 3,
       storageInodes: 1_000_000,
     });
     expect(own.usage).toEqual({
       maxProjects: 0,
       maxSkills: 0,
+      maxToolsets: 0,
       concurrentCommands: 0,
       commandMemoryBytes: 0,
       storedAnswerBytes: 0,
       concurrentCalls: 0,
+      unreadAnswerBytes: 0,
+      auditBytesPerDay: expect.any(Number),
       storageBytes: 0,
       storageInodes: 0,
     });
@@ -496,6 +502,24 @@ describe('[sec-102] the inode quota of a workspace', () => {
       /The command did not run: the workspace holds \d+ files, directories and links, at or past its quota of 500 \(WORKSPACE_QUOTA_INODES\)/,
     );
     expect((await readdir(t.workspaceOf(project))).length).toBe(count);
+  }, 90_000);
+
+  // The file system's figures are the host's: files others delete meanwhile hide what the run made, so the
+  // workspace is walked at least once a second during a run whatever they say. A run stopped for the quota
+  // is past it, so the next write is refused (its workspace is walked again first).
+  it('refuses the next write after such a run while others delete files on the same file system', async () => {
+    const ours = (await t.createProject(tenant, { shellEnabled: true, shellAllowlist: ['sh'] })).id;
+    const elsewhere = path.join(path.dirname(t.workspaceOf(ours)), `others-${randomUUID()}`);
+    await mkdir(elsewhere);
+    for (let i = 0; i < 40_000; i += 1000)
+      await Promise.all(Array.from({ length: 1000 }, (_, j) => writeFile(path.join(elsewhere, `f${i + j}`), '')));
+    const script = 'i=0; while [ $i -lt 20000 ]; do : > f$i; i=$((i+1)); done; echo done';
+    const deleting = rm(elsewhere, { recursive: true });
+    const res = await invoke(t, tenant, ours, 'shell_exec', { argv: ['sh', '-c', script], timeoutMs: 60_000 });
+    await deleting;
+    expect(res.body).toMatchObject({ status: 'ok', result: { killed: 'workspace_quota' } });
+    const write = await invoke(t, tenant, ours, 'write_file', { path: 'one-more.txt', content: 'x' });
+    expect(write.body).toMatchObject({ status: 'error', error: { code: 'workspace_quota_exceeded' } });
   }, 90_000);
 });
 

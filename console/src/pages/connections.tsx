@@ -1,13 +1,16 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Connection } from '../api/client';
 import { ErrorNote, Field, Table, formatTime, useAction, useLoad } from '../ui';
 
+const PAGE = 50;
+
 // People's connections to the tenant's auth providers (never a token), per user, with revoke; and a link
 // for a person, or for the tenant's own connection (a tool with auth.as "tenant"), made here by an admin.
+// Listed a page at a time, oldest first, with more on demand.
 export function ConnectionsPage() {
   const [user, setUser] = useState('');
   const [shown, setShown] = useState('');
-  const connections = useLoad(() => call(api.GET('/v1/connections', { params: { query: shown === '' ? {} : { user: shown } } })), [shown]);
+  const connections = usePagedConnections(shown);
   const providers = useLoad(() => call(api.GET('/v1/auth-providers')), []);
   const [linkProvider, setLinkProvider] = useState('');
   const [linkUser, setLinkUser] = useState('');
@@ -48,14 +51,14 @@ export function ConnectionsPage() {
         <button type="submit">Show</button>
       </form>
       <ErrorNote error={connections.error ?? providers.error ?? action.error} />
-      {connections.data ? (
+      {connections.items.length > 0 ? (
         <Table
           caption={shown === '' ? 'Connections' : `Connections of ${shown}`}
           captionHidden
           columns={['Provider', 'User', 'Status', 'Scopes', 'Created', 'Expires', 'Last used']}
           actions
         >
-          {connections.data.items.map((connection) => (
+          {connections.items.map((connection) => (
             <tr key={connection.id}>
               <td>
                 <code>{connection.provider}</code>
@@ -84,7 +87,12 @@ export function ConnectionsPage() {
           ))}
         </Table>
       ) : null}
-      {connections.data?.items.length === 0 ? <p class="hint">No connections.</p> : null}
+      {connections.more ? (
+        <button type="button" class="secondary" disabled={connections.loading} onClick={connections.loadMore}>
+          Load more
+        </button>
+      ) : null}
+      {connections.loaded && connections.items.length === 0 ? <p class="hint">No connections.</p> : null}
       <section class="card" aria-labelledby="new-link">
         <h2 id="new-link">Connect an account</h2>
         <form class="row" onSubmit={makeLink}>
@@ -115,4 +123,36 @@ export function ConnectionsPage() {
       </section>
     </>
   );
+}
+
+// The connections of `user` (every user's when empty), a page at a time: `loadMore` appends the next page,
+// `reload` starts again from the first.
+function usePagedConnections(user: string) {
+  const [items, setItems] = useState<Connection[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [loaded, setLoaded] = useState(false);
+  const [generation, setGeneration] = useState(0);
+  const loading = useAction();
+
+  const load = (from: string | null) => async () => {
+    const query = { limit: PAGE, ...(user === '' ? {} : { user }), ...(from ? { cursor: from } : {}) };
+    const page = await call(api.GET('/v1/connections', { params: { query } }));
+    setItems((previous) => (from ? [...previous, ...page.items] : page.items));
+    setCursor(page.nextCursor ?? null);
+    setLoaded(true);
+  };
+
+  useEffect(() => {
+    void loading.run(load(null));
+  }, [user, generation]);
+
+  return {
+    items,
+    loaded,
+    more: cursor !== null,
+    loading: loading.busy,
+    error: loading.error,
+    loadMore: () => void loading.run(load(cursor)),
+    reload: () => setGeneration((n) => n + 1),
+  };
 }

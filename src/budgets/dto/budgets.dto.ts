@@ -28,6 +28,18 @@ export class TenantBudgetsDto {
     type: Number,
     nullable: true,
     minimum: 1,
+    description: 'Toolsets of all its projects together (TENANT_MAX_TOOLSETS)',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  maxToolsets?: number | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 1,
     description: 'Commands of the tenant running at once, on every instance together (TENANT_CONCURRENT_COMMANDS)',
   })
   @IsOptional()
@@ -53,7 +65,7 @@ export class TenantBudgetsDto {
     nullable: true,
     minimum: 1048576,
     description:
-      "Bytes of answers kept for it: idempotency keys' answers, parked calls' arguments while they wait and their outcomes (TENANT_STORED_ANSWER_BYTES)",
+      "Bytes of answers kept for it: idempotency keys' answers, parked calls' arguments while they wait and their outcomes, MCP tasks' results (TENANT_STORED_ANSWER_BYTES)",
   })
   @IsOptional()
   @IsInt()
@@ -72,6 +84,31 @@ export class TenantBudgetsDto {
   @Min(1)
   @Max(100_000)
   concurrentCalls?: number | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 1048576,
+    description: 'Bytes of its answers an instance has written and its clients not yet read, on each instance (TENANT_UNREAD_ANSWER_BYTES)',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1024 * 1024)
+  @Max(2 ** 50)
+  unreadAnswerBytes?: number | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 1048576,
+    description:
+      'Bytes of text (arguments, error messages) its audit rows keep in full per UTC day, on each instance; past it, short previews (TENANT_AUDIT_BYTES_PER_DAY)',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1024 * 1024)
+  @Max(2 ** 50)
+  auditBytesPerDay?: number | null;
 
   @ApiPropertyOptional({
     type: Number,
@@ -101,10 +138,13 @@ export class TenantBudgetsDto {
 export class BudgetFiguresDto implements TenantBudgetFigures {
   @ApiProperty() maxProjects!: number;
   @ApiProperty() maxSkills!: number;
+  @ApiProperty() maxToolsets!: number;
   @ApiProperty() concurrentCommands!: number;
   @ApiProperty() commandMemoryBytes!: number;
   @ApiProperty() storedAnswerBytes!: number;
   @ApiProperty() concurrentCalls!: number;
+  @ApiProperty() unreadAnswerBytes!: number;
+  @ApiProperty() auditBytesPerDay!: number;
   @ApiProperty() storageBytes!: number;
   @ApiProperty() storageInodes!: number;
 }
@@ -112,10 +152,16 @@ export class BudgetFiguresDto implements TenantBudgetFigures {
 export class UsageFiguresDto implements TenantUsage {
   @ApiProperty({ description: 'Projects it has' }) maxProjects!: number;
   @ApiProperty({ description: 'Skills it has registered' }) maxSkills!: number;
+  @ApiProperty({ description: 'Toolsets of all its projects' }) maxToolsets!: number;
   @ApiProperty({ description: 'Commands running now, on every instance' }) concurrentCommands!: number;
   @ApiProperty({ description: 'Memory limits of those commands, added up' }) commandMemoryBytes!: number;
-  @ApiProperty({ description: 'Bytes of stored answers and parked arguments now kept' }) storedAnswerBytes!: number;
+  @ApiProperty({ description: 'Bytes now kept of stored answers, parked calls (arguments, then outcomes) and MCP task results' })
+  storedAnswerBytes!: number;
   @ApiProperty({ description: 'Tool calls in progress now on the instance that answered' }) concurrentCalls!: number;
+  @ApiProperty({ description: 'Bytes of its answers the instance that answered holds until its clients read them' })
+  unreadAnswerBytes!: number;
+  @ApiProperty({ description: 'Bytes of text its audit rows kept in full today (UTC) on the instance that answered' })
+  auditBytesPerDay!: number;
   @ApiProperty({ description: 'Disk space its workspaces use, added up (measured, at most 30 s old)' }) storageBytes!: number;
   @ApiProperty({ description: 'Files, directories and links in its workspaces, added up' }) storageInodes!: number;
 }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination/cursor.js';
 
 export const CONNECTION_STATUSES = ['pending', 'active', 'expired', 'revoked'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
@@ -46,7 +47,7 @@ export class AuthorizationLinkDto {
   @ApiProperty({ format: 'date-time' }) expiresAt!: string;
 }
 
-export class ListConnectionsQueryDto {
+export class ListConnectionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Only this end user’s connections' })
   @IsOptional()
   @IsString()
@@ -79,6 +80,8 @@ export class ConnectionResponseDto {
 
 export class ConnectionListResponseDto {
   @ApiProperty({ type: [ConnectionResponseDto] }) items!: ConnectionResponseDto[];
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as ?cursor= for the next page; null on the last' })
+  nextCursor!: string | null;
 }
 
 export class VerifyConnectionDto {

@@ -1,3 +1,5 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +79,68 @@ withPython('runProcess resource limits', () => {
     const result = await py(script, { writes: { maxBytes: 256 * MiB, quota } });
     expect(result).toMatchObject({ killedForWorkspaceQuota: true, killedForWriteLimit: false, signal: 'SIGKILL' });
     expect(readdirSync(ws).length).toBeLessThan(64);
+  });
+
+  // The file system's figures are the host's: what is deleted elsewhere on it meanwhile hides what the run
+  // makes. Here another process deletes empty files beside the workspace faster than the command makes them,
+  // so the file system's inode count only falls while the workspace passes its quota.
+  describe('while files are deleted elsewhere on the same file system', () => {
+    let elsewhere: string;
+    let deleter: ChildProcess | undefined;
+    // Makes `count` empty files elsewhere, then deletes them: about 4,000 a second, or as fast as it can.
+    // Answers once the deleting has begun (the first 200 are gone).
+    const deleteElsewhere = async (count: number, pace: 'steady' | 'flat-out') => {
+      execFileSync('python3', [
+        '-c',
+        `import os\nfor i in range(${count}): open(os.path.join(${JSON.stringify(elsewhere)}, f"e{i}"), "w").close()`,
+      ]);
+      const sleep = pace === 'steady' ? '\n    if i % 40 == 0: time.sleep(0.01)' : '';
+      const begun = '\n    if i == 200: print("deleting", flush=True)';
+      const script = `import os, time\nfor i in range(${count}):\n    os.unlink(os.path.join(${JSON.stringify(elsewhere)}, f"e{i}"))${begun}${sleep}`;
+      deleter = spawn('python3', ['-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+      await once(deleter.stdout!, 'data');
+    };
+    beforeEach(() => {
+      elsewhere = mkdtempSync(join(tmpdir(), 'process-runner-elsewhere-'));
+    });
+    afterEach(async () => {
+      deleter?.kill('SIGKILL');
+      if (deleter && deleter.exitCode === null) await once(deleter, 'exit');
+      rmSync(elsewhere, { recursive: true, force: true });
+    });
+
+    it('stops a command that passes its inode quota all the same', async () => {
+      await deleteElsewhere(20_000, 'steady');
+      // About 2,000 files a second for five seconds, against a quota of 500.
+      const script = 'import time\nfor i in range(10000):\n    open(f"f{i}", "w").close()\n    if i % 20 == 0: time.sleep(0.01)';
+      const quota = { bytes: 64 * MiB, usageAtStart: 0, inodes: 500, entriesAtStart: 0 };
+      const result = await py(script, { writes: { maxBytes: 64 * MiB, quota } });
+      expect(result).toMatchObject({ killedForWorkspaceQuota: true, workspaceQuotaPassed: 'inodes', signal: 'SIGKILL' });
+      // Stopped within about a second of passing it (a walk at least every PERIODIC_WALK_MS), not at the end.
+      expect(readdirSync(ws).length).toBeLessThan(5_000);
+    });
+
+    it('stops a command that passes it within a second, while the file system only shrinks', async () => {
+      // The deleter has a head start and unlinks as fast as the command makes files: the file system's inode
+      // count falls all through the run. The command makes 1,000 files (0.1-0.6 s) and ends half a second
+      // later, before a walk first due at a second into the run.
+      await deleteElsewhere(5_000, 'flat-out');
+      const script = 'i=0; while [ $i -lt 1000 ]; do : > f$i; i=$((i+1)); done; sleep 0.5';
+      const quota = { bytes: 64 * MiB, usageAtStart: 0, inodes: 500, entriesAtStart: 0 };
+      const options = { workspace: ws, cwd: ws, writes: { maxBytes: 64 * MiB, quota }, timeoutMs: 20_000 };
+      const result = await run(['sh', '-c', script], options);
+      expect(result).toMatchObject({ killedForWorkspaceQuota: true, workspaceQuotaPassed: 'inodes', signal: 'SIGKILL' });
+    });
+
+    it('counts what a run made in its growth, though the file system shrank meanwhile', async () => {
+      await deleteElsewhere(20_000, 'steady');
+      // 300 files at once, then a pause long enough for the watchdog to walk the workspace.
+      const script = 'import time\nfor i in range(300): open(f"f{i}", "w").close()\ntime.sleep(1.6)';
+      const quota = { bytes: 64 * MiB, usageAtStart: 0, inodes: 10_000, entriesAtStart: 0 };
+      const result = await py(script, { writes: { maxBytes: 64 * MiB, quota } });
+      expect(result).toMatchObject({ exitCode: 0, killedForWorkspaceQuota: false });
+      expect(result.workspaceGrowthAtMost?.entries).toBeGreaterThanOrEqual(300);
+    });
   });
 
   it('lets a command that writes within its budget and quota finish', async () => {

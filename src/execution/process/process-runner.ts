@@ -256,8 +256,7 @@ function notStarted(): RunProcessResult {
     workspaceQuotaPassed: null,
     memoryLimitBy: null,
     writtenBytes: 0,
-    fileSystemGrowthBytes: null,
-    fileSystemInodeGrowth: null,
+    workspaceGrowthAtMost: null,
     durationMs: 0,
   };
 }

@@ -84,7 +84,8 @@ describe('signalTree', () => {
   };
 
   it('stops every process of a tree, grandchildren included, and lets them go on', async () => {
-    const child = spawn('sh', ['-c', 'sh -c "sleep 30 & sleep 30; wait" & sleep 30; wait'], { stdio: 'ignore' });
+    // A group of its own: taken down whole at the end, whichever of its processes are still there.
+    const child = spawn('sh', ['-c', 'sh -c "sleep 30 & sleep 30; wait" & sleep 30; wait'], { stdio: 'ignore', detached: true });
     let pids: number[] = [];
     try {
       for (let i = 0; i < 100 && pids.length < 5; i++) {
@@ -92,15 +93,21 @@ describe('signalTree', () => {
         pids = treeOf(child.pid!);
       }
       expect(pids).toHaveLength(5);
+      // A signal takes effect when its process is next scheduled: on a busy machine, some time after it is sent.
+      const states = async (done: (letters: string[]) => boolean) => {
+        let letters = pids.map(state);
+        for (let i = 0; i < 100 && !done(letters); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          letters = pids.map(state);
+        }
+        return letters;
+      };
       expect(signalTree(child.pid!, 'SIGSTOP')).toBe(5);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(pids.map(state)).toEqual(['T', 'T', 'T', 'T', 'T']);
+      expect(await states((letters) => letters.every((s) => s === 'T'))).toEqual(['T', 'T', 'T', 'T', 'T']);
       expect(signalTree(child.pid!, 'SIGCONT')).toBe(5);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(pids.map(state).filter((s) => s === 'T')).toEqual([]);
+      expect((await states((letters) => !letters.includes('T'))).filter((s) => s === 'T')).toEqual([]);
     } finally {
-      for (const pid of pids.reverse()) process.kill(pid, 'SIGKILL');
-      child.kill('SIGKILL');
+      process.kill(-child.pid!, 'SIGKILL');
     }
   });
 });

@@ -45,10 +45,9 @@ export interface RunProcessResult {
   memoryLimitBy: 'cgroup' | 'rlimit' | null;
   // What the command's processes were last seen to have written to files (0 when writes were not watched).
   writtenBytes: number;
-  // How far the workspace's file system filled during the run (null when writes were not watched): with
-  // writtenBytes, a bound on what the run added to the workspace.
-  fileSystemGrowthBytes: number | null;
-  // How many inodes the workspace's file system took meanwhile (null when writes were not watched).
-  fileSystemInodeGrowth: number | null;
+  // What the run added to the workspace at most, in bytes and in files, directories and links (null when
+  // the quota was not watched): the watchdog's last walk of the workspace, plus what was written or how far
+  // the file system filled since (see ResourceWatchdog.growthAtMost).
+  workspaceGrowthAtMost: { bytes: number; entries: number } | null;
   durationMs: number;
 }

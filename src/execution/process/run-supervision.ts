@@ -99,8 +99,7 @@ export function supervise(
         workspaceQuotaPassed: killReason === 'quota' ? (watchdog?.quotaPassed ?? 'bytes') : null,
         memoryLimitBy: memoryBy,
         writtenBytes: watchdog?.writtenBytes ?? 0,
-        fileSystemGrowthBytes: (opts.writes && watchdog?.fileSystemGrowth()) ?? null,
-        fileSystemInodeGrowth: (opts.writes && watchdog?.fileSystemInodeGrowth()) ?? null,
+        workspaceGrowthAtMost: watchdog?.growthAtMost() ?? null,
         durationMs: Math.round(performance.now() - started),
       };
       // prlimit exits 126 or 127 with this message when the command vanished after the check (or, in

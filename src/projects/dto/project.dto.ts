@@ -1,5 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsByteLength,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
 import type { Project } from '../../generated/prisma/client.js';
 import { AdminWorkspaceResponseDto } from '../../workspace/dto/workspace.dto.js';
 
@@ -25,6 +36,8 @@ class ProjectShellSettingsDto {
   @IsArray()
   @ArrayMaxSize(100)
   @IsString({ each: true })
+  // PATH_MAX, in bytes: no longer path names an executable, and each entry is kept in the project's row.
+  @IsByteLength(1, 4096, { each: true })
   @Matches(/^(\/[^\0]+|[A-Za-z0-9._+-]+)$/, { each: true, message: 'shellAllowlist entries must be executable names or absolute paths' })
   shellAllowlist?: string[];
 

@@ -29,6 +29,14 @@ export type SkillChangeRecord = Omit<SkillToolChange, 'kind' | 'status' | 'previ
   flags: DescriptionFlag[];
 };
 
+export interface QueuedChange {
+  id: string;
+  pending: boolean;
+  // When it was decided, or detected while pending.
+  at: Date;
+  bytes: number;
+}
+
 type Tx = Prisma.TransactionClient;
 const MAX_LISTED = 200;
 
@@ -86,6 +94,23 @@ export class SkillChangesRepository {
         data: { status, decidedAt: new Date(), decidedByKeyId: decidedBy?.keyId ?? null, decidedByName: decidedBy?.name ?? null },
       }),
     );
+  }
+
+  // Every change of the skill with its size as JSON text (previous, proposed, diff and flags, in UTF-8): what
+  // its review queue holds (ReviewQueueRoom), as a listing sends it. Not the size as stored: text the database
+  // compresses well (a description of one character repeated) took 24 times the queue's bytes to list. The
+  // queue is bounded in these bytes, so reading them costs as much at most.
+  async queued(skillId: string, tx: Tx): Promise<QueuedChange[]> {
+    const rows = await tx.$queryRaw<Array<{ id: string; status: string; at: Date; bytes: number | bigint }>>`
+      SELECT id, status, coalesce(decided_at, detected_at) AS at,
+             coalesce(octet_length(previous::text), 0) + coalesce(octet_length(proposed::text), 0)
+               + octet_length(diff::text) + octet_length(flags::text) AS bytes
+        FROM skill_tool_changes WHERE skill_id = ${skillId}::uuid`;
+    return rows.map((row) => ({ id: row.id, pending: row.status === 'pending', at: row.at, bytes: Number(row.bytes) }));
+  }
+
+  async deleteDecided(skillId: string, ids: readonly string[], tx: Tx): Promise<void> {
+    if (ids.length > 0) await tx.skillToolChange.deleteMany({ where: { skillId, id: { in: [...ids] }, status: { not: 'pending' } } });
   }
 
   async supersedePending(skillId: string, tx: Tx): Promise<void> {

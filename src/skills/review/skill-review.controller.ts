@@ -6,6 +6,7 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
+  ApiPayloadTooLargeResponse,
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
@@ -59,7 +60,11 @@ export class SkillReviewController {
   @ApiParam(CHANGE_ID)
   @ApiOperation({ operationId: 'acceptSkillChange', summary: 'Accept a change: the proposed definition is pinned and served' })
   @ApiOkResponse({ type: SkillChangeDto })
-  @ApiConflictResponse({ type: ErrorResponseDto, description: 'change_already_decided, tool_name_collision (a new tool)' })
+  @ApiConflictResponse({
+    type: ErrorResponseDto,
+    description: 'change_already_decided, tool_name_collision (a new tool), skill_too_many_tools (past 128 tools)',
+  })
+  @ApiPayloadTooLargeResponse({ type: ErrorResponseDto, description: 'skill_too_large: the skill would take more than 256 KiB as stored' })
   @ApiUnprocessableEntityResponse({
     type: ErrorResponseDto,
     description: 'schema_refused: the proposed schema fails the vetting of a registration',

@@ -8,5 +8,11 @@ export const notAnMcpSkill = (skillId: string) =>
     'not_an_mcp_skill',
     `Skill '${skillId}' has no MCP source to read again (its tools are its own, or it was registered before sources were kept: PUT it again with its source)`,
   );
+export const tooManyTools = (count: number, limit: number) =>
+  conflict(
+    'skill_too_many_tools',
+    `Accepting this change would give the skill ${count} tools; a skill has at most ${limit}. Reject changes that add tools you do not need, or split the source into several skills (source.tools names the tools each imports).`,
+    { count, limit },
+  );
 export const sourceUnavailable = (reason: string) =>
   new AppError(502, 'mcp_source_unavailable', `Could not list the tools of the MCP server: ${reason}`, { details: { retryable: true } });

@@ -9,7 +9,9 @@ import { ToolEvents } from '../../tools/events/tool-events.js';
 import { McpSkillImporter, toSkillTool } from '../mcp/mcp-skill-importer.js';
 import { type SkillToolSpec, vetSkillShapes } from '../skill-compiler.js';
 import { SkillTools } from '../skill-tools.js';
-import { skillNotFound } from '../skills.errors.js';
+import { skillNotFound, skillTooLarge } from '../skills.errors.js';
+import { SKILL_CHANGES_KEPT_DECIDED, SKILL_CHANGES_MAX_BYTES, SKILL_MAX_BYTES, SKILL_MAX_TOOLS } from '../skills.limits.js';
+import { changeBytes, ReviewQueueRoom } from '../definitions/review-queue-room.js';
 import type { LockedSkill, SkillRecord } from '../skills.repository.js';
 import { SkillsRepository } from '../skills.repository.js';
 import { checkToolCollisions } from '../tool-collisions.js';
@@ -28,7 +30,7 @@ import {
   SkillChangesRepository,
   type SkillChangeStatus,
 } from '../definitions/skill-changes.repository.js';
-import { changeAlreadyDecided, changeNotFound, notAnMcpSkill, sourceUnavailable } from './skill-review.errors.js';
+import { changeAlreadyDecided, changeNotFound, notAnMcpSkill, sourceUnavailable, tooManyTools } from './skill-review.errors.js';
 
 // Pinned definitions: an MCP source is read again (on a schedule and on demand) and each answer compared
 // with what was reviewed. A changed definition is recorded with its diff and sent as tool.definition_changed;
@@ -91,7 +93,11 @@ export class SkillReviewService {
       // A new tool must not clash with another skill's in any project this one is enabled on; a changed
       // schema must pass the vetting a registration's does (both refuse and leave the change pending).
       if (change.kind === 'added') await locked.checkProjects((project) => checkToolCollisions(project, skillId, tools));
-      // In the worker pool, as a registration's: an Ajv compile per schema stays off the event loop.
+      // Held to a registration's limits: the skill's tools, their bytes as stored, and every schema vetted
+      // in the worker pool, as a registration's (an Ajv compile per schema stays off the event loop).
+      if (tools.length > SKILL_MAX_TOOLS) throw tooManyTools(tools.length, SKILL_MAX_TOOLS);
+      const bytes = Buffer.byteLength(JSON.stringify(tools));
+      if (bytes > SKILL_MAX_BYTES) throw skillTooLarge(bytes, SKILL_MAX_BYTES);
       vetSkillShapes(tools);
       await this.pool.run('vetSkill', { tools }, { key: tenant.tenantId });
       return tools;
@@ -137,6 +143,7 @@ export class SkillReviewService {
   // reading the same source at once record each change once). Answers the pending changes after it.
   private async reconcile(tenantId: string, skillId: string, upstream: Tool[]): Promise<SkillChangeRecord[] | null> {
     const raised: SkillChangeRecord[] = [];
+    let unraised = 0;
     let projectIds: readonly string[] = [];
     let toolsChanged = false;
     const pendingAfter = await this.skills.withLockedSkill(tenantId, skillId, async (locked) => {
@@ -144,6 +151,13 @@ export class SkillReviewService {
       const { skill, tx } = locked;
       const pending = new Map((await this.changes.pending(skillId, tx)).map((change) => [change.tool, change]));
       const answered = new Map(upstream.map((tool) => [tool.name, upstreamDefinition(tool)]));
+      const room = new ReviewQueueRoom(await this.changes.queued(skillId, tx), SKILL_CHANGES_MAX_BYTES, SKILL_CHANGES_KEPT_DECIDED);
+      // A tool the upstream offered and no longer does has nothing left to add.
+      for (const [name, open] of pending) {
+        if (open.kind !== 'added' || answered.has(name)) continue;
+        await this.changes.decide(open.id, 'superseded', null, tx);
+        pending.delete(name);
+      }
       const tools = [...skill.tools];
       const found: NewSkillChange[] = [];
       for (const [index, tool] of tools.entries()) {
@@ -213,6 +227,15 @@ export class SkillReviewService {
         if (!(open && open.proposedHash === change.proposedHash && open.kind === change.kind)) {
           // A definition an admin rejected is not raised again (and withholds nothing: the reviewed one was chosen).
           if (await this.changes.wasRejected(skillId, change.tool, change.proposedHash, tx)) continue;
+          // Nor is one that could never be accepted (a skill holds SKILL_MAX_TOOLS tools of SKILL_MAX_BYTES in
+          // all), nor one the review queue has no room for: the reviewed definitions stay served meanwhile.
+          const bytes = changeBytes(change);
+          const adding = !open && change.kind === 'added';
+          const added = [...pending.values()].filter((c) => c.kind === 'added').length;
+          if (bytes > SKILL_MAX_BYTES || (adding && tools.length + added >= SKILL_MAX_TOOLS) || !room.take(bytes, open?.id)) {
+            unraised += 1;
+            continue;
+          }
           const row = open ? await this.changes.replace(open.id, change, tx) : await this.changes.create(tenantId, skillId, change, tx);
           pending.set(change.tool, row);
           raised.push(row);
@@ -230,9 +253,16 @@ export class SkillReviewService {
         }
       }
       if (toolsChanged) await locked.saveTools(tools);
+      await this.changes.deleteDecided(skillId, room.evicted, tx);
       return [...pending.values()];
     });
     if (toolsChanged) this.skillTools.forgetTenant(tenantId);
+    if (unraised > 0)
+      this.logger.warn({
+        msg: 'Changes of an MCP source were not raised for review: too large, too many tools, or its queue is full',
+        skillId,
+        unraised,
+      });
     for (const change of raised) {
       const withheld = change.incompatible || change.kind === 'added';
       for (const projectId of projectIds) {

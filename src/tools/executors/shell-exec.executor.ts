@@ -115,9 +115,13 @@ export class ShellExecExecutor implements ToolExecutor<ShellExecArgs> {
       this.quota.forget(ctx.workspace);
       throw asCommandRefusal(err);
     }
-    // What it wrote, or how far the file system filled meanwhile, whichever is more, bounds what it added.
-    const grown = result.fileSystemGrowthBytes === null ? null : Math.max(result.writtenBytes, result.fileSystemGrowthBytes);
-    this.quota.afterCommand(ctx.workspace, grown, result.fileSystemInodeGrowth);
+    // A run stopped for the quota is known to be past it, so that workspace is walked again before its next
+    // write. Otherwise the workspace's figure grows by what the run added at most.
+    if (result.killedForWorkspaceQuota) this.quota.forget(ctx.workspace);
+    else {
+      const grown = result.workspaceGrowthAtMost;
+      this.quota.afterCommand(ctx.workspace, grown?.bytes ?? null, grown?.entries ?? null);
+    }
     if (result.aborted)
       throw new ToolError('cancelled', 'The call was cancelled before the command finished; the command was stopped', true);
     if (result.timedOut) {

@@ -32,6 +32,7 @@ import { IdempotencyService } from '../../calls/idempotency.service.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { IdempotentCalls } from '../../calls/idempotent-calls.js';
 import { FairTurns } from '../../common/scheduling/fair-turns.js';
+import { UnreadAnswers } from '../../budgets/unread-answers.js';
 
 // Answers POST .../tools/batch: several tool calls in one request, as models emit them in one turn. Each call takes the one call path
 // (CallDispatcher: gate, rate limit, run, audit, events) exactly as a single invoke would; they run
@@ -48,6 +49,7 @@ export class BatchRouteService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditService,
     private readonly turns: FairTurns,
+    private readonly unread: UnreadAnswers,
   ) {}
 
   // Each result is written as UTF-8 JSON once, as it is measured against the cap, and sent as those bytes:
@@ -66,13 +68,23 @@ export class BatchRouteService {
     const since = new Date(Date.now() - 1000);
     // Encoding a large result takes milliseconds of the main thread: one result at a time, in turn with
     // other tenants' (FairTurns), so a batch's 32 results never run back to back ahead of everyone else.
-    const results = await mapBounded(calls, this.config.calls.batchConcurrency, async (call) => {
-      const result = await this.runOne(tenantId, projectId, principal, call, request);
-      await this.turns.take(tenantId);
-      return withinResponseCap(result, budget, this.config.calls.responseMaxBytes);
-    });
-    await this.auditDropped(tenantId, results, since);
-    return { results };
+    // The results kept count as the tenant's unread answers from now until the answer is handed to the
+    // connection (JsonReply.sendPieces counts them from there): the batch's later calls, and the tenant's other
+    // requests, are refused past unreadAnswerBytes.
+    const holds: Array<() => void> = [];
+    try {
+      const results = await mapBounded(calls, this.config.calls.batchConcurrency, async (call) => {
+        const result = await this.runOne(tenantId, projectId, principal, call, request);
+        await this.turns.take(tenantId);
+        const kept = withinResponseCap(result, budget, this.config.calls.responseMaxBytes);
+        if (Buffer.isBuffer(kept)) holds.push(this.unread.hold(tenantId, kept.length));
+        return kept;
+      });
+      await this.auditDropped(tenantId, results, since);
+      return { results };
+    } finally {
+      for (const release of holds) release();
+    }
   }
 
   // Each call's audit row says what it did; one whose result was dropped says so too (error code

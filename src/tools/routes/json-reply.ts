@@ -1,5 +1,7 @@
 import { Readable, type Writable, pipeline } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { ServerResponse } from 'node:http';
+import { holdAnswer } from '../../common/http/held-answers.js';
 import { writeJsonBytes } from '../../common/json/json-text.js';
 
 // A JSON answer whose status and headers the handler decides (200 or 202, Idempotent-Replayed), written
@@ -49,6 +51,9 @@ export function jsonReply(response: ExpressLikeResponse | FastifyLikeReply): Jso
     sendPieces(status, headers, pieces) {
       const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
       head(status, { ...headers, 'content-length': String(length) });
+      // Counted as the tenant's unread answer until the response closes (src/budgets/unread-answers.ts).
+      const raw = ('raw' in response ? response.raw : response) as ServerResponse;
+      if (raw.socket) raw.once('close', holdAnswer(raw.socket, length));
       if ('raw' in response) {
         response.send(Readable.from(onePerTurn(pieces)));
         return;

@@ -148,13 +148,16 @@ describe('multi round-trip requests within limits', () => {
       // suites may meet a garbage collection (595 ms once, on Fastify under CI's load); parsed, the answers held
       // the event loop for about a second each, so most samples waited (2,789 ms at worst, before).
       const typical = [...during].sort((x, y) => x - y)[Math.floor(during.length / 2)];
-      const ratio = typical / Math.max(median, 50);
+      // Judged against a floor of 100 ms: beside CI's other suites, the PostgreSQL pass once took a median of
+      // 297 ms here (a ratio of 5.9 to a 50 ms floor) with every answer refused from its text. Parsed, each
+      // answer held the event loop for about a second (above).
+      const ratio = typical / Math.max(median, 100);
       console.log(
         `another tenant's GET /v1/projects: ${median.toFixed(1)} ms alone, at worst ${worst.toFixed(1)} ms (${during.length} samples) while 12 answers nested 690,000 levels were refused ` +
-          `(each in ${Math.min(...deep).toFixed(0)}-${Math.max(...deep).toFixed(0)} ms), median ${typical.toFixed(1)} ms; ratio of the median to a 50 ms floor ${ratio.toFixed(1)}`,
+          `(each in ${Math.min(...deep).toFixed(0)}-${Math.max(...deep).toFixed(0)} ms), median ${typical.toFixed(1)} ms; ratio of the median to a 100 ms floor ${ratio.toFixed(1)}`,
       );
       // Parsed, each answer held the event loop for about a second; refused from its text, a few milliseconds.
-      expect(ratio).toBeLessThan(5);
+      expect(ratio).toBeLessThan(8);
       expect(new Set(statuses)).toEqual(new Set([200]));
       // Refused from its text, before any parse: the guarded fetch's words, not those of the caps after a parse.
       const fromText = expect.stringMatching(/^The tool ran, but its result from the MCP server at .* is nested more than 256 levels deep/);

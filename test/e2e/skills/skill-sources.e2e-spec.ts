@@ -6,3 +6,4 @@ import './enabling-and-collisions.part.js';
 import './http-executor.part.js';
 import './pinned-definitions.part.js';
 import './registration.part.js';
+import './review-queue.part.js';

@@ -679,4 +679,74 @@ describe('toolsets: curated tools served over REST and MCP', () => {
     await t.http.delete(`${base()}/renamed-away`).set(tenant.auth).expect(204);
     await t.http.delete(`${base()}/renamed-to`).set(tenant.auth).expect(204);
   });
+
+  it('holds a project to 50 toolsets: the next answers 403 too_many_toolsets, and one deleted makes room', async () => {
+    const own = (await t.createProject(tenant)).id;
+    const at = `/v1/projects/${own}/toolsets`;
+    const toolset = (i: number) => ({ slug: `set-${i}`, name: `Set ${i}`, mode: 'direct', tools: [{ select: 'read_file' }] });
+    for (let i = 0; i < 50; i++) await t.http.post(at).set(tenant.auth).send(toolset(i)).expect(201);
+    const refused = await t.http.post(at).set(tenant.auth).send(toolset(50)).expect(403);
+    expect(refused.body.error).toMatchObject({ code: 'too_many_toolsets', details: { limit: 50 } });
+    expect((await t.http.get(at).set(tenant.auth).expect(200)).body.items).toHaveLength(50);
+    // Another project of the tenant has its own 50.
+    await t.http.post(base()).set(tenant.auth).send(toolset(50)).expect(201);
+    await t.http.delete(`${base()}/set-50`).set(tenant.auth).expect(204);
+    await t.http.delete(`${at}/set-0`).set(tenant.auth).expect(204);
+    await t.http.post(at).set(tenant.auth).send(toolset(50)).expect(201);
+  }, 60_000);
+
+  // 50 per project alone let one tenant keep 100 projects x 50 toolsets of about 1 MiB each: 5 GB of the
+  // database. A tenant's toolsets in all its projects are held to its maxToolsets, each to 256 KiB.
+  it('holds a tenant to its maxToolsets across its projects, and each toolset to 256 KiB as stored', async () => {
+    const owner = await t.createTenant();
+    await t.setBudgets(owner, { maxToolsets: 3 });
+    const projects = [(await t.createProject(owner)).id, (await t.createProject(owner)).id];
+    const toolset = (i: number) => ({ slug: `set-${i}`, name: `Set ${i}`, mode: 'direct', tools: [{ select: 'read_file' }] });
+    // Four at once across two projects: the count is taken under the tenant's lock, so three are made.
+    const made = await Promise.all(
+      [0, 1, 2, 3].map((i) =>
+        t.http
+          .post(`/v1/projects/${projects[i % 2]}/toolsets`)
+          .set(owner.auth)
+          .send(toolset(i))
+          .then((r) => r),
+      ),
+    );
+    expect(made.map((r) => r.status).sort()).toEqual([201, 201, 201, 403]);
+    const refused = made.find((r) => r.status === 403)!;
+    expect(refused.body.error).toMatchObject({
+      code: 'tenant_budget_exceeded',
+      details: { budget: 'maxToolsets', limit: 3, inUse: 3, asked: 1 },
+    });
+    expect(refused.body.error.message).toMatch(/maxToolsets budget is 3/);
+    const seen = (await t.http.get('/v1/usage').set(owner.auth).expect(200)).body;
+    expect(seen.budgets.maxToolsets).toBe(3);
+    expect(seen.usage.maxToolsets).toBe(3);
+    // Another tenant is not counted with it.
+    await t.http.post(base()).set(tenant.auth).send(toolset(99)).expect(201);
+    await t.http.delete(`${base()}/set-99`).set(tenant.auth).expect(204);
+    // One deleted makes room, in either project.
+    const [first] = made.filter((r) => r.status === 201).map((r) => r.body as { projectId: string; slug: string });
+    await t.http.delete(`/v1/projects/${first.projectId}/toolsets/${first.slug}`).set(owner.auth).expect(204);
+    await t.http.post(`/v1/projects/${projects[1]}/toolsets`).set(owner.auth).send(toolset(9)).expect(201);
+
+    // Large: 100 entries of 3,000-character descriptions is about 300 KiB; on POST and on PUT alike.
+    const large = {
+      slug: 'large',
+      name: 'Large',
+      mode: 'direct',
+      tools: Array.from({ length: 100 }, (_, i) => ({ select: 'read_file', name: `read_${i}`, description: 'd'.repeat(3000) })),
+    };
+    const tooLarge = await t.http.post(base()).set(tenant.auth).send(large).expect(413);
+    expect(tooLarge.body.error).toMatchObject({ code: 'toolset_too_large', details: { limit: 256 * 1024 } });
+    expect(tooLarge.body.error.details.bytes).toBeGreaterThan(256 * 1024);
+    expect(tooLarge.body.error.message).toMatch(/Shorten its descriptions/);
+    await t.http.post(base()).set(tenant.auth).send(toolset(98)).expect(201);
+    await t.http
+      .put(`${base()}/set-98`)
+      .set(tenant.auth)
+      .send({ ...large, slug: 'set-98' })
+      .expect(413);
+    await t.http.delete(`${base()}/set-98`).set(tenant.auth).expect(204);
+  }, 60_000);
 });
