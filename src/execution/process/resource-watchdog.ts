@@ -54,8 +54,10 @@ const MEASURE_INTERVAL_MS = 250;
 const FIRST_PERIODIC_WALK_MS = 50;
 const PERIODIC_WALK_MS = 1_000;
 const WALK_COST_SHARE = 20;
-// What walking one entry costs (an lstat through libuv's pool: 20,000 empty files in 350-470 ms here), to
-// put the first walk of a workspace already large far enough into the run for its cost share.
+// What walking one entry costs (an lstat through libuv's pool: 20,000 empty files in 350-470 ms here). A walk's
+// cost is reckoned from the entries it counted, not from how long it took: behind another task's thousands of
+// unlinks in libuv's pool, one walk of 300 entries took over a second, and paced by that the next came after
+// the run (20,000 files past a quota of 500) had ended.
 const WALK_MS_PER_ENTRY = 0.02;
 
 // Watches one run from outside: samples its processes every few milliseconds and reports the first limit
@@ -225,10 +227,11 @@ export class ResourceWatchdog {
     this.lastFsCheck = undefined;
     const before = fileSystemFigures(this.opts.workspace);
     const written = this.writtenBytes;
-    const began = performance.now();
+    let entries = this.quotaBase?.entries ?? 0;
     void measureDiskUsage(this.opts.workspace, { stopPast: { bytes: limit, entries: inodeLimit ?? Infinity } })
       .then((usage) => {
         this.workspaceBytes = usage.bytes;
+        entries = usage.entries;
         // Directories nested too deep to measure could hide anything: treated as past the quota.
         if (usage.bytes > limit || !usage.complete) this.quotaPassed = 'bytes';
         else if (inodeLimit !== undefined && usage.entries > inodeLimit) this.quotaPassed = 'inodes';
@@ -246,7 +249,7 @@ export class ResourceWatchdog {
         this.measuring = false;
         this.lastMeasured = performance.now();
         this.periodicGap = Math.min(PERIODIC_WALK_MS, this.periodicGap * 2);
-        this.nextPeriodicWalk = this.lastMeasured + Math.max(this.periodicGap, (this.lastMeasured - began) * WALK_COST_SHARE);
+        this.nextPeriodicWalk = this.lastMeasured + Math.max(this.periodicGap, entries * WALK_MS_PER_ENTRY * WALK_COST_SHARE);
         // A run being killed is left stopped: SIGKILL ends a stopped process as well.
         if (this.quotaPassed || !this.paused) return;
         signalTree(this.opts.rootPid, 'SIGCONT');
