@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { describeBytes } from '../common/format/describe-bytes.js';
+import { LoopShare, storedCost } from '../common/scheduling/loop-share.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { BudgetsRepository } from './budgets.repository.js';
 import { TenantBudgets } from './tenant-budgets.js';
@@ -24,6 +25,7 @@ export class StoredAnswers {
   constructor(
     private readonly store: BudgetsRepository,
     private readonly budgets: TenantBudgets,
+    private readonly share: LoopShare,
   ) {}
 
   // `bytes`: the answer as it would be kept. `freed`: what the same write drops (read under the lock), such as
@@ -34,6 +36,8 @@ export class StoredAnswers {
     write: (tx: Tx, room: AnswerRoom) => Promise<T>,
     freed?: (tx: Tx) => Promise<number>,
   ): Promise<T | false> {
+    // Written to the database for the tenant: its share of the event loop pays for it (LoopShare).
+    this.share.charge(tenantId, storedCost(bytes));
     return this.store.withTenantLocked(tenantId, async (tx, overrides) => {
       const budget = this.budgets.merge(overrides).storedAnswerBytes;
       const stored = await this.store.storedAnswerBytes(tx, tenantId);

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { ChangeBusMetrics } from './change-bus-metrics.js';
+import { LoopShareMetrics } from './loop-share-metrics.js';
 import { Metrics } from './metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsServer } from './metrics-server.js';
@@ -9,7 +10,7 @@ import { MetricsServer } from './metrics-server.js';
 @Global()
 @Module({
   controllers: [MetricsController],
-  providers: [{ provide: Metrics, useFactory: () => new Metrics() }, MetricsServer, ChangeBusMetrics],
+  providers: [{ provide: Metrics, useFactory: () => new Metrics() }, MetricsServer, ChangeBusMetrics, LoopShareMetrics],
   exports: [Metrics, MetricsServer],
 })
 export class MetricsModule {}

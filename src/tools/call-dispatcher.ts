@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { InvocationChannel } from '../audit/audit.repository.js';
 import { CallAdmission } from '../budgets/call-admission.js';
+import { callCost, type EndCall, LoopShare } from '../common/scheduling/loop-share.js';
 import { UnreadAnswers } from '../budgets/unread-answers.js';
 import { forbiddenByPolicy } from '../policy/policy.errors.js';
 import { PolicyDecider } from '../policy/policy-decider.js';
@@ -50,20 +51,28 @@ export class CallDispatcher {
     private readonly recorder: CallRecorder,
     private readonly admission: CallAdmission,
     private readonly unread: UnreadAnswers,
+    private readonly share: LoopShare,
   ) {}
 
   // `controller` is aborted when the client goes away; the run aborts it too at the deadline.
   // Each call holds a place in its tenant's concurrentCalls budget from before the gate until it answers, and
-  // starts only while the tenant's answers held unread are within unreadAnswerBytes.
+  // starts only while the tenant's answers held unread are within unreadAnswerBytes, and when its tenant's
+  // share of the event loop allows (LoopShare), which is charged what the call cost.
   async dispatch(request: RawToolCall, controller: AbortController): Promise<ToolCallOutcome> {
     const release = await this.admission.admit(request.tenantId);
+    let end: EndCall | undefined;
+    let cost = callCost(0);
     try {
       const waiting = this.unread.check(request.tenantId);
       if (waiting) await waiting;
+      end = await this.share.start(request.tenantId, controller.signal);
       const call = await this.decided(await this.gate.admit(request));
       if (call.policy?.effect === 'ask' || this.parking.needsApproval(call)) return await this.parking.park(call);
-      return await this.runner.run(call, controller);
+      const outcome = await this.runner.run(call, controller);
+      cost = callCost(call.resultBytes ?? 0, call.tool.executor.spawnsProcesses === true ? outcome.durationMs : 0);
+      return outcome;
     } finally {
+      end?.(cost);
       release();
     }
   }

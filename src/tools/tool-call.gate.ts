@@ -93,6 +93,8 @@ export interface ValidatedToolCall extends ToolListeners {
   // What the policies decided (CallDispatcher), for the audit row; null or absent: no policy in force.
   policy?: PolicyDecision | null;
   inputRound?: InputRound;
+  // Set by the run: the size of the result as JSON (exact, or a close lower bound), for what the call cost.
+  resultBytes?: number;
 }
 
 // Collects what the gate below needs from the REST route: the tenant, the project, the tool and the body.

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error.js';
-import { droppedResult, type JsonLimits, measureJson, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
+import { droppedResult, type JsonLimits, measureJsonSize, RESULT_MAX_DEPTH } from '../common/json/bounded-json.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { inSpan, tracingEnabled } from '../common/tracing/tracer.js';
 import { ClientCancelled, ClientDisconnected } from '../common/http/client-abort-controller.decorator.js';
@@ -185,12 +185,16 @@ export class ToolRunner {
 
   // A result no answer could carry (nested past RESULT_MAX_DEPTH, or past RESULT_MAX_BYTES as JSON) is
   // dropped here, once for every channel: the run counts, and the call answers (and stores) an error naming the cap.
+  // The call keeps its result's size (resultBytes) for what the call cost (LoopShare).
   private withinResultCaps(
     result: unknown,
+    call: ValidatedToolCall,
   ): { status: 'ok'; result: unknown } | { status: 'error'; error: { code: string; message: string; retryable: boolean } } {
     const limits: JsonLimits = { maxDepth: RESULT_MAX_DEPTH, maxBytes: this.config.tools.resultMaxBytes };
-    const measured = measureJson(result, limits);
-    return measured === 'fits' ? { status: 'ok', result } : { status: 'error', error: droppedResult(measured, limits) };
+    const measured = measureJsonSize(result, limits);
+    if (!('bytes' in measured)) return { status: 'error', error: droppedResult(measured, limits) };
+    call.resultBytes = measured.bytes;
+    return { status: 'ok', result };
   }
 
   private toOutcome(settled: Settled, call: ValidatedToolCall, signal: AbortSignal, secrets: readonly string[]): Outcome {
@@ -205,7 +209,7 @@ export class ToolRunner {
       };
     }
     if (settled.ok) {
-      const capped = this.withinResultCaps(settled.value);
+      const capped = this.withinResultCaps(settled.value, call);
       if (capped.status !== 'ok') return capped;
       const mismatch = checkToolOutput(call.tool.executor.definition, capped.result);
       return mismatch ? { status: 'error', error: mismatch } : capped;

@@ -20,18 +20,24 @@ export type JsonLimitExceeded = { exceeded: 'depth' | 'size' | 'not_json' };
 // as soon as the lower bound passes the cap, so a huge value (or one sharing subtrees) costs at most about
 // `maxBytes` steps.
 export function measureJson(value: unknown, limits: JsonLimits): 'fits' | JsonLimitExceeded {
+  const measured = measureJsonSize(value, limits);
+  return 'bytes' in measured ? 'fits' : measured;
+}
+
+// The same, answering how large the text is when it fits: exactly when it had to be written, else at least
+// `bytes` (each string counted as one byte a character), which is close for most results.
+export function measureJsonSize(value: unknown, limits: JsonLimits): { bytes: number } | JsonLimitExceeded {
   const walked = walk(value, limits);
-  if (walked === 'fits') return 'fits';
   if (walked !== 'measure') return walked;
   const written = write(value, limits);
-  return 'text' in written ? 'fits' : written;
+  return 'text' in written ? { bytes: Buffer.byteLength(written.text) } : written;
 }
 
 // The JSON text of `value` when it fits `limits`, else which limit it passed. Never overflows the stack:
 // the text is written by JSON.stringify only once the walk has shown it nests no deeper than maxDepth.
 export function boundedJson(value: unknown, limits: JsonLimits): { text: string } | JsonLimitExceeded {
   const walked = walk(value, limits);
-  if (walked !== 'fits' && walked !== 'measure') return walked;
+  if (walked !== 'measure' && !('bytes' in walked)) return walked;
   return write(value, limits);
 }
 
@@ -55,7 +61,8 @@ const STRING_MAX = (s: string) => JSON_BYTES_PER_UNIT_MAX * s.length + 2;
 // The longest number JSON.stringify writes is 24 characters (-1.2345678901234567e-308).
 const NUMBER_MAX = 24;
 
-function walk(root: unknown, limits: JsonLimits): 'fits' | 'measure' | JsonLimitExceeded {
+// Fits: at least `bytes`; `measure`: only writing the text can tell.
+function walk(root: unknown, limits: JsonLimits): { bytes: number } | 'measure' | JsonLimitExceeded {
   let min = 0;
   let max = 0;
   const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
@@ -130,7 +137,7 @@ function walk(root: unknown, limits: JsonLimits): 'fits' | 'measure' | JsonLimit
     }
     if (min > limits.maxBytes) return { exceeded: 'size' };
   }
-  return max <= limits.maxBytes ? 'fits' : 'measure';
+  return max <= limits.maxBytes ? { bytes: min } : 'measure';
 }
 
 function hasToJson(value: unknown): value is { toJSON: () => unknown } {
