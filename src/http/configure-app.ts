@@ -25,6 +25,9 @@ import { closeUnusedConnectionsWithIdleOnes } from './unused-connections.js';
 import { capConnections, type ConnectionCounts } from './connection-caps.js';
 import { closeSlowReaders } from './slow-readers.js';
 import { useUtf8JsonParser, verifyUtf8Body } from './utf8-json-body.js';
+import { earlyRefusal, type EarlyRefusalSources, earlyRefusalSources, refusalAnswer } from './early-refusals.js';
+import { ApiKeysService } from '../tenants/api-keys.service.js';
+import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 
 // A client may pass its own request id (to follow a call across services) if it looks like one.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -78,8 +81,9 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   const consoleFiles = new ConsoleFiles();
   // Browser-based MCP clients: OAuth's endpoints from any origin, the MCP endpoints from MCP_ALLOWED_ORIGINS.
   const cors = corsPolicy(config.transport.mcpAllowedOrigins);
-  if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles, cors);
-  else configureExpress(app as NestExpressApplication, config, log, consoleFiles, cors);
+  const refusals = earlyRefusalSources(app.get(ApiKeysService), app.get(TenantRateLimiter), config.adminToken);
+  if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles, cors, refusals);
+  else configureExpress(app as NestExpressApplication, config, log, consoleFiles, cors, refusals);
   applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
   closeUnusedConnectionsWithIdleOnes(app.getHttpServer() as Server);
   const connections = capConnections(
@@ -130,6 +134,7 @@ function configureExpress(
   log: PinoLogger,
   consoleFiles: ConsoleFiles,
   cors: CorsPolicy,
+  refusals: EarlyRefusalSources,
 ): void {
   app.disable('x-powered-by');
   // Express would hash every body into a weak ETag; Fastify does not. Only routes that set their own
@@ -199,6 +204,21 @@ function configureExpress(
       res.end();
     },
   );
+  app.use(
+    (
+      req: { method?: string; url?: string; headers: Record<string, string | string[] | undefined> },
+      res: { writeHead(status: number, headers: Record<string, string>): void; end(body: string): void },
+      next: (error?: unknown) => void,
+    ) => {
+      earlyRefusal(req.method, req.url, req.headers, refusals).then((refusal) => {
+        if (refusal === null) return next();
+        // The request's id from its context, set up by the first middleware.
+        const answer = refusalAnswer(refusal);
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body);
+      }, next);
+    },
+  );
   app.useBodyParser('json', { limit: config.bodyLimitBytes, verify: verifyUtf8Body });
   // OAuth's token and revocation endpoints take forms (RFC 6749 4.1.3).
   app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
@@ -206,7 +226,13 @@ function configureExpress(
   server.on('clientError', answerParserError);
 }
 
-function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleFiles: ConsoleFiles, cors: CorsPolicy): void {
+function configureFastify(
+  app: NestFastifyApplication,
+  log: PinoLogger,
+  consoleFiles: ConsoleFiles,
+  cors: CorsPolicy,
+  refusals: EarlyRefusalSources,
+): void {
   const fastify = app.getHttpAdapter().getInstance();
   useUtf8JsonParser(fastify);
   // OAuth's token and revocation endpoints take forms (RFC 6749 4.1.3); a repeated name keeps its first value.
@@ -245,6 +271,13 @@ function configureFastify(app: NestFastifyApplication, log: PinoLogger, consoleF
     if (!answer.preflight) return done();
     // Answered here, before any guard (a browser's preflight carries no credentials).
     reply.code(204).header('content-length', '0').send();
+  });
+  // Before the body is parsed (Fastify reads it after the onRequest hooks).
+  fastify.addHook('onRequest', async (request, reply) => {
+    const refusal = await earlyRefusal(request.method, request.url, request.headers, refusals);
+    if (refusal === null) return;
+    const answer = refusalAnswer(refusal, request.id);
+    return reply.code(answer.status).headers(answer.headers).send(answer.body);
   });
   // Every OPTIONS request has a route, so the hook above sees every preflight; the rest answer 404, as on Express.
   fastify.options('*', (_request, reply) => reply.callNotFound());

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
+import type { AppError } from '../common/errors/app-error.js';
 import { rateLimited, rateLimitStoreUnavailable } from './rate-limit.errors.js';
 import { RATE_LIMIT_STORE, type RateLimitStore } from './rate-limit.tokens.js';
 
@@ -30,6 +31,9 @@ export class TenantRateLimiter implements OnApplicationShutdown {
   private readonly windowMs: number;
   private readonly onStoreError: 'deny' | 'allow';
   private readonly storeTimeoutMs: number;
+  // Tenants whose requests were refused, until their window resets (this instance's view): a request of
+  // theirs that carries a large body is refused before the body is read (EarlyRefusals).
+  private readonly refusedUntil = new Map<string, number>();
 
   constructor(
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
@@ -62,6 +66,19 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return extra > 0 ? this.charge(this.requests, tenantId, extra) : Promise.resolve();
   }
 
+  // The 429 a tenant's next request would get, while its requests' window is known to be spent; else null.
+  requestsRefused(tenantId: string): AppError | null {
+    const until = this.refusedUntil.get(tenantId);
+    if (until === undefined) return null;
+    const inMs = until - Date.now();
+    if (inMs <= 0) {
+      this.refusedUntil.delete(tenantId);
+      return null;
+    }
+    const bucket = this.requests;
+    return rateLimited(bucket.what, bucket.limit, Math.round(this.windowMs / 1000), Math.max(1, Math.ceil(inMs / 1000)), bucket.whose);
+  }
+
   chargeCommand(tenantId: string): Promise<void> {
     return this.charge(this.commands, tenantId);
   }
@@ -83,6 +100,13 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return this.store.healthy(this.storeTimeoutMs);
   }
 
+  private rememberRefused(tenantId: string, resetInMs: number): void {
+    const now = Date.now();
+    // Bounded by the tenants refused within one window; the ended ones go first when it grows.
+    if (this.refusedUntil.size >= 10_000) for (const [id, until] of this.refusedUntil) if (until <= now) this.refusedUntil.delete(id);
+    if (this.refusedUntil.size < 10_000) this.refusedUntil.set(tenantId, now + resetInMs);
+  }
+
   private async charge(bucket: Bucket, counterKey: string, count = 1): Promise<void> {
     let counted: { hits: number; resetInMs: number };
     try {
@@ -97,6 +121,7 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     const { hits, resetInMs } = counted;
     if (hits <= bucket.limit) return;
     this.metrics.rateLimited(bucket.name);
+    if (bucket === this.requests && count === 1) this.rememberRefused(counterKey, resetInMs);
     const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000));
     throw rateLimited(bucket.what, bucket.limit, Math.round(this.windowMs / 1000), retryAfter, bucket.whose);
   }

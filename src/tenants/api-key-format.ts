@@ -29,3 +29,10 @@ export function hashApiKey(key: string): Buffer {
 export function hashesEqual(given: Uint8Array, expected: Uint8Array): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+// The token of an `Authorization: Bearer <token>` header; null when there is none of that form.
+export function bearerToken(header: unknown): string | null {
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+}

@@ -26,11 +26,16 @@ const API_KEYS_CHANGED = busTopic<ApiKeysChanged>('api-keys.changed');
 
 // last_used_at is written at most this often per key, so authentication stays off the database.
 const LAST_USED_RESOLUTION_MS = 60_000;
+// A prefix no key has is remembered this long, so a flood of made-up keys of the right form stays off the
+// database too (each was one query). Prefixes are random: a key issued later never has one seen before.
+const UNKNOWN_PREFIX_TTL_MS = 30_000;
+const UNKNOWN_PREFIXES_MAX = 10_000;
 
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger('ApiKeys');
   private readonly cache: TtlLruCache<string, CachedKey>;
+  private readonly unknownPrefixes: TtlLruCache<string, true>;
 
   constructor(
     private readonly keys: ApiKeysRepository,
@@ -41,6 +46,7 @@ export class ApiKeysService {
     private readonly revocations: KeyRevocations,
   ) {
     this.cache = new TtlLruCache(config.apiKeyCacheTtlMs, 10_000);
+    this.unknownPrefixes = new TtlLruCache(UNKNOWN_PREFIX_TTL_MS, UNKNOWN_PREFIXES_MAX);
     metrics.cache('api_keys', this.cache);
     bus.subscribe(API_KEYS_CHANGED, (change) => {
       if ('revokedPrefix' in change) {
@@ -159,8 +165,12 @@ export class ApiKeysService {
     if (prefix === null) return null;
     let entry = this.cache.get(prefix);
     if (!entry) {
+      if (this.unknownPrefixes.get(prefix)) return null;
       const record = await this.keys.findActiveByPrefix(prefix);
-      if (!record) return null;
+      if (!record) {
+        this.unknownPrefixes.set(prefix, true);
+        return null;
+      }
       entry = {
         tenantId: record.tenantId,
         apiKeyId: record.id,

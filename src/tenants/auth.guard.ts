@@ -19,7 +19,7 @@ import { projectNotFound } from '../projects/projects.errors.js';
 import { END_USER_HEADER, invalidEndUser, parseEndUser, userAssertionNotAllowed } from '../common/auth/end-user.js';
 import { requestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { hashApiKey, hashesEqual } from './api-key-format.js';
+import { bearerToken, hashApiKey, hashesEqual } from './api-key-format.js';
 import { ApiKeysService } from './api-keys.service.js';
 import {
   adminRouteForbidden,
@@ -183,10 +183,4 @@ function endpointOf(route: RouteAuth, request: GuardedRequest): McpResource | nu
 
 function sameEndpoint(a: McpResource | null, b: McpResource | null): boolean {
   return a !== null && b !== null && a.projectId === b.projectId && a.toolset === b.toolset;
-}
-
-function bearerToken(header: unknown): string | null {
-  if (typeof header !== 'string') return null;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1] ?? null;
 }
