@@ -19,10 +19,12 @@ export interface EarlyRefusalSources {
   keyTenant(token: string): Promise<string | null | undefined>;
   // The 429 the tenant's next request would get, while its requests' window is known to be spent.
   requestsRefused(tenantId: string): AppError | null;
+  // Whether any tenant's requests window is known to be spent now.
+  someRefused(): boolean;
 }
 
-// The refusal for a request with a large body (declared, or chunked) to a tenant route, decided from its
-// headers alone; null: read its body and go on. Outside MCP endpoints only a valid key passes the guard (no
+// The refusal for a request to a tenant route decided from its headers alone; null: go on (read its body).
+// A large body (declared, or chunked) is read only for a request its key lets through. Outside MCP endpoints only a valid key passes the guard (no
 // key or a wrong one: 401). At an MCP endpoint another issuer's token may be valid, and the guard's 401
 // names where a client signs in (RFC 9728): a bad token there is left to the guard. A tenant whose requests
 // window is spent is refused here everywhere.
@@ -32,18 +34,22 @@ export async function earlyRefusal(
   headers: Record<string, string | string[] | undefined>,
   sources: EarlyRefusalSources,
 ): Promise<AppError | null> {
-  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return null;
+  if (method === 'OPTIONS') return null;
   const length = Number(headers['content-length']);
-  if (headers['transfer-encoding'] === undefined && !(length > EARLY_BODY_BYTES)) return null;
+  const largeBody = headers['transfer-encoding'] !== undefined || length > EARLY_BODY_BYTES;
+  // A request of any size is refused here only while some tenant's window is spent (else no key is looked
+  // up twice): past its limit, a tenant's flood of small requests is answered without Nest's pipeline, and
+  // each answer closes the connection it came on.
+  if (!largeBody && !sources.someRefused()) return null;
   const path = requestPath(url ?? '/');
   if (!path.startsWith('/v1/') || path.startsWith('/v1/admin/') || path.startsWith('/v1/connections/callback')) return null;
   if (path === CLIENT_METADATA_PATH) return null;
   const mcp = path.endsWith('/mcp');
   const token = bearerToken(headers.authorization);
-  if (token === null) return mcp ? null : missingCredentials();
+  if (token === null) return mcp || !largeBody ? null : missingCredentials();
   const tenantId = await sources.keyTenant(token);
   if (tenantId === undefined) return null;
-  if (tenantId === null) return mcp ? null : invalidCredentials();
+  if (tenantId === null) return mcp || !largeBody ? null : invalidCredentials();
   return sources.requestsRefused(tenantId);
 }
 
@@ -58,6 +64,7 @@ export function earlyRefusalSources(apiKeys: ApiKeysService, limiter: TenantRate
       return 'expiredAt' in found ? undefined : found.tenantId;
     },
     requestsRefused: (tenantId) => limiter.requestsRefused(tenantId),
+    someRefused: () => limiter.someRequestsRefused(),
   };
 }
 

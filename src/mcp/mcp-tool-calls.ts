@@ -8,6 +8,7 @@ import { invalidIdempotencyKey } from '../calls/calls.errors.js';
 import { IdempotentCalls } from '../calls/idempotent-calls.js';
 import type { RawToolCall } from '../tools/tool-call.gate.js';
 import type { ToolView } from '../tools/tool-catalogue.js';
+import { callCost, LoopShare } from '../common/scheduling/loop-share.js';
 import { CallDispatcher, type ToolCallOutcome } from '../tools/call-dispatcher.js';
 import { type RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import type { ClientRound } from './input-required/input-rounds.js';
@@ -48,15 +49,33 @@ export class McpToolCalls {
     tasks: new WeakMap<readonly RegisteredTool[] | ToolView, ListToolsResult>(),
   };
 
+  // Each listing's size as JSON, measured once: what answering it costs the event loop (LoopShare).
+  private readonly listingBytes = new WeakMap<ListToolsResult, number>();
+
   constructor(
     private readonly registry: ToolRegistry,
     private readonly dispatcher: CallDispatcher,
     private readonly keyed: IdempotentCalls,
     private readonly cancellations: McpCancellations,
     private readonly sessions: McpKeySessions,
+    private readonly share: LoopShare,
   ) {}
 
+  // Taken in its tenant's share of the event loop, as a call is: a listing of a few MB costs the loop more
+  // than most calls, and one at the rate limit was not charged to anyone (an outsider's 3 MB listings took
+  // another tenant's p99 to 93x).
   async list(caller: McpCaller): Promise<ListToolsResult> {
+    const end = await this.share.start(caller.tenantId);
+    let listing: ListToolsResult | undefined;
+    try {
+      listing = await this.listing(caller);
+      return listing;
+    } finally {
+      end(callCost(listing ? (this.listingBytes.get(listing) ?? 0) : 0));
+    }
+  }
+
+  private async listing(caller: McpCaller): Promise<ListToolsResult> {
     const tasks = caller.revision !== undefined && !isModernRevision(caller.revision) && caller.revision >= FIRST_REVISION_WITH_TASKS;
     const { tools } = ToolRegistry.restrict(await this.registry.forProject(caller.tenantId, caller.projectId), caller.principal.tools);
     const shown = caller.catalogue ? caller.catalogue.view(tools) : tools;
@@ -73,6 +92,7 @@ export class McpToolCalls {
       // the project's approval list and the key decide); 2026-07-28 has the server decide, per call.
       listing = { tools: tasks ? listed.map((tool) => ({ ...tool, execution: { taskSupport: 'optional' as const } })) : listed };
       listings.set(shown, listing);
+      this.listingBytes.set(listing, Buffer.byteLength(JSON.stringify(listing)));
     }
     return listing;
   }

@@ -34,6 +34,7 @@ export class TenantRateLimiter implements OnApplicationShutdown {
   // Tenants whose requests were refused, until their window resets (this instance's view): a request of
   // theirs that carries a large body is refused before the body is read (EarlyRefusals).
   private readonly refusedUntil = new Map<string, number>();
+  private lastRefusalEnds = 0;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
@@ -79,6 +80,14 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return rateLimited(bucket.what, bucket.limit, Math.round(this.windowMs / 1000), Math.max(1, Math.ceil(inMs / 1000)), bucket.whose);
   }
 
+  // Whether some tenant's requests window is known to be spent (entries are dropped as they are read past it).
+  someRequestsRefused(): boolean {
+    if (this.refusedUntil.size === 0) return false;
+    if (Date.now() < this.lastRefusalEnds) return true;
+    this.refusedUntil.clear();
+    return false;
+  }
+
   chargeCommand(tenantId: string): Promise<void> {
     return this.charge(this.commands, tenantId);
   }
@@ -104,7 +113,9 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     const now = Date.now();
     // Bounded by the tenants refused within one window; the ended ones go first when it grows.
     if (this.refusedUntil.size >= 10_000) for (const [id, until] of this.refusedUntil) if (until <= now) this.refusedUntil.delete(id);
-    if (this.refusedUntil.size < 10_000) this.refusedUntil.set(tenantId, now + resetInMs);
+    if (this.refusedUntil.size >= 10_000) return;
+    this.refusedUntil.set(tenantId, now + resetInMs);
+    this.lastRefusalEnds = Math.max(this.lastRefusalEnds, now + resetInMs);
   }
 
   private async charge(bucket: Bucket, counterKey: string, count = 1): Promise<void> {

@@ -107,5 +107,10 @@ describe('[sec-126] requests refused before their large bodies are read', () => 
     expect(answer.head).toMatch(/retry-after: \d+/i);
     expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'rate_limited' } });
     expect(answer.closed).toBe(true);
+    // A small request too, before Nest's pipeline: the same 429, and the connection it came on is closed.
+    const small = await t.http.get(`/v1/projects/${project}/tools`).set('Authorization', `Bearer ${tenant.key}`);
+    expect(small.status).toBe(429);
+    expect(small.headers.connection).toBe('close');
+    expect(small.body).toMatchObject({ error: { code: 'rate_limited' } });
   });
 });

@@ -8,13 +8,13 @@ import { performance } from 'node:perf_hooks';
 // two thirds of the time in the noisy-neighbour bench, and another tenant's small calls, waiting behind that
 // work at every step, got a third of their usual throughput.
 //
-// So, while the event loop is busier than BUSY_LOOP (its utilization over the last fraction of a second), a
-// call starts only if its tenant's part of what the recent calls of the active tenants cost is no more than
-// an equal split among them; a call that may not start waits, behind its tenant's earlier ones, until the
-// loop has room again or the tenant is back within its split. Nobody is held while the loop has room: a
-// tenant whose calls wait on an upstream or a command costs the loop little and holds nobody back, and the
-// busiest tenant takes what the others leave, up to BUSY_LOOP of the loop, the rest kept for them to grow
-// into. A tenant alone is never held.
+// So a tenant whose part of what the recent calls of the active tenants cost is more than an equal split
+// among them starts a call only while the event loop is no busier than BUSY_LOOP (its utilization over the
+// last fraction of a second), and then one at a time; a call that may not start waits, behind its tenant's
+// earlier ones. A tenant within its split is never held, nor is a tenant alone. Beside another active
+// tenant, however little that one spends (a tenant calling a few times a second is the one to protect; one
+// whose calls wait on an upstream looks the same), the busiest tenant takes what the loop has up to
+// BUSY_LOOP, the rest kept for the others.
 //
 // A call's cost is counted in units of about what a small call takes of the main thread (callCost): one,
 // plus one per BYTES_PER_UNIT of its result (written as JSON at least once), plus one per second a command
@@ -26,8 +26,6 @@ import { performance } from 'node:perf_hooks';
 
 // The loop's utilization past which the busier tenants wait for their split.
 export const BUSY_LOOP = 0.8;
-// The part of what all tenants spent below which a tenant holds nobody back.
-export const MIN_PART = 0.05;
 // A call's result bytes that cost the main thread about as much as a small call: measured in the
 // noisy-neighbour bench, a read_file of 256 KiB took about 3 ms more of the main thread than one of a line.
 export const BYTES_PER_UNIT = 128 * 1024;
@@ -172,22 +170,18 @@ export class LoopShare implements OnModuleDestroy {
   // While the loop has room, any call starts; past BUSY_LOOP, a tenant's call starts while its part of what
   // the active tenants spent (its calls in progress included) is no more than an equal split.
   private mayStart(tenant: TenantCost): boolean {
-    if (this.utilization <= BUSY_LOOP) return true;
-    let total = 0;
-    for (const other of this.tenants.values()) total += other.spent + other.pending;
     let active = 0;
     let counted = 0;
     for (const other of this.tenants.values()) {
       const figure = other.spent + other.pending;
-      // A tenant spending next to nothing (its calls wait on an upstream, or it calls seldom) is not one the
-      // busy loop keeps from growing: it holds nobody back.
-      if (other !== tenant && figure < MIN_PART * total && other.waiting.length === 0) continue;
       if (figure < ACTIVE_UNITS && other.waiting.length === 0) continue;
       counted += figure;
       active++;
     }
-    if (active <= 1) return true;
-    return (tenant.spent + tenant.pending) * active <= counted;
+    if (active <= 1 || (tenant.spent + tenant.pending) * active <= counted) return true;
+    // Over its split: held while the loop is busy; while it has room, one call in progress at a time, so
+    // that the calls held meanwhile do not all start at once, work of several blocks of the loop in a row.
+    return this.utilization <= BUSY_LOOP && tenant.pending < tenant.average * 1.5;
   }
 
   // The share of the time since the last reading that the event loop was busy.

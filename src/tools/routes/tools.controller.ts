@@ -20,6 +20,7 @@ import { type SerializedJson, SerializedJsonInterceptor } from '../../common/htt
 import { ANY_TOOL_SCHEMA, TOOL_LIST_MODELS, ToolFormatQueryDto, TOOL_LIST_SCHEMA } from '../dto/tool.dto.js';
 import type { ServerSentEvent } from '../events/tool-events.js';
 import { ToolsService } from './tools.service.js';
+import { callCost, LoopShare } from '../../common/scheduling/loop-share.js';
 import { ToolEventsService } from '../events/tool-events.service.js';
 
 @ApiTags('tools')
@@ -33,6 +34,7 @@ export class ToolsController {
   constructor(
     private readonly tools: ToolsService,
     private readonly events: ToolEventsService,
+    private readonly share: LoopShare,
   ) {}
 
   @Get('tools')
@@ -45,12 +47,20 @@ export class ToolsController {
     headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } },
   })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })
-  list(
+  async list(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
     @Query() query: ToolFormatQueryDto,
   ): Promise<SerializedJson> {
-    return this.tools.list(tenant.tenantId, projectId, query.format, tenant.tools, query.strict);
+    // Taken in the tenant's share of the event loop, as a call is: writing a listing of a few MB out costs it more than most calls.
+    const end = await this.share.start(tenant.tenantId);
+    let listing: SerializedJson | undefined;
+    try {
+      listing = await this.tools.list(tenant.tenantId, projectId, query.format, tenant.tools, query.strict);
+      return listing;
+    } finally {
+      end(callCost(listing?.bytes.length ?? 0));
+    }
   }
 
   @Get('tools/:toolName')
