@@ -24,10 +24,10 @@ export interface EarlyRefusalSources {
 }
 
 // The refusal for a request to a tenant route decided from its headers alone; null: go on (read its body).
-// A large body (declared, or chunked) is read only for a request its key lets through. Outside MCP endpoints only a valid key passes the guard (no
-// key or a wrong one: 401). At an MCP endpoint another issuer's token may be valid, and the guard's 401
-// names where a client signs in (RFC 9728): a bad token there is left to the guard. A tenant whose requests
-// window is spent is refused here everywhere.
+// A large body (declared, or chunked) is read only for a request its key lets through. Outside MCP
+// endpoints only a valid key passes the guard (no key or a wrong one: 401). At an MCP endpoint another
+// issuer's token may be valid, and the guard's 401 names where a client signs in (RFC 9728): a bad token
+// there is left to the guard. A tenant whose requests window is spent is refused here everywhere.
 export async function earlyRefusal(
   method: string | undefined,
   url: string | undefined,

@@ -77,6 +77,8 @@ export class TenantRateLimiter implements OnApplicationShutdown {
       return null;
     }
     const bucket = this.requests;
+    // Counted as every refusal is, whichever path answers it.
+    this.metrics.rateLimited(bucket.name);
     return rateLimited(bucket.what, bucket.limit, Math.round(this.windowMs / 1000), Math.max(1, Math.ceil(inMs / 1000)), bucket.whose);
   }
 
