@@ -64,15 +64,12 @@ export class McpToolCalls {
   // Taken in its tenant's share of the event loop, as a call is: a listing of a few MB costs the loop more
   // than most calls, and one at the rate limit was not charged to anyone (an outsider's 3 MB listings took
   // another tenant's p99 to 93x).
-  async list(caller: McpCaller): Promise<ListToolsResult> {
-    const end = await this.share.start(caller.tenantId);
-    let listing: ListToolsResult | undefined;
-    try {
-      listing = await this.listing(caller);
-      return listing;
-    } finally {
-      end(callCost(listing ? (this.listingBytes.get(listing) ?? 0) : 0));
-    }
+  list(caller: McpCaller): Promise<ListToolsResult> {
+    return this.share.run(
+      caller.tenantId,
+      () => this.listing(caller),
+      (listing) => callCost(listing ? (this.listingBytes.get(listing) ?? 0) : 0),
+    );
   }
 
   private async listing(caller: McpCaller): Promise<ListToolsResult> {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { InvocationChannel } from '../audit/audit.repository.js';
 import { CallAdmission } from '../budgets/call-admission.js';
-import { callCost, type EndCall, LoopShare } from '../common/scheduling/loop-share.js';
+import { callCost, LoopShare } from '../common/scheduling/loop-share.js';
 import { UnreadAnswers } from '../budgets/unread-answers.js';
 import { forbiddenByPolicy } from '../policy/policy.errors.js';
 import { PolicyDecider } from '../policy/policy-decider.js';
@@ -60,19 +60,25 @@ export class CallDispatcher {
   // share of the event loop allows (LoopShare), which is charged what the call cost.
   async dispatch(request: RawToolCall, controller: AbortController): Promise<ToolCallOutcome> {
     const release = await this.admission.admit(request.tenantId);
-    let end: EndCall | undefined;
-    let cost = callCost(0);
     try {
       const waiting = this.unread.check(request.tenantId);
       if (waiting) await waiting;
-      end = await this.share.start(request.tenantId, controller.signal);
-      const call = await this.decided(await this.gate.admit(request));
-      if (call.policy?.effect === 'ask' || this.parking.needsApproval(call)) return await this.parking.park(call);
-      const outcome = await this.runner.run(call, controller);
-      cost = callCost(call.resultBytes ?? 0, call.tool.executor.spawnsProcesses === true ? outcome.durationMs : 0);
-      return outcome;
+      // What ran is charged by its result and, for a command, by how long it ran; a refusal or a parked call as
+      // a small call.
+      let cost = callCost(0);
+      return await this.share.run(
+        request.tenantId,
+        async () => {
+          const call = await this.decided(await this.gate.admit(request));
+          if (call.policy?.effect === 'ask' || this.parking.needsApproval(call)) return await this.parking.park(call);
+          const outcome = await this.runner.run(call, controller);
+          cost = callCost(call.resultBytes ?? 0, call.tool.executor.spawnsProcesses === true ? outcome.durationMs : 0);
+          return outcome;
+        },
+        () => cost,
+        controller.signal,
+      );
     } finally {
-      end?.(cost);
       release();
     }
   }

@@ -23,6 +23,7 @@ import { McpOriginGuard } from '../mcp/mcp-origin.guard.js';
 import { InvocationResultDto, InvokeToolBodyDto, PendingApprovalDto, ToolFormatQueryDto, TOOL_LIST_SCHEMA } from '../tools/dto/tool.dto.js';
 import { type RawToolCall, RestToolCall } from '../tools/tool-call.gate.js';
 import { ToolsetServingService } from './toolset-serving.service.js';
+import { callCost, LoopShare } from '../common/scheduling/loop-share.js';
 import { refusalAnswer } from '../common/errors/error-answer.js';
 
 // A toolset served to agents: its tools in every format, a call by the name the model saw, and MCP. A key
@@ -39,7 +40,10 @@ import { refusalAnswer } from '../common/errors/error-answer.js';
   description: 'project_not_found, toolset_not_found, or tool_not_found with details.suggestions',
 })
 export class ToolsetServingController {
-  constructor(private readonly serving: ToolsetServingService) {}
+  constructor(
+    private readonly serving: ToolsetServingService,
+    private readonly share: LoopShare,
+  ) {}
 
   @Get('tools')
   @AllowRoles('agent', 'approver')
@@ -60,7 +64,12 @@ export class ToolsetServingController {
     @Param('slug') slug: string,
     @Query() query: ToolFormatQueryDto,
   ): Promise<SerializedJson> {
-    return this.serving.list(tenant, projectId, slug, query.format, query.strict);
+    // In the tenant's share of the event loop, as the project's listing is (ToolsController.list).
+    return this.share.run(
+      tenant.tenantId,
+      () => this.serving.list(tenant, projectId, slug, query.format, query.strict),
+      (listing) => callCost(listing?.bytes.length ?? 0),
+    );
   }
 
   @Post('tools/:toolName/invoke')

@@ -113,6 +113,32 @@ describe('LoopShare', () => {
     light(1);
   });
 
+  it('charges work run in the share what costOf makes of its result, or of nothing when it threw', async () => {
+    class BusyLoop extends LoopShare {
+      protected override recentUtilization(): number {
+        return 1;
+      }
+    }
+    share.onModuleDestroy();
+    share = new BusyLoop();
+    const seen: unknown[] = [];
+    const costOf = (units: number) => (result: unknown) => (seen.push(result), units);
+    expect(await share.run('light', () => Promise.resolve('listing'), costOf(1))).toBe('listing');
+    const failing = share.run('heavy', () => Promise.reject(new Error('gate refused')), costOf(100));
+    await expect(failing).rejects.toThrow('gate refused');
+    expect(seen).toEqual(['listing', undefined]);
+    // Charged 100, the heavy tenant is over its split once the loop reads busy; the light one is not.
+    await sleep(300);
+    const controller = new AbortController();
+    const held = share.run('heavy', () => Promise.resolve('late'), costOf(1), controller.signal);
+    await sleep(60);
+    expect(share.waiting).toBe(1);
+    expect(await share.run('light', () => Promise.resolve('now'), costOf(1))).toBe('now');
+    controller.abort();
+    expect(await held).toBe('late');
+    expect(share.waiting).toBe(0);
+  });
+
   it('counts a call as one unit, one more per 128 KiB of result and per second a command ran; a stored answer per 16 KiB', () => {
     expect(callCost(0)).toBe(1);
     expect(callCost(256 * 1024)).toBe(3);

@@ -84,6 +84,19 @@ export class LoopShare implements OnModuleDestroy {
     return this.wait(tenantId, tenant, signal);
   }
 
+  // The work, started within its tenant's share and charged what costOf says it cost (its result, or
+  // undefined when it threw). `signal`: the client went away, so a waiting start is let go at once.
+  async run<T>(tenantId: string, work: () => Promise<T>, costOf: (result: T | undefined) => number, signal?: AbortSignal): Promise<T> {
+    const end = await this.start(tenantId, signal);
+    let result: T | undefined;
+    try {
+      result = await work();
+      return result;
+    } finally {
+      end(costOf(result));
+    }
+  }
+
   // Work done for a tenant outside its calls' own cost (an answer stored for it).
   charge(tenantId: string, units: number): void {
     const tenant = this.tenant(tenantId);

@@ -47,20 +47,17 @@ export class ToolsController {
     headers: { ETag: { description: 'Changes whenever the listing does', schema: { type: 'string' } } },
   })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match names the current ETag; no body' })
-  async list(
+  list(
     @CurrentTenant() tenant: Tenant,
     @Param('projectId') projectId: string,
     @Query() query: ToolFormatQueryDto,
   ): Promise<SerializedJson> {
     // Taken in the tenant's share of the event loop, as a call is: writing a listing of a few MB out costs it more than most calls.
-    const end = await this.share.start(tenant.tenantId);
-    let listing: SerializedJson | undefined;
-    try {
-      listing = await this.tools.list(tenant.tenantId, projectId, query.format, tenant.tools, query.strict);
-      return listing;
-    } finally {
-      end(callCost(listing?.bytes.length ?? 0));
-    }
+    return this.share.run(
+      tenant.tenantId,
+      () => this.tools.list(tenant.tenantId, projectId, query.format, tenant.tools, query.strict),
+      (listing) => callCost(listing?.bytes.length ?? 0),
+    );
   }
 
   @Get('tools/:toolName')
