@@ -6,7 +6,7 @@
 // Reads its settings from NOISY_ATTACKER (JSON: baseUrl, key, project, callers, only), prints one line
 // `ready` once each attack answered once, and on a line `stop` from its standard input ends its loops and
 // prints the answers it got as one line of JSON.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 
 const { baseUrl, key, project, callers, only } = JSON.parse(process.env.NOISY_ATTACKER);
@@ -36,6 +36,11 @@ const attacks = {
       status: res.status,
       body: { status: res.status === 200 ? 'ok' : 'error', bytes: (await res.arrayBuffer()).byteLength },
     })),
+  // An outsider's flood: small requests each with a made-up key of a new prefix (no key cached as unknown).
+  'made-up keys (outsider)': () =>
+    fetch(`${baseUrl}/v1/projects/${project}/tools`, {
+      headers: { authorization: `Bearer tg_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('hex')}` },
+    }).then(async (res) => ({ status: res.status, body: await res.json() })),
 };
 // `only` lists the attacks to run, numbered from 1 in the order above (NOISY_ATTACKS).
 for (const [i, name] of Object.keys(attacks).entries()) if (only && !only.includes(i + 1)) delete attacks[name];

@@ -1,7 +1,8 @@
 // npm run load -- noisy-neighbour (or LOAD_SCENARIO=noisy-neighbour): one tenant (B) works while another (A)
 // runs every attack on shared capacity that Toolgate bounds: commands filling /dev/shm past their memory
 // limit, as many commands as its budget lets it hold, search_files patterns that cost seconds of CPU per
-// MiB, large answers stored under Idempotency-Keys, and batches of large answers. B's calls (read_file,
+// MiB, large answers stored under Idempotency-Keys, batches of large answers, and (as an outsider would,
+// from the same address as B) small requests with made-up keys of new prefixes. B's calls (read_file,
 // write_file, search_files, list_files) are measured alone, then beside A (whose client is a process of its
 // own, bench/noisy-attacker.mjs), in the same run. B is measured two ways: as fast as its callers are
 // answered (all the event loop it can use: beside a busy A, its fair share is half, so its calls take about

@@ -83,6 +83,8 @@ export interface AppConfig {
     commandCalls: number;
     // OAuth client registrations and authorization requests per client address per window.
     signIn: number;
+    // Requests refused 401 per client address per window, on this instance; 0: not counted.
+    authFailures: number;
     windowMs: number;
     // Shared counters across instances; in memory per instance when unset.
     redisUrl: string | null;

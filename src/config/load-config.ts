@@ -89,6 +89,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): AppConf
       requests: read.integer('RATE_LIMIT_REQUESTS', 1200, 1, 10_000_000),
       commandCalls: read.integer('RATE_LIMIT_COMMAND_CALLS', 120, 1, 10_000_000),
       signIn: read.integer('RATE_LIMIT_SIGN_IN', 30, 1, 10_000_000),
+      authFailures: read.integer('RATE_LIMIT_AUTH_FAILURES', 100, 0, 10_000_000),
       windowMs: read.integer('RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
       redisUrl: read.string('REDIS_URL'),
       onStoreError: read.oneOf('RATE_LIMIT_ON_STORE_ERROR', ['deny', 'allow'] as const, 'deny'),

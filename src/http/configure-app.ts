@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { maxHeaderSize, type Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
@@ -25,7 +26,8 @@ import { closeUnusedConnectionsWithIdleOnes } from './unused-connections.js';
 import { capConnections, type ConnectionCounts } from './connection-caps.js';
 import { closeSlowReaders } from './slow-readers.js';
 import { useUtf8JsonParser, verifyUtf8Body } from './utf8-json-body.js';
-import { earlyRefusal, type EarlyRefusalSources, earlyRefusalSources, refusalAnswer } from './early-refusals.js';
+import { FailedAuthentications } from '../rate-limit/failed-authentications.js';
+import { ADDRESS_REFUSAL_DELAY_MS, earlyRefusal, type EarlyRefusalSources, earlyRefusalSources, refusalAnswer } from './early-refusals.js';
 import { ApiKeysService } from '../tenants/api-keys.service.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 
@@ -81,7 +83,12 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   const consoleFiles = new ConsoleFiles();
   // Browser-based MCP clients: OAuth's endpoints from any origin, the MCP endpoints from MCP_ALLOWED_ORIGINS.
   const cors = corsPolicy(config.transport.mcpAllowedOrigins);
-  const refusals = earlyRefusalSources(app.get(ApiKeysService), app.get(TenantRateLimiter), config.adminToken);
+  const refusals = earlyRefusalSources(
+    app.get(ApiKeysService),
+    app.get(TenantRateLimiter),
+    app.get(FailedAuthentications),
+    config.adminToken,
+  );
   if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles, cors, refusals);
   else configureExpress(app as NestExpressApplication, config, log, consoleFiles, cors, refusals);
   applyRequestTimeouts(app.getHttpServer() as Server, config.transport);
@@ -105,6 +112,9 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
   setupOpenApi(app);
 }
+
+// Requests answered without an access-log line (EarlyRefusal.unlogged): the Express response, or the Fastify request.
+const unlogged = new WeakSet<object>();
 
 const logRequest = (
   log: PinoLogger,
@@ -157,7 +167,8 @@ function configureExpress(
       if (accessLog || traced) {
         const started = accessLog ? process.hrtime.bigint() : 0n;
         res.on('finish', () => {
-          if (accessLog) logRequest(log, requestId, req.method, req.url, res.statusCode, started, traced?.span.spanContext().traceId);
+          if (accessLog && !unlogged.has(res))
+            logRequest(log, requestId, req.method, req.url, res.statusCode, started, traced?.span.spanContext().traceId);
           if (traced)
             endRequestSpan(
               traced.span,
@@ -206,16 +217,18 @@ function configureExpress(
   );
   app.use(
     (
-      req: { method?: string; url?: string; headers: Record<string, string | string[] | undefined> },
+      req: { method?: string; url?: string; headers: Record<string, string | string[] | undefined>; socket: { remoteAddress?: string } },
       res: { writeHead(status: number, headers: Record<string, string>): void; end(body: string): void },
       next: (error?: unknown) => void,
     ) => {
-      earlyRefusal(req.method, req.url, req.headers, refusals).then((refusal) => {
+      earlyRefusal(req.method, req.url, req.headers, req.socket.remoteAddress, refusals).then((refusal) => {
         if (refusal === null) return next();
         // The request's id from its context, set up by the first middleware.
-        const answer = refusalAnswer(refusal);
-        res.writeHead(answer.status, answer.headers);
-        res.end(answer.body);
+        const answer = refusalAnswer(refusal.error, req.headers);
+        const send = () => (res.writeHead(answer.status, answer.headers), res.end(answer.body));
+        if (!refusal.forAddress) return send();
+        unlogged.add(res);
+        setTimeout(send, ADDRESS_REFUSAL_DELAY_MS).unref();
       }, next);
     },
   );
@@ -274,9 +287,13 @@ function configureFastify(
   });
   // Before the body is parsed (Fastify reads it after the onRequest hooks).
   fastify.addHook('onRequest', async (request, reply) => {
-    const refusal = await earlyRefusal(request.method, request.url, request.headers, refusals);
+    const refusal = await earlyRefusal(request.method, request.url, request.headers, request.socket.remoteAddress, refusals);
     if (refusal === null) return;
-    const answer = refusalAnswer(refusal, request.id);
+    const answer = refusalAnswer(refusal.error, request.headers, request.id);
+    if (refusal.forAddress) {
+      unlogged.add(request);
+      await sleep(ADDRESS_REFUSAL_DELAY_MS, undefined, { ref: false });
+    }
     return reply.code(answer.status).headers(answer.headers).send(answer.body);
   });
   // Every OPTIONS request has a route, so the hook above sees every preflight; the rest answer 404, as on Express.
@@ -295,7 +312,7 @@ function configureFastify(
   if (accessLog || tracingEnabled()) {
     fastify.addHook('onResponse', (request, reply, done) => {
       const span = spans.get(request);
-      if (accessLog)
+      if (accessLog && !unlogged.has(request))
         logRequest(
           log,
           request.id,

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { clientAddress } from '../common/http/client-address.js';
 
 // Every open connection holds a file descriptor, and the process has a fixed number of them (RLIMIT_NOFILE):
 // 24,000 idle sockets, no key needed, used up 20,000 of them, and with them the descriptors the database pool,
@@ -65,10 +66,4 @@ export function capConnections(
     });
   });
   return counts;
-}
-
-// One client, one key: an IPv4 client on a dual-stack socket is seen as ::ffff:a.b.c.d.
-function clientAddress(remote: string | undefined): string {
-  if (remote === undefined) return 'unknown';
-  return remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice(7) : remote;
 }

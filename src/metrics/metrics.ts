@@ -9,7 +9,7 @@ export const SKILL_TOOL_LABEL = 'skill';
 export const UNKNOWN_TOOL_LABEL = 'unknown';
 
 export type CallChannel = 'rest' | 'mcp' | 'browse';
-export type RateLimitBucket = 'requests' | 'commands' | 'sign-in';
+export type RateLimitBucket = 'requests' | 'commands' | 'sign-in' | 'failed-authentication';
 
 // The counters a cache keeps (TtlLruCache): read when /metrics is scraped, never pushed per lookup.
 export interface CacheCounters {
@@ -87,6 +87,7 @@ export class Metrics {
       requests: rateLimited.labels('requests'),
       commands: rateLimited.labels('commands'),
       'sign-in': rateLimited.labels('sign-in'),
+      'failed-authentication': rateLimited.labels('failed-authentication'),
     };
     this.sandboxFailures = new Counter({
       name: 'toolgate_sandbox_setup_failures_total',

@@ -4,6 +4,7 @@ import { MemoryRateLimitStore } from './rate-limit.store.js';
 import { RATE_LIMIT_STORE } from './rate-limit.tokens.js';
 import { TenantRateLimitGuard } from './tenant-rate-limit.guard.js';
 import { TenantRateLimiter } from './tenant-rate-limiter.js';
+import { FailedAuthentications } from './failed-authentications.js';
 
 @Module({
   providers: [
@@ -19,8 +20,10 @@ import { TenantRateLimiter } from './tenant-rate-limiter.js';
     },
     TenantRateLimiter,
     TenantRateLimitGuard,
+    FailedAuthentications,
   ],
-  // The guard is installed globally by AppModule, after AuthGuard; the limiter is charged by the tool-call path.
-  exports: [TenantRateLimitGuard, TenantRateLimiter],
+  // The guard is installed globally by AppModule, after AuthGuard; the limiter is charged by the tool-call path;
+  // AuthGuard counts its 401s in FailedAuthentications.
+  exports: [TenantRateLimitGuard, TenantRateLimiter, FailedAuthentications],
 })
 export class RateLimitModule {}

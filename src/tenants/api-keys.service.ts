@@ -6,7 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Tenant } from '../common/auth/auth.decorators.js';
 import type { KeyRole } from '../common/auth/key-roles.js';
 import { type ApiKeyListResponseDto, ApiKeyResponseDto, type CreateApiKeyDto, type CreatedApiKeyResponseDto } from './dto/tenant.dto.js';
-import { generateApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
+import { generateApiKey, hashApiKey, hashesEqual, parseApiKeyPrefix } from './api-key-format.js';
 import { ApiKeysRepository, MAX_LIVE_API_KEYS, TOO_MANY_KEYS } from './api-keys.repository.js';
 import type { KeyGrant } from './key-grant.js';
 import { apiKeyNotFound, invalidGrant, tenantNotFound, tooManyApiKeys } from './tenants.errors.js';
@@ -30,12 +30,18 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 // database too (each was one query). Prefixes are random: a key issued later never has one seen before.
 const UNKNOWN_PREFIX_TTL_MS = 30_000;
 const UNKNOWN_PREFIXES_MAX = 10_000;
+// Keys that passed, remembered by their hash longer than the cache keeps them (API_KEY_CACHE_TTL_MS, short so
+// that revocations reach every instance), for one purpose only: while a client address is refused for its
+// failed authentications, a key seen here lately is let on to the guard, which checks it as ever.
+const PASSED_KEY_TTL_MS = 3_600_000;
+const PASSED_KEYS_MAX = 20_000;
 
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger('ApiKeys');
   private readonly cache: TtlLruCache<string, CachedKey>;
   private readonly unknownPrefixes: TtlLruCache<string, true>;
+  private readonly passedKeys = new TtlLruCache<string, Uint8Array>(PASSED_KEY_TTL_MS, PASSED_KEYS_MAX);
 
   constructor(
     private readonly keys: ApiKeysRepository,
@@ -51,6 +57,7 @@ export class ApiKeysService {
     bus.subscribe(API_KEYS_CHANGED, (change) => {
       if ('revokedPrefix' in change) {
         this.cache.delete(change.revokedPrefix);
+        this.passedKeys.delete(change.revokedPrefix);
         if (change.keyId) this.revocations.ended({ apiKeyId: change.keyId });
       } else {
         this.cache.deleteWhere((entry) => entry.tenantId === change.tenantId);
@@ -190,9 +197,18 @@ export class ApiKeysService {
     if (!hashesEqual(keyHash, entry.hash)) return null;
     if (entry.expiresAt !== null && entry.expiresAt.getTime() <= Date.now()) return { expiredAt: entry.expiresAt };
     this.cache.set(prefix, entry);
+    this.passedKeys.set(prefix, entry.hash);
     this.touch(entry);
     const { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall, actAsUsers } = entry;
     return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall, actAsUsers };
+  }
+
+  // Whether the key passed here within the hour (not a check of the key: the guard makes that), from memory
+  // alone: what lets a tenant's client on while its address is refused for others' failed authentications.
+  passedLately(key: string): boolean {
+    const prefix = parseApiKeyPrefix(key);
+    const hash = prefix === null ? undefined : this.passedKeys.get(prefix);
+    return hash !== undefined && hashesEqual(hashApiKey(key), hash);
   }
 
   private touch(entry: CachedKey): void {

@@ -21,6 +21,7 @@ import { requestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { bearerToken, hashApiKey, hashesEqual } from './api-key-format.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { FailedAuthentications } from '../rate-limit/failed-authentications.js';
 import {
   adminRouteForbidden,
   apiKeyExpired,
@@ -31,7 +32,13 @@ import {
   tokenNotForThisResource,
 } from './tenants.errors.js';
 
-type GuardedRequest = { headers: Record<string, unknown>; params?: Record<string, string>; protocol?: string; tenant?: Tenant };
+type GuardedRequest = {
+  headers: Record<string, unknown>;
+  params?: Record<string, string>;
+  protocol?: string;
+  socket?: { remoteAddress?: string };
+  tenant?: Tenant;
+};
 
 // What a route declared about its callers (its decorators, the handler's over its controller's).
 interface RouteAuth {
@@ -59,6 +66,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
+    private readonly failures: FailedAuthentications,
     @Inject(APP_CONFIG) config: AppConfig,
     @Optional() @Inject(EXTERNAL_TOKENS) private readonly externalTokens: ExternalTokens | null,
   ) {
@@ -66,25 +74,32 @@ export class AuthGuard implements CanActivate {
     this.publicUrl = config.oauth.publicUrl;
   }
 
+  // Every 401 counts against its client address (FailedAuthentications): past RATE_LIMIT_AUTH_FAILURES, the
+  // address's requests without a key known here are refused before they reach a guard.
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const route = this.routeOf(context);
     if (route.kind === 'public') return true;
     const request = context.switchToHttp().getRequest<GuardedRequest>();
-    if (!route.oauthResource) return this.authorize(route, request);
-    // A protected resource's 401 names its metadata document (RFC 9728, 5.1), where a client finds how to sign in.
     try {
       return await this.authorize(route, request);
     } catch (error) {
-      const endpoint = endpointOf(route, request);
-      if (!(error instanceof AppError) || error.status !== 401 || endpoint === null) throw error;
-      const base = serviceBaseUrl(this.publicUrl, request.headers, request.protocol);
-      const invalid = error.code === 'invalid_token' ? 'error="invalid_token", ' : '';
-      const challenge = `Bearer ${invalid}resource_metadata="${resourceMetadataUrl(base, endpoint)}"`;
-      throw new AppError(401, error.code, error.message, {
-        details: error.details,
-        headers: { ...error.headers, 'WWW-Authenticate': challenge },
-      });
+      if (!(error instanceof AppError) || error.status !== 401) throw error;
+      this.failures.record(request.socket?.remoteAddress);
+      throw route.oauthResource ? this.challenged(error, route, request) : error;
     }
+  }
+
+  // A protected resource's 401 names its metadata document (RFC 9728, 5.1), where a client finds how to sign in.
+  private challenged(error: AppError, route: RouteAuth, request: GuardedRequest): AppError {
+    const endpoint = endpointOf(route, request);
+    if (endpoint === null) return error;
+    const base = serviceBaseUrl(this.publicUrl, request.headers, request.protocol);
+    const invalid = error.code === 'invalid_token' ? 'error="invalid_token", ' : '';
+    const challenge = `Bearer ${invalid}resource_metadata="${resourceMetadataUrl(base, endpoint)}"`;
+    return new AppError(401, error.code, error.message, {
+      details: error.details,
+      headers: { ...error.headers, 'WWW-Authenticate': challenge },
+    });
   }
 
   private routeOf(context: ExecutionContext): RouteAuth {

@@ -80,6 +80,7 @@ export async function createTestApp(
       RATE_LIMIT_REQUESTS: '1000000',
       RATE_LIMIT_COMMAND_CALLS: '1000000',
       RATE_LIMIT_SIGN_IN: '1000000',
+      RATE_LIMIT_AUTH_FAILURES: '1000000',
       WORKSPACE_ROOT: path.join(tmpDir, 'workspaces'),
       ...sandboxTestEnv,
       ...options.env,
