@@ -27,6 +27,7 @@ import { capConnections, type ConnectionCounts } from './connection-caps.js';
 import { closeSlowReaders } from './slow-readers.js';
 import { useUtf8JsonParser, verifyUtf8Body } from './utf8-json-body.js';
 import { FailedAuthentications } from '../rate-limit/failed-authentications.js';
+import { LoopShare } from '../common/scheduling/loop-share.js';
 import { ADDRESS_REFUSAL_DELAY_MS, earlyRefusal, type EarlyRefusalSources, earlyRefusalSources, refusalAnswer } from './early-refusals.js';
 import { ApiKeysService } from '../tenants/api-keys.service.js';
 import { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
@@ -87,6 +88,7 @@ export function configureApp(app: INestApplication, config: AppConfig, log: Pino
     app.get(ApiKeysService),
     app.get(TenantRateLimiter),
     app.get(FailedAuthentications),
+    app.get(LoopShare),
     config.adminToken,
   );
   if (app.getHttpAdapter().getType() === 'fastify') configureFastify(app as NestFastifyApplication, log, consoleFiles, cors, refusals);
@@ -182,19 +184,6 @@ function configureExpress(
       else requestContext.run({ requestId }, next);
     },
   );
-  app.use(
-    (
-      req: { method?: string; url?: string },
-      res: { writeHead(status: number, headers: Record<string, string>): void; end(body?: Buffer): void },
-      next: () => void,
-    ) => {
-      if ((req.method !== 'GET' && req.method !== 'HEAD') || !isConsolePath(req.url)) return next();
-      const answer = consoleFiles.answer(req.url!);
-      res.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
-      // Node's server sends no body for HEAD whatever is written.
-      res.end(answer.body);
-    },
-  );
   app.use((req: { url?: string }, res: { setHeader(n: string, v: string): void }, next: () => void) => {
     if (isDocsPath(req.url)) for (const [name, value] of Object.entries(DOCS_HEADERS)) res.setHeader(name, value);
     next();
@@ -221,7 +210,7 @@ function configureExpress(
       res: { writeHead(status: number, headers: Record<string, string>): void; end(body: string): void },
       next: (error?: unknown) => void,
     ) => {
-      earlyRefusal(req.method, req.url, req.headers, req.socket.remoteAddress, refusals).then((refusal) => {
+      earlyRefusal(req.method, req.url, req.headers, req.socket.remoteAddress, req, refusals).then((refusal) => {
         if (refusal === null) return next();
         // The request's id from its context, set up by the first middleware.
         const answer = refusalAnswer(refusal.error, req.headers);
@@ -230,6 +219,20 @@ function configureExpress(
         unlogged.add(res);
         setTimeout(send, ADDRESS_REFUSAL_DELAY_MS).unref();
       }, next);
+    },
+  );
+  // The console's files, once a request for them had its turn (early refusals above).
+  app.use(
+    (
+      req: { method?: string; url?: string },
+      res: { writeHead(status: number, headers: Record<string, string>): void; end(body?: Buffer): void },
+      next: () => void,
+    ) => {
+      if ((req.method !== 'GET' && req.method !== 'HEAD') || !isConsolePath(req.url)) return next();
+      const answer = consoleFiles.answer(req.url!);
+      res.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
+      // Node's server sends no body for HEAD whatever is written.
+      res.end(answer.body);
     },
   );
   app.useBodyParser('json', { limit: config.bodyLimitBytes, verify: verifyUtf8Body });
@@ -287,7 +290,7 @@ function configureFastify(
   });
   // Before the body is parsed (Fastify reads it after the onRequest hooks).
   fastify.addHook('onRequest', async (request, reply) => {
-    const refusal = await earlyRefusal(request.method, request.url, request.headers, request.socket.remoteAddress, refusals);
+    const refusal = await earlyRefusal(request.method, request.url, request.headers, request.socket.remoteAddress, request, refusals);
     if (refusal === null) return;
     const answer = refusalAnswer(refusal.error, request.headers, request.id);
     if (refusal.forAddress) {

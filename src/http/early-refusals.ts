@@ -1,27 +1,39 @@
 import type { AppError } from '../common/errors/app-error.js';
 import { errorAnswer, mapAppError } from '../common/errors/error-answer.js';
 import { requestPath } from '../common/format/request-path.js';
+import { callCost, type LoopShare } from '../common/scheduling/loop-share.js';
 import { CLIENT_METADATA_PATH } from '../connections/mcp-auth-discovery.js';
+import { isConsolePath } from './console-static.js';
+import { isDocsPath } from './docs-headers.js';
 import type { FailedAuthentications } from '../rate-limit/failed-authentications.js';
 import type { TenantRateLimiter } from '../rate-limit/tenant-rate-limiter.js';
 import { bearerToken, hashApiKey } from '../tenants/api-key-format.js';
 import type { ApiKeysService } from '../tenants/api-keys.service.js';
+import { type KeyCheck, keepKeyCheck } from '../tenants/key-checks.js';
 import { invalidCredentials, missingCredentials } from '../tenants/tenants.errors.js';
 
-// Bodies larger than this are read only for a request its key lets through. Body parsers run before Nest's
-// guards, so a request that was going to be refused (a made-up key, a tenant past its requests limit) had
-// its body read, checked as UTF-8 and parsed first: an outsider posting 1 MB bodies with a made-up key, or
-// a tenant posting them past its limit, held the event loop, and another tenant's p99 went 117-138x.
-export const EARLY_BODY_BYTES = 64 * 1024;
+// The share of the event loop (LoopShare) that requests without a known key take their turns in.
+const UNAUTHENTICATED = '(requests without a known key)';
+// What a public document's answer is charged, whichever it is: about the size of the largest (the OpenAPI
+// document, and the docs page's script that holds it).
+const DOCUMENT_BYTES = 256 * 1024;
 
 export interface EarlyRefusalSources {
-  // The tenant a key names: null when no valid key (or token Toolgate issued) has that form and secret;
-  // undefined for what the guard answers otherwise (the admin token, an expired key).
-  keyTenant(token: string): Promise<string | null | undefined>;
+  isAdminToken(token: string): boolean;
+  // Whether checking the key would query the database (a prefix this instance has not seen, from a key that
+  // has not passed here lately): made-up keys of new prefixes are such keys.
+  unseenKey(token: string): boolean;
+  // The key looked up (cached, or a query); `unseen` ones in the turns of requests without a known key.
+  check(token: string, unseen: boolean): Promise<KeyCheck>;
+  // A turn in the share of the event loop of requests without a known key (one share whatever their
+  // address), taken before such a request is answered or goes on to the guard.
+  unauthenticatedTurn(): Promise<void>;
+  // A turn, in the same share, of a request for a public document (the console, /docs, /openapi.json).
+  documentTurn(): Promise<void>;
+  // A turn in the tenant's own share, taken before a refusal of its request is answered.
+  tenantTurn(tenantId: string): Promise<void>;
   // The 429 the tenant's next request would get, while its requests' window is known to be spent.
   requestsRefused(tenantId: string): AppError | null;
-  // Whether any tenant's requests window is known to be spent now.
-  someRefused(): boolean;
   // The 429 for a request from a client address past RATE_LIMIT_AUTH_FAILURES (FailedAuthentications).
   addressRefused(address: string | undefined): AppError | null;
   someAddressRefused(): boolean;
@@ -43,61 +55,92 @@ export interface EarlyRefusal {
   forAddress: boolean;
 }
 
-// The refusal for a request to a tenant route decided from its headers alone; null: go on (read its body).
-// A large body (declared, or chunked) is read only for a request its key lets through. Outside MCP
-// endpoints only a valid key passes the guard (no key or a wrong one: 401). At an MCP endpoint another
-// issuer's token may be valid, and the guard's 401 names where a client signs in (RFC 9728): a bad token
-// there is left to the guard. A tenant whose requests window is spent is refused here everywhere, and so
-// is a request from an address past its failed authentications unless it carries a token known here (any
-// /v1 route, the admin's included: guesses at the admin token count too).
+// The refusal of a request to a tenant or admin route (under /v1), decided from its headers alone, before
+// its body is read or Nest's pipeline runs; null: go on. Body parsers run before Nest's guards, so a request
+// that was going to be refused had its body read, checked as UTF-8 and parsed first: an outsider posting 1 MB
+// bodies with a made-up key, or a tenant posting them past its limit, took another tenant's p99 117-138x; and
+// each 401 through the pipeline cost the event loop more than its answer. `request` is the object the guard will see: the key
+// checked here is kept on it for the guard (keepKeyCheck), which does not look it up again.
+// - From an address past its failed authentications, without a token known here: 429, a second later.
+// - No valid key (none, or no such key): 401 here, after a turn in the share of requests without a known
+//   key, so that a flood of them from however many addresses takes at most that share of the event loop. At
+//   an MCP endpoint the turn is taken and the 401 left to the guard, which names where a client signs in
+//   (RFC 9728) and may accept another issuer's token.
+// - A tenant whose requests window is spent: 429.
+// The admin token, an expired key and a key on a route not its own are the guard's to answer.
 export async function earlyRefusal(
   method: string | undefined,
   url: string | undefined,
   headers: Record<string, string | string[] | undefined>,
   address: string | undefined,
+  request: object,
   sources: EarlyRefusalSources,
 ): Promise<EarlyRefusal | null> {
   if (method === 'OPTIONS') return null;
-  const length = Number(headers['content-length']);
-  const largeBody = headers['transfer-encoding'] !== undefined || length > EARLY_BODY_BYTES;
-  const addressesRefused = sources.someAddressRefused();
-  // A request of any size is refused here only while some tenant's window is spent or some address is
-  // refused (else no key is looked up twice): such floods of small requests are answered without Nest's pipeline.
-  if (!largeBody && !sources.someRefused() && !addressesRefused) return null;
+  if (isDocsPath(url) || isConsolePath(url)) {
+    await sources.documentTurn();
+    return null;
+  }
   const path = requestPath(url ?? '/');
   if (!path.startsWith('/v1/') || path.startsWith('/v1/connections/callback') || path === CLIENT_METADATA_PATH) return null;
   const token = bearerToken(headers.authorization);
-  if (addressesRefused && (token === null || !sources.knownToken(token))) {
+  if (sources.someAddressRefused() && (token === null || !sources.knownToken(token))) {
     const error = sources.addressRefused(address);
     if (error) return { error, forAddress: true };
   }
-  if (path.startsWith('/v1/admin/')) return null;
-  const mcp = path.endsWith('/mcp');
-  const refused = (error: AppError | null) => (error === null ? null : { error, forAddress: false });
-  if (token === null) return mcp || !largeBody ? null : (sources.failed(address), refused(missingCredentials()));
-  const tenantId = await sources.keyTenant(token);
-  if (tenantId === undefined) return null;
-  if (tenantId === null) return mcp || !largeBody ? null : (sources.failed(address), refused(invalidCredentials()));
-  return refused(sources.requestsRefused(tenantId));
+  if (token !== null && sources.isAdminToken(token)) return null;
+  const unseen = token !== null && sources.unseenKey(token);
+  const found = token === null ? null : await sources.check(token, unseen);
+  if (token !== null) keepKeyCheck(request, token, found);
+  if (found === null) {
+    if (!unseen) await sources.unauthenticatedTurn();
+    if (path.endsWith('/mcp')) return null;
+    sources.failed(address);
+    return { error: token === null ? missingCredentials() : invalidCredentials(), forAddress: false };
+  }
+  if ('expiredAt' in found) return null;
+  const refusal = sources.requestsRefused(found.tenantId);
+  if (refusal === null) return null;
+  // Answered in the tenant's own turn: its flood of requests past its limit is its share's to pay for.
+  await sources.tenantTurn(found.tenantId);
+  return { error: refusal, forAddress: false };
 }
 
-// From the application's own parts: its keys (cached), its rate limiter and the failures per address. The
-// admin token and an expired key are left to the guard, which says which they are.
+// From the application's own parts: its keys (cached), its rate limiter, the failures per address and the
+// share of the event loop.
 export function earlyRefusalSources(
   apiKeys: ApiKeysService,
   limiter: TenantRateLimiter,
   failures: FailedAuthentications,
+  share: LoopShare,
   adminToken: string | null,
 ): EarlyRefusalSources {
+  // All requests without a known key share one part of the event loop, as one tenant would: made-up keys
+  // of new prefixes (each a query, on the event loop itself with PGlite) and requests with no key, from
+  // however many addresses, wait for their turns there instead of taking the turns of tenants with keys.
+  const turn = <T>(work: () => Promise<T>) => share.run(UNAUTHENTICATED, work, () => callCost(0));
+
   return {
-    async keyTenant(token) {
-      if (token === adminToken) return undefined;
-      const found = await apiKeys.authenticate(token, hashApiKey(token));
-      if (found === null) return null;
-      return 'expiredAt' in found ? undefined : found.tenantId;
+    isAdminToken: (token) => token === adminToken,
+    unseenKey: (token) => apiKeys.wouldQuery(token) && !apiKeys.passedLately(token),
+    check(token, unseen) {
+      const lookUp = () => apiKeys.authenticate(token, hashApiKey(token));
+      return unseen ? turn(lookUp) : lookUp();
     },
+    unauthenticatedTurn: () => turn(() => Promise.resolve()),
+    documentTurn: () =>
+      share.run(
+        UNAUTHENTICATED,
+        () => Promise.resolve(),
+        () => callCost(DOCUMENT_BYTES),
+      ),
+    tenantTurn: (tenantId) =>
+      share.run(
+        tenantId,
+        () => Promise.resolve(),
+        () => callCost(0),
+      ),
     requestsRefused: (tenantId) => limiter.requestsRefused(tenantId),
-    someRefused: () => limiter.someRequestsRefused(),
     addressRefused: (address) => failures.refusal(address),
     someAddressRefused: () => failures.someLimited(),
     knownToken: (token) => token === adminToken || apiKeys.passedLately(token),

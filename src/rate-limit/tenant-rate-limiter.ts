@@ -31,10 +31,9 @@ export class TenantRateLimiter implements OnApplicationShutdown {
   private readonly windowMs: number;
   private readonly onStoreError: 'deny' | 'allow';
   private readonly storeTimeoutMs: number;
-  // Tenants whose requests were refused, until their window resets (this instance's view): a request of
-  // theirs that carries a large body is refused before the body is read (EarlyRefusals).
+  // Tenants whose requests were refused, until their window resets (this instance's view): their next
+  // requests are refused before their bodies are read (http/early-refusals.ts).
   private readonly refusedUntil = new Map<string, number>();
-  private lastRefusalEnds = 0;
 
   constructor(
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
@@ -82,14 +81,6 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     return rateLimited(bucket.what, bucket.limit, Math.round(this.windowMs / 1000), Math.max(1, Math.ceil(inMs / 1000)), bucket.whose);
   }
 
-  // Whether some tenant's requests window is known to be spent (entries are dropped as they are read past it).
-  someRequestsRefused(): boolean {
-    if (this.refusedUntil.size === 0) return false;
-    if (Date.now() < this.lastRefusalEnds) return true;
-    this.refusedUntil.clear();
-    return false;
-  }
-
   chargeCommand(tenantId: string): Promise<void> {
     return this.charge(this.commands, tenantId);
   }
@@ -117,7 +108,6 @@ export class TenantRateLimiter implements OnApplicationShutdown {
     if (this.refusedUntil.size >= 10_000) for (const [id, until] of this.refusedUntil) if (until <= now) this.refusedUntil.delete(id);
     if (this.refusedUntil.size >= 10_000) return;
     this.refusedUntil.set(tenantId, now + resetInMs);
-    this.lastRefusalEnds = Math.max(this.lastRefusalEnds, now + resetInMs);
   }
 
   private async charge(bucket: Bucket, counterKey: string, count = 1): Promise<void> {

@@ -203,6 +203,13 @@ export class ApiKeysService {
     return { tenantId, apiKeyId, keyName, role, projectIds, tools, expiresAt, toolset, oauthResource, parksEveryCall, actAsUsers };
   }
 
+  // Whether authenticating the key would query the database: it has the form of a key, and its prefix is
+  // neither cached nor remembered as nobody's (a new key's first use here, or a made-up one).
+  wouldQuery(key: string): boolean {
+    const prefix = parseApiKeyPrefix(key);
+    return prefix !== null && !this.cache.holds(prefix) && !this.unknownPrefixes.holds(prefix);
+  }
+
   // Whether the key passed here within the hour (not a check of the key: the guard makes that), from memory
   // alone: what lets a tenant's client on while its address is refused for others' failed authentications.
   passedLately(key: string): boolean {

@@ -21,6 +21,7 @@ import { requestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { bearerToken, hashApiKey, hashesEqual } from './api-key-format.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { type KeyCheck, keyCheckOf } from './key-checks.js';
 import { FailedAuthentications } from '../rate-limit/failed-authentications.js';
 import {
   adminRouteForbidden,
@@ -132,12 +133,12 @@ export class AuthGuard implements CanActivate {
     const isAdminToken = this.adminTokenHash !== null && hashesEqual(tokenHash, this.adminTokenHash);
     if (kind === 'admin') {
       if (isAdminToken) return true;
-      if (await this.apiKeys.authenticate(token, tokenHash)) throw adminRouteForbidden();
+      if (await this.apiKey(request, token, tokenHash)) throw adminRouteForbidden();
       throw invalidCredentials();
     }
     if (isAdminToken) throw tenantRouteForbidden();
     const endpoint = route.oauthResource ? endpointOf(route, request) : null;
-    const tenant = (await this.apiKeys.authenticate(token, tokenHash)) ?? (endpoint ? await this.external(token, request, endpoint) : null);
+    const tenant = (await this.apiKey(request, token, tokenHash)) ?? (endpoint ? await this.external(token, request, endpoint) : null);
     if (!tenant) throw invalidCredentials();
     if ('expiredAt' in tenant) throw apiKeyExpired(tenant.expiredAt);
     // An OAuth access token works at the one MCP endpoint it was issued for, nowhere else (RFC 8707): a
@@ -173,6 +174,12 @@ export class AuthGuard implements CanActivate {
     const store = requestContext.getStore();
     if (store) store.tenantId = tenant.tenantId;
     return true;
+  }
+
+  // The key as the early check found it (http/early-refusals.ts), or looked up now.
+  private apiKey(request: GuardedRequest, token: string, tokenHash: Buffer): Promise<KeyCheck> {
+    const early = keyCheckOf(request, token);
+    return early === undefined ? this.apiKeys.authenticate(token, tokenHash) : Promise.resolve(early);
   }
 
   // Whether an access token's resource names this service as the request reached it. A token of an external

@@ -212,7 +212,11 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     } finally {
       const res = await bomb;
       clearInterval(watch);
-      expect(res).toMatchObject({ status: 'timeout', error: { message: expect.stringContaining('Resource temporarily unavailable') } });
+      // Refused forks, whichever way the bomb ended: mostly at its timeout, bash still retrying; on a loaded
+      // machine its retries can run out first and every copy return, so the run ends on its own.
+      const output = res.status === 'timeout' ? res.error?.message : res.result?.stderr;
+      expect(res.status === 'timeout' || res.status === 'ok').toBe(true);
+      expect(output).toContain('Resource temporarily unavailable');
     }
     expect(most).toBeGreaterThan(3);
     expect(most).toBeLessThanOrEqual(MAX_PROCESSES);

@@ -32,6 +32,12 @@ export class TtlLruCache<K, V> {
     return entry.value;
   }
 
+  // Whether a live entry is held, without counting a lookup or making it recent.
+  holds(key: K): boolean {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.expiresAt > this.now();
+  }
+
   set(key: K, value: V): void {
     if (this.ttlMs <= 0) return;
     this.entries.delete(key);

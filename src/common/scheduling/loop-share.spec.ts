@@ -41,6 +41,13 @@ async function loops(share: LoopShare | null, callers: Caller[], durationMs: num
 
 const many = (count: number, caller: Caller) => Array.from({ length: count }, () => caller);
 
+// A loop read as busy all the time: the share's decisions alone, with nothing else running.
+class BusyLoop extends LoopShare {
+  protected override recentUtilization(): number {
+    return 1;
+  }
+}
+
 describe('LoopShare', () => {
   let share: LoopShare;
   beforeEach(() => (share = new LoopShare()));
@@ -84,12 +91,6 @@ describe('LoopShare', () => {
   });
 
   it('holds the tenant over its split while the loop is busy, and starts a call whose client left at once', async () => {
-    // A loop read as busy all the time: the decision alone, with nothing else running.
-    class BusyLoop extends LoopShare {
-      protected override recentUtilization(): number {
-        return 1;
-      }
-    }
     share.onModuleDestroy();
     share = new BusyLoop();
     const light = await share.start('light');
@@ -114,11 +115,6 @@ describe('LoopShare', () => {
   });
 
   it('charges work run in the share what costOf makes of its result, or of nothing when it threw', async () => {
-    class BusyLoop extends LoopShare {
-      protected override recentUtilization(): number {
-        return 1;
-      }
-    }
     share.onModuleDestroy();
     share = new BusyLoop();
     const seen: unknown[] = [];
