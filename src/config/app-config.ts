@@ -230,6 +230,8 @@ export interface OAuthConfig {
   clientMetadataTimeoutMs: number;
   // Native apps' own redirect URI schemes without a reverse domain name that clients may register (OAUTH_APP_SCHEMES).
   appSchemes: string[];
+  // Registered clients that never began an authorization kept at most, the newest (OAUTH_MAX_UNUSED_CLIENTS).
+  maxUnusedClients: number;
   // An external authorization server whose JWT access tokens are accepted instead (OAUTH_ISSUER).
   issuer: string | null;
   // Where its signing keys are; null: the jwks_uri of its metadata.

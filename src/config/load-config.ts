@@ -210,6 +210,7 @@ function parseOAuth(read: EnvReader, production: boolean, problems: string[]): A
     clientMetadataCaFile: testOnly('OAUTH_CLIENT_METADATA_CA_FILE', read.string('OAUTH_CLIENT_METADATA_CA_FILE')),
     clientMetadataTimeoutMs: read.integer('OAUTH_CLIENT_METADATA_TIMEOUT_MS', 5000, 100, 30_000),
     appSchemes: appSchemes(read, problems),
+    maxUnusedClients: read.integer('OAUTH_MAX_UNUSED_CLIENTS', 5000, 100, 10_000_000),
     // Compared with a token's `iss` exactly as written.
     issuer: url('OAUTH_ISSUER') === null ? null : issuer,
     jwksUrl: url('OAUTH_JWKS_URL'),

@@ -16,6 +16,7 @@ import {
   unsupportedGrantType,
 } from './oauth.errors.js';
 import { OAuthRepository } from './oauth.repository.js';
+import { deleteInBatches } from '../common/database/delete-in-batches.js';
 
 type Params = Record<string, unknown>;
 
@@ -40,6 +41,9 @@ export class OAuthTokensService {
   private readonly refreshTtlMs: number;
   private readonly external: boolean;
   private readonly appSchemes: readonly string[];
+  private readonly maxUnusedClients: number;
+  // Registrations made by this instance since it started (forgetUnusedClients).
+  private registeredHere = 0;
 
   constructor(
     private readonly oauth: OAuthRepository,
@@ -50,6 +54,7 @@ export class OAuthTokensService {
     this.refreshTtlMs = config.oauth.refreshTokenTtlMs;
     this.external = config.oauth.issuer !== null;
     this.appSchemes = config.oauth.appSchemes;
+    this.maxUnusedClients = config.oauth.maxUnusedClients;
   }
 
   async register(body: unknown): Promise<Record<string, unknown>> {
@@ -69,6 +74,7 @@ export class OAuthTokensService {
     const id = `tgc_${randomBytes(16).toString('hex')}`;
     const name = clientName(metadata.client_name, new URL(redirectUris[0]).host || 'an unnamed client');
     await this.oauth.createClient(id, name, redirectUris);
+    await this.forgetUnusedClients();
     // Public clients only: whatever method was asked for, the answer says none (RFC 7591 3.2.1 lets the server choose).
     return {
       client_id: id,
@@ -81,6 +87,17 @@ export class OAuthTokensService {
       token_endpoint_auth_method: 'none',
       scope: OAUTH_SCOPES.join(' '),
     };
+  }
+
+  // Every fiftieth of OAUTH_MAX_UNUSED_CLIENTS registrations here, the unused registrations past it are
+  // forgotten, oldest first. Registrations are limited per address only (RATE_LIMIT_SIGN_IN): from ever new
+  // addresses, an outsider registered 412 clients of 20 KB a second, all kept a day.
+  private async forgetUnusedClients(): Promise<void> {
+    this.registeredHere++;
+    if (this.registeredHere % Math.max(1, Math.floor(this.maxUnusedClients / 50)) !== 0) return;
+    await deleteInBatches(this.logger, 'unused client registrations', (limit) =>
+      this.oauth.deleteUnusedClientsBeyond(this.maxUnusedClients, limit),
+    );
   }
 
   // `issuer`: this service's base URL as the request reached it (PUBLIC_URL, else its Host), the issuer the

@@ -55,13 +55,25 @@ export class OAuthRepository {
   // Registered clients are forgotten, so the table does not keep every registration ever made (a forgotten
   // client registers again, as MCP clients do): one nobody consented to once it registered before
   // `unusedBefore`, one whose consents have all ended once it registered before `endedBefore`. Nothing
-  // counts registrations, so a flood of them cannot stop an honest client registering. At most `limit`.
+  // stops a registration, so a flood of them cannot stop an honest client registering; the unused ones past
+  // OAUTH_MAX_UNUSED_CLIENTS are forgotten as they come (deleteUnusedClientsBeyond). At most `limit`.
   deleteStaleClients(unusedBefore: Date, endedBefore: Date, limit: number): Promise<number> {
     return this.prisma.$executeRaw`DELETE FROM oauth_clients WHERE id IN (
       SELECT c.id FROM oauth_clients c WHERE c.created_at < ${unusedBefore} AND NOT EXISTS (
         SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id
           AND (c.created_at >= ${endedBefore} OR (g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > now()))))
       LIMIT ${limit})`;
+  }
+
+  // Registered clients that never began an authorization (no request, no consent), past the newest `keep`
+  // of them: a flood of registrations from ever new addresses is held to that many rows. A client that began
+  // an authorization is never among them. At most `limit`.
+  deleteUnusedClientsBeyond(keep: number, limit: number): Promise<number> {
+    return this.prisma.$executeRaw`DELETE FROM oauth_clients WHERE id IN (
+      SELECT c.id FROM oauth_clients c
+      WHERE NOT EXISTS (SELECT 1 FROM oauth_requests r WHERE r.client_id = c.id)
+        AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
+      ORDER BY c.created_at DESC, c.id OFFSET ${keep} LIMIT ${limit})`;
   }
 
   findClient(id: string) {

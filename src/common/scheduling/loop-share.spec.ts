@@ -119,11 +119,12 @@ describe('LoopShare', () => {
     share = new BusyLoop();
     const seen: unknown[] = [];
     const costOf = (units: number) => (result: unknown) => (seen.push(result), units);
-    expect(await share.run('light', () => Promise.resolve('listing'), costOf(1))).toBe('listing');
+    expect(await share.run('light', () => Promise.resolve('listing'), costOf(4))).toBe('listing');
     const failing = share.run('heavy', () => Promise.reject(new Error('gate refused')), costOf(100));
     await expect(failing).rejects.toThrow('gate refused');
     expect(seen).toEqual(['listing', undefined]);
-    // Charged 100, the heavy tenant is over its split once the loop reads busy; the light one is not.
+    // Charged 100, the heavy tenant is over its split once the loop reads busy; the light one (4, still
+    // active 300 ms later) is not.
     await sleep(300);
     const controller = new AbortController();
     const held = share.run('heavy', () => Promise.resolve('late'), costOf(1), controller.signal);
@@ -133,6 +134,17 @@ describe('LoopShare', () => {
     controller.abort();
     expect(await held).toBe('late');
     expect(share.waiting).toBe(0);
+  });
+
+  it('holds nobody back for a tenant that made one call (a request without a known key)', async () => {
+    share.onModuleDestroy();
+    share = new BusyLoop();
+    (await share.start('once'))(1);
+    share.charge('heavy', 100);
+    await sleep(300);
+    const ends = await Promise.all(Array.from({ length: 8 }, () => share.start('heavy')));
+    expect(share.waits).toBe(0);
+    for (const end of ends) end(1);
   });
 
   it('counts a call as one unit, one more per 128 KiB of result and per second a command ran; a stored answer per 16 KiB', () => {

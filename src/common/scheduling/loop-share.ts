@@ -34,8 +34,11 @@ export const BYTES_PER_UNIT = 128 * 1024;
 // audit row, went from a p99 of 15 ms to 147 ms waiting on the database.
 export const STORED_BYTES_PER_UNIT = 16 * 1024;
 export const HALF_LIFE_MS = 500;
-// A tenant counts as active while its decayed figure is at least this (about a second after its last call).
-const ACTIVE_UNITS = 0.25;
+// A tenant counts as active while its decayed figure is at least this: a tenant calling about twice a second
+// or more, or whose calls cost more. Not one call alone (a unit, as a request without a known key takes):
+// beside a tenant that just made one, another's burst was held to one call at a time for a second, its calls
+// waiting with their places in its concurrentCalls budget taken, and the rest of the burst refused 429.
+const ACTIVE_UNITS = 1.5;
 // How often the loop's utilization is read, while any tenant is active.
 const SAMPLE_MS = 50;
 // The longest a call waits for its turn: its tenant's figure halves every HALF_LIFE_MS, so it is not reached
