@@ -119,6 +119,10 @@ export function earlyRefusalSources(
   // of new prefixes (each a query, on the event loop itself with PGlite) and requests with no key, from
   // however many addresses, wait for their turns there instead of taking the turns of tenants with keys.
   const turn = <T>(work: () => Promise<T>) => share.run(UNAUTHENTICATED, work, () => callCost(0));
+  // A turn with nothing to look up lasts until the loop's next turn: answering the request comes after it,
+  // so a turn that ended at once would let every waiting request go in the same instant (one at a time, each
+  // over before the next began), and 200 connections' 401s took another tenant's p99 from 15 ms to 2.6 s.
+  const nextLoopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
   return {
     isAdminToken: (token) => token === adminToken,
@@ -127,19 +131,9 @@ export function earlyRefusalSources(
       const lookUp = () => apiKeys.authenticate(token, hashApiKey(token));
       return unseen ? turn(lookUp) : lookUp();
     },
-    unauthenticatedTurn: () => turn(() => Promise.resolve()),
-    documentTurn: () =>
-      share.run(
-        UNAUTHENTICATED,
-        () => Promise.resolve(),
-        () => callCost(DOCUMENT_BYTES),
-      ),
-    tenantTurn: (tenantId) =>
-      share.run(
-        tenantId,
-        () => Promise.resolve(),
-        () => callCost(0),
-      ),
+    unauthenticatedTurn: () => turn(nextLoopTurn),
+    documentTurn: () => share.run(UNAUTHENTICATED, nextLoopTurn, () => callCost(DOCUMENT_BYTES)),
+    tenantTurn: (tenantId) => share.run(tenantId, nextLoopTurn, () => callCost(0)),
     requestsRefused: (tenantId) => limiter.requestsRefused(tenantId),
     addressRefused: (address) => failures.refusal(address),
     someAddressRefused: () => failures.someLimited(),
