@@ -25,13 +25,9 @@ export interface EarlyRefusalSources {
   unseenKey(token: string): boolean;
   // The key looked up (cached, or a query); `unseen` ones in the turns of requests without a known key.
   check(token: string, unseen: boolean): Promise<KeyCheck>;
-  // A turn in the share of the event loop of requests without a known key (one share whatever their
-  // address), taken before such a request is answered or goes on to the guard.
-  unauthenticatedTurn(): Promise<void>;
-  // A turn, in the same share, of a request for a public document (the console, /docs, /openapi.json).
-  documentTurn(): Promise<void>;
-  // A turn in the tenant's own share, taken before a refusal of its request is answered.
-  tenantTurn(tenantId: string): Promise<void>;
+  // A turn in the event loop's share of `tenantId`, or with null in the one share of requests without a
+  // known key (whatever their address), charged as an answer of `bytes`; taken before the request goes on.
+  turn(tenantId: string | null, bytes?: number): Promise<void>;
   // The 429 the tenant's next request would get, while its requests' window is known to be spent.
   requestsRefused(tenantId: string): AppError | null;
   // The 429 for a request from a client address past RATE_LIMIT_AUTH_FAILURES (FailedAuthentications).
@@ -59,8 +55,8 @@ export interface EarlyRefusal {
 // its body is read or Nest's pipeline runs; null: go on. Body parsers run before Nest's guards, so a request
 // that was going to be refused had its body read, checked as UTF-8 and parsed first: an outsider posting 1 MB
 // bodies with a made-up key, or a tenant posting them past its limit, took another tenant's p99 117-138x; and
-// each 401 through the pipeline cost the event loop more than its answer. `request` is the object the guard will see: the key
-// checked here is kept on it for the guard (keepKeyCheck), which does not look it up again.
+// each 401 through the pipeline cost the event loop more than its answer. `request` is the object the guard
+// will see: the key checked here is kept on it for the guard (keepKeyCheck), which does not look it up again.
 // - From an address past its failed authentications, without a token known here: 429, a second later.
 // - No valid key (none, or no such key): 401 here, after a turn in the share of requests without a known
 //   key, so that a flood of them from however many addresses takes at most that share of the event loop. At
@@ -78,7 +74,7 @@ export async function earlyRefusal(
 ): Promise<EarlyRefusal | null> {
   if (method === 'OPTIONS') return null;
   if (isDocsPath(url) || isConsolePath(url)) {
-    await sources.documentTurn();
+    await sources.turn(null, DOCUMENT_BYTES);
     return null;
   }
   const path = requestPath(url ?? '/');
@@ -93,7 +89,7 @@ export async function earlyRefusal(
   const found = token === null ? null : await sources.check(token, unseen);
   if (token !== null) keepKeyCheck(request, token, found);
   if (found === null) {
-    if (!unseen) await sources.unauthenticatedTurn();
+    if (!unseen) await sources.turn(null);
     if (path.endsWith('/mcp')) return null;
     sources.failed(address);
     return { error: token === null ? missingCredentials() : invalidCredentials(), forAddress: false };
@@ -102,7 +98,7 @@ export async function earlyRefusal(
   const refusal = sources.requestsRefused(found.tenantId);
   if (refusal === null) return null;
   // Answered in the tenant's own turn: its flood of requests past its limit is its share's to pay for.
-  await sources.tenantTurn(found.tenantId);
+  await sources.turn(found.tenantId);
   return { error: refusal, forAddress: false };
 }
 
@@ -118,7 +114,6 @@ export function earlyRefusalSources(
   // All requests without a known key share one part of the event loop, as one tenant would: made-up keys
   // of new prefixes (each a query, on the event loop itself with PGlite) and requests with no key, from
   // however many addresses, wait for their turns there instead of taking the turns of tenants with keys.
-  const turn = <T>(work: () => Promise<T>) => share.run(UNAUTHENTICATED, work, () => callCost(0));
   // A turn with nothing to look up lasts until the loop's next turn: answering the request comes after it,
   // so a turn that ended at once would let every waiting request go in the same instant (one at a time, each
   // over before the next began), and 200 connections' 401s took another tenant's p99 from 15 ms to 2.6 s.
@@ -129,11 +124,9 @@ export function earlyRefusalSources(
     unseenKey: (token) => apiKeys.wouldQuery(token) && !apiKeys.passedLately(token),
     check(token, unseen) {
       const lookUp = () => apiKeys.authenticate(token, hashApiKey(token));
-      return unseen ? turn(lookUp) : lookUp();
+      return unseen ? share.run(UNAUTHENTICATED, lookUp, () => callCost(0)) : lookUp();
     },
-    unauthenticatedTurn: () => turn(nextLoopTurn),
-    documentTurn: () => share.run(UNAUTHENTICATED, nextLoopTurn, () => callCost(DOCUMENT_BYTES)),
-    tenantTurn: (tenantId) => share.run(tenantId, nextLoopTurn, () => callCost(0)),
+    turn: (tenantId, bytes = 0) => share.run(tenantId ?? UNAUTHENTICATED, nextLoopTurn, () => callCost(bytes)),
     requestsRefused: (tenantId) => limiter.requestsRefused(tenantId),
     addressRefused: (address) => failures.refusal(address),
     someAddressRefused: () => failures.someLimited(),
