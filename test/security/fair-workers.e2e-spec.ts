@@ -212,7 +212,9 @@ describe('[sec-104] one tenant listing a huge directory does not hold the event 
     };
     const listers = Array.from({ length: 8 }, lister);
     await sleep(300);
-    const during = await sampleB(8);
+    // Twelve rounds: a median of eight was once 3.4x on a loaded CI machine, when the same build measured
+    // 0.1-0.6x in every other run.
+    const during = await sampleB(12);
     listing = false;
     await Promise.all(listers);
     // A's listings ran all along.
