@@ -62,7 +62,7 @@ describe('[sec-128] a flood of OAuth client registrations', () => {
         resource,
       })
       .expect(302)
-      .expect((res) => expect(new URL(res.headers.location as string).searchParams.get('request')).toEqual(expect.any(String)));
+      .expect((res) => expect(new URL(res.headers.location).searchParams.get('request')).toEqual(expect.any(String)));
     const first = await register();
     let last = first;
     for (let i = 0; i < MAX_UNUSED * 2; i++) last = await register();
