@@ -57,8 +57,11 @@ export interface EarlyRefusal {
 // bodies with a made-up key, or a tenant posting them past its limit, took another tenant's p99 117-138x; and
 // each 401 through the pipeline cost the event loop more than its answer. `request` is the object the guard
 // will see: the key checked here is kept on it for the guard (keepKeyCheck), which does not look it up again.
-// The console, /docs and the public sign-in endpoints (isPublicSignInPath) take a turn in the share of
-// requests without a known key, and go on. Then, under /v1:
+// Every request that needs no key (outside /v1 or a public route there), but the operator's probes, takes a
+// turn in the share of requests without a known key, and goes on: the console, /docs and /openapi.json, the
+// OAuth server's endpoints and documents, and paths that answer 404. 16 clients registering clients of 20 KB
+// from a new address every 30 requests (RATE_LIMIT_SIGN_IN is per address) made 200 a second and took
+// another tenant's median read_file from 4 ms to 256 ms before they took turns. Then, under /v1:
 // - From an address past its failed authentications, without a token known here: 429, a second later.
 // - No valid key (none, or no such key): 401 here, after a turn in the share of requests without a known
 //   key, so that a flood of them from however many addresses takes at most that share of the event loop. At
@@ -75,16 +78,12 @@ export async function earlyRefusal(
   sources: EarlyRefusalSources,
 ): Promise<EarlyRefusal | null> {
   if (method === 'OPTIONS') return null;
-  if (isDocsPath(url) || isConsolePath(url)) {
-    await sources.turn(null, DOCUMENT_BYTES);
-    return null;
-  }
   const path = requestPath(url ?? '/');
-  if (isPublicSignInPath(path)) {
-    await sources.turn(null, declaredBodyBytes(headers));
+  if (isOperatorProbe(path)) return null;
+  if (!path.startsWith('/v1/') || isPublicV1Path(path)) {
+    await sources.turn(null, isDocsPath(url) || isConsolePath(url) ? DOCUMENT_BYTES : declaredBodyBytes(headers));
     return null;
   }
-  if (!path.startsWith('/v1/')) return null;
   const token = bearerToken(headers.authorization);
   if (sources.someAddressRefused() && (token === null || !sources.knownToken(token))) {
     const error = sources.addressRefused(address);
@@ -108,18 +107,16 @@ export async function earlyRefusal(
   return { error: refusal, forAddress: false };
 }
 
-// The endpoints anyone may call to sign in or to be told how: the OAuth server's (registration, token,
-// authorization, revocation), its metadata documents, a connection's callback and the client document this
-// service shows upstream servers. Each takes its turn in the share of requests without a known key: 16
-// clients registering clients of 20 KB from a new address every 30 requests (RATE_LIMIT_SIGN_IN is per
-// address) made 200 a second and took another tenant's median read_file from 4 ms to 256 ms.
-function isPublicSignInPath(path: string): boolean {
-  return (
-    path.startsWith('/oauth/') ||
-    path.startsWith('/.well-known/') ||
-    path.startsWith('/v1/connections/callback') ||
-    path === CLIENT_METADATA_PATH
-  );
+// The probes an operator's systems call, never held: health checks must answer however busy the loop is,
+// and /metrics has a token of its own.
+function isOperatorProbe(path: string): boolean {
+  return path === '/metrics' || path === '/health' || path.startsWith('/health/');
+}
+
+// The routes under /v1 that take no key: a connection's callback, and the client document this service shows
+// upstream servers.
+function isPublicV1Path(path: string): boolean {
+  return path.startsWith('/v1/connections/callback') || path === CLIENT_METADATA_PATH;
 }
 
 // The body a request says it carries (what its turn is charged as; the body parser's limit still holds it).
