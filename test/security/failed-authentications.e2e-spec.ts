@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { parsePrometheusText, sampleValue } from '../support/prometheus-text.js';
 import { jest } from '@jest/globals';
 import { ApiKeysService } from '../../src/tenants/api-keys.service.js';
+import { median, timeEach } from '../support/latency.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
 // docs/security-model.md, case 127: a flood of small requests with made-up keys, no key of its own needed.
@@ -23,7 +24,6 @@ interface Answer {
 }
 
 const madeUpKey = () => `tg_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('hex')}`;
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
 describe('[sec-127] a flood of made-up keys from one address', () => {
   let t: TestApp;
@@ -138,19 +138,14 @@ describe('[sec-127] a flood of made-up keys from one address', () => {
     flood: (client: number) => Promise<unknown>,
     underWay: () => boolean = () => true,
   ) => {
-    const timed = async (count: number) => {
-      const times: number[] = [];
-      for (let i = 0; i < count; i++) {
-        const started = performance.now();
-        await t.http
+    const timed = (count: number) =>
+      timeEach(count, () =>
+        t.http
           .post(`/v1/projects/${project}/tools/list_files/invoke`)
           .set('Authorization', `Bearer ${tenant.key}`)
           .send({ arguments: { path: '.' } })
-          .expect(200);
-        times.push(performance.now() - started);
-      }
-      return times;
-    };
+          .expect(200),
+      );
     const alone = await timed(40);
     let flooding = true;
     let made = 0;

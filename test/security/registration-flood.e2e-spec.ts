@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
+import { median, timeEach } from '../support/latency.js';
 import { createTestApp, type TestApp, type TestTenant } from '../support/test-app.js';
 
 // docs/security-model.md, case 128: client registrations from ever new addresses, no key needed. Each address
@@ -12,7 +13,6 @@ import { createTestApp, type TestApp, type TestTenant } from '../support/test-ap
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const MAX_UNUSED = 100;
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
 describe('[sec-128] a flood of OAuth client registrations', () => {
   let t: TestApp;
@@ -82,19 +82,14 @@ describe('[sec-128] a flood of OAuth client registrations', () => {
       .set('Authorization', `Bearer ${tenant.key}`)
       .send({ arguments: { path: 'notes.md', content: 'note\n'.repeat(100) } })
       .expect(200);
-    const timed = async (count: number) => {
-      const times: number[] = [];
-      for (let i = 0; i < count; i++) {
-        const started = performance.now();
-        await t.http
+    const timed = (count: number) =>
+      timeEach(count, () =>
+        t.http
           .post(`/v1/projects/${projectId}/tools/read_file/invoke`)
           .set('Authorization', `Bearer ${tenant.key}`)
           .send({ arguments: { path: 'notes.md' } })
-          .expect(200);
-        times.push(performance.now() - started);
-      }
-      return times;
-    };
+          .expect(200),
+      );
     const alone = await timed(40);
     const body = JSON.stringify({
       client_name: 'Flood',
