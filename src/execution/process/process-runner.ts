@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants as fsConstants, openSync, readlinkSync } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { ToolError } from '../tool-error.js';
@@ -8,11 +6,12 @@ import { ADDRESS_SPACE_HEADROOM_BYTES, PRLIMIT, prlimitArgs } from './process-li
 import type { RunProcessOptions, RunProcessResult } from './run-process-types.js';
 import { RunRefused } from './run-refused.js';
 import { supervise } from './run-supervision.js';
-import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus } from './sandbox/bwrap-profile.js';
+import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
 import { sandboxSeccompFilter } from './sandbox/seccomp-filter.js';
 import { CallCgroup } from './sandbox/call-cgroup.js';
-import { attachToCpuGroup } from '../../common/cpu-shares/tenant-cpu-groups.js';
-import { SANDBOX_TMP, type BwrapSandbox, type RunAs, SANDBOX_WORKSPACE, cwdInSandbox } from './sandbox/sandbox-spec.js';
+import type { SpawnRequest, StartedChild } from './child-start.js';
+import { StartFailed, startChild } from './command-launcher.js';
+import { SANDBOX_TMP, type BwrapSandbox, SANDBOX_WORKSPACE, cwdInSandbox } from './sandbox/sandbox-spec.js';
 
 export { validateEnv } from './process-env.js';
 export type { ProcessLimits } from './process-limits.js';
@@ -63,140 +62,77 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
   const memoryBy = opts.memoryBytes === undefined ? null : cgroup ? 'cgroup' : 'rlimit';
   const limits =
     memoryBy === 'rlimit' ? { ...opts.limits, addressSpaceBytes: opts.memoryBytes! + ADDRESS_SPACE_HEADROOM_BYTES } : opts.limits;
-  let child: ChildProcess;
+  let child: StartedChild;
   try {
     // No shell: every argv element reaches the command as one literal argument.
     const command = [PRLIMIT, ...(await prlimitArgs(limits, limitWhere)), '--', opts.executable, ...opts.argv.slice(1)];
-    child = spawnChecked(opts, () =>
-      sandbox.kind === 'bwrap' ? spawnSandboxed(sandbox, command, opts, env, cgroup) : spawnUnsandboxed(command, opts.cwd, env, runAs),
-    );
+    const stdin = { fd: 0, content: opts.stdin ?? '' };
+    child =
+      sandbox.kind === 'bwrap'
+        ? await startSandboxed(sandbox, command, opts, env, stdin, cgroup)
+        : await startOrFail(opts, {
+            file: command[0],
+            args: command.slice(1),
+            cwd: opts.cwd,
+            env,
+            runAs,
+            stdio: ['pipe', 'pipe', 'pipe'],
+            placeIn: [],
+            feeds: [stdin],
+            read: outputPipes(opts),
+          });
   } catch (err) {
     void cgroup?.remove().catch(() => undefined);
     throw err;
   }
-  const pgid = child.pid;
-  if (pgid === undefined) {
-    void cgroup?.remove().catch(() => undefined);
-    const err = await new Promise<Error>((resolve) => child.once('error', resolve));
-    throw spawnFailed(opts.argv[0], err);
-  }
-  return supervise(child, pgid, opts, { sandbox: sandboxed ? new SandboxStatus() : undefined, cgroup, memoryBy });
+  return supervise(child, child.pid, opts, { sandbox: sandboxed ? new SandboxStatus() : undefined, cgroup, memoryBy });
 }
 
-function spawnChecked(opts: RunProcessOptions, start: () => ChildProcess): ChildProcess {
+// stdout and stderr, each read up to one byte past the cap (which is how the supervisor sees it passed).
+function outputPipes(opts: RunProcessOptions): SpawnRequest['read'] {
+  return [
+    { fd: 1, maxBytes: opts.maxOutputBytes },
+    { fd: 2, maxBytes: opts.maxOutputBytes },
+  ];
+}
+
+// bubblewrap's status lines: two short JSON documents.
+const STATUS_MAX_BYTES = 64 * 1024;
+
+async function startOrFail(opts: RunProcessOptions, request: SpawnRequest): Promise<StartedChild> {
   try {
-    return start();
+    return await startChild(request);
   } catch (err) {
-    if (err instanceof ToolError) throw err;
-    throw spawnFailed(opts.argv[0], err);
+    if (!(err instanceof StartFailed)) throw err;
+    const { failure } = err;
+    if (failure.directory) {
+      throw new ToolError(
+        'workspace_unavailable',
+        'The workspace is no longer the directory that was accepted (gone, or a symlink in its path); the command did not run.',
+      );
+    }
+    if (failure.placement) {
+      throw new ToolError(
+        'sandbox_failed',
+        `The command's sandbox could not be placed in its ${failure.placement} (${failure.code}); the command did not run.`,
+      );
+    }
+    throw new ToolError('spawn_failed', `Cannot start ${opts.argv[0]}: ${failure.code}.`);
   }
 }
 
-function spawnUnsandboxed(command: string[], cwd: string, env: Record<string, string>, runAs: RunAs | undefined): ChildProcess {
-  return spawn(command[0], command.slice(1), {
-    cwd,
-    env,
-    detached: true, // its own process group, so one kill reaches everything it started
-    shell: false,
-    stdio: 'pipe',
-    // libuv also clears the supplementary groups when it switches uid.
-    ...(runAs && { uid: runAs.uid, gid: runAs.gid }),
-  });
-}
-
-// Linux value (Node does not export it): a descriptor that names the directory without opening it.
-const O_PATH = 0o10000000;
-
-// Opens the workspace and checks, on the descriptor, that the kernel finds it at the path the caller
-// resolved (no symlink has been put in its way since); refuses to run the command otherwise.
-function openCheckedDirectory(dir: string): number {
-  const unavailable = () =>
-    new ToolError(
-      'workspace_unavailable',
-      'The workspace is no longer the directory that was accepted (gone, or a symlink in its path); the command did not run.',
-    );
-  let fd: number;
-  try {
-    fd = openSync(dir, O_PATH | fsConstants.O_DIRECTORY);
-  } catch {
-    throw unavailable();
-  }
-  let real: string | undefined;
-  try {
-    real = readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    // answered below
-  }
-  if (real !== dir) {
-    closeSync(fd);
-    throw unavailable();
-  }
-  return fd;
-}
-
-function spawnSandboxed(
+async function startSandboxed(
   spec: BwrapSandbox,
   command: string[],
   opts: RunProcessOptions,
   env: Record<string, string>,
+  stdin: { fd: number; content: string },
   cgroup: CallCgroup | undefined,
-): ChildProcess {
+): Promise<StartedChild> {
   const etcFiles = Object.values(spec.etcFiles);
-  // The workspace is opened and checked here, then handed to bubblewrap as a descriptor after the /etc ones.
-  const workspaceFd = openCheckedDirectory(opts.workspace);
   const workspaceFdInChild = FIRST_ETC_FD + etcFiles.length;
   // The seccomp filter follows on a pipe of its own (bubblewrap reads it to the end).
   const seccompFdInChild = SECCOMP_FILTER ? workspaceFdInChild + 1 : undefined;
-  // The profile goes through a pipe; only the command stays on bubblewrap's command line (it must).
-  let child: ChildProcess;
-  try {
-    child = spawn(spec.bwrapPath, ['--args', String(ARGS_FD), '--', ...command], {
-      cwd: '/',
-      // bubblewrap's own process is the sandbox's pid 1, and /proc/1/environ shows what it started with:
-      // it gets the command's environment, built from nothing, never the service's.
-      env,
-      detached: true,
-      shell: false,
-      stdio: [
-        'pipe',
-        'pipe',
-        'pipe',
-        'pipe',
-        'pipe',
-        ...etcFiles.map(() => 'pipe' as const),
-        workspaceFd,
-        ...(SECCOMP_FILTER ? ['pipe' as const] : []),
-      ],
-      ...(spec.runAs && { uid: spec.runAs.uid, gid: spec.runAs.gid }),
-    });
-  } finally {
-    // The child holds its own copy from here on (or never started).
-    closeSync(workspaceFd);
-  }
-  // bubblewrap waits for its arguments before it forks anything: moved into the cgroup now, the whole
-  // sandbox is born there.
-  if (child.pid !== undefined) {
-    const place = (what: string, attach: (pid: number) => void) => {
-      try {
-        attach(child.pid!);
-      } catch (err) {
-        child.kill('SIGKILL');
-        throw new ToolError(
-          'sandbox_failed',
-          `The command's sandbox could not be placed in its ${what} (${(err as NodeJS.ErrnoException).code ?? 'unknown error'}); the command did not run.`,
-        );
-      }
-    };
-    if (cgroup) place('memory cgroup', (pid) => cgroup.attach(pid));
-    if (spec.cpuGroup) place("tenant's cpu cgroup", (pid) => attachToCpuGroup(spec.cpuGroup!, pid));
-  }
-  // bubblewrap reads its arguments to the end first, then the /etc files while it builds the sandbox.
-  // An EPIPE means it died early; its exit is what the runner reports.
-  const feed = (fd: number, content: string | Buffer) => {
-    const pipe = child.stdio[fd] as NodeJS.WritableStream & { on(event: 'error', fn: () => void): void };
-    pipe.on('error', () => {});
-    pipe.end(content);
-  };
   // Each tmpfs of the sandbox holds no more than the command may hold in memory; its pages count there too.
   const tmpfsBytes = Math.min(spec.tmpSizeBytes, opts.memoryBytes ?? Infinity);
   const profile = bwrapArgs(spec, {
@@ -206,10 +142,41 @@ function spawnSandboxed(
     tmpfsBytes,
     seccompFd: seccompFdInChild,
   });
-  feed(ARGS_FD, profile.map((arg) => `${arg}\0`).join(''));
-  etcFiles.forEach((content, i) => feed(FIRST_ETC_FD + i, content));
-  if (SECCOMP_FILTER && seccompFdInChild !== undefined) feed(seccompFdInChild, SECCOMP_FILTER);
-  return child;
+  return startOrFail(opts, {
+    file: spec.bwrapPath,
+    // The profile goes through a pipe; only the command stays on bubblewrap's command line (it must).
+    args: ['--args', String(ARGS_FD), '--', ...command],
+    cwd: '/',
+    // bubblewrap's own process is the sandbox's pid 1, and /proc/1/environ shows what it started with:
+    // it gets the command's environment, built from nothing, never the service's.
+    env,
+    runAs: spec.runAs,
+    // The workspace is opened and checked as it starts, and handed to bubblewrap after the /etc files.
+    stdio: [
+      'pipe',
+      'pipe',
+      'pipe',
+      'pipe',
+      'pipe',
+      ...etcFiles.map(() => 'pipe' as const),
+      { directory: opts.workspace },
+      ...(SECCOMP_FILTER ? ['pipe' as const] : []),
+    ],
+    // bubblewrap waits for its arguments before it forks anything: moved into the cgroups first, the whole
+    // sandbox is born there.
+    placeIn: [
+      ...(cgroup ? [{ what: 'memory cgroup', kind: 'memory' as const, dir: cgroup.dir }] : []),
+      ...(spec.cpuGroup ? [{ what: "tenant's cpu cgroup", kind: 'cpu' as const, dir: spec.cpuGroup }] : []),
+    ],
+    // bubblewrap reads its arguments to the end first, then the /etc files while it builds the sandbox.
+    feeds: [
+      stdin,
+      { fd: ARGS_FD, content: profile.map((arg) => `${arg}\0`).join('') },
+      ...etcFiles.map((content, i) => ({ fd: FIRST_ETC_FD + i, content })),
+      ...(SECCOMP_FILTER && seccompFdInChild !== undefined ? [{ fd: seccompFdInChild, content: SECCOMP_FILTER }] : []),
+    ],
+    read: [...outputPipes(opts), { fd: STATUS_FD, maxBytes: STATUS_MAX_BYTES }],
+  });
 }
 
 async function assertRunnable(opts: RunProcessOptions): Promise<void> {
@@ -231,11 +198,6 @@ async function assertRunnable(opts: RunProcessOptions): Promise<void> {
     if (err instanceof ToolError) throw err;
     throw fail(`${opts.executable} is missing or not executable (${(err as NodeJS.ErrnoException).code})`);
   }
-}
-
-function spawnFailed(command: string | undefined, err: unknown): ToolError {
-  const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
-  return new ToolError('spawn_failed', `Cannot start ${command}: ${code}.`);
 }
 
 function notStarted(): RunProcessResult {

@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { statfsSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ToolError } from '../tool-error.js';
@@ -8,6 +7,7 @@ import { ResourceWatchdog, type ResourceExcess } from './resource-watchdog.js';
 import type { RunProcessOptions, RunProcessResult } from './run-process-types.js';
 import { type SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
 import type { CallCgroup } from './sandbox/call-cgroup.js';
+import type { StartedChild } from './child-start.js';
 import { SANDBOX_TMP } from './sandbox/sandbox-spec.js';
 
 // A started run watched to its end (process-runner.ts starts it): its output captured up to the cap, its
@@ -17,8 +17,6 @@ import { SANDBOX_TMP } from './sandbox/sandbox-spec.js';
 
 type KillReason = 'timeout' | 'abort' | 'output' | 'processes' | ResourceExcess;
 
-// A grandchild that escaped the group may hold the pipes open; wait this long for them after 'exit'.
-const DRAIN_MS = 100;
 // A process stuck in the kernel can outlive SIGKILL for a while; the caller is answered anyway.
 const KILL_SETTLE_MS = 1000;
 // The answer waits this long at most for the killed group to be gone, so nothing outlives the call.
@@ -32,7 +30,7 @@ export interface Confinement {
 }
 
 export function supervise(
-  child: ChildProcess,
+  child: StartedChild,
   pgid: number,
   opts: RunProcessOptions,
   { sandbox, cgroup, memoryBy }: Confinement,
@@ -76,10 +74,7 @@ export function supervise(
       // The kernel's OOM killer ended the sandbox: that, not bubblewrap's failure, is why it stopped.
       if (cgroup?.oomKilled()) killReason ??= 'memory';
       opts.signal?.removeEventListener('abort', onAbort);
-      child.stdin?.destroy();
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      child.stdio[STATUS_FD]?.destroy();
+      child.release();
       sandbox?.end();
       const status = sandbox ? commandExit(sandbox, exit, killReason !== undefined) : exit;
       const result: RunProcessResult = {
@@ -111,36 +106,31 @@ export function supervise(
         .catch(() => false)
         .then(() => {
           void cgroup?.remove().catch(() => undefined);
+          if (child.lost) return reject(new ToolError('spawn_failed', `${opts.argv[0]} was stopped: ${child.lost}.`));
           if (setupFailed) return reject(sandboxSetupFailed(result.stderr));
           if (!execFailed) return resolve(result);
           reject(new ToolError('spawn_failed', `Cannot start ${opts.argv[0]}: ${result.stderr.trim()}`));
         });
     };
 
-    child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
-    if (sandbox) child.stdio[STATUS_FD]!.on('data', (chunk: Buffer) => sandbox.push(chunk));
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      killGroup(pgid); // whatever it left running in the background goes with it
-      // What the command wrote before it exited (its last output, bubblewrap's exit status) is in the
-      // pipes, but may not have been read: one SIGCHLD reaps every child that has exited, some after the
-      // loop last polled. The drain's clock starts once the loop has polled again, so a stall of the
-      // loop (a busy machine) cannot end the wait before that is read and turn a command that ran into
-      // "the sandbox could not be set up".
-      afterNextPoll(() => {
-        if (!settled) timers.push(setTimeout(settle, DRAIN_MS));
-      });
+    child.listen({
+      output: (fd, chunk) => {
+        if (fd === 1) stdout.push(chunk);
+        else if (fd === 2) stderr.push(chunk);
+        else if (fd === STATUS_FD) sandbox?.push(chunk);
+      },
+      exit: (code, signal) => {
+        exit = { code, signal };
+        killGroup(pgid); // whatever it left running in the background goes with it
+      },
+      // Once its pipes are read to their end, or drained for a moment after its exit (child-start.ts).
+      close: settle,
     });
-    child.on('close', settle);
-    child.on('error', () => {}); // after a successful spawn only kill() reports here, and it is not used
-
-    // EPIPE: the command exited or closed stdin without reading it all, which is its right.
-    child.stdin!.on('error', () => {});
-    child.stdin!.end(opts.stdin ?? '');
 
     timers.push(setTimeout(() => kill('timeout'), opts.timeoutMs));
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    // Aborted while the command was being started: the listener above would never hear of it.
+    if (opts.signal?.aborted) onAbort();
     // In a sandbox the kernel holds the process count (RLIMIT_NPROC in its own user namespace).
     const maxProcesses = opts.limits?.maxProcesses;
     if (maxProcesses !== undefined && !sandbox) {
@@ -184,12 +174,6 @@ function sandboxTmpfsBytes(sandbox: SandboxStatus): number {
     }
   }
   return bytes;
-}
-
-// setImmediate from the poll phase runs in the same turn's check phase; one more is queued for the next
-// turn's, after its poll phase has read whatever the pipes held.
-function afterNextPoll(fn: () => void): void {
-  setImmediate(() => setImmediate(fn));
 }
 
 // A sandbox ends with its init: SIGKILL to it makes the kernel kill everything in its pid namespace, and

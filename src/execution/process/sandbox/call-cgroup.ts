@@ -129,6 +129,12 @@ function isAlive(pid: number): boolean {
   }
 }
 
+// A process moved into a call's cgroup (`dir`, a CallCgroup's) before it can fork: what it starts is born
+// there. Called by the thread that started it (child-start.ts).
+export function attachToCallCgroup(dir: string, pid: number): void {
+  writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
+}
+
 const REMOVE_ATTEMPTS = 20;
 const REMOVE_RETRY_MS = 50;
 
@@ -157,11 +163,6 @@ export class CallCgroup {
       throw err;
     }
     return new CallCgroup(dir, version);
-  }
-
-  // Before the process can fork: what it starts is born in the cgroup.
-  attach(pid: number): void {
-    writeFileSync(path.join(this.dir, 'cgroup.procs'), String(pid));
   }
 
   oomKilled(): boolean {
