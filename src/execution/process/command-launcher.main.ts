@@ -21,7 +21,49 @@ export type FromLauncher =
 closeInheritedDescriptors();
 
 const running = new Map<number, { pid?: number; release(): void }>();
-const send = (message: FromLauncher) => process.stdout.write(frame(message));
+
+// Messages go out in order, the ones that end a start or a command at once; a command's output is gathered
+// for up to OUTPUT_GATHER_MS per stream into one message. A command writing a byte at a time is read a byte
+// at a time here (this process is seldom busy): sent so, 130,000 messages a command, which the service's
+// event loop had to take one by one. Its supervisor needs the output only at the end, or to see it pass its
+// cap (each stream stops being read one chunk past it), so a few milliseconds late costs nothing.
+const OUTPUT_GATHER_MS = 10;
+let outbox: Array<{ message: FromLauncher; chunks?: Buffer[] }> = [];
+// The output entries in the outbox that more output of their command's stream may join: not once the command's
+// exit or close is queued after them.
+const gathering = new Map<number, Map<number, Buffer[]>>();
+let flushSoon: NodeJS.Immediate | undefined;
+let flushLater: NodeJS.Timeout | undefined;
+const send = (message: FromLauncher) => {
+  if (message.kind === 'output') {
+    const streams = gathering.get(message.id) ?? new Map<number, Buffer[]>();
+    gathering.set(message.id, streams);
+    const chunks = streams.get(message.fd);
+    if (chunks) chunks.push(message.chunk as Buffer);
+    else {
+      const entry = { message, chunks: [message.chunk as Buffer] };
+      outbox.push(entry);
+      streams.set(message.fd, entry.chunks);
+    }
+    flushLater ??= setTimeout(flush, OUTPUT_GATHER_MS);
+    return;
+  }
+  if (message.kind === 'exit' || message.kind === 'close') gathering.delete(message.id);
+  outbox.push({ message });
+  flushSoon ??= setImmediate(flush);
+};
+function flush(): void {
+  clearImmediate(flushSoon);
+  clearTimeout(flushLater);
+  flushSoon = flushLater = undefined;
+  const entries = outbox;
+  outbox = [];
+  gathering.clear();
+  const frames = entries.map(({ message, chunks }) =>
+    frame(chunks && message.kind === 'output' ? { ...message, chunk: Buffer.concat(chunks) } : message),
+  );
+  process.stdout.write(Buffer.concat(frames));
+}
 
 const reader = new FrameReader((message) => {
   const request = message as ToLauncher;

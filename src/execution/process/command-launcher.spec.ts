@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { processRunHarness } from '../../../test/support/process-runs.js';
 import { ToolError } from '../tool-error.js';
+import { startChild } from './command-launcher.js';
 
 // Commands are started by the command launcher, a process of its own (command-launcher.ts): never forked by
 // the service's threads, and never holding the service's settings.
@@ -59,5 +60,47 @@ describe('command launcher', () => {
     const next = await launcherOf();
     expect(next).not.toBe(launcher);
     expect((await run(['sh', '-c', 'echo after'])).stdout).toBe('after\n');
+  });
+
+  it("gathers a command's output into a few messages, in order, whole", async () => {
+    // 4,000 writes of one byte each to stdout, a little apart (each one read on its own), then one line to
+    // stderr, then an exit code.
+    const script =
+      'import os, time\nfor i in range(4000):\n  os.write(1, b"x")\n  time.sleep(0.0002)\nos.write(2, b"done\\n")\nos._exit(3)';
+    const child = await startChild({
+      file: '/usr/bin/python3',
+      args: ['-c', script],
+      cwd: runs.workspace(),
+      env: {},
+      stdio: ['pipe', 'pipe', 'pipe'],
+      placeIn: [],
+      feeds: [{ fd: 0, content: '' }],
+      read: [
+        { fd: 1, maxBytes: 1 << 20 },
+        { fd: 2, maxBytes: 1 << 20 },
+      ],
+    });
+    pgidOf(String(child.pid));
+    const messages: Array<[number, number]> = [];
+    const output = { 1: [] as Buffer[], 2: [] as Buffer[] };
+    const outcome = await new Promise<{ code: number | null; closed: boolean }>((resolve) => {
+      let code: number | null = null;
+      child.listen({
+        output: (fd, chunk) => {
+          messages.push([fd, chunk.length]);
+          output[fd as 1 | 2].push(chunk);
+        },
+        exit: (exitCode) => {
+          code = exitCode;
+        },
+        close: () => resolve({ code, closed: true }),
+      });
+    });
+    expect(outcome).toEqual({ code: 3, closed: true });
+    expect(Buffer.concat(output[1]).toString()).toBe('x'.repeat(4_000));
+    expect(Buffer.concat(output[2]).toString()).toBe('done\n');
+    // The stderr line came after every byte of stdout.
+    expect(messages.at(-1)).toEqual([2, 5]);
+    expect(messages.length).toBeLessThan(4_000 / 10);
   });
 });
