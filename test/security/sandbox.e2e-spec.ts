@@ -96,6 +96,23 @@ describeSandboxed('commands in a sandbox, over HTTP', () => {
     expect(Number(out.trim().split('\n').pop())).toBeLessThan(10);
   });
 
+  it("[sec-46] a call's own variables reach its command, not bubblewrap, which runs on the host until the sandbox is built", async () => {
+    // GLIBC_TUNABLES, LOCPATH and TZ are read by the loader and libc of every process that starts with them.
+    const env = { GLIBC_TUNABLES: 'glibc.malloc.check=0', LOCPATH: '/workspace/locales', TZ: 'UTC', CALL_MARKER: 'from-the-call' };
+    const res = await sh('tr "\\0" "\\n" < /proc/1/environ; echo ---; env', { env });
+    expect(res.status).toBe('ok');
+    const [bubblewrap, command] = res.result!.stdout.split('---\n');
+    const names = (text: string) =>
+      new Set(
+        text
+          .split('\n')
+          .filter((line) => line.includes('='))
+          .map((line) => line.split('=')[0]),
+      );
+    expect([...names(bubblewrap)].sort()).toEqual(['HOME', 'LANG', 'PATH', 'TMPDIR']);
+    for (const [name, value] of Object.entries(env)) expect(command).toContain(`${name}=${value}\n`);
+  });
+
   it("[sec-47] another project's files and names are out of reach: its absolute path, .., and /", async () => {
     const byPath = await run(['cat', path.join(neighbourWs, 'secret-plans.txt')]);
     expect(byPath.result!.exitCode).not.toBe(0);

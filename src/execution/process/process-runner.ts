@@ -141,15 +141,19 @@ async function startSandboxed(
     workspaceFd: workspaceFdInChild,
     tmpfsBytes,
     seccompFd: seccompFdInChild,
+    env,
   });
   return startOrFail(opts, {
     file: spec.bwrapPath,
     // The profile goes through a pipe; only the command stays on bubblewrap's command line (it must).
     args: ['--args', String(ARGS_FD), '--', ...command],
     cwd: '/',
-    // bubblewrap's own process is the sandbox's pid 1, and /proc/1/environ shows what it started with:
-    // it gets the command's environment, built from nothing, never the service's.
-    env,
+    // bubblewrap runs on the host (as the tenant's uid) until the sandbox is built, and its own process is
+    // the sandbox's pid 1, whose /proc/1/environ shows what it started with: it starts with the fixed part
+    // of a command's environment, never the service's, and never the variables a call asked for, which
+    // would reach the loader and libc of a process outside the sandbox (GLIBC_TUNABLES, LOCPATH, TZ...).
+    // The command gets those from the profile (--clearenv, --setenv).
+    env: buildChildEnv({ home: SANDBOX_WORKSPACE, tmp: SANDBOX_TMP }),
     runAs: spec.runAs,
     // The workspace is opened and checked as it starts, and handed to bubblewrap after the /etc files.
     stdio: [

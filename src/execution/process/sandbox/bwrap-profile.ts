@@ -29,6 +29,8 @@ export interface SandboxPlacement {
   tmpfsBytes: number;
   // The descriptor bubblewrap reads the seccomp filter from (seccomp-filter.ts), where there is one.
   seccompFd?: number;
+  // The command's environment, all of it: bubblewrap's own is cleared for the command and this set.
+  env: Record<string, string>;
 }
 
 // One sandbox per command: fresh user, pid, network, ipc, uts (and cgroup) namespaces; no capabilities;
@@ -41,7 +43,7 @@ export interface SandboxPlacement {
 // The smallest tmpfs (one page): what stands in for a mount the sandbox must not have, read-only.
 const EMPTY_TMPFS_BYTES = 4096;
 
-export function bwrapArgs(spec: BwrapSandbox, { workspace, cwd, workspaceFd, tmpfsBytes, seccompFd }: SandboxPlacement): string[] {
+export function bwrapArgs(spec: BwrapSandbox, { workspace, cwd, workspaceFd, tmpfsBytes, seccompFd, env }: SandboxPlacement): string[] {
   return [
     '--unshare-user',
     '--unshare-pid',
@@ -92,6 +94,8 @@ export function bwrapArgs(spec: BwrapSandbox, { workspace, cwd, workspaceFd, tmp
     '--json-status-fd',
     String(STATUS_FD),
     ...(seccompFd !== undefined ? ['--seccomp', String(seccompFd)] : []),
+    '--clearenv',
+    ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]),
   ];
 }
 
