@@ -49,33 +49,6 @@ export interface ChildSink {
   close(): void;
 }
 
-// A started process as its supervisor sees it, whichever thread started it. What it reports before its
-// supervisor listens is kept and handed over when it does, so nothing is lost between the start and the
-// first listener.
-export class StartedChild {
-  // Set when the thread that started it stopped while it ran: it was killed, and this says why.
-  lost: string | undefined = undefined;
-  private sink: ChildSink | undefined;
-  private readonly early: Array<(sink: ChildSink) => void> = [];
-
-  constructor(
-    readonly pid: number,
-    // Stops reading its pipes and closes them: its supervisor is done with it.
-    readonly release: () => void,
-  ) {}
-
-  listen(sink: ChildSink): void {
-    this.sink = sink;
-    for (const event of this.early.splice(0)) event(sink);
-  }
-
-  // Called by the thread that started it.
-  report(event: (sink: ChildSink) => void): void {
-    if (this.sink) event(this.sink);
-    else this.early.push(event);
-  }
-}
-
 // Starts the process, and reports through `report` once it started (its pid) or did not (why), then what it
 // does (ChildSink). Blocks the calling thread while the kernel forks this process and the child execs: the
 // command launcher's small process calls it, never the service's (see command-launcher.ts).

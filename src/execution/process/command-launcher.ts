@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolveWorkerEntry } from '../../common/worker-pool/worker-pool.js';
-import { StartedChild, type SpawnRequest, type StartFailure } from './child-start.js';
+import type { ChildSink, SpawnRequest, StartFailure } from './child-start.js';
 import type { FromLauncher, ToLauncher } from './command-launcher.main.js';
 import { frame, FrameReader } from './launcher-frames.js';
 import { killGroup } from './process-group.js';
@@ -21,6 +21,33 @@ import { killGroup } from './process-group.js';
 export class StartFailed extends Error {
   constructor(readonly failure: StartFailure) {
     super(failure.placement ? `could not be placed in its ${failure.placement} (${failure.code})` : failure.code);
+  }
+}
+
+// A started command as its supervisor (run-supervision.ts) sees it. What the launcher reports before the
+// supervisor listens is kept and handed over when it does, so nothing is lost between the start and the
+// first listener.
+export class StartedChild {
+  // Set when its launcher went away while it ran: it was killed, and this says why.
+  lost: string | undefined = undefined;
+  private sink: ChildSink | undefined;
+  private readonly early: Array<(sink: ChildSink) => void> = [];
+
+  constructor(
+    readonly pid: number,
+    // Stops reading its pipes and closes them: its supervisor is done with it.
+    readonly release: () => void,
+  ) {}
+
+  listen(sink: ChildSink): void {
+    this.sink = sink;
+    for (const event of this.early.splice(0)) event(sink);
+  }
+
+  // Called with what its launcher reports.
+  report(event: (sink: ChildSink) => void): void {
+    if (this.sink) event(this.sink);
+    else this.early.push(event);
   }
 }
 

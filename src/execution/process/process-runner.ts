@@ -9,8 +9,8 @@ import { supervise } from './run-supervision.js';
 import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
 import { sandboxSeccompFilter } from './sandbox/seccomp-filter.js';
 import { CallCgroup } from './sandbox/call-cgroup.js';
-import type { SpawnRequest, StartedChild } from './child-start.js';
-import { StartFailed, startChild } from './command-launcher.js';
+import type { SpawnRequest } from './child-start.js';
+import { StartFailed, startChild, type StartedChild } from './command-launcher.js';
 import { SANDBOX_TMP, type BwrapSandbox, SANDBOX_WORKSPACE, cwdInSandbox } from './sandbox/sandbox-spec.js';
 
 export { validateEnv } from './process-env.js';
@@ -85,7 +85,7 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
     void cgroup?.remove().catch(() => undefined);
     throw err;
   }
-  return supervise(child, child.pid, opts, { sandbox: sandboxed ? new SandboxStatus() : undefined, cgroup, memoryBy });
+  return supervise(child, opts, { sandbox: sandboxed ? new SandboxStatus() : undefined, cgroup, memoryBy });
 }
 
 // stdout and stderr, each read up to one byte past the cap (which is how the supervisor sees it passed).

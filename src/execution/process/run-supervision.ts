@@ -7,7 +7,7 @@ import { ResourceWatchdog, type ResourceExcess } from './resource-watchdog.js';
 import type { RunProcessOptions, RunProcessResult } from './run-process-types.js';
 import { type SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
 import type { CallCgroup } from './sandbox/call-cgroup.js';
-import type { StartedChild } from './child-start.js';
+import type { StartedChild } from './command-launcher.js';
 import { SANDBOX_TMP } from './sandbox/sandbox-spec.js';
 
 // A started run watched to its end (process-runner.ts starts it): its output captured up to the cap, its
@@ -31,11 +31,12 @@ export interface Confinement {
 
 export function supervise(
   child: StartedChild,
-  pgid: number,
   opts: RunProcessOptions,
   { sandbox, cgroup, memoryBy }: Confinement,
 ): Promise<RunProcessResult> {
   const started = performance.now();
+  // It leads a process group of its own: one kill reaches everything it started.
+  const pgid = child.pid;
   // Memory held by a cgroup needs no watching; writes are watched either way.
   const watchMemory = memoryBy === 'rlimit';
   const watchdog =
