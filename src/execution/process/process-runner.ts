@@ -5,6 +5,7 @@ import { buildChildEnv } from './process-env.js';
 import { ADDRESS_SPACE_HEADROOM_BYTES, PRLIMIT, prlimitArgs } from './process-limits.js';
 import type { RunProcessOptions, RunProcessResult } from './run-process-types.js';
 import { RunRefused } from './run-refused.js';
+import { fileSystemFigures } from './resource-watchdog.js';
 import { supervise } from './run-supervision.js';
 import { ARGS_FD, bwrapArgs, FIRST_ETC_FD, SandboxStatus, STATUS_FD } from './sandbox/bwrap-profile.js';
 import { sandboxSeccompFilter } from './sandbox/seccomp-filter.js';
@@ -62,6 +63,8 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
   const memoryBy = opts.memoryBytes === undefined ? null : cgroup ? 'cgroup' : 'rlimit';
   const limits =
     memoryBy === 'rlimit' ? { ...opts.limits, addressSpaceBytes: opts.memoryBytes! + ADDRESS_SPACE_HEADROOM_BYTES } : opts.limits;
+  // Read before the launcher starts it: by the time it reports the start, a command may have made files.
+  const fileSystemBefore = opts.writes?.quota ? fileSystemFigures(opts.workspace) : undefined;
   let child: StartedChild;
   try {
     // No shell: every argv element reaches the command as one literal argument.
@@ -85,7 +88,7 @@ export async function runProcess(opts: RunProcessOptions): Promise<RunProcessRes
     void cgroup?.remove().catch(() => undefined);
     throw err;
   }
-  return supervise(child, opts, { sandbox: sandboxed ? new SandboxStatus() : undefined, cgroup, memoryBy });
+  return supervise(child, opts, { sandbox: sandboxed ? new SandboxStatus() : undefined, cgroup, memoryBy, fileSystemBefore });
 }
 
 // stdout and stderr, each read up to one byte past the cap (which is how the supervisor sees it passed).

@@ -35,6 +35,9 @@ export interface ResourceWatchOptions {
   memoryBytes?: number;
   tmpfsBytes?: () => number;
   writes?: WriteLimits;
+  // The file system's figures read before the command could run (fileSystemFigures): the quota's starting
+  // point. Read at start() otherwise, when the command may already have made files the quota never counts.
+  fileSystemBefore?: { usedBytes: number; usedInodes: number };
 }
 
 const SAMPLE_INTERVAL_MS = 20;
@@ -90,7 +93,7 @@ export class ResourceWatchdog {
   start(onExceeded: (excess: ResourceExcess) => void): void {
     // Taken at once: the command may already be writing by the time a thread-pool call would answer.
     if (this.opts.writes) {
-      const baseline = fileSystemFigures(this.opts.workspace);
+      const baseline = this.opts.fileSystemBefore ?? fileSystemFigures(this.opts.workspace);
       const { quota } = this.opts.writes;
       if (quota) {
         this.quotaBase = this.startBase = {
@@ -270,7 +273,7 @@ export function nextSampleIn(before: number, now: number, limit: number | undefi
 // counters it keeps (microseconds). Blocking on purpose: it is read every sample of every command, and a
 // trip through libuv's thread pool cost the event loop far more than the call itself (0.36 s of 12 s of
 // the main thread beside four commands, in the noisy-neighbour bench's CPU profile).
-function fileSystemFigures(dir: string): { usedBytes: number; usedInodes: number } | undefined {
+export function fileSystemFigures(dir: string): { usedBytes: number; usedInodes: number } | undefined {
   try {
     const fs = statfsSync(dir);
     return { usedBytes: (fs.blocks - fs.bfree) * fs.bsize, usedInodes: fs.files - fs.ffree };

@@ -27,12 +27,14 @@ export interface Confinement {
   sandbox: SandboxStatus | undefined;
   cgroup: CallCgroup | undefined;
   memoryBy: RunProcessResult['memoryLimitBy'];
+  // The workspace's file system before the command was started (the quota's starting point).
+  fileSystemBefore?: { usedBytes: number; usedInodes: number };
 }
 
 export function supervise(
   child: StartedChild,
   opts: RunProcessOptions,
-  { sandbox, cgroup, memoryBy }: Confinement,
+  { sandbox, cgroup, memoryBy, fileSystemBefore }: Confinement,
 ): Promise<RunProcessResult> {
   const started = performance.now();
   // It leads a process group of its own: one kill reaches everything it started.
@@ -48,6 +50,7 @@ export function supervise(
           // What the sandbox's tmpfs mounts hold is memory too, held by nobody's RSS.
           tmpfsBytes: watchMemory && sandbox ? () => sandboxTmpfsBytes(sandbox) : undefined,
           writes: opts.writes,
+          fileSystemBefore,
         })
       : undefined;
   return new Promise((resolve, reject) => {
